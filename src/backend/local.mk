@@ -1,0 +1,1 @@
+# backend: sources and Check suite (see Makefile.am)

@@ -1,0 +1,3 @@
+# cli: the command table and one cmd_<name>.c per subcommand
+liblpipe_la_SOURCES += \
+	src/cli/commands.c src/cli/commands.h

@@ -1,0 +1,1 @@
+# config: sources and Check suite (see Makefile.am)

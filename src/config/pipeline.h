@@ -1,0 +1,110 @@
+/*
+ * pipeline.h - a pipeline file, loaded and validated (format version 1).
+ *
+ * lp_pipeline_load reads the YAML, substitutes ${vars}, applies --set
+ * overrides, then validates every section into the structs below; each
+ * stage's options are parsed by that stage kind's own parse function (see
+ * stages/stage.h). Anything it accepts is runnable: later code does not
+ * re-check configuration. Defaults are filled in, so `lpipe check` can print
+ * the resolved plan.
+ *
+ * --set paths: "a.b.c=value" addresses map keys; inside `stages`, a segment
+ * is either a stage kind (the first stage of that kind: stages.split.size)
+ * or an index (stages.0.size). A missing final key is added.
+ */
+#ifndef LP_PIPELINE_H
+#define LP_PIPELINE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "config/node.h"
+#include "core/arena.h"
+#include "core/status.h"
+
+struct lp_stage_kind;
+
+enum lp_device { LP_DEVICE_AUTO, LP_DEVICE_CPU, LP_DEVICE_CUDA };
+enum lp_kv_type { LP_KV_F32, LP_KV_F16, LP_KV_Q8_0 };
+enum lp_on_oom { LP_ON_OOM_SHRINK, LP_ON_OOM_FAIL };
+enum lp_scorer { LP_SCORER_BM25, LP_SCORER_HASH, LP_SCORER_DENSE, LP_SCORER_HYBRID };
+enum lp_invalid_utf8 { LP_UTF8_ERROR, LP_UTF8_REPLACE };
+enum lp_format { LP_FORMAT_TEXT, LP_FORMAT_MARKDOWN, LP_FORMAT_JSON };
+
+struct lp_model_cfg {
+	int present;           /* the file has a model: section */
+	const char *path;      /* GGUF path, NULL: the default model */
+	enum lp_device device;
+	long long context;     /* n_ctx tokens */
+	enum lp_kv_type kv_type;
+	long long gpu_layers;  /* -1: all */
+	const char *chat_template; /* override, NULL: from the GGUF */
+};
+
+struct lp_memory_cfg {
+	size_t budget;         /* bytes, 0: unlimited */
+	enum lp_on_oom on_oom;
+};
+
+struct lp_retrieval_cfg {
+	enum lp_scorer scorer;
+	double bm25_k1;        /* default 1.2 */
+	double bm25_b;         /* default 0.75 */
+	long long rrf_k;       /* reciprocal-rank fusion constant, default 60 */
+};
+
+struct lp_input_cfg {
+	enum lp_invalid_utf8 invalid_utf8;
+};
+
+struct lp_output_cfg {
+	enum lp_format format;
+};
+
+struct lp_stage {
+	const struct lp_stage_kind *kind;
+	void *opts;            /* parsed by kind->parse, owned by the arena */
+	const struct lp_node *node; /* the stage's options map, for messages */
+	int line, col;
+};
+
+struct lp_pipeline {
+	struct lp_arena arena;  /* owns everything below */
+	const char *path;
+	long long version;
+	const char *name;
+	struct lp_model_cfg model;
+	struct lp_memory_cfg memory;
+	struct lp_retrieval_cfg retrieval;
+	struct lp_input_cfg input;
+	struct lp_output_cfg output;
+	struct lp_stage *stages;
+	size_t n_stages;
+	struct lp_node *root;   /* the substituted tree, for traces */
+};
+
+/*
+ * Load, substitute, override and validate `path`. `sets` are "key=value"
+ * strings from --set (may be NULL when n_sets is 0). On success *out is a
+ * new pipeline the caller frees with lp_pipeline_free. On failure returns
+ * LP_E_CONFIG (or LP_E_IO if the file cannot be read) with `d` naming
+ * file:line:col (for a bad --set, the file is "--set").
+ */
+enum lp_status lp_pipeline_load(const char *path, const struct lp_vars *vars,
+				const char *const *sets, size_t n_sets,
+				struct lp_pipeline **out, struct lp_diag *d);
+/* Same from text in memory (tests, fuzzing). */
+enum lp_status lp_pipeline_load_text(const char *path, const char *text, size_t len,
+				     const struct lp_vars *vars,
+				     const char *const *sets, size_t n_sets,
+				     struct lp_pipeline **out, struct lp_diag *d);
+void lp_pipeline_free(struct lp_pipeline *p);
+
+/* Print the resolved pipeline (defaults filled in) as YAML. */
+void lp_pipeline_print(const struct lp_pipeline *p, FILE *out);
+
+/* Names of the enums above, for printing and JSON. */
+const char *lp_scorer_name(enum lp_scorer s);
+const char *lp_format_name(enum lp_format f);
+
+#endif

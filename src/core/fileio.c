@@ -1,0 +1,184 @@
+#include "core/fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static enum lp_status map_read_stream(int fd, const char *path, enum lp_mem_tag tag,
+				      struct lp_mapped *m, struct lp_diag *d)
+{
+	size_t cap = 1 << 16, len = 0;
+	unsigned char *buf = lp_mem_alloc(tag, cap, d);
+
+	if (!buf)
+		return LP_E_NOMEM;
+	for (;;) {
+		ssize_t n;
+		if (len == cap) {
+			unsigned char *nb = lp_mem_realloc(tag, buf, cap * 2, d);
+			if (!nb) {
+				lp_mem_free(buf);
+				return LP_E_NOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			lp_mem_free(buf);
+			return lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to read: %s", strerror(errno));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	m->data = buf;
+	m->len = len;
+	m->is_mmap = 0;
+	m->tag = tag;
+	return LP_OK;
+}
+
+enum lp_status lp_file_map(const char *path, enum lp_mem_tag tag,
+			   struct lp_mapped *m, struct lp_diag *d)
+{
+	struct stat st;
+	int fd;
+	void *p;
+	enum lp_status s;
+
+	memset(m, 0, sizeof(*m));
+	m->tag = tag;
+	if (!strcmp(path, "-"))
+		return map_read_stream(STDIN_FILENO, "<stdin>", tag, m, d);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to open: %s", strerror(errno));
+	if (fstat(fd, &st)) {
+		s = lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to stat: %s", strerror(errno));
+		close(fd);
+		return s;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return lp_diag_set(d, LP_E_IO, path, 0, 0, "is a directory, not a file");
+	}
+	if (!S_ISREG(st.st_mode)) {
+		s = map_read_stream(fd, path, tag, m, d);
+		close(fd);
+		return s;
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return LP_OK;
+	}
+	if ((s = lp_mem_reserve(tag, (size_t)st.st_size, d))) {
+		close(fd);
+		return s;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		lp_mem_unreserve(tag, (size_t)st.st_size);
+		return lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to map: %s", strerror(errno));
+	}
+	madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+	m->data = p;
+	m->len = (size_t)st.st_size;
+	m->is_mmap = 1;
+	return LP_OK;
+}
+
+void lp_file_unmap(struct lp_mapped *m)
+{
+	if (m->is_mmap && m->data) {
+		munmap((void *)m->data, m->len);
+		lp_mem_unreserve(m->tag, m->len);
+	} else {
+		lp_mem_free((void *)m->data);
+	}
+	memset(m, 0, sizeof(*m));
+}
+
+enum lp_status lp_afile_open(struct lp_afile *af, const char *path, struct lp_diag *d)
+{
+	size_t n = strlen(path);
+	int fd;
+
+	memset(af, 0, sizeof(*af));
+	af->path = lp_mem_strdup(path);
+	af->tmp_path = lp_mem_alloc(LP_MEM_OTHER, n + 16, d);
+	if (!af->path || !af->tmp_path) {
+		lp_afile_abort(af);
+		return LP_E_NOMEM;
+	}
+	snprintf(af->tmp_path, n + 16, "%s.tmp.XXXXXX", path);
+	fd = mkstemp(af->tmp_path);
+	if (fd < 0) {
+		enum lp_status s = lp_diag_set(d, LP_E_IO, path, 0, 0,
+					       "unable to create temporary file: %s", strerror(errno));
+		af->tmp_path[0] = '\0';
+		lp_afile_abort(af);
+		return s;
+	}
+	fchmod(fd, 0644);
+	af->fp = fdopen(fd, "w");
+	if (!af->fp) {
+		close(fd);
+		lp_afile_abort(af);
+		return lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to open: %s", strerror(errno));
+	}
+	return LP_OK;
+}
+
+enum lp_status lp_afile_commit(struct lp_afile *af, struct lp_diag *d)
+{
+	int failed;
+
+	if (!af->fp)
+		return lp_diag_set(d, LP_E_INTERNAL, af->path, 0, 0, "output not open");
+	failed = fflush(af->fp) != 0 || ferror(af->fp) || fsync(fileno(af->fp)) != 0;
+	failed |= fclose(af->fp) != 0;
+	af->fp = NULL;
+	if (failed || rename(af->tmp_path, af->path)) {
+		enum lp_status s = lp_diag_set(d, LP_E_IO, af->path, 0, 0,
+					       "unable to write: %s", strerror(errno));
+		lp_afile_abort(af);
+		return s;
+	}
+	af->tmp_path[0] = '\0';
+	lp_afile_abort(af);
+	return LP_OK;
+}
+
+void lp_afile_abort(struct lp_afile *af)
+{
+	if (af->fp)
+		fclose(af->fp);
+	if (af->tmp_path && af->tmp_path[0])
+		unlink(af->tmp_path);
+	lp_mem_free(af->path);
+	lp_mem_free(af->tmp_path);
+	memset(af, 0, sizeof(*af));
+}
+
+enum lp_status lp_file_write_atomic(const char *path, const void *data, size_t len,
+				    struct lp_diag *d)
+{
+	struct lp_afile af;
+	enum lp_status s = lp_afile_open(&af, path, d);
+
+	if (s)
+		return s;
+	if (len && fwrite(data, 1, len, af.fp) != len) {
+		lp_afile_abort(&af);
+		return lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to write: %s", strerror(errno));
+	}
+	return lp_afile_commit(&af, d);
+}

@@ -1,0 +1,16 @@
+# core: errors, arena, buffers, tracked memory, logging, progress, files, UTF-8
+liblpipe_la_SOURCES += \
+	src/core/status.c src/core/status.h \
+	src/core/arena.c src/core/arena.h \
+	src/core/buf.c src/core/buf.h \
+	src/core/mem.c src/core/mem.h \
+	src/core/log.c src/core/log.h \
+	src/core/progress.c src/core/progress.h \
+	src/core/fileio.c src/core/fileio.h \
+	src/core/utf8.c src/core/utf8.h
+
+check_PROGRAMS += tests/check_core
+TESTS += tests/check_core
+tests_check_core_SOURCES = tests/check_core.c
+tests_check_core_CFLAGS = $(TEST_CFLAGS)
+tests_check_core_LDADD = $(TEST_LIBS)

@@ -1,0 +1,101 @@
+/*
+ * mem.h - the tracked allocator: every large buffer is tagged, counted and
+ * held under one budget.
+ *
+ * Each allocation carries a tag saying what it is for. The allocator keeps,
+ * per tag, the bytes in use now and the peak, plus the peak of the total.
+ * When a budget is set (lp_mem_set_budget, memory.budget, --mem-budget,
+ * LPIPE_MEM_BUDGET), an allocation that would take the total over it fails:
+ * NULL is returned, nothing is allocated, and the diagnostic (if given) names
+ * the current phase (lp_mem_set_phase), what was asked and what was free.
+ *
+ * Memory that is not allocated here but still occupies the process (mapped
+ * model weights, a mapped document) is entered with lp_mem_reserve so that
+ * the budget stays honest.
+ *
+ * Fault injection: when the environment variable LPIPE_FAIL_ALLOC=N is set,
+ * the N-th tracked allocation (1-based, counting reserves) fails as if over
+ * budget. Tests use it to sweep every allocation site.
+ *
+ * All functions are thread-safe.
+ */
+#ifndef LP_MEM_H
+#define LP_MEM_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "core/status.h"
+
+enum lp_mem_tag {
+	LP_MEM_WEIGHTS, /* model weights (copied or reserved for a mapping) */
+	LP_MEM_KV,      /* KV cache */
+	LP_MEM_SCRATCH, /* activations and other per-step buffers */
+	LP_MEM_LOGITS,  /* output logits */
+	LP_MEM_INDEX,   /* retrieval indexes (BM25 postings, embeddings) */
+	LP_MEM_DOC,     /* document text and chunk tables */
+	LP_MEM_OTHER,   /* config, strings, small tables */
+	LP_MEM_NTAGS
+};
+
+/* Tag name as printed in reports ("weights", "kv", ...). */
+const char *lp_mem_tag_name(enum lp_mem_tag tag);
+
+/* Budget in bytes for the tracked total; 0 means unlimited. */
+void lp_mem_set_budget(size_t bytes);
+size_t lp_mem_budget(void);
+
+/* Name of the phase now running ("load", "prefill", "decode", "embed",
+ * "index", ...), used in budget errors. `phase` must outlive its use. */
+void lp_mem_set_phase(const char *phase);
+const char *lp_mem_phase(void);
+
+/*
+ * Allocate `bytes` (64-byte aligned, not zeroed) under `tag`.
+ * Returns NULL when the system is out of memory, the budget would be
+ * exceeded, or fault injection fires; then `d` (may be NULL) gets LP_E_NOMEM
+ * and a message naming phase, request and free bytes. The caller owns the
+ * block and frees it with lp_mem_free.
+ */
+void *lp_mem_alloc(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d);
+/* Same, zero-filled; n * size is checked for overflow. */
+void *lp_mem_calloc(enum lp_mem_tag tag, size_t n, size_t size, struct lp_diag *d);
+/* Resize a block from lp_mem_alloc (or NULL). On failure the old block is
+ * untouched and NULL is returned. The tag of an existing block is kept. */
+void *lp_mem_realloc(enum lp_mem_tag tag, void *p, size_t bytes, struct lp_diag *d);
+/* Free a block from lp_mem_alloc; NULL is a no-op. */
+void lp_mem_free(void *p);
+/* Copy a string into tracked memory (tag LP_MEM_OTHER); NULL on failure. */
+char *lp_mem_strdup(const char *s);
+
+/* Account `bytes` of memory held elsewhere (e.g. an mmap) under `tag`.
+ * Same failure rules as lp_mem_alloc; returns LP_OK or LP_E_NOMEM. */
+enum lp_status lp_mem_reserve(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d);
+void lp_mem_unreserve(enum lp_mem_tag tag, size_t bytes);
+
+/* Current and peak bytes of one tag, and of the total. */
+size_t lp_mem_current(enum lp_mem_tag tag);
+size_t lp_mem_peak(enum lp_mem_tag tag);
+size_t lp_mem_current_total(void);
+size_t lp_mem_peak_total(void);
+/* Start new peaks from the current values (for per-phase measurements). */
+void lp_mem_reset_peaks(void);
+
+/* Print the per-tag table: current, peak, budget (torch's memory_summary). */
+void lp_mem_summary(FILE *out);
+
+/* Process peak resident set size in bytes (from getrusage), 0 if unknown. */
+size_t lp_mem_peak_rss(void);
+/* Current resident set size in bytes (from /proc/self/statm), 0 if unknown. */
+size_t lp_mem_current_rss(void);
+
+/*
+ * Parse a byte size: "512", "64KiB", "1.5GiB", "2GB", "100M" (K/M/G/T with
+ * or without "iB"/"B" are all powers of 1024). Returns LP_OK, or
+ * LP_E_CONFIG for a malformed or negative value.
+ */
+enum lp_status lp_mem_parse_size(const char *s, size_t *bytes);
+/* Format bytes as "1.50 GiB" into buf (at least 32 bytes); returns buf. */
+char *lp_mem_format_size(size_t bytes, char *buf, size_t cap);
+
+#endif

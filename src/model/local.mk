@@ -1,0 +1,1 @@
+# model: sources and Check suite (see Makefile.am)

@@ -1,0 +1,1 @@
+# report: sources and Check suite (see Makefile.am)

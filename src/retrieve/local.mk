@@ -1,0 +1,1 @@
+# retrieve: sources and Check suite (see Makefile.am)

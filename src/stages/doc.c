@@ -1,0 +1,70 @@
+#include "stages/doc.h"
+
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/mem.h"
+
+void lp_doc_init(struct lp_doc *doc, const struct lp_pipeline *p)
+{
+	memset(doc, 0, sizeof(*doc));
+	lp_arena_init(&doc->arena);
+	doc->pipeline = p;
+}
+
+void lp_doc_release(struct lp_doc *doc)
+{
+	lp_document_release(&doc->src);
+	lp_arena_release(&doc->arena);
+	memset(doc, 0, sizeof(*doc));
+}
+
+const size_t *lp_doc_working_set(struct lp_doc *doc, size_t *n)
+{
+	if (doc->selection) {
+		*n = doc->n_selection;
+		return doc->selection;
+	}
+	/* No retrieve stage: the identity selection over every chunk. */
+	doc->selection = lp_arena_alloc(&doc->arena, (doc->n_chunks + 1) * sizeof(size_t));
+	if (!doc->selection) {
+		*n = 0;
+		return NULL;
+	}
+	for (size_t i = 0; i < doc->n_chunks; i++)
+		doc->selection[i] = i;
+	doc->n_selection = doc->n_chunks;
+	*n = doc->n_selection;
+	return doc->selection;
+}
+
+const char *lp_doc_result(struct lp_doc *doc)
+{
+	struct lp_buf b;
+	const size_t *set;
+	size_t n;
+	char *out;
+
+	if (doc->answer)
+		return doc->answer;
+	if (doc->summary)
+		return doc->summary;
+	set = lp_doc_working_set(doc, &n);
+	if (!set && doc->n_chunks)
+		return NULL;
+	lp_buf_init(&b);
+	for (size_t i = 0; i < n; i++) {
+		const struct lp_chunk *c = &doc->chunks[set[i]];
+		if ((i && lp_buf_adds(&b, "\n\n")) || lp_buf_add(&b, doc->text + c->off, c->len)) {
+			lp_buf_release(&b);
+			return NULL;
+		}
+	}
+	if (!n && !doc->n_chunks && lp_buf_add(&b, doc->text, doc->len)) {
+		lp_buf_release(&b);
+		return NULL;
+	}
+	out = lp_arena_strndup(&doc->arena, b.data, b.len);
+	lp_buf_release(&b);
+	return out;
+}

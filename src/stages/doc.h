@@ -1,0 +1,107 @@
+/*
+ * doc.h - the state one pipeline run shares between its stages.
+ *
+ * Data flows one way: document -> chunks -> scores -> selection ->
+ * summaries -> answer -> verification -> output. Each stage reads what the
+ * earlier ones left in struct lp_doc and adds its own part; the report
+ * module prints it. Everything a stage adds is allocated in doc->arena (or
+ * tracked memory the stage frees in lp_doc_release) and lives until the run
+ * ends.
+ *
+ * Offsets are byte offsets into doc->text, the normalised document (BOM
+ * removed, CRLF turned into LF, invalid UTF-8 replaced when asked). Every
+ * chunk is the verbatim slice text[off, off + len).
+ */
+#ifndef LP_STAGES_DOC_H
+#define LP_STAGES_DOC_H
+
+#include <stddef.h>
+
+#include "config/pipeline.h"
+#include "core/arena.h"
+#include "text/document.h"
+
+struct lp_chunk {
+	size_t off, len;  /* bytes into doc->text */
+	double score;     /* last scorer's score, 0 before any */
+	int selected;     /* chosen by a retrieve stage */
+};
+
+/* One level of a summary tree: level 0 summarises chunks, level k > 0
+ * summarises groups of level k-1 outputs. */
+struct lp_summary_level {
+	size_t n;
+	const char **texts;      /* [n] summaries */
+	size_t *first_input;     /* [n] index of the first input at the level below */
+	size_t *n_inputs;        /* [n] how many inputs it covers */
+};
+
+/* A keyphrase checked by the verify stage. */
+struct lp_keyphrase {
+	const char *text;   /* phrase as shown (for regex: the first match in the source, or the pattern) */
+	const char *origin; /* "must", "regex" or "auto" */
+	int survived;       /* found in the output */
+};
+
+struct lp_verify_result {
+	int done;                 /* a verify stage ran */
+	struct lp_keyphrase *phrases;
+	size_t n_phrases, n_survived;
+	double survival_rate;     /* n_survived / n_phrases, 1.0 when none */
+	size_t words;             /* words (or CJK characters) in the output */
+	size_t min_words;
+	int passed;
+};
+
+/* What a stage did, for the JSON trace and progress reports. */
+struct lp_stage_trace {
+	const char *kind;
+	double seconds;
+	size_t peak_tracked_bytes; /* tracked peak while the stage ran */
+	const char *note;          /* one line: "42 chunks", "kept 8 of 42", ... */
+};
+
+struct lp_doc {
+	struct lp_arena arena;
+	const struct lp_pipeline *pipeline;
+	const char *path;          /* document path as given ("-" for stdin) */
+	struct lp_document src;    /* the loaded document; owns the text */
+	const char *text;          /* == src.text */
+	size_t len;                /* == src.len, bytes */
+	const char *question;      /* -q, or NULL */
+
+	struct lp_chunk *chunks;   /* [n_chunks], in document order */
+	size_t n_chunks;
+	size_t *selection;         /* [n_selection] chunk indices, in output order;
+				    * NULL until a stage narrows or asks for the
+				    * working set (see lp_doc_working_set) */
+	size_t n_selection;
+
+	struct lp_summary_level *levels; /* [n_levels], bottom-up */
+	size_t n_levels;
+	const char *summary;       /* the top of the tree, or NULL */
+	const char *answer;        /* from an answer stage, or NULL */
+
+	struct lp_verify_result verify;
+
+	struct lp_stage_trace *trace; /* [n_trace], one per stage run */
+	size_t n_trace;
+};
+
+/*
+ * The chunks the next stage should work on, in order: the selection when a
+ * retrieve stage made one, else every chunk (the identity selection is then
+ * stored, so later stages see the same set). Writes the count to *n and returns
+ * an array of chunk indices owned by the doc (valid until the next stage
+ * changes the selection).
+ */
+const size_t *lp_doc_working_set(struct lp_doc *doc, size_t *n);
+
+/* The final product: answer, else summary, else the selected (or all)
+ * chunks joined by blank lines. Owned by the doc; NULL when out of memory. */
+const char *lp_doc_result(struct lp_doc *doc);
+
+void lp_doc_init(struct lp_doc *doc, const struct lp_pipeline *p);
+void lp_doc_release(struct lp_doc *doc);
+
+#endif

@@ -1,0 +1,1 @@
+# text: sources and Check suite (see Makefile.am)

@@ -1,0 +1,230 @@
+/* check_core.c - tracked memory, arena, buffers, UTF-8, atomic files. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/arena.h"
+#include "core/buf.h"
+#include "core/fileio.h"
+#include "core/mem.h"
+#include "core/status.h"
+#include "core/utf8.h"
+
+START_TEST(test_mem_budget_and_peaks)
+{
+	struct lp_diag d;
+	void *a, *b;
+
+	lp_diag_init(&d);
+	lp_mem_set_budget(1000);
+	lp_mem_set_phase("prefill");
+	a = lp_mem_alloc(LP_MEM_KV, 600, &d);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_KV), 600);
+	b = lp_mem_alloc(LP_MEM_SCRATCH, 600, &d);
+	ck_assert_ptr_null(b);
+	ck_assert_int_eq(d.status, LP_E_NOMEM);
+	ck_assert_ptr_nonnull(strstr(d.msg, "prefill"));
+	ck_assert_ptr_nonnull(strstr(d.msg, "scratch"));
+	lp_mem_free(a);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_KV), 0);
+	ck_assert_uint_eq(lp_mem_peak(LP_MEM_KV), 600);
+	b = lp_mem_alloc(LP_MEM_SCRATCH, 900, &d);
+	ck_assert_ptr_nonnull(b);
+	lp_mem_free(b);
+	ck_assert_uint_ge(lp_mem_peak_total(), 900);
+	lp_mem_reset_peaks();
+	ck_assert_uint_eq(lp_mem_peak(LP_MEM_SCRATCH), lp_mem_current(LP_MEM_SCRATCH));
+	lp_mem_set_budget(0);
+}
+END_TEST
+
+START_TEST(test_mem_reserve_counts_against_budget)
+{
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	lp_mem_set_budget(100);
+	ck_assert_int_eq(lp_mem_reserve(LP_MEM_WEIGHTS, 80, &d), LP_OK);
+	ck_assert_ptr_null(lp_mem_alloc(LP_MEM_OTHER, 30, &d));
+	lp_mem_unreserve(LP_MEM_WEIGHTS, 80);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_WEIGHTS), 0);
+	lp_mem_set_budget(0);
+}
+END_TEST
+
+START_TEST(test_mem_fault_injection)
+{
+	struct lp_diag d;
+	void *p[3];
+
+	/* Forked test: the environment change stays in this child. */
+	setenv("LPIPE_FAIL_ALLOC", "2", 1);
+	lp_diag_init(&d);
+	p[0] = lp_mem_alloc(LP_MEM_OTHER, 8, &d);
+	p[1] = lp_mem_alloc(LP_MEM_OTHER, 8, &d);
+	ck_assert_str_eq(lp_status_str(d.status), "out of memory");
+	ck_assert_ptr_nonnull(strstr(d.msg, "LPIPE_FAIL_ALLOC"));
+	p[2] = lp_mem_alloc(LP_MEM_OTHER, 8, &d);
+	ck_assert_ptr_nonnull(p[0]);
+	ck_assert_ptr_null(p[1]);
+	ck_assert_ptr_nonnull(p[2]);
+	lp_mem_free(p[0]);
+	lp_mem_free(p[2]);
+}
+END_TEST
+
+START_TEST(test_mem_parse_size)
+{
+	size_t v;
+
+	ck_assert_int_eq(lp_mem_parse_size("512", &v), LP_OK);
+	ck_assert_uint_eq(v, 512);
+	ck_assert_int_eq(lp_mem_parse_size("1GiB", &v), LP_OK);
+	ck_assert_uint_eq(v, 1024ull * 1024 * 1024);
+	ck_assert_int_eq(lp_mem_parse_size("1.5 MiB", &v), LP_OK);
+	ck_assert_uint_eq(v, 1536 * 1024);
+	ck_assert_int_eq(lp_mem_parse_size("64k", &v), LP_OK);
+	ck_assert_uint_eq(v, 65536);
+	ck_assert_int_eq(lp_mem_parse_size("-1G", &v), LP_E_CONFIG);
+	ck_assert_int_eq(lp_mem_parse_size("1 GX", &v), LP_E_CONFIG);
+	ck_assert_int_eq(lp_mem_parse_size("", &v), LP_E_CONFIG);
+}
+END_TEST
+
+START_TEST(test_arena_and_buf)
+{
+	struct lp_arena a;
+	struct lp_buf b;
+	char *big, *s;
+	size_t n;
+
+	lp_arena_init(&a);
+	s = lp_arena_printf(&a, "%s-%d", "x", 42);
+	ck_assert_str_eq(s, "x-42");
+	big = lp_arena_alloc(&a, 200000); /* larger than a block */
+	ck_assert_ptr_nonnull(big);
+	ck_assert_int_eq(big[199999], 0);
+	ck_assert_str_eq(lp_arena_strndup(&a, "abcdef", 3), "abc");
+	lp_arena_release(&a);
+
+	lp_buf_init(&b);
+	ck_assert_str_eq(b.data, "");
+	for (int i = 0; i < 1000; i++)
+		ck_assert_int_eq(lp_buf_addf(&b, "%d,", i % 10), LP_OK);
+	ck_assert_uint_eq(b.len, 2000);
+	ck_assert_int_eq(b.data[b.len], '\0');
+	s = lp_buf_detach(&b, &n);
+	ck_assert_uint_eq(n, 2000);
+	ck_assert_int_eq(memcmp(s, "0,1,2,", 6), 0);
+	lp_mem_free(s);
+	ck_assert_uint_eq(b.len, 0);
+	lp_buf_release(&b);
+}
+END_TEST
+
+START_TEST(test_utf8_decode)
+{
+	const unsigned char ok[] = "a\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80";
+	const unsigned char overlong[] = "\xc0\xaf";
+	const unsigned char surrogate[] = "\xed\xa0\x80";
+	const unsigned char truncated[] = "ab\xe4\xb8";
+	uint32_t cp;
+	unsigned char enc[4];
+
+	ck_assert_int_eq(lp_utf8_decode(ok + 1, 2, &cp), 2);
+	ck_assert_uint_eq(cp, 0xE9);
+	ck_assert_int_eq(lp_utf8_decode(ok + 3, 3, &cp), 3);
+	ck_assert_uint_eq(cp, 0x4E2D);
+	ck_assert(lp_utf8_is_cjk(cp));
+	ck_assert_int_eq(lp_utf8_decode(ok + 6, 4, &cp), 4);
+	ck_assert_uint_eq(cp, 0x1F600);
+	ck_assert_uint_eq(lp_utf8_find_invalid(ok, sizeof(ok) - 1), sizeof(ok) - 1);
+	ck_assert_uint_eq(lp_utf8_count(ok, sizeof(ok) - 1), 4);
+	ck_assert_int_eq(lp_utf8_decode(overlong, 2, &cp), 0);
+	ck_assert_int_eq(lp_utf8_decode(surrogate, 3, &cp), 0);
+	ck_assert_uint_eq(lp_utf8_find_invalid(truncated, 4), 2);
+	ck_assert_int_eq(lp_utf8_encode(0x4E2D, enc), 3);
+	ck_assert_int_eq(memcmp(enc, ok + 3, 3), 0);
+	ck_assert_int_eq(lp_utf8_encode(0xD800, enc), 0);
+	ck_assert_uint_eq(lp_utf8_tolower('A'), 'a');
+	ck_assert_uint_eq(lp_utf8_tolower(0xC9), 0xE9);
+	ck_assert(lp_utf8_is_alnum(0x4E2D));
+	ck_assert(!lp_utf8_is_alnum(','));
+	ck_assert(lp_utf8_is_space(0x3000));
+}
+END_TEST
+
+START_TEST(test_atomic_write_keeps_old_on_abort)
+{
+	char dir[] = "/tmp/lpcoreXXXXXX";
+	char path[256];
+	struct lp_afile af;
+	struct lp_diag d;
+	struct lp_mapped m;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.txt", dir);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_file_write_atomic(path, "first", 5, &d), LP_OK);
+	ck_assert_int_eq(lp_afile_open(&af, path, &d), LP_OK);
+	fputs("second, half written", af.fp);
+	lp_afile_abort(&af);
+	ck_assert_int_eq(lp_file_map(path, LP_MEM_DOC, &m, &d), LP_OK);
+	ck_assert_uint_eq(m.len, 5);
+	ck_assert_int_eq(memcmp(m.data, "first", 5), 0);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), 5);
+	lp_file_unmap(&m);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), 0);
+	ck_assert_int_eq(lp_file_map(dir, LP_MEM_DOC, &m, &d), LP_E_IO);
+	ck_assert_int_eq(lp_file_map("/nonexistent/x", LP_MEM_DOC, &m, &d), LP_E_IO);
+	ck_assert_str_eq(d.file, "/nonexistent/x");
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_diag_format_and_exit_codes)
+{
+	struct lp_diag d;
+	char out[256];
+	FILE *f;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_diag_set(&d, LP_E_CONFIG, "p.yaml", 3, 7, "unknown key '%s'", "x"),
+			 LP_E_CONFIG);
+	f = fmemopen(out, sizeof(out), "w");
+	lp_diag_print(&d, f);
+	fclose(f);
+	ck_assert_str_eq(out, "p.yaml:3:7: error: unknown key 'x'\n");
+	ck_assert_int_eq(lp_status_exit_code(LP_E_CONFIG), 2);
+	ck_assert_int_eq(lp_status_exit_code(LP_E_INPUT), 3);
+	ck_assert_int_eq(lp_status_exit_code(LP_E_NOMEM), 4);
+	ck_assert_int_eq(lp_status_exit_code(LP_E_VERIFY), 1);
+	ck_assert_int_eq(lp_status_exit_code(LP_E_INTERNAL), 5);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("core");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_mem_budget_and_peaks);
+	tcase_add_test(tc, test_mem_reserve_counts_against_budget);
+	tcase_add_test(tc, test_mem_fault_injection);
+	tcase_add_test(tc, test_mem_parse_size);
+	tcase_add_test(tc, test_arena_and_buf);
+	tcase_add_test(tc, test_utf8_decode);
+	tcase_add_test(tc, test_atomic_write_keeps_old_on_abort);
+	tcase_add_test(tc, test_diag_format_and_exit_codes);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

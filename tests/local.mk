@@ -1,0 +1,1 @@
+# tests shared by several modules (CLI shell tests, fuzz targets)
