@@ -1,0 +1,106 @@
+/*
+ * gguf.h - reading GGUF model files (versions 2 and 3) safely.
+ *
+ * The file is mapped read-only (and reserved against the memory budget under
+ * LP_MEM_WEIGHTS); metadata and tensor infos are parsed into tables owned by
+ * the struct lp_gguf; tensor data is never copied: lp_gguf_tensor_data
+ * points into the mapping.
+ *
+ * Every length, count, offset, dimension product and type is checked against
+ * the file size before use; a hostile file yields LP_E_MODEL with the byte
+ * offset of the bad field, never an out-of-bounds read or an overflow.
+ * Version 1 files are refused with a message.
+ */
+#ifndef LP_MODEL_GGUF_H
+#define LP_MODEL_GGUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "model/quant.h"
+
+enum lp_gguf_type {
+	LP_GGUF_UINT8 = 0, LP_GGUF_INT8 = 1, LP_GGUF_UINT16 = 2, LP_GGUF_INT16 = 3,
+	LP_GGUF_UINT32 = 4, LP_GGUF_INT32 = 5, LP_GGUF_FLOAT32 = 6, LP_GGUF_BOOL = 7,
+	LP_GGUF_STRING = 8, LP_GGUF_ARRAY = 9, LP_GGUF_UINT64 = 10, LP_GGUF_INT64 = 11,
+	LP_GGUF_FLOAT64 = 12,
+};
+
+/* A string inside the mapping: not NUL-terminated. */
+struct lp_gguf_str {
+	const char *ptr;
+	uint64_t len;
+};
+
+/* One metadata value. Arrays of scalars point into the mapping (`data`,
+ * element type `elem_type`, `n` elements; multi-byte values are little
+ * endian and may be unaligned: read them with memcpy or the getters). */
+struct lp_gguf_kv {
+	struct lp_gguf_str key;
+	enum lp_gguf_type type;
+	union {
+		uint64_t u64;   /* all unsigned ints and bool */
+		int64_t i64;    /* all signed ints */
+		double f64;     /* FLOAT32 and FLOAT64 */
+		struct lp_gguf_str str;
+		struct {
+			enum lp_gguf_type elem_type;
+			uint64_t n;
+			const void *data; /* first element in the file */
+		} arr;
+	} v;
+};
+
+struct lp_gguf_tensor {
+	struct lp_gguf_str name;
+	uint32_t n_dims;
+	uint64_t ne[4];            /* elements per dimension, ne[0] fastest; unused = 1 */
+	enum lp_qtype type;
+	uint64_t offset;           /* from the start of the data section */
+	uint64_t bytes;
+	const void *data;          /* into the mapping, checked in bounds */
+};
+
+struct lp_gguf;
+
+/* Open and validate `path`. On success *out is owned by the caller (free
+ * with lp_gguf_close). On failure returns LP_E_IO, LP_E_MODEL or LP_E_NOMEM
+ * with `d` naming the file and the byte offset. */
+enum lp_status lp_gguf_open(const char *path, struct lp_gguf **out, struct lp_diag *d);
+/* Same over bytes in memory (tests and fuzzing); `data` must outlive it. */
+enum lp_status lp_gguf_open_bytes(const char *name, const void *data, size_t len,
+				  struct lp_gguf **out, struct lp_diag *d);
+void lp_gguf_close(struct lp_gguf *g);
+
+uint32_t lp_gguf_version(const struct lp_gguf *g);
+size_t lp_gguf_n_kv(const struct lp_gguf *g);
+const struct lp_gguf_kv *lp_gguf_kv_at(const struct lp_gguf *g, size_t i);
+/* Metadata lookup by key; NULL when absent. */
+const struct lp_gguf_kv *lp_gguf_find(const struct lp_gguf *g, const char *key);
+
+/* Typed getters: return 1 and set *out when `key` exists with a compatible
+ * type (any integer type for _u64/_i64, either float type for _f64),
+ * else 0 and *out untouched. Strings are copied into `buf` (truncated to
+ * cap-1, NUL-terminated). */
+int lp_gguf_get_u64(const struct lp_gguf *g, const char *key, uint64_t *out);
+int lp_gguf_get_i64(const struct lp_gguf *g, const char *key, int64_t *out);
+int lp_gguf_get_f64(const struct lp_gguf *g, const char *key, double *out);
+int lp_gguf_get_str(const struct lp_gguf *g, const char *key, char *buf, size_t cap);
+/* Array element i (string arrays: a view into the mapping; scalars: as
+ * u64/i64/f64). Return 1 on success, 0 when out of range or mistyped. */
+int lp_gguf_arr_str(const struct lp_gguf_kv *kv, uint64_t i, struct lp_gguf_str *out);
+int lp_gguf_arr_i64(const struct lp_gguf_kv *kv, uint64_t i, int64_t *out);
+int lp_gguf_arr_f64(const struct lp_gguf_kv *kv, uint64_t i, double *out);
+
+size_t lp_gguf_n_tensors(const struct lp_gguf *g);
+const struct lp_gguf_tensor *lp_gguf_tensor_at(const struct lp_gguf *g, size_t i);
+/* Tensor by name; NULL when absent. */
+const struct lp_gguf_tensor *lp_gguf_find_tensor(const struct lp_gguf *g, const char *name);
+
+/* Path given to open, for messages. */
+const char *lp_gguf_path(const struct lp_gguf *g);
+/* Total bytes of the mapping. */
+size_t lp_gguf_file_bytes(const struct lp_gguf *g);
+
+#endif
