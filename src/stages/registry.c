@@ -7,19 +7,30 @@ static const struct lp_stage_kind *const stage_kinds[] = {
 	NULL
 };
 
-static const char *stage_kind_names[sizeof(stage_kinds) / sizeof(stage_kinds[0])];
+#define MAX_STAGE_KINDS 64
+
+static const struct lp_stage_kind *const *active_kinds = stage_kinds;
+static const char *stage_kind_names[MAX_STAGE_KINDS + 1];
+
+void lp_stage_registry_override(const struct lp_stage_kind *const *kinds)
+{
+	active_kinds = kinds ? kinds : stage_kinds;
+}
 
 const struct lp_stage_kind *lp_stage_find(const char *name)
 {
-	for (size_t i = 0; stage_kinds[i]; i++)
-		if (!strcmp(stage_kinds[i]->name, name))
-			return stage_kinds[i];
+	for (size_t i = 0; active_kinds[i]; i++)
+		if (!strcmp(active_kinds[i]->name, name))
+			return active_kinds[i];
 	return NULL;
 }
 
 const char *const *lp_stage_names(void)
 {
-	for (size_t i = 0; stage_kinds[i]; i++)
-		stage_kind_names[i] = stage_kinds[i]->name;
+	size_t i;
+
+	for (i = 0; active_kinds[i] && i < MAX_STAGE_KINDS; i++)
+		stage_kind_names[i] = active_kinds[i]->name;
+	stage_kind_names[i] = NULL;
 	return stage_kind_names;
 }

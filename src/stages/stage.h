@@ -35,4 +35,8 @@ const struct lp_stage_kind *lp_stage_find(const char *name);
 /* NULL-terminated list of every stage kind name, for suggestions. */
 const char *const *lp_stage_names(void);
 
+/* Tests only: replace the table of stage kinds by the NULL-terminated
+ * `kinds` (NULL restores the built-in table). Not thread-safe. */
+void lp_stage_registry_override(const struct lp_stage_kind *const *kinds);
+
 #endif

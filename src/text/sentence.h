@@ -1,0 +1,30 @@
+/*
+ * sentence.h - sentence segmentation for English-like and CJK text.
+ *
+ * A sentence ends at . ! ? (optionally followed by closing quotes or
+ * brackets) when white space and then an upper-case letter, digit, quote or
+ * the end follows, except after common abbreviations ("e.g.", "Dr.",
+ * "etc." before a lower-case word), initials and inside decimals ("3.14");
+ * at the CJK terminators 。！？； (no space needed after them); and at a
+ * blank line (paragraph break). Segmentation is a single forward scan,
+ * linear in the input, with no allocation.
+ */
+#ifndef LP_TEXT_SENTENCE_H
+#define LP_TEXT_SENTENCE_H
+
+#include <stddef.h>
+
+/* A byte range [off, off + len) of a text. */
+struct lp_span {
+	size_t off, len;
+};
+
+/*
+ * Find the next sentence in text[0..len) at or after *pos. Returns 1 and
+ * sets *s to the sentence without leading or trailing white space, moving
+ * *pos past it; returns 0 when only white space remains. Start with
+ * *pos = 0. `text` must be valid UTF-8.
+ */
+int lp_sentence_next(const char *text, size_t len, size_t *pos, struct lp_span *s);
+
+#endif
