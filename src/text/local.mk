@@ -1,1 +1,10 @@
-# text: sources and Check suite (see Makefile.am)
+# text: document loading, sentence segmentation, chunking
+liblpipe_la_SOURCES += \
+	src/text/document.h \
+	src/text/sentence.c src/text/sentence.h
+
+check_PROGRAMS += tests/check_text
+TESTS += tests/check_text
+tests_check_text_SOURCES = tests/check_text.c
+tests_check_text_CFLAGS = $(TEST_CFLAGS)
+tests_check_text_LDADD = $(TEST_LIBS)
