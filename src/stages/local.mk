@@ -2,3 +2,7 @@
 liblpipe_la_SOURCES += \
 	src/stages/doc.c src/stages/doc.h \
 	src/stages/stage.h src/stages/registry.c
+
+# stages: summarize and verify
+liblpipe_la_SOURCES += \
+	src/stages/summarize.c src/stages/verify.c
