@@ -10,7 +10,11 @@
  * A struct lp_cfg_ctx carries the file path, the arena that owns parsed
  * values, the diagnostic to fill and a "section" label ("model",
  * "stages[2].retrieve") used as the message prefix. Getters take a default
- * used when the key is absent; they return LP_OK or LP_E_CONFIG.
+ * used when the key is absent or its value is a YAML null (`key:`, `key: ~`);
+ * they return LP_OK, LP_E_CONFIG (the message names the key and, for a range,
+ * the allowed range) or LP_E_NOMEM. A map or sequence where a scalar is
+ * expected is an error. Messages point at the value (file:line:col of the
+ * node; a node from --set names "--set" as its file).
  */
 #ifndef LP_CONFIG_H
 #define LP_CONFIG_H
@@ -19,6 +23,7 @@
 
 #include "config/node.h"
 #include "core/arena.h"
+#include "core/buf.h"
 #include "core/status.h"
 
 struct lp_cfg_ctx {
@@ -64,5 +69,14 @@ enum lp_status lp_cfg_get_size(struct lp_cfg_ctx *c, const struct lp_node *map,
  * gives *n == 0. The array is owned by the arena. */
 enum lp_status lp_cfg_get_string_list(struct lp_cfg_ctx *c, const struct lp_node *map,
 				      const char *key, const char ***out, size_t *n);
+
+/*
+ * Append `s` to `out` as a YAML scalar that reads back as exactly `s`
+ * through lp_yaml_parse: plain when that is unambiguous, otherwise double
+ * quoted with escapes; "$" is doubled so no ${var} is substituted on the way
+ * back; NULL is written as "~". For describe() functions. Returns LP_OK or
+ * LP_E_NOMEM.
+ */
+enum lp_status lp_cfg_quote(struct lp_buf *out, const char *s);
 
 #endif
