@@ -1,7 +1,8 @@
 # text: document loading, sentence segmentation, chunking
 liblpipe_la_SOURCES += \
-	src/text/document.h \
-	src/text/sentence.c src/text/sentence.h
+	src/text/document.c src/text/document.h \
+	src/text/sentence.c src/text/sentence.h \
+	src/text/split.c src/text/split.h
 
 check_PROGRAMS += tests/check_text
 TESTS += tests/check_text
