@@ -57,6 +57,21 @@ static size_t skip_space(const char *text, size_t len, size_t i)
 	return i;
 }
 
+/* End of text[start, end) without its trailing white space; start must be
+ * a non-space character, so the result stays past it. */
+static size_t trim_end(const char *text, size_t len, size_t start, size_t end)
+{
+	while (end > start) {
+		size_t b = end - 1, n;
+		while (b > start && ((unsigned char)text[b] & 0xC0) == 0x80)
+			b--;
+		if (!is_space_at(text, len, b, &n) || b + n != end)
+			break;
+		end = b;
+	}
+	return end;
+}
+
 /* Terminators that need no space after them: 。！？； and the half-width
  * ideographic full stop. */
 static int is_cjk_terminator(uint32_t cp)
@@ -207,18 +222,33 @@ int lp_sentence_next(const char *text, size_t len, size_t *pos, struct lp_span *
 		}
 		i = j;
 	}
-	/* Trim trailing white space (the sentence holds at least one
-	 * non-space character, so this stops before start). */
-	while (end > start) {
-		size_t b = end - 1, n;
-		while (b > start && ((unsigned char)text[b] & 0xC0) == 0x80)
-			b--;
-		if (!is_space_at(text, len, b, &n) || b + n != end)
-			break;
-		end = b;
-	}
+	end = trim_end(text, len, start, end);
 	s->off = start;
 	s->len = end - start;
+	*pos = end;
+	return 1;
+}
+
+int lp_paragraph_next(const char *text, size_t len, size_t *pos, struct lp_span *p)
+{
+	size_t i = skip_space(text, len, *pos), start = i, end = len;
+	const char *nl;
+
+	if (i >= len) {
+		*pos = len;
+		return 0;
+	}
+	while ((nl = memchr(text + i, '\n', len - i))) {
+		i = (size_t)(nl - text);
+		if (blank_line_after(text, len, i)) {
+			end = i;
+			break;
+		}
+		i++;
+	}
+	end = trim_end(text, len, start, end);
+	p->off = start;
+	p->len = end - start;
 	*pos = end;
 	return 1;
 }
