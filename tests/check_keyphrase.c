@@ -85,7 +85,7 @@ START_TEST(test_matcher)
 
 	lp_buf_init(&b);
 	ck_assert_int_eq(lp_match_normalize(t, strlen(t), &b), LP_OK);
-	ck_assert_str_eq(b.data, "the bash shell reads histfile at exit ; it keeps e-mail .");
+	ck_assert_str_eq(b.data, "the bash shell reads histfile at exit; it keeps e-mail.");
 	lp_buf_release(&b);
 
 	ck_assert_int_eq(contains(t, "bash shell"), 1);
@@ -95,7 +95,9 @@ START_TEST(test_matcher)
 	/* a phrase must not cut a word at either end */
 	ck_assert_int_eq(contains(t, "ash shell"), 0);
 	ck_assert_int_eq(contains(t, "bash shel"), 0);
-	ck_assert_int_eq(contains(t, "mail"), 0);
+	ck_assert_int_eq(contains("an email", "mail"), 0);
+	ck_assert_int_eq(contains("call snake_case", "snake"), 0);
+	ck_assert_int_eq(contains("a long-context model", "context model"), 1);
 	ck_assert_int_eq(contains(t, "zsh"), 0);
 	ck_assert_int_eq(contains(t, ""), 0);
 	/* Unicode case and CJK: hard-wrapped CJK still matches, and a CJK
@@ -267,12 +269,12 @@ END_TEST
 
 START_TEST(test_dedupe_case_insensitive)
 {
-	const char *t = "The Bash shell is popular. A bash Shell reads files. "
-			"Every BASH SHELL session differs. The shell prompt waits.";
+	const char *t = "The Bash shell is popular. Many use a bash Shell for work. "
+			"Every bash shell differs. The shell prompt waits.";
 	const char *all = extract(t, 10);
 	int shells = 0;
 
-	for (const char *p = all; (p = strstr(p, "hell")) || (p = strstr(p, "HELL")); p++)
+	for (const char *p = all; (p = strcasestr(p, "shell")); p++)
 		shells++;
 	/* one spelling of "bash shell" (its first), and no bare "shell" */
 	ck_assert_msg(has(all, "Bash shell"), "%s", all);
@@ -347,7 +349,7 @@ static void fixture_release(struct fixture *f)
 }
 
 static const char verify_src[] =
-	"Bash stores the command history in HISTFILE. The history list holds 500 lines. "
+	"Bash stores the command history in HISTFILE. The history list has 500 lines. "
 	"On exit the shell writes the history list to the history file.";
 
 START_TEST(test_verify_pass_and_fail)
@@ -427,10 +429,12 @@ START_TEST(test_verify_result_without_summary)
 	struct fixture f;
 
 	/* no summary: the chunks are the output */
-	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {must: ['500 lines']}, on_fail: fail}"), LP_OK);
+	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {must: ['command history', 'history file']},"
+				    " on_fail: fail}"), LP_OK);
 	make_doc(&f, verify_src, NULL);
 	ck_assert_int_eq(lp_stage_verify.run(&f.doc, f.opts, &f.d), LP_OK);
 	ck_assert(f.doc.verify.phrases[0].survived);
+	ck_assert(f.doc.verify.phrases[1].survived);
 	fixture_release(&f);
 }
 END_TEST
@@ -445,7 +449,7 @@ START_TEST(test_verify_parse_errors)
 
 	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {regex: [ok, 'bad(x']}}"), LP_E_CONFIG);
 	ck_assert_ptr_nonnull(strstr(f.d.msg, "regex 'bad(x'"));
-	ck_assert_ptr_nonnull(strstr(f.d.msg, "offset 6"));
+	ck_assert_msg(strstr(f.d.msg, "at offset 5"), "%s", f.d.msg);
 	ck_assert_int_eq(f.d.line, 1);
 	lp_arena_release(&f.cfg);
 

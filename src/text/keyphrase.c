@@ -280,7 +280,7 @@ static int is_rake_break(const char *s, size_t len)
 	char low[16];
 	size_t n;
 
-	if (len == 1)
+	if (lp_utf8_count((const unsigned char *)s, len) == 1)
 		return 1; /* a lone letter carries no topic */
 	n = lp_match_lower(s, len, low, sizeof(low));
 	return n <= sizeof(low) && lp_match_is_stopword(low, n);

@@ -256,6 +256,34 @@ static uint32_t cp_at(const char *s, size_t len, size_t i)
 	return cp;
 }
 
+/* Is there a word character right before hay[at]? '_' counts when a word
+ * character precedes it (snake_case is one name), as in tokenisation; a
+ * hyphen does not (the parts of "long-context" are words). */
+static int word_before(const char *hay, size_t at)
+{
+	uint32_t cp;
+
+	if (!at)
+		return 0;
+	cp = cp_before(hay, at);
+	if (is_word_cp(cp))
+		return 1;
+	return cp == '_' && at > 1 && is_word_cp(cp_before(hay, at - 1));
+}
+
+/* Same after hay[0..at): a word character, or '_' and then one. */
+static int word_after(const char *hay, size_t hlen, size_t at)
+{
+	uint32_t cp;
+
+	if (at >= hlen)
+		return 0;
+	cp = cp_at(hay, hlen, at);
+	if (is_word_cp(cp))
+		return 1;
+	return cp == '_' && at + 1 < hlen && is_word_cp(cp_at(hay, hlen, at + 1));
+}
+
 int lp_match_find_normal(const char *hay, size_t hlen, const char *needle, size_t nlen)
 {
 	int word_start, word_end;
@@ -266,16 +294,11 @@ int lp_match_find_normal(const char *hay, size_t hlen, const char *needle, size_
 	word_start = is_word_cp(cp_at(needle, nlen, 0));
 	word_end = is_word_cp(cp_before(needle, nlen));
 	while ((p = memmem(p, (size_t)(end - p), needle, nlen))) {
-		size_t at = (size_t)(p - hay), stop = at + nlen;
-		int ok = 1;
-		if (word_start && at > 0 && is_word_cp(cp_before(hay, at)))
-			ok = 0;
-		if (word_end && stop < hlen && is_word_cp(cp_at(hay, hlen, stop)))
-			ok = 0;
-		if (ok)
+		size_t at = (size_t)(p - hay);
+		if (!(word_start && word_before(hay, at)) &&
+		    !(word_end && word_after(hay, hlen, at + nlen)))
 			return 1;
-		p++;
-		if (p >= end)
+		if (++p >= end)
 			break;
 	}
 	return 0;

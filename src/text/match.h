@@ -20,8 +20,10 @@
  * each white-space run turned into one space, except between two CJK
  * characters where it is dropped (hard-wrapped CJK text), and trimmed.
  * A phrase "occurs" in a text when its normal form is a substring of the
- * text's normal form that does not cut a WORD in two: "mail" does not occur
- * in "email", but "人工" occurs in "人工智能".
+ * text's normal form that does not cut a word in two, '_' binding as in
+ * tokens and a hyphen not: "mail" does not occur in "email" nor "snake" in
+ * "snake_case", but "context" occurs in "long-context" and "人工" in
+ * "人工智能" (CJK has no word boundaries to respect).
  *
  * Everything here is a single forward scan; nothing is kept between calls.
  */
