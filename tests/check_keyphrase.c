@@ -439,6 +439,35 @@ START_TEST(test_verify_result_without_summary)
 }
 END_TEST
 
+START_TEST(test_verify_huge_source_uses_working_set)
+{
+	struct fixture f;
+	size_t pad = (4u << 20) + 100;
+	const char *head = "The history list keeps HISTFILE lines. ";
+	const char *tail = " ZEBRAFISH ZEBRAFISH ZEBRAFISH ZEBRAFISH.";
+	char *src = malloc(strlen(head) + pad + strlen(tail) + 1);
+	static size_t sel[] = {0};
+
+	strcpy(src, head);
+	memset(src + strlen(head), ' ', pad);
+	strcpy(src + strlen(head) + pad, tail);
+	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {auto: 5}}"), LP_OK);
+	make_doc(&f, src, "HISTFILE");
+	f.doc.chunks[0].len = strlen(head);
+	f.doc.chunks[1].off = strlen(head);
+	f.doc.chunks[1].len = f.doc.len - strlen(head);
+	f.doc.selection = sel;
+	f.doc.n_selection = 1;
+	ck_assert_int_eq(lp_stage_verify.run(&f.doc, f.opts, &f.d), LP_OK);
+	/* over 4 MiB: phrases come from the working set (chunk 0) only */
+	ck_assert_uint_ge(f.doc.verify.n_phrases, 2);
+	for (size_t i = 0; i < f.doc.verify.n_phrases; i++)
+		ck_assert_str_ne(f.doc.verify.phrases[i].text, "ZEBRAFISH");
+	fixture_release(&f);
+	free(src);
+}
+END_TEST
+
 START_TEST(test_verify_parse_errors)
 {
 	struct fixture f;
@@ -503,6 +532,7 @@ int main(void)
 	tcase_add_test(tc, test_verify_min_words_and_warn);
 	tcase_add_test(tc, test_verify_auto);
 	tcase_add_test(tc, test_verify_result_without_summary);
+	tcase_add_test(tc, test_verify_huge_source_uses_working_set);
 	tcase_add_test(tc, test_verify_parse_errors);
 	tcase_add_test(tc, test_verify_describe);
 	suite_add_tcase(s, tc);

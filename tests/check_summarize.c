@@ -105,7 +105,9 @@ START_TEST(test_max_sentences_and_order)
 	ck_assert_msg(p0 && p1 && p3 && p0 < p1 && p1 < p3, "%s", three);
 	ck_assert_ptr_null(strstr(three, "Quantum"));
 	/* no limit: every sentence, newlines collapsed to spaces */
-	ck_assert_str_eq(all, join(farm, 5, " "));
+	lp_mem_free(text);
+	text = join(farm, 5, " ");
+	ck_assert_str_eq(all, text);
 	lp_mem_free(one);
 	lp_mem_free(three);
 	lp_mem_free(all);

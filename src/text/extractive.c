@@ -116,7 +116,8 @@ static void compact_terms(struct group_terms *g, size_t n_sent)
 	for (size_t i = 0; i < n_sent; i++) {
 		size_t a = g->first[i], b = g->first[i + 1];
 		g->first[i] = out;
-		qsort(g->terms + a, b - a, sizeof(struct term), cmp_term);
+		if (b > a)
+			qsort(g->terms + a, b - a, sizeof(struct term), cmp_term);
 		for (size_t k = a; k < b; k++) {
 			if (out > g->first[i] && g->terms[out - 1].h == g->terms[k].h)
 				g->terms[out - 1].w += 1.0;
