@@ -8,12 +8,11 @@
 #include "core/mem.h"
 #include "retrieve/terms.h"
 
-#define TERM_FLAGS LP_TERMS_STOPWORDS
-
 struct term_entry {
 	uint64_t hash;
 	uint32_t pool_off;  /* bytes into pool */
-	uint32_t len;       /* bytes */
+	uint16_t len;       /* bytes, <= LP_TERMS_MAX_BYTES */
+	uint16_t stop;      /* a stop word: interned but never counted */
 	uint32_t df;        /* spans containing the term */
 	uint32_t last_span; /* build: 1 + last span it was seen in, 0: none */
 	uint32_t tf;        /* build: count in the current span; finish: cursor */
@@ -23,6 +22,15 @@ struct posting {
 	uint32_t span;
 	uint32_t tf;
 };
+
+/* Build: a span's (term, tf) pairs, kept in fixed blocks so that growing
+ * never copies them and the slack is one block, not half the array. */
+struct pending {
+	uint32_t term;
+	uint32_t tf;
+};
+
+#define PENDING_BLOCK ((size_t)1 << 15) /* entries per block: 256 KiB */
 
 struct lp_bm25 {
 	struct lp_bm25_params params;
@@ -42,10 +50,12 @@ struct lp_bm25 {
 
 	/* After finish: postings grouped by term, spans ascending in a group. */
 	uint32_t *term_start;         /* [n_terms + 1] into post */
-	struct posting *post;         /* [n_post]; during build: (term, tf) */
-	size_t n_post, post_cap;
+	struct posting *post;         /* [n_post] */
+	size_t n_post;
 
 	/* Build only. */
+	struct pending **blocks;      /* [n_blocks] of PENDING_BLOCK; n_post used */
+	size_t n_blocks, blocks_cap;
 	uint32_t *span_post_end;      /* [n_spans] end of each span's postings */
 	uint32_t *cur;                /* term ids seen in the span being added */
 	size_t n_cur, cur_cap;
@@ -146,6 +156,11 @@ struct lp_bm25 *lp_bm25_new(const struct lp_bm25_params *params, struct lp_diag 
 
 static void free_build_buffers(struct lp_bm25 *ix)
 {
+	for (size_t b = 0; b < ix->n_blocks; b++)
+		lp_mem_free(ix->blocks[b]);
+	lp_mem_free(ix->blocks);
+	ix->blocks = NULL;
+	ix->n_blocks = ix->blocks_cap = 0;
 	lp_mem_free(ix->span_post_end);
 	lp_mem_free(ix->cur);
 	ix->span_post_end = ix->cur = NULL;
@@ -186,7 +201,8 @@ static uint32_t intern(struct lp_bm25 *ix, const char *term, size_t len, struct 
 	memset(e, 0, sizeof(*e));
 	e->hash = h;
 	e->pool_off = (uint32_t)ix->pool_len;
-	e->len = (uint32_t)len;
+	e->len = (uint16_t)len;
+	e->stop = (uint16_t)lp_terms_is_stopword(term, len);
 	memcpy(ix->pool + ix->pool_len, term, len);
 	ix->pool_len += len;
 	ix->slots[slot] = (uint32_t)++ix->n_terms;
@@ -219,12 +235,22 @@ static enum lp_status flush_span(struct lp_bm25 *ix, struct lp_diag *d)
 {
 	if (ix->n_post + ix->n_cur > UINT32_MAX)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "bm25 index too large");
-	if (reserve((void **)&ix->post, &ix->post_cap, ix->n_post + ix->n_cur,
-		    sizeof(*ix->post), d))
-		return LP_E_NOMEM;
 	for (size_t i = 0; i < ix->n_cur; i++) {
-		struct posting *p = &ix->post[ix->n_post++];
-		p->span = ix->cur[i]; /* the term id until finish */
+		size_t b = ix->n_post / PENDING_BLOCK;
+		struct pending *p;
+
+		if (b == ix->n_blocks) {
+			if (reserve((void **)&ix->blocks, &ix->blocks_cap, b + 1,
+				    sizeof(*ix->blocks), d))
+				return LP_E_NOMEM;
+			ix->blocks[b] = lp_mem_alloc(LP_MEM_INDEX,
+						     PENDING_BLOCK * sizeof(struct pending), d);
+			if (!ix->blocks[b])
+				return LP_E_NOMEM;
+			ix->n_blocks++;
+		}
+		p = &ix->blocks[b][ix->n_post++ % PENDING_BLOCK];
+		p->term = ix->cur[i];
 		p->tf = ix->terms[ix->cur[i]].tf;
 	}
 	ix->n_cur = 0;
@@ -251,10 +277,16 @@ enum lp_status lp_bm25_add(struct lp_bm25 *ix, const char *text, size_t len,
 	if (reserve((void **)&ix->span_post_end, &cap, ix->spans_cap,
 		    sizeof(*ix->span_post_end), d))
 		return LP_E_NOMEM;
-	lp_terms_init(&it, text, len, TERM_FLAGS);
+	/* Stop words are looked up once per distinct term, at intern time,
+	 * rather than once per occurrence. */
+	lp_terms_init(&it, text, len, 0);
 	while (lp_terms_next(&it, &term, &tlen)) {
 		uint32_t t = intern(ix, term, tlen, d);
-		if (t == UINT32_MAX || count_term(ix, t, span, d))
+		if (t == UINT32_MAX)
+			return LP_E_NOMEM;
+		if (ix->terms[t].stop)
+			continue;
+		if (count_term(ix, t, span, d))
 			return LP_E_NOMEM;
 		n_terms++;
 	}
@@ -286,16 +318,15 @@ enum lp_status lp_bm25_finish(struct lp_bm25 *ix, struct lp_diag *d)
 	}
 	for (size_t s = 0; s < ix->n_spans; s++) {
 		for (size_t i = from; i < ix->span_post_end[s]; i++) {
-			struct term_entry *e = &ix->terms[ix->post[i].span];
+			const struct pending *p = &ix->blocks[i / PENDING_BLOCK][i % PENDING_BLOCK];
+			struct term_entry *e = &ix->terms[p->term];
 			grouped[e->tf].span = (uint32_t)s;
-			grouped[e->tf].tf = ix->post[i].tf;
+			grouped[e->tf].tf = p->tf;
 			e->tf++;
 		}
 		from = ix->span_post_end[s];
 	}
-	lp_mem_free(ix->post);
 	ix->post = grouped;
-	ix->post_cap = ix->n_post ? ix->n_post : 1;
 	free_build_buffers(ix);
 	ix->finished = 1;
 	return LP_OK;
@@ -318,11 +349,11 @@ static enum lp_status query_ids(const struct lp_bm25 *ix, const char *query, siz
 	size_t tlen, cap = 0, n = 0, all = 0;
 	uint32_t *v = NULL;
 
-	lp_terms_init(&it, query, len, TERM_FLAGS);
+	lp_terms_init(&it, query, len, LP_TERMS_STOPWORDS);
 	while (lp_terms_next(&it, &term, &tlen)) {
 		size_t slot = find_slot(ix, term, tlen, hash_bytes(term, tlen));
 		all++;
-		if (!ix->slots[slot])
+		if (!ix->slots[slot] || ix->terms[ix->slots[slot] - 1].df == 0)
 			continue;
 		if (reserve((void **)&v, &cap, n + 1, sizeof(*v), d)) {
 			lp_mem_free(v);
@@ -381,18 +412,22 @@ size_t lp_bm25_bytes(const struct lp_bm25 *ix)
 {
 	size_t bytes = sizeof(*ix) + ix->slot_cap * sizeof(*ix->slots) +
 		       ix->terms_cap * sizeof(*ix->terms) + ix->pool_cap +
-		       ix->spans_cap * sizeof(*ix->span_len) +
-		       ix->post_cap * sizeof(*ix->post) + ix->cur_cap * sizeof(*ix->cur);
+		       ix->spans_cap * sizeof(*ix->span_len) + ix->cur_cap * sizeof(*ix->cur);
 
 	if (ix->finished)
-		bytes += (ix->n_terms + 1) * sizeof(uint32_t);
+		bytes += (ix->n_terms + 1) * sizeof(uint32_t) +
+			 (ix->n_post ? ix->n_post : 1) * sizeof(*ix->post);
 	else
-		bytes += ix->spans_cap * sizeof(*ix->span_post_end);
+		bytes += ix->spans_cap * sizeof(*ix->span_post_end) +
+			 ix->blocks_cap * sizeof(*ix->blocks) +
+			 ix->n_blocks * PENDING_BLOCK * sizeof(struct pending);
 	return bytes;
 }
 
 size_t lp_bm25_df(const struct lp_bm25 *ix, const char *term, size_t len)
 {
+	if (len > LP_TERMS_MAX_BYTES)
+		return 0;
 	uint32_t s = ix->slots[find_slot(ix, term, len, hash_bytes(term, len))];
 	return s ? ix->terms[s - 1].df : 0;
 }

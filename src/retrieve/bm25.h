@@ -74,7 +74,8 @@ enum lp_status lp_bm25_score(const struct lp_bm25 *ix, const char *query, size_t
 
 /* Counts for reports. */
 size_t lp_bm25_n_spans(const struct lp_bm25 *ix);
-size_t lp_bm25_n_terms(const struct lp_bm25 *ix);    /* distinct terms */
+/* Distinct terms in the dictionary, the stop words met included. */
+size_t lp_bm25_n_terms(const struct lp_bm25 *ix);
 size_t lp_bm25_n_postings(const struct lp_bm25 *ix); /* (term, span) pairs */
 size_t lp_bm25_bytes(const struct lp_bm25 *ix);      /* tracked bytes held now */
 /* Spans containing `term` (already in term form, see terms.h), 0 if none. */

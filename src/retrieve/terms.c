@@ -31,7 +31,7 @@ static int cmp_word(const void *key, const void *elem)
 
 int lp_terms_is_stopword(const char *term, size_t len)
 {
-	char w[16];
+	char w[8]; /* the longest stop words have 7 letters */
 
 	if (len == 0 || len >= sizeof(w))
 		return 0;
@@ -87,14 +87,36 @@ static size_t put_cjk(struct lp_terms *it, size_t at, uint32_t cp)
 	return at + (size_t)lp_utf8_encode(cp, (unsigned char *)it->term + at);
 }
 
+/* Append the ASCII letters and digits at it->pos, lower-cased, while the
+ * term is shorter than `cap`; returns the new length. Most text is mostly
+ * ASCII, so this loop does most of the work. */
+static size_t read_ascii(struct lp_terms *it, size_t blen, size_t cap)
+{
+	while (it->pos < it->len) {
+		unsigned char c = it->s[it->pos];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (unsigned char)(c - 'A' + 'a');
+		else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+			break;
+		if (blen < cap)
+			it->term[blen++] = (char)c;
+		it->pos++;
+	}
+	return blen;
+}
+
 /* Read a run of word characters into it->term; returns its length. */
 static size_t read_word(struct lp_terms *it)
 {
-	size_t blen = 0;
+	size_t blen = 0, cap = LP_TERMS_MAX_BYTES; /* cap drops once a character is cut */
 	uint32_t cp;
 	enum char_class cls;
 
-	while (it->pos < it->len) {
+	for (;;) {
+		blen = read_ascii(it, blen, cap);
+		if (it->pos >= it->len)
+			break;
 		size_t n = peek(it, &cp, &cls);
 		unsigned char enc[4];
 		int k;
@@ -103,9 +125,11 @@ static size_t read_word(struct lp_terms *it)
 			break;
 		it->pos += n;
 		k = lp_utf8_encode(cp, enc);
-		if (blen + (size_t)k <= LP_TERMS_MAX_BYTES) {
+		if (blen + (size_t)k <= cap) {
 			memcpy(it->term + blen, enc, (size_t)k);
 			blen += (size_t)k;
+		} else {
+			cap = blen;
 		}
 	}
 	it->term[blen] = '\0';
