@@ -418,7 +418,7 @@ int main(void)
 	tcase_add_test(tc, test_bm25_empty_and_unknown);
 	tcase_add_test(tc, test_bm25_cjk_and_memory);
 	tcase_add_test(tc, test_bm25_growth);
-	tcase_add_loop_test(tc, test_bm25_alloc_faults, 1, 40);
+	tcase_add_loop_test(tc, test_bm25_alloc_faults, 1, 46);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("topk");
