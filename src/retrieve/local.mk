@@ -9,3 +9,8 @@ TESTS += tests/check_retrieve
 tests_check_retrieve_SOURCES = tests/check_retrieve.c
 tests_check_retrieve_CFLAGS = $(TEST_CFLAGS)
 tests_check_retrieve_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/fuzz/fuzz_terms
+TESTS += tests/fuzz/fuzz_terms
+tests_fuzz_fuzz_terms_SOURCES = tests/fuzz/fuzz_terms.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_terms_LDADD = $(TEST_LIBS)
