@@ -57,6 +57,7 @@ struct lp_bm25 {
 	struct pending **blocks;      /* [n_blocks] of PENDING_BLOCK; n_post used */
 	size_t n_blocks, blocks_cap;
 	uint32_t *span_post_end;      /* [n_spans] end of each span's postings */
+	size_t span_post_end_cap;
 	uint32_t *cur;                /* term ids seen in the span being added */
 	size_t n_cur, cur_cap;
 };
@@ -164,7 +165,7 @@ static void free_build_buffers(struct lp_bm25 *ix)
 	lp_mem_free(ix->span_post_end);
 	lp_mem_free(ix->cur);
 	ix->span_post_end = ix->cur = NULL;
-	ix->cur_cap = ix->n_cur = 0;
+	ix->span_post_end_cap = ix->cur_cap = ix->n_cur = 0;
 }
 
 void lp_bm25_free(struct lp_bm25 *ix)
@@ -263,7 +264,7 @@ enum lp_status lp_bm25_add(struct lp_bm25 *ix, const char *text, size_t len,
 {
 	struct lp_terms it;
 	const char *term;
-	size_t tlen, cap = ix->spans_cap;
+	size_t tlen;
 	uint32_t n_terms = 0, span = (uint32_t)ix->n_spans;
 
 	if (ix->finished)
@@ -273,8 +274,7 @@ enum lp_status lp_bm25_add(struct lp_bm25 *ix, const char *text, size_t len,
 	if (reserve((void **)&ix->span_len, &ix->spans_cap, ix->n_spans + 1,
 		    sizeof(*ix->span_len), d))
 		return LP_E_NOMEM;
-	/* span_post_end grows in step with span_len. */
-	if (reserve((void **)&ix->span_post_end, &cap, ix->spans_cap,
+	if (reserve((void **)&ix->span_post_end, &ix->span_post_end_cap, ix->n_spans + 1,
 		    sizeof(*ix->span_post_end), d))
 		return LP_E_NOMEM;
 	/* Stop words are looked up once per distinct term, at intern time,
@@ -418,7 +418,7 @@ size_t lp_bm25_bytes(const struct lp_bm25 *ix)
 		bytes += (ix->n_terms + 1) * sizeof(uint32_t) +
 			 (ix->n_post ? ix->n_post : 1) * sizeof(*ix->post);
 	else
-		bytes += ix->spans_cap * sizeof(*ix->span_post_end) +
+		bytes += ix->span_post_end_cap * sizeof(*ix->span_post_end) +
 			 ix->blocks_cap * sizeof(*ix->blocks) +
 			 ix->n_blocks * PENDING_BLOCK * sizeof(struct pending);
 	return bytes;
