@@ -16,3 +16,8 @@ tests_fuzz_fuzz_document_SOURCES = tests/fuzz/fuzz_document.c tests/fuzz/standal
 tests_fuzz_fuzz_document_LDADD = $(TEST_LIBS)
 tests_fuzz_fuzz_split_SOURCES = tests/fuzz/fuzz_split.c tests/fuzz/standalone.c
 tests_fuzz_fuzz_split_LDADD = $(TEST_LIBS)
+
+# Built, not run: time and memory of a split (see the file's header).
+check_PROGRAMS += tests/bench_split
+tests_bench_split_SOURCES = tests/bench_split.c
+tests_bench_split_LDADD = $(TEST_LIBS)
