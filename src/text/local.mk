@@ -10,6 +10,12 @@ tests_check_text_SOURCES = tests/check_text.c
 tests_check_text_CFLAGS = $(TEST_CFLAGS)
 tests_check_text_LDADD = $(TEST_LIBS)
 
+check_PROGRAMS += tests/check_split
+TESTS += tests/check_split
+tests_check_split_SOURCES = tests/check_split.c
+tests_check_split_CFLAGS = $(TEST_CFLAGS)
+tests_check_split_LDADD = $(TEST_LIBS)
+
 check_PROGRAMS += tests/fuzz/fuzz_document tests/fuzz/fuzz_split
 TESTS += tests/fuzz/fuzz_document tests/fuzz/fuzz_split
 tests_fuzz_fuzz_document_SOURCES = tests/fuzz/fuzz_document.c tests/fuzz/standalone.c
