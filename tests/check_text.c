@@ -481,6 +481,55 @@ START_TEST(test_split_long_line_is_linear)
 }
 END_TEST
 
+/* Every tracked allocation of a load and a split, failed in turn: each
+ * failure is reported as LP_E_NOMEM and leaves no tracked memory behind.
+ * The sequence: the file mapping, the normalised copy, the splitter, its
+ * pattern, then the chunk table growing 64 -> 128 -> 256. */
+#define LOAD_SPLIT_ALLOCS 7
+
+START_TEST(test_load_and_split_alloc_faults)
+{
+	char path[] = "/tmp/lp_faultXXXXXX", n[16];
+	int fd = mkstemp(path);
+	struct lp_split_params p = lp_split_default_params();
+	struct lp_document doc;
+	struct lp_splitter *s = NULL;
+	struct lp_span *v = NULL;
+	struct lp_diag d;
+	size_t nc = 0;
+	enum lp_status st;
+
+	ck_assert_int_ge(fd, 0);
+	for (int i = 0; i < 200; i++)
+		ck_assert_int_eq(write(fd, "word\r\n", 6), 6);
+	close(fd);
+	snprintf(n, sizeof(n), "%d", _i);
+	setenv("LPIPE_FAIL_ALLOC", n, 1); /* forked test: stays in this child */
+	p.unit = LP_SPLIT_REGEX;
+	p.pattern = "\\n";
+	p.size = 1;
+	lp_diag_init(&d);
+	st = lp_document_load(path, LP_UTF8_ERROR, &doc, &d);
+	if (!st) {
+		st = lp_split_new(&p, &s, &d);
+		if (!st)
+			st = lp_split_run(s, doc.text, doc.len, &v, &nc, &d);
+		lp_split_free(s);
+		lp_mem_free(v);
+		lp_document_release(&doc);
+	}
+	unlink(path);
+	if (_i <= LOAD_SPLIT_ALLOCS) {
+		ck_assert_int_eq(st, LP_E_NOMEM);
+		ck_assert_ptr_nonnull(strstr(d.msg, "LPIPE_FAIL_ALLOC"));
+	} else {
+		ck_assert_int_eq(st, LP_OK);
+		ck_assert_uint_eq(nc, 200);
+	}
+	ck_assert_uint_eq(lp_mem_current_total(), 0);
+}
+END_TEST
+
 /* ---- properties on random documents ---- */
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
@@ -717,6 +766,7 @@ int main(void)
 	tcase_add_test(tc, test_split_properties_weighted);
 	tcase_add_test(tc, test_split_memory_is_per_chunk);
 	tcase_add_test(tc, test_split_long_line_is_linear);
+	tcase_add_loop_test(tc, test_load_and_split_alloc_faults, 1, LOAD_SPLIT_ALLOCS + 2);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

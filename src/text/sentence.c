@@ -134,7 +134,9 @@ static int is_lower_letter(uint32_t cp)
 }
 
 /* The word ending at the full stop text[dot] is an abbreviation, an
- * initial ("J. Smith") or a dotted acronym ("e.g.", "U.S.A."). */
+ * initial ("J. Smith") or a dotted acronym ("e.g.", "U.S.A."). The price:
+ * a sentence that really ends in "U.S.A." or an initial runs on into the
+ * next one, which costs a chunker less than cutting "J. | Smith" would. */
 static int is_abbreviation(const char *text, size_t start, size_t dot)
 {
 	size_t b = dot, wlen;

@@ -436,12 +436,15 @@ static enum lp_status compile_pattern(struct lp_splitter *s, struct lp_diag *d)
 {
 	int err;
 	PCRE2_SIZE eoff;
+	size_t n;
 
 	if (!s->p.pattern || !*s->p.pattern)
 		return lp_diag_set(d, LP_E_CONFIG, NULL, 0, 0, "unit regex needs a pattern");
-	s->pattern = lp_mem_strdup(s->p.pattern);
+	n = strlen(s->p.pattern) + 1;
+	s->pattern = lp_mem_alloc(LP_MEM_OTHER, n, d);
 	if (!s->pattern)
-		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory");
+		return LP_E_NOMEM;
+	memcpy(s->pattern, s->p.pattern, n);
 	s->p.pattern = s->pattern;
 	s->re = pcre2_compile((PCRE2_SPTR)s->pattern, PCRE2_ZERO_TERMINATED,
 			      PCRE2_UTF | PCRE2_UCP, &err, &eoff, NULL);

@@ -123,7 +123,9 @@ enum lp_status lp_split_run(struct lp_splitter *s, const char *text, size_t len,
 			    struct lp_span **out, size_t *n, struct lp_diag *d);
 
 /* Weight of text[0..len) in the splitter's unit: how many units a chunk
- * made of exactly this slice would count. */
+ * made of exactly this slice would count. For unit regex the slice is
+ * matched alone, so a pattern that looks behind its start or ahead past its
+ * end may count differently than inside the whole text. */
 size_t lp_split_count(struct lp_splitter *s, const char *text, size_t len);
 
 #endif
