@@ -355,6 +355,19 @@ START_TEST(test_split_regex_keeps_headings_with_sections)
 	ck_assert_str_eq(chunks(splitter(LP_SPLIT_REGEX, 2, 1, LP_BOUNDARY_NONE, "(?m)^#+ "), md),
 			 "Preamble text.\n\n# One\nbody one|# One\nbody one\n\n## Two\nbody two|"
 			 "## Two\nbody two\n# Three");
+	/* Invalid UTF-8 never reaches PCRE2. */
+	{
+		struct lp_splitter *s = splitter(LP_SPLIT_REGEX, 1, 0, LP_BOUNDARY_NONE, "b");
+		struct lp_span *v;
+		size_t n;
+		struct lp_diag d;
+
+		lp_diag_init(&d);
+		ck_assert_int_eq(lp_split_run(s, "ab\xff" "c", 4, &v, &n, &d), LP_E_INPUT);
+		ck_assert_int_eq(d.offset, 2);
+		ck_assert_ptr_null(v);
+		lp_split_free(s);
+	}
 	/* A pattern that matches the empty string still makes progress. */
 	ck_assert_str_eq(chunks(splitter(LP_SPLIT_REGEX, 2, 0, LP_BOUNDARY_NONE, "x*"), "abc"),
 			 "ab|c");

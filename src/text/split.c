@@ -353,6 +353,15 @@ enum lp_status lp_split_each(struct lp_splitter *s, const char *text, size_t len
 	struct cut cut;
 
 	s->match_rc = 0;
+	/* PCRE2 is told not to re-check the subject on every call (that
+	 * would make the split quadratic), so it is checked once here. */
+	if (s->re) {
+		size_t bad = lp_utf8_find_invalid((const unsigned char *)text, len);
+		if (bad < len)
+			return lp_diag_set_offset(d, LP_E_INPUT, NULL, (long long)bad,
+						  "invalid UTF-8 at byte %zu: a pattern needs valid text",
+						  bad);
+	}
 	if (!next_atom(s, text, len, &pos, &a))
 		goto done;
 	start = a.off;
