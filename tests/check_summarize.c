@@ -7,6 +7,7 @@
 
 #include "config/config.h"
 #include "config/node.h"
+#include "config/pipeline.h"
 #include "core/arena.h"
 #include "core/buf.h"
 #include "core/mem.h"
@@ -377,11 +378,19 @@ START_TEST(test_parse)
 	lp_buf_release(&b);
 	lp_arena_release(&f.cfg);
 
-	ck_assert_int_eq(parse_opts(&f, "{prompt: 'Say \"hi\"', max_words: 50}"), LP_OK);
+	ck_assert_int_eq(parse_opts(&f, "{prompt: \"Say 'hi'\", max_words: 50}"), LP_OK);
 	lp_buf_init(&b);
 	lp_stage_summarize.describe(f.opts, &b);
 	ck_assert_str_eq(b.data, "{strategy: extractive, fanout: 4, max_words: 50, max_sentences: 0, "
-			 "prompt: \"Say \\\"hi\\\"\"}");
+			 "prompt: 'Say ''hi'''}");
+	lp_buf_release(&b);
+	lp_arena_release(&f.cfg);
+
+	ck_assert_int_eq(parse_opts(&f, "{prompt: \"a\\nb\\\\\"}"), LP_OK);
+	lp_buf_init(&b);
+	lp_stage_summarize.describe(f.opts, &b);
+	ck_assert_str_eq(b.data, "{strategy: extractive, fanout: 4, max_words: 120, max_sentences: 0, "
+			 "prompt: \"a\\nb\\\\\"}");
 	lp_buf_release(&b);
 	lp_arena_release(&f.cfg);
 
@@ -418,6 +427,50 @@ START_TEST(test_budget_failure_is_clean)
 }
 END_TEST
 
+/* The stages as a pipeline runs them: split, summarize, verify. */
+START_TEST(test_pipeline_end_to_end)
+{
+	static const char yaml[] =
+		"version: 1\n"
+		"stages:\n"
+		"  - split: {unit: sentences, size: 2, boundary: none}\n"
+		"  - summarize: {fanout: 3, max_sentences: 1}\n"
+		"  - verify: {keyphrases: {auto: 4, must: [river]}, min_words: 3, on_fail: fail}\n";
+	struct lp_pipeline *p;
+	struct lp_diag d;
+	struct lp_doc doc;
+	struct lp_buf b;
+	size_t len;
+	char *text;
+
+	lp_diag_init(&d);
+	ck_assert_msg(lp_pipeline_load_text("p.yaml", yaml, strlen(yaml), NULL, NULL, 0, &p, &d) ==
+		      LP_OK, "%d:%d: %s", d.line, d.col, d.msg);
+	ck_assert_uint_eq(p->n_stages, 3);
+	lp_buf_init(&b);
+	for (size_t i = 0; i < 20; i++)
+		lp_buf_addf(&b, "The river%zu carries boats to the river. Boats on the river%zu are "
+			    "slow. ", i, i);
+	text = lp_buf_detach(&b, &len);
+	lp_doc_init(&doc, p);
+	doc.text = text;
+	doc.len = len;
+	for (size_t i = 0; i < p->n_stages; i++)
+		ck_assert_msg(p->stages[i].kind->run(&doc, p->stages[i].opts, &d) == LP_OK,
+			      "stage %zu: %s", i, d.msg);
+	ck_assert_uint_eq(doc.n_chunks, 20);
+	ck_assert_uint_eq(doc.n_levels, 4); /* 20 -> 7 -> 3 -> 1 */
+	ck_assert_ptr_nonnull(doc.summary);
+	ck_assert_ptr_null(strchr(strchr(doc.summary, '.') + 1, '.'));
+	ck_assert(doc.verify.done && doc.verify.passed);
+	ck_assert_str_eq(doc.verify.phrases[0].text, "river");
+	ck_assert_uint_eq(doc.verify.n_phrases, 5);
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+	lp_mem_free(text);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("summarize");
@@ -437,6 +490,7 @@ int main(void)
 	tcase_add_test(tc, test_trace_note);
 	tcase_add_test(tc, test_parse);
 	tcase_add_test(tc, test_budget_failure_is_clean);
+	tcase_add_test(tc, test_pipeline_end_to_end);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
