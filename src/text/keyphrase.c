@@ -342,15 +342,50 @@ static int quote_step(struct extractor *x, const struct lp_token *t, uint32_t cp
 	return 0;
 }
 
+/* Chinese function characters (particles, pronouns, prepositions): an
+ * n-gram that starts or ends with one is a fragment of grammar, not a term
+ * ("的软件包", "软件包的"). Sorted by code point for bsearch. */
+static const uint32_t cjk_function_chars[] = {
+	0x4E0E, /* 与 */ 0x4E2A, /* 个 */ 0x4E3A, /* 为 */ 0x4E48, /* 么 */
+	0x4E4B, /* 之 */ 0x4E5F, /* 也 */ 0x4E86, /* 了 */ 0x4ECE, /* 从 */
+	0x4EE5, /* 以 */ 0x5176, /* 其 */ 0x5230, /* 到 */ 0x53CA, /* 及 */
+	0x5417, /* 吗 */ 0x5427, /* 吧 */ 0x5462, /* 呢 */ 0x548C, /* 和 */
+	0x554A, /* 啊 */ 0x5728, /* 在 */ 0x5BF9, /* 对 */ 0x5C31, /* 就 */
+	0x6216, /* 或 */ 0x628A, /* 把 */ 0x662F, /* 是 */ 0x7684, /* 的 */
+	0x7740, /* 着 */ 0x7B49, /* 等 */ 0x800C, /* 而 */ 0x88AB, /* 被 */
+	0x8FC7, /* 过 */ 0x8FD9, /* 这 */ 0x90A3, /* 那 */ 0x90FD, /* 都 */
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int is_cjk_function(const char *s, size_t len)
+{
+	uint32_t cp;
+
+	if (lp_utf8_decode((const unsigned char *)s, len, &cp) <= 0)
+		return 0;
+	return bsearch(&cp, cjk_function_chars,
+		       sizeof(cjk_function_chars) / sizeof(cjk_function_chars[0]),
+		       sizeof(uint32_t), cmp_u32) != NULL;
+}
+
 static void cjk_step(struct extractor *x, const struct lp_token *t)
 {
 	const struct lp_token *last = x->n_cjk ? &x->cjk[x->n_cjk - 1] : NULL;
+	int ends_badly = is_cjk_function(x->text + t->off, t->len);
 
 	if (last && (t->space_before || last->off + last->len != t->off))
 		x->n_cjk = 0;
-	for (size_t k = 1; k <= x->n_cjk; k++)
-		add_candidate(x, K_CJK, x->cjk[x->n_cjk - k].off, t->off + t->len,
-			      (uint32_t)(k + 1));
+	for (size_t k = 1; k <= x->n_cjk && !ends_badly; k++) {
+		const struct lp_token *first = &x->cjk[x->n_cjk - k];
+		if (!is_cjk_function(x->text + first->off, first->len))
+			add_candidate(x, K_CJK, first->off, t->off + t->len, (uint32_t)(k + 1));
+	}
 	if (x->n_cjk == 3) {
 		memmove(x->cjk, x->cjk + 1, 2 * sizeof(*x->cjk));
 		x->n_cjk = 2;
@@ -437,25 +472,23 @@ static void on_token(struct extractor *x, const struct lp_token *t)
 	x->n_seen++;
 }
 
-static double rake_score(struct extractor *x, const struct entry *e)
+/* Classic RAKE: the phrase's words' degree / frequency, summed. A word that
+ * mostly stands alone scores about 1, one that always comes in a 3-word
+ * term about 3. */
+static double rake_weight(struct extractor *x, const struct entry *e)
 {
 	const char *key = x->phrases.keys.data + e->key_off, *end = key + e->key_len;
 	double sum = 0;
-	size_t n = 0;
 
 	while (key < end) {
 		const char *sp = memchr(key, ' ', (size_t)(end - key));
 		size_t wl = sp ? (size_t)(sp - key) : (size_t)(end - key);
 		struct entry *w = slot(&x->words, hash_key(key, wl), key, wl);
-		if (w->h)
-			sum += log2(1.0 + w->degree);
-		n++;
+		if (w->h && w->freq[K_RAKE])
+			sum += w->degree / (double)w->freq[K_RAKE];
 		key += wl + (sp != NULL);
 	}
-	if (!n)
-		return 0;
-	return sqrt((double)e->freq[K_RAKE]) * (sum / (double)n) *
-	       (1.0 + 0.25 * (double)(n - 1));
+	return sum;
 }
 
 static double best(double a, double b)
@@ -463,20 +496,29 @@ static double best(double a, double b)
 	return a > b ? a : b;
 }
 
+/* log2(1 + frequency) times the weight of its kind: frequency matters,
+ * but slowly enough that a frequent generic word ("line", 2000 times)
+ * does not bury a specific term seen 50 times. */
+static double kind_score(uint32_t freq, double weight)
+{
+	return freq ? log2(1.0 + (double)freq) * weight : 0;
+}
+
 static void score_entry(struct extractor *x, struct entry *e)
 {
 	double s = 0;
 
-	if (e->freq[K_RAKE])
-		s = rake_score(x, e);
-	if (e->freq[K_NUMBER])
-		s = best(s, 3.0 * sqrt((double)e->freq[K_NUMBER]));
-	if (e->freq[K_QUOTED])
-		s = best(s, 3.5 * sqrt((double)e->freq[K_QUOTED]));
-	if (e->freq[K_IDENT])
-		s = best(s, 4.0 * sqrt((double)e->freq[K_IDENT]));
+	/* a RAKE phrase seen once counts half: long one-off phrases, which
+	 * RAKE weighs highest, are its known weakness as a keyphrase */
+	if (e->freq[K_RAKE] == 1)
+		s = 0.5 * rake_weight(x, e);
+	else if (e->freq[K_RAKE])
+		s = kind_score(e->freq[K_RAKE], rake_weight(x, e));
+	s = best(s, kind_score(e->freq[K_NUMBER], 3.0));
+	s = best(s, kind_score(e->freq[K_QUOTED], 4.0));
+	s = best(s, kind_score(e->freq[K_IDENT], 4.0));
 	if (e->freq[K_CJK] >= 2)
-		s = best(s, (1.0 + 0.5 * (double)(e->units - 1)) * sqrt((double)e->freq[K_CJK]));
+		s = best(s, kind_score(e->freq[K_CJK], (double)e->units - 0.5));
 	e->score = s;
 }
 

@@ -6,11 +6,9 @@
  * Candidates come from five detectors over the tokens of text/match.h:
  *
  *  - RAKE phrases: runs of at most 4 content words between stop words,
- *    punctuation, numbers, identifiers and paragraph breaks. A word scores
- *    log2(1 + degree), its degree being the lengths of the phrases it
- *    occurs in, summed (so it grows with frequency and with company, but
- *    slowly enough that identifiers still compete in long texts); a phrase
- *    scores the mean of its words;
+ *    punctuation, numbers, identifiers and paragraph breaks. A word's
+ *    weight is its degree (the lengths of the phrases it occurs in, summed)
+ *    over its frequency; a phrase's is the sum of its words';
  *  - numbers with their unit: "128 tokens", "3.5 GiB", "50%";
  *  - identifiers: CAPS words (HISTFILE, UTF8), code-like words
  *    (snake_case, camelCase) and long options (--max-words); the unit of
@@ -18,12 +16,14 @@
  *  - quoted terms of 1 to 6 words on one line: "...", '...', `...`,
  *    “...”, ‘...’, «...», 「...」, 『...』;
  *  - in CJK text, character n-grams of 2 to 4 letters that occur at least
- *    twice and do not cross punctuation or spaces.
+ *    twice, do not cross punctuation or spaces, and neither start nor
+ *    end with a function character (的, 了, 是, ...).
  *
- * A candidate scores sqrt(frequency) times a weight of its kind (RAKE:
- * its mean word score, longer phrases favoured by 1/4 per extra word;
- * numbers 3, quoted 3.5, identifiers 4; CJK 1 + (n - 1) / 2), taking the
- * best kind when several detectors found the same phrase. Candidates are
+ * A candidate scores log2(1 + frequency) times the weight of its kind
+ * (RAKE: as above, halved for a phrase seen once; numbers 3; quoted terms and identifiers 4; a CJK n-gram
+ * n - 1/2), taking the best kind when several detectors found the same
+ * phrase. The logarithm keeps a generic word seen thousands of times from
+ * burying a specific term seen fifty times. Candidates are
  * ranked by score (ties: first occurrence first) and deduplicated
  * case-insensitively: one whose normal form contains, or is contained in,
  * an already chosen one is skipped ("bash shell" hides "shell").
