@@ -135,6 +135,33 @@ START_TEST(test_max_words)
 }
 END_TEST
 
+START_TEST(test_near_repeats_skipped)
+{
+	const char *v[] = {farm[0], farm[1], farm[2], farm[3], farm[4],
+			   "Cats, dogs and mice all live in the old barn with the farmer today."};
+	char *text = join(v, 6, " ");
+	struct lp_span s[8];
+	double score[8];
+	struct lp_diag d;
+	char *two;
+
+	/* the repeat is as central as the original: ranked second */
+	ck_assert_uint_eq(spans_of(text, s, 8), 6);
+	ck_assert_int_eq(lp_extractive_rank(text, s, 6, score, &d), LP_OK);
+	for (size_t i = 0; i < 5; i++)
+		if (i != 1)
+			ck_assert_double_gt(score[5], score[i]);
+	/* ... but not kept next to it */
+	two = summarize(text, 0, 2);
+	ck_assert_msg(strstr(two, farm[1]) && !strstr(two, "today"), "%s", two);
+	ck_assert_uint_eq(lp_match_count_words(two, strlen(two)),
+			  lp_match_count_words(farm[1], strlen(farm[1])) +
+			  lp_match_count_words(farm[3], strlen(farm[3])));
+	lp_mem_free(two);
+	lp_mem_free(text);
+}
+END_TEST
+
 START_TEST(test_cut_when_nothing_fits)
 {
 	char *s = summarize("One two three four five six seven.", 3, 0);
@@ -481,6 +508,7 @@ int main(void)
 	tcase_add_test(tc, test_rank_central_sentence);
 	tcase_add_test(tc, test_max_sentences_and_order);
 	tcase_add_test(tc, test_max_words);
+	tcase_add_test(tc, test_near_repeats_skipped);
 	tcase_add_test(tc, test_cut_when_nothing_fits);
 	tcase_add_test(tc, test_cjk);
 	tcase_add_test(tc, test_groups_bound_cost);

@@ -13,6 +13,7 @@
 #define DAMPING 0.85
 #define MAX_ITERS 100
 #define EPSILON 1e-6
+#define REDUNDANT 0.7 /* term-set cosine at which a sentence repeats another */
 
 /* Sparse term vector entry: a term hash and its weight. */
 struct term {
@@ -373,25 +374,89 @@ static enum lp_status add_sentence(struct lp_buf *b, const char *s, size_t len,
 	return LP_OK;
 }
 
-/* Mark in keep[] the sentences chosen within the limits; returns how many. */
-static size_t choose(const struct order_item *order, const size_t *words, size_t n,
-		     const struct lp_extractive_opts *o, unsigned char *keep)
+/* Sort t[0..n) by hash and drop repeats; returns the new count. */
+static size_t sort_unique(struct term *t, size_t n)
 {
-	size_t used = 0, kept = 0;
+	size_t out = 0;
 
+	if (n > 1)
+		qsort(t, n, sizeof(*t), cmp_term);
+	for (size_t k = 0; k < n; k++)
+		if (!out || t[out - 1].h != t[k].h)
+			t[out++] = t[k];
+	return out;
+}
+
+/* Is the candidate (kept->terms[start..kept->n)) a near repeat of a kept
+ * sentence: binary cosine of the term sets >= REDUNDANT? */
+static int redundant(const struct group_terms *kept, size_t n_kept, size_t start)
+{
+	const struct term *c = kept->terms + start;
+	size_t nc = kept->n - start;
+
+	for (size_t j = 0; j < n_kept && nc; j++) {
+		const struct term *k = kept->terms + kept->first[j];
+		size_t nk = kept->first[j + 1] - kept->first[j], a = 0, b = 0, both = 0;
+		while (a < nk && b < nc) {
+			if (k[a].h < c[b].h)
+				a++;
+			else if (k[a].h > c[b].h)
+				b++;
+			else
+				both++, a++, b++;
+		}
+		if (nk && (double)both >= REDUNDANT * sqrt((double)nk * (double)nc))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Mark in keep[] the sentences chosen within the limits, best first,
+ * skipping near repeats of a sentence already kept (documents repeat
+ * boilerplate, and upper tree levels see the same point from several
+ * chunks). With no limit at all every sentence is kept as is. Sets *n_kept.
+ */
+static enum lp_status choose(const char *text, const struct lp_span *spans,
+			     const struct order_item *order, const size_t *words, size_t n,
+			     const struct lp_extractive_opts *o, unsigned char *keep,
+			     size_t *n_kept, struct lp_diag *d)
+{
+	struct group_terms kept = {0};
+	size_t used = 0, nk = 0;
+	int limited = o->max_words || o->max_sentences;
+	enum lp_status st = LP_OK;
+
+	kept.first = lp_mem_alloc(LP_MEM_SCRATCH, (n + 1) * sizeof(size_t), d);
+	if (!kept.first)
+		return LP_E_NOMEM;
+	kept.first[0] = 0;
 	for (size_t k = 0; k < n; k++) {
-		size_t i = order[k].i;
-		if (o->max_sentences && kept == o->max_sentences)
+		size_t i = order[k].i, start = kept.n;
+		if (o->max_sentences && nk == o->max_sentences)
 			break;
 		if (o->max_words && used + words[i] > o->max_words)
 			continue;
+		if (limited) {
+			if ((st = sentence_terms(&kept, text, spans[i], d)))
+				break;
+			kept.n = start + sort_unique(kept.terms + start, kept.n - start);
+			if (redundant(&kept, nk, start)) {
+				kept.n = start;
+				continue;
+			}
+		}
+		kept.first[nk + 1] = kept.n;
 		keep[i] = 1;
 		used += words[i];
-		kept++;
+		nk++;
 		if (o->max_words && used == o->max_words)
 			break;
 	}
-	return kept;
+	lp_mem_free(kept.first);
+	lp_mem_free(kept.terms);
+	*n_kept = nk;
+	return st;
 }
 
 static enum lp_status write_summary(const char *text, const struct lp_span *spans, size_t n,
@@ -421,6 +486,7 @@ static enum lp_status select_and_write(const char *text, const struct lp_span *s
 	struct order_item *order = lp_mem_alloc(LP_MEM_SCRATCH, n * sizeof(*order), d);
 	size_t *words = lp_mem_alloc(LP_MEM_SCRATCH, n * sizeof(size_t), d);
 	unsigned char *keep = lp_mem_calloc(LP_MEM_SCRATCH, n, 1, d);
+	size_t n_kept = 0;
 	enum lp_status st = LP_E_NOMEM;
 
 	if (!order || !words || !keep)
@@ -431,7 +497,9 @@ static enum lp_status select_and_write(const char *text, const struct lp_span *s
 		words[i] = lp_match_count_words(text + spans[i].off, spans[i].len);
 	}
 	qsort(order, n, sizeof(*order), cmp_order);
-	if (choose(order, words, n, o, keep))
+	if ((st = choose(text, spans, order, words, n, o, keep, &n_kept, d)))
+		goto out;
+	if (n_kept)
 		st = write_summary(text, spans, n, keep, b);
 	else /* nothing fits: cut the best sentence */
 		st = add_sentence(b, text + spans[order[0].i].off, spans[order[0].i].len,

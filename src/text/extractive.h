@@ -16,8 +16,9 @@
  * is linear in the text beyond that, memory is O(sentences + group^2).
  *
  * Selection walks sentences from the best score down (ties: earlier first),
- * keeping each one that still fits max_words and max_sentences, and prints
- * the kept ones in document order. Words are counted by lp_match_count_words,
+ * keeping each one that still fits max_words and max_sentences and is not
+ * a near repeat of one already kept (cosine of the two term sets >= 0.7),
+ * and prints the kept ones in document order. Words are counted by lp_match_count_words,
  * so every CJK character counts as a word. If not even one sentence fits, the
  * best one is cut after max_words words so that a summary is never empty
  * when the text is not. White space inside sentences is collapsed to one
