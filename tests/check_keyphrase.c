@@ -306,6 +306,47 @@ START_TEST(test_bounded_table)
 }
 END_TEST
 
+/* Every tracked allocation of an extraction and a match, failed in turn:
+ * a clean LP_E_NOMEM and nothing leaked, success past the last one. */
+START_TEST(test_fault_sweep)
+{
+	static const char text[] =
+		"Set HISTFILE before the \"history list\" grows to 500 lines. The history "
+		"list keeps 3.5 GiB. 人工智能研究人工智能。";
+	struct lp_arena a;
+	struct lp_diag d;
+	struct lp_match m;
+	const char **v;
+	char n[16];
+	size_t k;
+	int found = 0;
+	enum lp_status st;
+
+	/* set before the first allocation: the allocator reads it once */
+	snprintf(n, sizeof(n), "%d", _i);
+	setenv("LPIPE_FAIL_ALLOC", n, 1); /* forked test: stays in this child */
+	lp_arena_init(&a);
+	lp_diag_init(&d);
+	st = lp_keyphrase_extract(text, strlen(text), 4, &a, &v, &k, &d);
+	if (!st && !(st = lp_match_init(&m, text, strlen(text), &d))) {
+		st = lp_match_contains(&m, "History  LIST", 13, &found);
+		lp_match_release(&m);
+	}
+	if (st) {
+		ck_assert_int_eq(st, LP_E_NOMEM);
+	} else {
+		ck_assert_uint_eq(k, 4);
+		ck_assert_int_eq(found, 1);
+	}
+	if (_i == 1)
+		ck_assert_int_eq(st, LP_E_NOMEM);
+	if (_i == 60)
+		ck_assert_int_eq(st, LP_OK);
+	lp_arena_release(&a);
+	ck_assert_uint_eq(lp_mem_current_total(), 0);
+}
+END_TEST
+
 /* ---- the verify stage ---------------------------------------------- */
 
 struct fixture {
@@ -528,6 +569,7 @@ int main(void)
 	tcase_add_test(tc, test_chinese_ngrams);
 	tcase_add_test(tc, test_dedupe_case_insensitive);
 	tcase_add_test(tc, test_bounded_table);
+	tcase_add_loop_test(tc, test_fault_sweep, 1, 61);
 	tcase_add_test(tc, test_verify_pass_and_fail);
 	tcase_add_test(tc, test_verify_min_words_and_warn);
 	tcase_add_test(tc, test_verify_auto);

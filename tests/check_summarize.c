@@ -454,6 +454,40 @@ START_TEST(test_budget_failure_is_clean)
 }
 END_TEST
 
+/* Every tracked allocation of a summary, failed in turn: a clean
+ * LP_E_NOMEM with a message and nothing leaked, and success once the sweep
+ * passes the last allocation. */
+START_TEST(test_fault_sweep)
+{
+	static const char text[] =
+		"Cats chase mice around the old barn. Cats, dogs and mice all live in the old "
+		"barn with the farmer. Dogs guard the farmer and the barn at night. The farmer "
+		"feeds the cats and the dogs. 人工智能研究如何让计算机模拟人类智能。";
+	struct lp_extractive_opts o = {20, 0};
+	struct lp_diag d;
+	char n[16], *out = NULL;
+	size_t len;
+	enum lp_status st;
+
+	/* set before the first allocation: the allocator reads it once */
+	snprintf(n, sizeof(n), "%d", _i);
+	setenv("LPIPE_FAIL_ALLOC", n, 1); /* forked test: stays in this child */
+	lp_diag_init(&d);
+	st = lp_extractive_summarize(text, strlen(text), &o, &out, &len, &d);
+	if (st) {
+		ck_assert_int_eq(st, LP_E_NOMEM);
+		ck_assert_ptr_null(out);
+		ck_assert_msg(d.msg[0], "allocation %d failed without a message", _i);
+	}
+	if (_i == 1)
+		ck_assert_int_eq(st, LP_E_NOMEM);
+	if (_i == 40)
+		ck_assert_int_eq(st, LP_OK);
+	lp_mem_free(out);
+	ck_assert_uint_eq(lp_mem_current_total(), 0);
+}
+END_TEST
+
 /* The stages as a pipeline runs them: split, summarize, verify. */
 START_TEST(test_pipeline_end_to_end)
 {
@@ -519,6 +553,7 @@ int main(void)
 	tcase_add_test(tc, test_parse);
 	tcase_add_test(tc, test_budget_failure_is_clean);
 	tcase_add_test(tc, test_pipeline_end_to_end);
+	tcase_add_loop_test(tc, test_fault_sweep, 1, 41);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
