@@ -211,9 +211,10 @@ static enum lp_status add_literal(struct checker *k, const char *phrase, const c
 {
 	struct lp_keyphrase *p = &k->r->phrases[k->r->n_phrases];
 
-	p->text = phrase;
+	/* the doc may outlive the pipeline whose options hold the phrase */
+	p->text = lp_arena_strdup(&k->doc->arena, phrase);
 	p->origin = origin;
-	if (lp_match_contains(&k->m, phrase, strlen(phrase), &p->survived))
+	if (!p->text || lp_match_contains(&k->m, phrase, strlen(phrase), &p->survived))
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory matching keyphrases");
 	k->r->n_phrases++;
 	k->r->n_survived += p->survived != 0;
@@ -227,7 +228,9 @@ static enum lp_status add_regex(struct checker *k, const char *pattern, struct l
 	enum lp_status st;
 
 	lp_diag_init(&rd);
-	p->text = pattern;
+	p->text = lp_arena_strdup(&k->doc->arena, pattern);
+	if (!p->text)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory matching keyphrases");
 	p->origin = "regex";
 	st = lp_match_regex_search(pattern, k->out, k->out_len, &p->survived, &rd);
 	if (st == LP_E_NOMEM) {
