@@ -129,10 +129,9 @@ static enum lp_status select_top(struct lp_doc *doc, const struct retrieve_opts 
 /* Say what was kept on the trace entry the runner opened for this stage. */
 static void note_kept(struct lp_doc *doc, size_t keep, size_t n)
 {
-	struct lp_stage_trace *t = doc->n_trace ? &doc->trace[doc->n_trace - 1] : NULL;
-
-	if (t && t->kind && !strcmp(t->kind, "retrieve") && !t->note)
-		t->note = lp_arena_printf(&doc->arena, "kept %zu of %zu chunks", keep, n);
+	if (doc->n_trace)
+		doc->trace[doc->n_trace - 1].note =
+			lp_arena_printf(&doc->arena, "kept %zu of %zu chunks", keep, n);
 }
 
 static enum lp_status retrieve_run(struct lp_doc *doc, const void *opts, struct lp_diag *d)
