@@ -44,6 +44,14 @@ for code in 0 1 2 3 4 5; do
 	fi
 done
 
+# The man pages format without warnings (when groff is installed).
+if command -v groff >/dev/null 2>&1; then
+	for page in lpipe.1 lpipe-pipeline.5; do
+		warn=$(groff -man -Tutf8 -ww -z "$top_srcdir/man/$page" 2>&1)
+		[ -z "$warn" ] && ok "$page formats cleanly" || fail "$page: $warn"
+	done
+fi
+
 lp
 expect "no command" 2 "usage: lpipe"
 lp rn
