@@ -12,3 +12,9 @@ TESTS += tests/cli/basics.sh tests/cli/pipelines.sh tests/cli/hostile.sh \
 EXTRA_DIST += tests/cli/lib.sh tests/cli/basics.sh tests/cli/pipelines.sh \
 	tests/cli/hostile.sh tests/cli/output.sh tests/cli/golden.sh \
 	tests/data/cli pipelines scripts/bootstrap .ci/run README.md
+
+check_PROGRAMS += tests/check_cli
+TESTS += tests/check_cli
+tests_check_cli_SOURCES = tests/check_cli.c
+tests_check_cli_CFLAGS = $(TEST_CFLAGS)
+tests_check_cli_LDADD = $(TEST_LIBS)
