@@ -35,6 +35,15 @@ for cmd in run check help version; do
 		fi
 	done
 done
+# ... and so is every command of the table.
+lp --help
+for cmd in $(sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p' "$OUT"); do
+	if grep -q "^\.BI* \"*$cmd\( \|\"\|\$\)" "$top_srcdir/man/lpipe.1"; then
+		ok "lpipe.1 documents command $cmd"
+	else
+		fail "lpipe.1 does not document command $cmd"
+	fi
+done
 # ... and every exit code of lp_status_exit_code.
 for code in 0 1 2 3 4 5; do
 	if grep -q "^\.B $code\$" "$top_srcdir/man/lpipe.1"; then
