@@ -21,66 +21,66 @@ bad() {
 }
 
 # (1) YAML syntax error: file:line:col
-bad syntax <<'Y'
+bad c1 <<'Y'
 stages:
   - split: {size: 64
 output: {format: text}
 Y
-expect "(1) YAML syntax error" 2 "syntax.yaml:"
-grep -q "syntax.yaml:[0-9]*:[0-9]*: error:" "$ERR" && ok "(1) syntax error has line:col" ||
+expect "(1) YAML syntax error" 2 "c1.yaml:"
+grep -q "c1.yaml:[0-9]*:[0-9]*: error:" "$ERR" && ok "(1) syntax error has line:col" ||
 	fail "(1) syntax error lacks line:col"
 
 # (2) unknown key, with the nearest valid key suggested
-bad unknown-key <<'Y'
+bad c2 <<'Y'
 stages:
   - split: {size: 64}
 outptu: {format: text}
 Y
-expect "(2) unknown key" 2 "unknown-key.yaml:4:" "'outptu'" "did you mean 'output'"
+expect "(2) unknown key" 2 "c2.yaml:4:" "'outptu'" "did you mean 'output'"
 
 # (3) wrong type: a list where a number is expected
-bad wrong-type <<'Y'
+bad c3 <<'Y'
 stages:
   - split: {size: [1, 2]}
 Y
-expect "(3) wrong type" 2 "wrong-type.yaml:3:" "size"
+expect "(3) wrong type" 2 "c3.yaml:3:" "'size'" "integer"
 
 # (4) overlap not smaller than size
-bad overlap <<'Y'
+bad c4 <<'Y'
 stages:
   - split: {size: 64, overlap: 64}
 Y
-expect "(4) overlap >= size" 2 "overlap.yaml:3:" "overlap"
+expect "(4) overlap >= size" 2 "c4.yaml:3:" "overlap" "size"
 
 # (5) unknown stage kind, with a suggestion
-bad kind <<'Y'
+bad c5 <<'Y'
 stages:
   - splitt: {size: 64}
 Y
-expect "(5) unknown stage kind" 2 "kind.yaml:3:" "'splitt'" "did you mean 'split'"
+expect "(5) unknown stage kind" 2 "c5.yaml:3:" "'splitt'" "did you mean 'split'"
 
 # (6) empty stage list
-bad empty-stages <<'Y'
+bad c6 <<'Y'
 stages: []
 Y
-expect "(6) empty stage list" 2 "empty-stages.yaml:2:" "stages"
+expect "(6) empty stage list" 2 "c6.yaml:2:" "'stages'" "empty"
 
 # duplicate key
-bad duplicate <<'Y'
+bad c7 <<'Y'
 stages:
   - split: {size: 64}
 stages:
   - split: {size: 32}
 Y
-expect "duplicate key" 2 "duplicate.yaml:4:" "duplicate" "'stages'"
+expect "duplicate key" 2 "c7.yaml:4:" "duplicate" "'stages'"
 
-# alias (anchors and aliases are refused: no expansion blow-up)
-bad alias <<'Y'
+# anchor and alias (refused: no expansion blow-up)
+bad c8 <<'Y'
 base: &b {size: 64}
 stages:
   - split: *b
 Y
-expect "alias" 2 "alias.yaml:" "alias"
+expect "anchor and alias" 2 "c8.yaml:2:" "anchor"
 
 # missing files
 lp check "$WORK/no-such.yaml"
@@ -93,7 +93,7 @@ expect "directory as document" 3
 # (7) invalid UTF-8: refused with the byte offset, accepted with replace
 printf 'The first sentence is fine. Then \377 breaks it.\n' >"$WORK/latin1.txt"
 lp run "$SPLIT" "$WORK/latin1.txt"
-expect "(7) invalid UTF-8 refused" 3 "latin1.txt" "byte 33"
+expect "(7) invalid UTF-8 refused" 3 "latin1.txt: byte 33:" "UTF-8"
 lp run "$SPLIT" "$WORK/latin1.txt" --set input.invalid_utf8=replace --format json
 expect "(7) invalid UTF-8 replaced" 0
 expect_out "(7) replacement counted" '"replaced_invalid": 1'
@@ -101,18 +101,18 @@ lp run "$SPLIT" "$WORK/latin1.txt" --set input.invalid_utf8=replace
 expect_out "(7) U+FFFD in the output" "$(printf 'Then \357\277\275 breaks')"
 
 # (8) binary file
-printf 'ELF\000\001\002binary stuff\n' >"$WORK/binary.bin"
+printf 'ELF\000\001\002some data\n' >"$WORK/binary.bin"
 lp run "$SPLIT" "$WORK/binary.bin"
-expect "(8) binary file" 3 "binary.bin" "binary"
+expect "(8) binary file" 3 "binary.bin" "NUL byte"
 
 # (9) empty file, and one of white space only
-: >"$WORK/empty.txt"
-lp run "$SPLIT" "$WORK/empty.txt"
-expect "(9) empty file" 3 "empty.txt" "empty"
-printf ' \n\t\n' >"$WORK/blank.txt"
-lp run "$SPLIT" "$WORK/blank.txt"
-expect "(9) blank file" 3 "blank.txt" "empty"
-lp_stdin "$WORK/empty.txt" run "$SPLIT" -
+: >"$WORK/void.txt"
+lp run "$SPLIT" "$WORK/void.txt"
+expect "(9) empty file" 3 "void.txt" "empty"
+printf ' \n\t\n' >"$WORK/spaces.txt"
+lp run "$SPLIT" "$WORK/spaces.txt"
+expect "(9) blank file" 3 "spaces.txt" "empty"
+lp_stdin "$WORK/void.txt" run "$SPLIT" -
 expect "(9) empty standard input" 3 "empty"
 
 # The same document from standard input and from a file gives the same result.

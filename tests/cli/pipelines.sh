@@ -15,9 +15,9 @@ for f in "$PIPELINES"/*.yaml; do
 		lp check "$WORK/plan-$name"
 		expect "the plan of $name checks too" 0
 	fi
-	lp check -q "what is it about?" --set memory.budget=64MiB "$f"
+	lp check -q "what is it about?" --set memory.budget=48MiB "$f"
 	expect "check -q --set $name" 0
-	expect_out "--set reaches the plan of $name" "67108864"
+	expect_out "--set reaches the plan of $name" "budget: 48MiB"
 done
 [ "$n" -ge 2 ] && ok "$n pipelines found" || fail "only $n pipelines in $PIPELINES"
 
