@@ -180,6 +180,8 @@ static int run(const struct run_opts *o)
 	s = lp_runner_load_pipeline(o->pipeline, o->question, o->sets, o->n_sets, &p, &d);
 	if (s) {
 		lp_diag_print(&d, stderr);
+		if (!o->question && strstr(d.msg, "'question'"))
+			fputs("lpipe: hint: give the question with -q TEXT\n", stderr);
 		return lp_status_exit_code(s);
 	}
 	s = lp_runner_budget(p, o->mem_budget, &budget, &d);

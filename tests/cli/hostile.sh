@@ -82,6 +82,20 @@ stages:
 Y
 expect "anchor and alias" 2 "c8.yaml:2:" "anchor"
 
+# ${question} without -q: the config error, and a hint about -q
+Q=$(pipeline question <<'Y'
+version: 1
+name: "about ${question}"
+stages:
+  - split: {size: 64}
+Y
+)
+lp run "$Q" "$DOC"
+expect "undefined \${question}" 2 "question.yaml:2:" "'question'" "-q TEXT"
+lp run "$Q" "$DOC" -q lighthouses --format json
+expect "-q sets \${question}" 0
+expect_out "-q reaches the pipeline" '"name": "about lighthouses"'
+
 # missing files
 lp check "$WORK/no-such.yaml"
 expect "missing pipeline" 3 "no-such.yaml"
