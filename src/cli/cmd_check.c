@@ -43,6 +43,8 @@ static int check(const char *path, const char *question, const char **sets, size
 	s = lp_runner_load_pipeline(path, question ? question : "${question}", sets, n_sets,
 				    &p, &d);
 	if (s) {
+		if (!d.msg[0])
+			lp_diag_set(&d, s, NULL, 0, 0, "%s", lp_status_str(s));
 		lp_diag_print(&d, stderr);
 		return lp_status_exit_code(s);
 	}

@@ -156,6 +156,14 @@ static enum lp_status write_output(struct lp_doc *doc, const struct run_opts *o,
 	return lp_afile_commit(&af, d);
 }
 
+/* Print a diagnostic; one left empty by its caller still names the status. */
+static void print_diag(struct lp_diag *d, enum lp_status s)
+{
+	if (!d->msg[0])
+		lp_diag_set(d, s, NULL, 0, 0, "%s", lp_status_str(s));
+	lp_diag_print(d, stderr);
+}
+
 /* A failed verification is not an error of the tool: say what failed. */
 static void print_verify_failure(const struct lp_diag *d)
 {
@@ -179,21 +187,21 @@ static int run(const struct run_opts *o)
 	lp_diag_init(&d);
 	s = lp_runner_load_pipeline(o->pipeline, o->question, o->sets, o->n_sets, &p, &d);
 	if (s) {
-		lp_diag_print(&d, stderr);
+		print_diag(&d, s);
 		if (!o->question && strstr(d.msg, "'question'"))
 			fputs("lpipe: hint: give the question with -q TEXT\n", stderr);
 		return lp_status_exit_code(s);
 	}
 	s = lp_runner_budget(p, o->mem_budget, &budget, &d);
 	if (s) {
-		lp_diag_print(&d, stderr);
+		print_diag(&d, s);
 		lp_pipeline_free(p);
 		return lp_status_exit_code(s);
 	}
 	lp_mem_set_budget(budget);
 	ran = lp_runner_run(p, o->doc, o->question, &doc, &stats, &d);
 	if (ran && ran != LP_E_VERIFY) {
-		lp_diag_print(&d, stderr);
+		print_diag(&d, ran);
 		s = ran;
 		goto out;
 	}
@@ -206,7 +214,7 @@ static int run(const struct run_opts *o)
 		s = write_output(&doc, o, o->has_format ? o->format : p->output.format,
 				 &stats, &wd);
 		if (s)
-			lp_diag_print(&wd, stderr);
+			print_diag(&wd, s);
 		else
 			s = ran;
 	}
