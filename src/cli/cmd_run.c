@@ -207,17 +207,12 @@ static int run(const struct run_opts *o)
 	}
 	if (ran == LP_E_VERIFY)
 		print_verify_failure(&d);
-	{
-		struct lp_diag wd;
-
-		lp_diag_init(&wd);
-		s = write_output(&doc, o, o->has_format ? o->format : p->output.format,
-				 &stats, &wd);
-		if (s)
-			print_diag(&wd, s);
-		else
-			s = ran;
-	}
+	lp_diag_init(&d);
+	s = write_output(&doc, o, o->has_format ? o->format : p->output.format, &stats, &d);
+	if (s)
+		print_diag(&d, s);
+	else
+		s = ran;
 out:
 	lp_doc_release(&doc);
 	lp_pipeline_free(p);
