@@ -10,3 +10,9 @@ tests_check_gguf_SOURCES = tests/check_gguf.c \
 tests_check_gguf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_check_gguf_CFLAGS = $(TEST_CFLAGS)
 tests_check_gguf_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/check_quant
+TESTS += tests/check_quant
+tests_check_quant_SOURCES = tests/check_quant.c
+tests_check_quant_CFLAGS = $(TEST_CFLAGS)
+tests_check_quant_LDADD = $(TEST_LIBS)
