@@ -14,6 +14,7 @@ static int cmd_version(int argc, char **argv)
 
 static const struct lp_command commands[] = {
 	{ "version", cmd_version, "print the version", "lpipe version" },
+	{ "model", cmd_model, "inspect a GGUF model file", lp_usage_model },
 	{ NULL, NULL, NULL, NULL },
 };
 

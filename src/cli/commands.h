@@ -16,6 +16,9 @@ struct lp_command {
 	const char *usage;   /* full usage for `lpipe help NAME` */
 };
 
+int cmd_model(int argc, char **argv);
+extern const char lp_usage_model[];
+
 /* Dispatch argv[1] through the command table; returns the exit code. */
 int lp_cli_main(int argc, char **argv);
 /* The command called `name`, or NULL. */
