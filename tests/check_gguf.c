@@ -341,6 +341,23 @@ START_TEST(test_huge_counts_fail_fast)
 	}
 	d = expect_fail(p, sizeof(p));
 	ck_assert_ptr_nonnull(strstr(d.msg, "array of"));
+	/* the largest count that could fit, with one real entry followed by
+	 * junk: the tables grow only with parsed entries, so this is a model
+	 * error at the junk, not an allocation of count-sized tables */
+	{
+		size_t len = 1 << 20;
+		unsigned char *big = malloc(len);
+		uint64_t klen = 1;
+		uint32_t t = LP_GGUF_UINT32;
+		memset(big, 0xff, len);
+		n = header(big, 3, 0, (len - 24) / 13);
+		memcpy(big + n, &klen, 8); big[n + 8] = 'k'; n += 9;
+		memcpy(big + n, &t, 4); n += 8;
+		d = expect_fail(big, len);
+		ck_assert_int_eq(d.offset, (long long)n);
+		ck_assert_ptr_nonnull(strstr(d.msg, "past the end"));
+		free(big);
+	}
 	lp_mem_set_budget(0);
 }
 END_TEST
