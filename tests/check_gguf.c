@@ -571,6 +571,8 @@ START_TEST(test_allocation_failures_are_clean)
 	struct lp_diag d;
 	enum lp_status s;
 
+	if (getenv("CK_FORK") && !strcmp(getenv("CK_FORK"), "no"))
+		return; /* the allocation counter would carry over between runs */
 	for (int k = 0; k < 512; k++)
 		data[k] = frand();
 	w = full_writer(data, 512);
