@@ -12,6 +12,7 @@ static const struct lp_command commands[] = {
 	{ "check", cmd_check, "validate a pipeline and print the resolved plan", lp_usage_check },
 	{ "help", cmd_help, "show help for lpipe or one command", lp_usage_help },
 	{ "version", cmd_version, "print the version", lp_usage_version },
+	{ "model", cmd_model, "inspect a GGUF model file", lp_usage_model },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -33,6 +33,8 @@ extern const char lp_usage_run[];
 extern const char lp_usage_check[];
 extern const char lp_usage_help[];
 extern const char lp_usage_version[];
+int cmd_model(int argc, char **argv);
+extern const char lp_usage_model[];
 
 /* Dispatch argv[1] through the command table; returns the exit code. */
 int lp_cli_main(int argc, char **argv);
