@@ -1,1 +1,4 @@
-# backend: sources and Check suite (see Makefile.am)
+# backend: CPU kernels (see Makefile.am)
+liblpipe_la_SOURCES += \
+	src/backend/cpu/kernels.c src/backend/cpu/kernels.h \
+	src/backend/cpu/dot_scalar.c
