@@ -24,3 +24,4 @@ liblpipe_la_SOURCES += \
 	src/model/bpe.c src/model/spm.c \
 	src/model/chat.c src/model/chat.h \
 	src/model/sampler.c src/model/sampler.h
+liblpipe_la_SOURCES += src/model/vocab_gguf.c src/cli/cmd_tokenize.c
