@@ -25,3 +25,17 @@ liblpipe_la_SOURCES += \
 	src/model/chat.c src/model/chat.h \
 	src/model/sampler.c src/model/sampler.h
 liblpipe_la_SOURCES += src/model/vocab_gguf.c src/cli/cmd_tokenize.c
+
+check_PROGRAMS += tests/check_tokenizer tests/check_tokenizer_model
+TESTS += tests/check_tokenizer tests/check_tokenizer_model
+tests_check_tokenizer_SOURCES = tests/check_tokenizer.c \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_check_tokenizer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_check_tokenizer_CFLAGS = $(TEST_CFLAGS)
+tests_check_tokenizer_LDADD = $(TEST_LIBS)
+# The same suite against SmolLM2 and its fixtures; skips (77) without the model.
+tests_check_tokenizer_model_SOURCES = $(tests_check_tokenizer_SOURCES)
+tests_check_tokenizer_model_CPPFLAGS = $(tests_check_tokenizer_CPPFLAGS) -DLP_TOK_REAL_MODEL
+tests_check_tokenizer_model_CFLAGS = $(TEST_CFLAGS)
+tests_check_tokenizer_model_LDADD = $(TEST_LIBS)
+EXTRA_DIST += tests/data/smollm2
