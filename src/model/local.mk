@@ -39,3 +39,12 @@ tests_check_tokenizer_model_CPPFLAGS = $(tests_check_tokenizer_CPPFLAGS) -DLP_TO
 tests_check_tokenizer_model_CFLAGS = $(TEST_CFLAGS)
 tests_check_tokenizer_model_LDADD = $(TEST_LIBS)
 EXTRA_DIST += tests/data/smollm2
+
+check_PROGRAMS += tests/check_sampler tests/check_chat
+TESTS += tests/check_sampler tests/check_chat
+tests_check_sampler_SOURCES = tests/check_sampler.c
+tests_check_sampler_CFLAGS = $(TEST_CFLAGS)
+tests_check_sampler_LDADD = $(TEST_LIBS)
+tests_check_chat_SOURCES = tests/check_chat.c
+tests_check_chat_CFLAGS = $(TEST_CFLAGS)
+tests_check_chat_LDADD = $(TEST_LIBS)
