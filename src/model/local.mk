@@ -48,3 +48,8 @@ tests_check_sampler_LDADD = $(TEST_LIBS)
 tests_check_chat_SOURCES = tests/check_chat.c
 tests_check_chat_CFLAGS = $(TEST_CFLAGS)
 tests_check_chat_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/fuzz/fuzz_tokenizer
+TESTS += tests/fuzz/fuzz_tokenizer
+tests_fuzz_fuzz_tokenizer_SOURCES = tests/fuzz/fuzz_tokenizer.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_tokenizer_LDADD = $(TEST_LIBS)
