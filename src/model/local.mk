@@ -61,3 +61,10 @@ models:
 	$(SHELL) $(top_srcdir)/scripts/fetch-models $(FETCH_MODELS_FLAGS)
 .PHONY: models
 EXTRA_DIST += scripts/fetch-models
+
+# Benchmark, built with the tests but not run by them: after make check,
+# tests/bench/tokenizer-speed.py BUILD_DIR MODEL TEXT compares with peers.
+check_PROGRAMS += tests/bench/bench_tokenizer
+tests_bench_bench_tokenizer_SOURCES = tests/bench/bench_tokenizer.c
+tests_bench_bench_tokenizer_LDADD = liblpipe.la $(LP_LIBS)
+EXTRA_DIST += tests/bench/tokenizer-speed.py
