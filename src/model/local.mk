@@ -68,3 +68,6 @@ check_PROGRAMS += tests/bench/bench_tokenizer
 tests_bench_bench_tokenizer_SOURCES = tests/bench/bench_tokenizer.c
 tests_bench_bench_tokenizer_LDADD = liblpipe.la $(LP_LIBS)
 EXTRA_DIST += tests/bench/tokenizer-speed.py
+
+TESTS += tests/cli/tokenize.sh
+EXTRA_DIST += tests/cli/tokenize.sh
