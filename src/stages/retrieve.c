@@ -90,8 +90,8 @@ static enum lp_status score_set(struct lp_doc *doc, const struct retrieve_opts *
 		const struct lp_chunk *c = &doc->chunks[set[i]];
 		st = lp_bm25_add(ix, doc->text + c->off, c->len, d);
 	}
-	if (st == LP_OK)
-		st = lp_bm25_finish(ix, d);
+	/* One query: scoring the index as built reads each posting once and
+	 * skips the regrouping copy that lp_bm25_finish would make. */
 	if (st == LP_OK)
 		st = lp_bm25_score(ix, o->query, strlen(o->query), scores, &n_terms, d);
 	lp_bm25_free(ix);
@@ -184,8 +184,9 @@ static void retrieve_describe(const void *opts, struct lp_buf *out)
 			lp_buf_addc(out, '\\');
 		lp_buf_addc(out, *s == '\n' ? ' ' : *s);
 	}
-	lp_buf_addf(out, "\", top_k: %lld, order: %s, scorer: bm25, k1: %g, b: %g}",
-		    o->top_k, order_names[o->order], o->bm25.k1, o->bm25.b);
+	/* Only the stage's own keys: the plan is read back as a pipeline, and
+	 * the scorer and its k1, b belong to the retrieval section. */
+	lp_buf_addf(out, "\", top_k: %lld, order: %s}", o->top_k, order_names[o->order]);
 }
 
 const struct lp_stage_kind lp_stage_retrieve = {
