@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -15,8 +16,21 @@
 
 /* Spin iterations before a waiting worker sleeps: long enough to cover
  * the gap between two matrix products of one token, short enough not to
- * burn a core while the tool is idle. */
-#define SPIN_LIMIT 20000
+ * take a core from the caller when the machine is oversubscribed. */
+#define SPIN_LIMIT 4000
+
+/*
+ * The state word: generation (high 32 bits), a "closed" bit, and the number
+ * of workers inside the current loop (low 31 bits). A worker enters a loop
+ * only by incrementing `active` while the loop is open and still current;
+ * the caller closes the loop once it has run out of chunks and no worker is
+ * inside. So the caller never waits for a worker that has not woken up
+ * (it just does the chunks itself), and a late worker can never read the
+ * fields of the next loop half-written.
+ */
+#define GEN_SHIFT 32
+#define CLOSED ((uint64_t)1 << 31)
+#define ACTIVE_MASK (CLOSED - 1)
 
 struct worker {
 	struct lp_pool *pool;
@@ -29,14 +43,13 @@ struct lp_pool {
 	struct worker *workers;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	atomic_uint gen;           /* bumped once per loop */
+	_Atomic uint64_t state;
 	atomic_int stop;
-	/* The current loop; written before gen is bumped. */
+	/* The current loop; written while the previous one is closed. */
 	lp_pool_fn fn;
 	void *arg;
 	size_t len, chunk;
 	atomic_size_t next;        /* first unclaimed index */
-	atomic_int pending;        /* workers not yet done with this loop */
 };
 
 int lp_pool_default_threads(void)
@@ -55,36 +68,56 @@ static void run_chunks(struct lp_pool *p, int tid)
 	}
 }
 
-/* Wait until the generation differs from `seen`; returns the new one. */
-static unsigned wait_gen(struct lp_pool *p, unsigned seen)
+static uint32_t gen_of(uint64_t s)
 {
-	unsigned g;
+	return (uint32_t)(s >> GEN_SHIFT);
+}
+
+/* Wait until the generation differs from `seen`; returns the new one. */
+static uint32_t wait_gen(struct lp_pool *p, uint32_t seen)
+{
+	uint32_t g;
 
 	for (int i = 0; i < SPIN_LIMIT; i++) {
-		g = atomic_load_explicit(&p->gen, memory_order_acquire);
+		g = gen_of(atomic_load_explicit(&p->state, memory_order_acquire));
 		if (g != seen || atomic_load(&p->stop))
 			return g;
 		cpu_relax();
 	}
 	pthread_mutex_lock(&p->mu);
-	while ((g = atomic_load(&p->gen)) == seen && !atomic_load(&p->stop))
+	while ((g = gen_of(atomic_load(&p->state))) == seen && !atomic_load(&p->stop))
 		pthread_cond_wait(&p->cv, &p->mu);
 	pthread_mutex_unlock(&p->mu);
 	return g;
+}
+
+/* Join loop `g` if it is still open; 1 when joined. */
+static int enter(struct lp_pool *p, uint32_t g)
+{
+	uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
+
+	while (gen_of(s) == g && !(s & CLOSED))
+		if (atomic_compare_exchange_weak_explicit(&p->state, &s, s + 1,
+							  memory_order_acq_rel,
+							  memory_order_acquire))
+			return 1;
+	return 0;
 }
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct lp_pool *p = w->pool;
-	unsigned seen = 0;
+	uint32_t seen = 0;
 
 	for (;;) {
 		seen = wait_gen(p, seen);
 		if (atomic_load(&p->stop))
 			return NULL;
+		if (!enter(p, seen))
+			continue;
 		run_chunks(p, w->tid);
-		atomic_fetch_sub_explicit(&p->pending, 1, memory_order_release);
+		atomic_fetch_sub_explicit(&p->state, 1, memory_order_release);
 	}
 }
 
@@ -101,10 +134,9 @@ enum lp_status lp_pool_new(int n_threads, struct lp_pool **out, struct lp_diag *
 	p->n = n_threads;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
-	atomic_init(&p->gen, 0);
+	atomic_init(&p->state, CLOSED);
 	atomic_init(&p->stop, 0);
 	atomic_init(&p->next, 0);
-	atomic_init(&p->pending, 0);
 	if (n_threads > 1) {
 		p->threads = calloc((size_t)n_threads - 1, sizeof(*p->threads));
 		p->workers = calloc((size_t)n_threads - 1, sizeof(*p->workers));
@@ -151,6 +183,7 @@ int lp_pool_size(const struct lp_pool *p)
 void lp_pool_for(struct lp_pool *p, size_t n, size_t grain, lp_pool_fn fn, void *arg)
 {
 	size_t chunk;
+	uint64_t s;
 
 	if (n == 0)
 		return;
@@ -165,20 +198,31 @@ void lp_pool_for(struct lp_pool *p, size_t n, size_t grain, lp_pool_fn fn, void 
 	chunk = (n + (size_t)p->n * 4 - 1) / ((size_t)p->n * 4);
 	if (chunk < grain)
 		chunk = grain;
+	/* The previous loop is closed: no worker reads these now. */
 	p->fn = fn;
 	p->arg = arg;
 	p->len = n;
 	p->chunk = chunk;
 	atomic_store(&p->next, 0);
-	atomic_store(&p->pending, p->n - 1);
+	s = atomic_load(&p->state);
 	pthread_mutex_lock(&p->mu);
-	atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
+	atomic_store_explicit(&p->state, (uint64_t)(gen_of(s) + 1) << GEN_SHIFT,
+			      memory_order_release);
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	run_chunks(p, 0);
-	for (unsigned i = 1; atomic_load_explicit(&p->pending, memory_order_acquire) > 0; i++) {
+	/* Close the loop once no worker is inside; workers that joined hold
+	 * chunks that are not finished yet. */
+	s = atomic_load_explicit(&p->state, memory_order_acquire);
+	for (unsigned i = 1;; i++) {
+		if (!(s & ACTIVE_MASK) &&
+		    atomic_compare_exchange_weak_explicit(&p->state, &s, s | CLOSED,
+							  memory_order_acq_rel,
+							  memory_order_acquire))
+			break;
 		cpu_relax();
-		if (i % 4096 == 0)
+		if (i % 1024 == 0)
 			sched_yield(); /* a worker may be waiting for this core */
+		s = atomic_load_explicit(&p->state, memory_order_acquire);
 	}
 }
