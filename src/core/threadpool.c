@@ -196,8 +196,7 @@ void lp_pool_for(struct lp_pool *p, size_t n, size_t grain, lp_pool_fn fn, void 
 	/* About four chunks per thread: enough to balance, few enough that
 	 * claiming them costs nothing. */
 	chunk = (n + (size_t)p->n * 4 - 1) / ((size_t)p->n * 4);
-	if (chunk < grain)
-		chunk = grain;
+	chunk = (chunk + grain - 1) / grain * grain;
 	/* The previous loop is closed: no worker reads these now. */
 	p->fn = fn;
 	p->arg = arg;

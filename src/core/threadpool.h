@@ -38,8 +38,9 @@ int lp_pool_size(const struct lp_pool *p);
 int lp_pool_default_threads(void);
 
 /*
- * Run fn over [0, n) split into chunks of at least `grain` indices
- * (0 means 1); returns when every chunk is done. Chunks are claimed
+ * Run fn over [0, n) split into chunks of a multiple of `grain` indices
+ * (0 means 1; only the last chunk may be shorter); returns when every
+ * chunk is done. Chunks are claimed
  * dynamically, so uneven work balances out.
  */
 void lp_pool_for(struct lp_pool *p, size_t n, size_t grain, lp_pool_fn fn, void *arg);

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "core/mem.h"
 #include "core/threadpool.h"
 #include "model/kvcache.h"
@@ -40,6 +42,8 @@ struct lp_ctx {
 	float *rope_cos; /* (n_batch, n_rot/2) */
 	float *rope_sin;
 	float *att_tmp;  /* (n_threads, n_ctx + 2*head_dim) scores and rows */
+	float *wf;       /* (n_threads, GEMM_ROWS, wf_cols) dequantized weights */
+	size_t wf_cols;
 	uint8_t *act;    /* (n_batch, act_stride) quantized activations */
 	size_t act_stride;
 	struct lp_q8_act *acts; /* (n_batch) views into act */
@@ -50,7 +54,7 @@ struct lp_ctx {
 struct lp_ctx_params lp_ctx_default_params(void)
 {
 	return (struct lp_ctx_params){ .n_ctx = 2048, .kv_type = LP_Q_F16,
-				       .n_threads = 0, .n_batch = 512 };
+				       .n_threads = 0, .n_batch = 512, .gemm_min = 32 };
 }
 
 static struct lp_ctx_params resolve(const struct lp_model *m, const struct lp_ctx_params *p)
@@ -65,6 +69,8 @@ static struct lp_ctx_params resolve(const struct lp_model *m, const struct lp_ct
 		r.n_batch = r.n_ctx;
 	if (r.n_threads <= 0)
 		r.n_threads = lp_pool_default_threads();
+	if (r.gemm_min == 0)
+		r.gemm_min = 32;
 	return r;
 }
 
@@ -92,6 +98,10 @@ static size_t act_stride(const struct lp_model *m)
 
 #define ALIGN64(n) (((n) + 63) & ~(size_t)63)
 
+/* Weight rows dequantized at a time for sgemm: 64 rows of 1536 floats
+ * are 384 KiB, about what a core's L2 holds. */
+#define GEMM_ROWS 64
+
 /* Lay out the scratch block; with base == NULL only counts bytes. */
 static size_t layout(struct lp_ctx *c, const struct lp_model *m,
 		     const struct lp_ctx_params *p, uint8_t *base)
@@ -116,11 +126,15 @@ static size_t layout(struct lp_ctx *c, const struct lp_model *m,
 	TAKE(rope_cos, nb * (hp->n_rot / 2));
 	TAKE(rope_sin, nb * (hp->n_rot / 2));
 	TAKE(att_tmp, (size_t)p->n_threads * (p->n_ctx + 2 * hp->head_dim));
+	TAKE(wf, p->gemm_min <= nb ? (size_t)p->n_threads * GEMM_ROWS *
+					     (E > F ? (E > Q ? E : Q) : (F > Q ? F : Q)) : 0);
 	TAKE(act, nb * stride);
 	TAKE(acts, nb);
 #undef TAKE
-	if (c)
+	if (c) {
 		c->act_stride = stride;
+		c->wf_cols = E > F ? (E > Q ? E : Q) : (F > Q ? F : Q);
+	}
 	return off;
 }
 
@@ -167,6 +181,9 @@ enum lp_status lp_ctx_new(const struct lp_model *m, const struct lp_ctx_params *
 	}
 	if ((st = lp_pool_new(c->p.n_threads, &c->pool, d)))
 		goto fail;
+	/* sgemm runs inside our own workers, one block each: OpenBLAS must
+	 * not start threads of its own on top. */
+	openblas_set_num_threads(1);
 	*out = c;
 	return LP_OK;
 fail:
@@ -232,12 +249,49 @@ static void matmul_task(void *arg, size_t r0, size_t r1, int tid)
 	}
 }
 
+struct gemm_job {
+	struct lp_ctx *c;
+	const struct lp_tensor *W;
+	const float *X;
+	float *Y;
+	size_t n, ldy;
+};
+
+/* Rows [r0, r1) (a multiple of GEMM_ROWS apart): dequantize a block to
+ * float, then Y[:, block] = X W_block^T with one sgemm. */
+static void gemm_task(void *arg, size_t r0, size_t r1, int tid)
+{
+	const struct gemm_job *j = arg;
+	const struct lp_tensor *W = j->W;
+	size_t cols = W->cols;
+	float *wf = j->c->wf + (size_t)tid * GEMM_ROWS * (j->c->wf_cols);
+
+	for (size_t b = r0; b < r1; b += GEMM_ROWS) {
+		size_t rb = r1 - b < GEMM_ROWS ? r1 - b : GEMM_ROWS;
+		const float *blk = wf;
+		if (W->type == LP_Q_F32)
+			blk = (const float *)((const uint8_t *)W->data + b * W->row_bytes);
+		else
+			for (size_t r = 0; r < rb; r++)
+				lp_dequantize_row(W->type, (const uint8_t *)W->data +
+						  (b + r) * W->row_bytes, wf + r * cols, cols);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)j->n, (int)rb,
+			    (int)cols, 1.0f, j->X, (int)cols, blk, (int)cols, 0.0f,
+			    j->Y + b, (int)j->ldy);
+	}
+}
+
 /* Y[t] = W X[t] for t < n; Y rows are `ldy` floats apart. */
 static void matmul(struct lp_ctx *c, const struct lp_tensor *W, const float *X, size_t n,
 		   float *Y, size_t ldy)
 {
 	struct matmul_job j = { W, X, NULL, Y, n, ldy };
 
+	if (n >= c->p.gemm_min) {
+		struct gemm_job g = { c, W, X, Y, n, ldy };
+		lp_pool_for(c->pool, W->rows, GEMM_ROWS, gemm_task, &g);
+		return;
+	}
 	if (!is_float_type(W->type)) {
 		for (size_t t = 0; t < n; t++)
 			c->acts[t] = (struct lp_q8_act){ 0, c->act + t * c->act_stride,

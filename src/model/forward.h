@@ -12,10 +12,13 @@
  *
  * Evaluation appends tokens at position `pos` (the number of tokens
  * already in the cache, or fewer to overwrite a tail). Prompts are
- * processed n_batch tokens per step, each weight row being reused for every
- * token of the step; generation evaluates one token at a time. Both use
- * the same kernels, so a prompt evaluated at once or token by token gives
- * the same logits.
+ * processed n_batch tokens per step; generation evaluates one token at a
+ * time with lp_matvec (activations quantized to 8 bits for quantized
+ * weights). A step of at least gemm_min tokens instead dequantizes blocks
+ * of weight rows to float and multiplies them with CBLAS sgemm, which is
+ * faster for long prompts and exact up to float rounding; steps below it
+ * use lp_matvec over each block of rows for every token, which gives the
+ * same logits as token-by-token evaluation.
  *
  * A context is used by one thread at a time; it uses its own pool inside.
  * The model (and its GGUF) must outlive the context.
@@ -34,6 +37,9 @@ struct lp_ctx_params {
 	enum lp_qtype kv_type;   /* LP_Q_F32, LP_Q_F16 or LP_Q_Q8_0 */
 	int n_threads;           /* <= 0: the number of online CPUs */
 	uint32_t n_batch;        /* tokens per prefill step; 0: 512 */
+	uint32_t gemm_min;       /* steps of at least this many tokens dequantize
+				  * weight blocks to float and use sgemm; 0: 32,
+				  * UINT32_MAX: never */
 };
 
 /* Bytes a context takes, by tag. */
@@ -43,7 +49,7 @@ struct lp_ctx_bytes {
 
 struct lp_ctx;
 
-/* n_ctx 2048 (capped by the model's), kv_type F16, all CPUs, n_batch 512. */
+/* n_ctx 2048, kv_type F16, all CPUs, n_batch 512, gemm_min 32. */
 struct lp_ctx_params lp_ctx_default_params(void);
 
 /* Bytes lp_ctx_new would allocate for `m` with `p` (after defaults). */
