@@ -1,4 +1,22 @@
-# model: sources and Check suite (see Makefile.am)
+# model: GGUF reader, tensor formats (see Makefile.am)
+liblpipe_la_SOURCES += \
+	src/model/gguf.c src/model/gguf.h \
+	src/model/quant.c src/model/quant.h src/model/quant_blocks.h
+
+check_PROGRAMS += tests/check_gguf
+TESTS += tests/check_gguf
+tests_check_gguf_SOURCES = tests/check_gguf.c \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_check_gguf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_check_gguf_CFLAGS = $(TEST_CFLAGS)
+tests_check_gguf_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/check_quant
+TESTS += tests/check_quant
+tests_check_quant_SOURCES = tests/check_quant.c
+tests_check_quant_CFLAGS = $(TEST_CFLAGS)
+tests_check_quant_LDADD = $(TEST_LIBS)
+
 # model: forward pass (model views, KV cache, evaluation context)
 liblpipe_la_SOURCES += \
 	src/model/model.c src/model/model.h \

@@ -69,6 +69,14 @@ void lp_matvec(enum lp_qtype t, const void *W, size_t n_rows, size_t n_cols,
 void lp_matvec_ref(enum lp_qtype t, const void *W, size_t n_rows, size_t n_cols,
 		   const float *x, const struct lp_q8_act *xq, float *y);
 
+/*
+ * Rows [row_begin, row_end) of lp_matvec: y[r] for those r only (W and y are
+ * the whole matrix and output), so that threads can split the rows. Same
+ * kernels as lp_matvec; reentrant.
+ */
+void lp_matvec_rows(enum lp_qtype t, const void *W, size_t n_cols, const float *x,
+		    const struct lp_q8_act *xq, float *y, size_t row_begin, size_t row_end);
+
 /* Name of the kernel lp_matvec dispatches to ("avx2", "avx512", "scalar"). */
 const char *lp_matvec_kernel_name(void);
 
