@@ -1,1 +1,16 @@
-# retrieve: sources and Check suite (see Makefile.am)
+# retrieve: retrieval terms, the BM25 index, top-k selection
+liblpipe_la_SOURCES += \
+	src/retrieve/terms.c src/retrieve/terms.h \
+	src/retrieve/bm25.c src/retrieve/bm25.h \
+	src/retrieve/topk.c src/retrieve/topk.h
+
+check_PROGRAMS += tests/check_retrieve
+TESTS += tests/check_retrieve
+tests_check_retrieve_SOURCES = tests/check_retrieve.c
+tests_check_retrieve_CFLAGS = $(TEST_CFLAGS)
+tests_check_retrieve_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/fuzz/fuzz_terms
+TESTS += tests/fuzz/fuzz_terms
+tests_fuzz_fuzz_terms_SOURCES = tests/fuzz/fuzz_terms.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_terms_LDADD = $(TEST_LIBS)

@@ -2,8 +2,11 @@
 
 #include <string.h>
 
+extern const struct lp_stage_kind lp_stage_split;
+
 /* One line per stage kind; keep in the order of a typical pipeline. */
 static const struct lp_stage_kind *const stage_kinds[] = {
+	&lp_stage_split,
 	NULL
 };
 
