@@ -19,6 +19,7 @@
 
 #include "core/mem.h"
 #include "core/threadpool.h"
+#include "model/gemm.h"
 #include "model/kvcache.h"
 
 struct lp_ctx {
@@ -41,7 +42,9 @@ struct lp_ctx {
 	float *hb2;      /* (n_batch, n_ff) up */
 	float *rope_cos; /* (n_batch, n_rot/2) */
 	float *rope_sin;
-	float *att_tmp;  /* (n_threads, n_ctx + 2*head_dim) scores and rows */
+	float *att_tmp;  /* (n_threads, n_ctx) attention scores */
+	float *kf, *vf;  /* (n_ctx, kv_dim) one layer's cache as floats, or
+			  * NULL when the cache is F32 and is read in place */
 	float *wf;       /* (n_threads, GEMM_ROWS, wf_cols) dequantized weights */
 	size_t wf_cols;
 	uint8_t *act;    /* (n_batch, act_stride) quantized activations */
@@ -125,7 +128,9 @@ static size_t layout(struct lp_ctx *c, const struct lp_model *m,
 	TAKE(hb2, nb * F);
 	TAKE(rope_cos, nb * (hp->n_rot / 2));
 	TAKE(rope_sin, nb * (hp->n_rot / 2));
-	TAKE(att_tmp, (size_t)p->n_threads * (p->n_ctx + 2 * hp->head_dim));
+	TAKE(att_tmp, (size_t)p->n_threads * p->n_ctx);
+	TAKE(kf, p->kv_type == LP_Q_F32 ? 0 : (size_t)p->n_ctx * KV);
+	TAKE(vf, p->kv_type == LP_Q_F32 ? 0 : (size_t)p->n_ctx * KV);
 	TAKE(wf, p->gemm_min <= nb ? (size_t)p->n_threads * GEMM_ROWS *
 					     (E > F ? (E > Q ? E : Q) : (F > Q ? F : Q)) : 0);
 	TAKE(act, nb * stride);
@@ -174,6 +179,8 @@ enum lp_status lp_ctx_new(const struct lp_model *m, const struct lp_ctx_params *
 		goto fail;
 	}
 	layout(c, m, &c->p, c->scratch);
+	if (c->p.kv_type == LP_Q_F32)
+		c->kf = c->vf = NULL;
 	c->logits = lp_mem_calloc(LP_MEM_LOGITS, hp->n_vocab, sizeof(float), d);
 	if (!c->logits) {
 		st = LP_E_NOMEM;
@@ -258,7 +265,7 @@ struct gemm_job {
 };
 
 /* Rows [r0, r1) (a multiple of GEMM_ROWS apart): dequantize a block to
- * float, then Y[:, block] = X W_block^T with one sgemm. */
+ * float, then Y[:, block] = X W_block^T. */
 static void gemm_task(void *arg, size_t r0, size_t r1, int tid)
 {
 	const struct gemm_job *j = arg;
@@ -275,9 +282,7 @@ static void gemm_task(void *arg, size_t r0, size_t r1, int tid)
 			for (size_t r = 0; r < rb; r++)
 				lp_dequantize_row(W->type, (const uint8_t *)W->data +
 						  (b + r) * W->row_bytes, wf + r * cols, cols);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)j->n, (int)rb,
-			    (int)cols, 1.0f, j->X, (int)cols, blk, (int)cols, 0.0f,
-			    j->Y + b, (int)j->ldy);
+		lp_gemm_nt(j->n, rb, cols, j->X, cols, blk, cols, j->Y + b, j->ldy);
 	}
 }
 
@@ -359,44 +364,30 @@ static void add_bias(float *y, const float *b, size_t n, size_t width)
 			y[t * width + i] += b[i];
 }
 
-static float dot(const float *a, const float *b, size_t n)
-{
-	float s[4] = { 0, 0, 0, 0 };
-	size_t i = 0;
-
-	for (; i + 4 <= n; i += 4)
-		for (int k = 0; k < 4; k++)
-			s[k] += a[i + k] * b[i + k];
-	for (; i < n; i++)
-		s[0] += a[i] * b[i];
-	return (s[0] + s[1]) + (s[2] + s[3]);
-}
-
 /* ---- attention ------------------------------------------------------- */
 
 struct attn_job {
 	struct lp_ctx *c;
-	uint32_t layer, pos;
+	const float *K, *V;   /* (positions, kv_dim) floats of this layer */
+	uint32_t pos;
 };
 
 /* One (token, head) pair: causal softmax attention over the cache. */
-static void attn_one(struct lp_ctx *c, uint32_t layer, uint32_t pos, size_t t, size_t h,
-		     int tid)
+static void attn_one(const struct attn_job *j, size_t t, size_t h, int tid)
 {
+	const struct lp_ctx *c = j->c;
 	const struct lp_hparams *hp = &c->m->hp;
 	size_t hd = hp->head_dim, Q = (size_t)hp->n_head * hd;
-	size_t kvh = h / (hp->n_head / hp->n_head_kv);
-	uint32_t n_pos = pos + (uint32_t)t + 1;
-	float *score = c->att_tmp + (size_t)tid * (c->p.n_ctx + 2 * hd);
-	float *tmp = score + c->p.n_ctx;
+	size_t KV = (size_t)hp->n_head_kv * hd;
+	size_t kvo = h / (hp->n_head / hp->n_head_kv) * hd;
+	uint32_t n_pos = j->pos + (uint32_t)t + 1;
+	float *score = c->att_tmp + (size_t)tid * c->p.n_ctx;
 	const float *q = c->q + t * Q + h * hd;
 	float *out = c->att + t * Q + h * hd;
 	float scale = 1.0f / sqrtf((float)hd), max = -INFINITY, sum = 0;
 
 	for (uint32_t s = 0; s < n_pos; s++) {
-		const float *k = lp_kvcache_read(&c->kv, lp_kvcache_k(&c->kv, layer, s),
-						 (uint32_t)(kvh * hd), (uint32_t)hd, tmp);
-		score[s] = dot(q, k, hd) * scale;
+		score[s] = lp_dot_f32(q, j->K + s * KV + kvo, hd) * scale;
 		max = score[s] > max ? score[s] : max;
 	}
 	for (uint32_t s = 0; s < n_pos; s++) {
@@ -405,21 +396,48 @@ static void attn_one(struct lp_ctx *c, uint32_t layer, uint32_t pos, size_t t, s
 	}
 	memset(out, 0, hd * sizeof(float));
 	for (uint32_t s = 0; s < n_pos; s++) {
-		const float *v = lp_kvcache_read(&c->kv, lp_kvcache_v(&c->kv, layer, s),
-						 (uint32_t)(kvh * hd), (uint32_t)hd, tmp + hd);
-		float p = score[s] / sum;
-		for (size_t i = 0; i < hd; i++)
-			out[i] += p * v[i];
+		lp_axpy_f32(hd, score[s] / sum, j->V + s * KV + kvo, out);
 	}
 }
 
 static void attn_task(void *arg, size_t b, size_t e, int tid)
 {
-	struct attn_job *j = arg;
+	const struct attn_job *j = arg;
 	size_t n_head = j->c->m->hp.n_head;
 
 	for (size_t i = b; i < e; i++)
-		attn_one(j->c, j->layer, j->pos, i / n_head, i % n_head, tid);
+		attn_one(j, i / n_head, i % n_head, tid);
+}
+
+struct kv_job {
+	struct lp_ctx *c;
+	uint32_t layer;
+};
+
+static void kv_convert_task(void *arg, size_t b, size_t e, int tid)
+{
+	const struct kv_job *j = arg;
+	size_t KV = j->c->kv.kv_dim;
+
+	lp_kvcache_to_f32(&j->c->kv, j->layer, (uint32_t)b, (uint32_t)e, j->c->kf + b * KV,
+			  j->c->vf + b * KV);
+}
+
+/* Attention of the step's n tokens (their K/V already cached). */
+static void attention(struct lp_ctx *c, uint32_t il, uint32_t pos, size_t n)
+{
+	struct attn_job aj = { c, NULL, NULL, pos };
+
+	if (c->kf) {
+		struct kv_job kj = { c, il };
+		lp_pool_for(c->pool, pos + n, 16, kv_convert_task, &kj);
+		aj.K = c->kf;
+		aj.V = c->vf;
+	} else {
+		aj.K = lp_kvcache_k(&c->kv, il, 0);
+		aj.V = lp_kvcache_v(&c->kv, il, 0);
+	}
+	lp_pool_for(c->pool, n * c->m->hp.n_head, 1, attn_task, &aj);
 }
 
 /* ---- the step -------------------------------------------------------- */
@@ -430,8 +448,6 @@ static void layer_step(struct lp_ctx *c, uint32_t il, uint32_t pos, size_t n)
 	const struct lp_layer *l = &c->m->layers[il];
 	size_t E = hp->n_embd, Q = (size_t)hp->n_head * hp->head_dim;
 	size_t KV = (size_t)hp->n_head_kv * hp->head_dim, F = hp->n_ff, half = hp->n_rot / 2;
-	struct attn_job aj = { c, il, pos };
-
 	/* attention block */
 	for (size_t t = 0; t < n; t++)
 		rmsnorm(c->xb + t * E, c->x + t * E, l->attn_norm, E, hp->norm_eps);
@@ -447,7 +463,7 @@ static void layer_step(struct lp_ctx *c, uint32_t il, uint32_t pos, size_t n)
 		     c->rope_sin + t * half);
 		lp_kvcache_store(&c->kv, il, pos + (uint32_t)t, c->k + t * KV, c->v + t * KV);
 	}
-	lp_pool_for(c->pool, n * hp->n_head, 1, attn_task, &aj);
+	attention(c, il, pos, n);
 	matmul(c, &l->wo, c->att, n, c->xb2, E);
 	for (size_t i = 0; i < n * E; i++)
 		c->x[i] += c->xb2[i];

@@ -84,19 +84,55 @@ void lp_kvcache_store(struct lp_kvcache *c, uint32_t layer, uint32_t pos,
 	put_row(c->type, v, c->v + at, c->kv_dim);
 }
 
-const float *lp_kvcache_read(const struct lp_kvcache *c, const void *row, uint32_t off,
-			     uint32_t n, float *tmp)
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+__attribute__((target("f16c,avx"))) static void f16_row_f16c(const uint16_t *h, float *out,
+							     uint32_t n)
 {
-	if (c->type == LP_Q_F32)
-		return (const float *)row + off;
-	if (c->type == LP_Q_F16) {
-		const uint16_t *h = (const uint16_t *)row + off;
+	uint32_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))));
+	for (; i < n; i++)
+		out[i] = lp_fp16_to_fp32(h[i]);
+}
+
+static int have_f16c(void)
+{
+	static int cached = -1;
+
+	if (cached < 0)
+		cached = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+	return cached;
+}
+#endif
+
+static void get_row(enum lp_qtype t, const void *src, float *dst, uint32_t n)
+{
+	if (t == LP_Q_F32) {
+		memcpy(dst, src, n * sizeof(float));
+	} else if (t == LP_Q_F16) {
+#if defined(__x86_64__)
+		if (have_f16c()) {
+			f16_row_f16c(src, dst, n);
+			return;
+		}
+#endif
 		for (uint32_t i = 0; i < n; i++)
-			tmp[i] = lp_fp16_to_fp32(h[i]);
-		return tmp;
+			dst[i] = lp_fp16_to_fp32(((const uint16_t *)src)[i]);
+	} else {
+		lp_dequantize_row(t, src, dst, n);
 	}
-	lp_dequantize_row(c->type, (const uint8_t *)row +
-			  (size_t)off / lp_qtype_block_elems(c->type) * lp_qtype_block_bytes(c->type),
-			  tmp, n);
-	return tmp;
+}
+
+void lp_kvcache_to_f32(const struct lp_kvcache *c, uint32_t layer, uint32_t p0, uint32_t p1,
+		       float *k_out, float *v_out)
+{
+	for (uint32_t p = p0; p < p1; p++) {
+		get_row(c->type, lp_kvcache_k(c, layer, p), k_out + (size_t)(p - p0) * c->kv_dim,
+			c->kv_dim);
+		get_row(c->type, lp_kvcache_v(c, layer, p), v_out + (size_t)(p - p0) * c->kv_dim,
+			c->kv_dim);
+	}
 }

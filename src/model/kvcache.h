@@ -8,8 +8,9 @@
  * token: bytes = n_ctx * lp_kvcache_bytes_per_token(...), i.e.
  * 2 * n_layer * kv_dim * bytes(type) per token.
  *
- * Q8_0 rows quantize each 32-element block of a head separately, so a head
- * slice can be read alone; it needs head_dim to be a multiple of 32.
+ * Q8_0 blocks of 32 elements must not straddle two heads, so Q8_0 needs
+ * head_dim to be a multiple of 32. Attention reads a layer's rows back as
+ * floats (lp_kvcache_to_f32) once per step, not once per query head.
  */
 #ifndef LP_MODEL_KVCACHE_H
 #define LP_MODEL_KVCACHE_H
@@ -54,10 +55,9 @@ static inline const void *lp_kvcache_v(const struct lp_kvcache *c, uint32_t laye
 {
 	return c->v + ((size_t)layer * c->n_ctx + pos) * c->row_bytes;
 }
-/* Elements [off, off+n) of a stored row as floats. For F32 returns a
- * pointer into the row and leaves `tmp` alone; otherwise converts into
- * `tmp` (n floats) and returns it. For Q8_0, off and n are multiples of 32. */
-const float *lp_kvcache_read(const struct lp_kvcache *c, const void *row, uint32_t off,
-			     uint32_t n, float *tmp);
+/* Rows [p0, p1) of `layer` as floats: keys to k_out and values to v_out,
+ * each (p1 - p0, kv_dim) row-major. Uses F16C for F16 when the CPU has it. */
+void lp_kvcache_to_f32(const struct lp_kvcache *c, uint32_t layer, uint32_t p0, uint32_t p1,
+		       float *k_out, float *v_out);
 
 #endif

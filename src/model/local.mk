@@ -21,7 +21,8 @@ tests_check_quant_LDADD = $(TEST_LIBS)
 liblpipe_la_SOURCES += \
 	src/model/model.c src/model/model.h \
 	src/model/kvcache.c src/model/kvcache.h \
-	src/model/forward.c src/model/forward.h
+	src/model/forward.c src/model/forward.h \
+	src/model/gemm.c src/model/gemm.h
 
 check_PROGRAMS += tests/check_forward
 TESTS += tests/check_forward
