@@ -17,6 +17,14 @@ tests_check_quant_SOURCES = tests/check_quant.c
 tests_check_quant_CFLAGS = $(TEST_CFLAGS)
 tests_check_quant_LDADD = $(TEST_LIBS)
 
+# tokenizer: vocabulary, BPE/SPM tokenizers, chat templates, sampler
+liblpipe_la_SOURCES += \
+	src/model/vocab.c src/model/vocab.h \
+	src/model/tokenizer.c src/model/tokenizer.h src/model/tok_impl.h \
+	src/model/bpe.c src/model/spm.c \
+	src/model/chat.c src/model/chat.h \
+	src/model/sampler.c src/model/sampler.h
+
 # model: forward pass (model views, KV cache, evaluation context)
 liblpipe_la_SOURCES += \
 	src/model/model.c src/model/model.h \
