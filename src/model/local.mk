@@ -39,3 +39,10 @@ tests_check_forward_SOURCES = tests/check_forward.c tests/ref_forward.c tests/re
 tests_check_forward_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_check_forward_CFLAGS = $(TEST_CFLAGS)
 tests_check_forward_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/check_smollm2
+TESTS += tests/check_smollm2
+tests_check_smollm2_SOURCES = tests/check_smollm2.c
+tests_check_smollm2_CFLAGS = $(TEST_CFLAGS)
+tests_check_smollm2_LDADD = $(TEST_LIBS)
+EXTRA_DIST += tests/data/smollm2
