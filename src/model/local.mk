@@ -71,3 +71,9 @@ EXTRA_DIST += tests/bench/tokenizer-speed.py
 
 TESTS += tests/cli/tokenize.sh
 EXTRA_DIST += tests/cli/tokenize.sh
+
+check_PROGRAMS += tests/fuzz/fuzz_vocab
+TESTS += tests/fuzz/fuzz_vocab
+tests_fuzz_fuzz_vocab_SOURCES = tests/fuzz/fuzz_vocab.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_vocab_LDADD = $(TEST_LIBS)
+EXTRA_DIST += tests/fuzz/make-vocab-seeds.py
