@@ -1,1 +1,19 @@
-# retrieve: sources and Check suite (see Makefile.am)
+# retrieve: retrieval terms, the BM25 index, top-k selection
+liblpipe_la_SOURCES += \
+	src/retrieve/terms.c src/retrieve/terms.h \
+	src/retrieve/bm25.c src/retrieve/bm25.h \
+	src/retrieve/topk.c src/retrieve/topk.h
+# The retrieve stage is listed here rather than in src/stages/local.mk so
+# that each stage's line stays in its own module's fragment.
+liblpipe_la_SOURCES += src/stages/retrieve.c
+
+check_PROGRAMS += tests/check_retrieve
+TESTS += tests/check_retrieve
+tests_check_retrieve_SOURCES = tests/check_retrieve.c
+tests_check_retrieve_CFLAGS = $(TEST_CFLAGS)
+tests_check_retrieve_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/fuzz/fuzz_terms
+TESTS += tests/fuzz/fuzz_terms
+tests_fuzz_fuzz_terms_SOURCES = tests/fuzz/fuzz_terms.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_terms_LDADD = $(TEST_LIBS)

@@ -27,4 +27,11 @@ struct lp_span {
  */
 int lp_sentence_next(const char *text, size_t len, size_t *pos, struct lp_span *s);
 
+/*
+ * Same contract for paragraphs: runs of text separated by a blank line (a
+ * line holding only white space). A paragraph break is also a sentence
+ * break, so every paragraph is a whole number of sentences.
+ */
+int lp_paragraph_next(const char *text, size_t len, size_t *pos, struct lp_span *p);
+
 #endif

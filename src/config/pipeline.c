@@ -1,0 +1,459 @@
+/*
+ * pipeline.c - a pipeline file from text to validated structs.
+ *
+ * Order of work: parse (with ${var} substitution), apply --set overrides to
+ * the tree, then validate each section with the typed getters and hand each
+ * stage's options to its kind's parse. Stages are parsed last so that they
+ * can read the model and memory sections already resolved in `p`.
+ */
+#include "config/pipeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "config/override.h"
+#include "core/fileio.h"
+#include "core/mem.h"
+#include "stages/stage.h"
+
+static const char *const top_keys[] = {
+	"version", "name", "model", "memory", "retrieval", "input", "output", "stages", NULL
+};
+static const char *const device_names[] = { "auto", "cpu", "cuda", NULL };
+static const char *const kv_names[] = { "f32", "f16", "q8_0", NULL };
+static const char *const on_oom_names[] = { "shrink", "fail", NULL };
+static const char *const scorer_names[] = { "bm25", "hash", "dense", "hybrid", NULL };
+static const char *const utf8_names[] = { "error", "replace", NULL };
+static const char *const format_names[] = { "text", "markdown", "json", NULL };
+
+const char *lp_scorer_name(enum lp_scorer s)
+{
+	return (unsigned)s < 4 ? scorer_names[s] : "?";
+}
+
+const char *lp_format_name(enum lp_format f)
+{
+	return (unsigned)f < 3 ? format_names[f] : "?";
+}
+
+static const char *device_name(enum lp_device v) { return (unsigned)v < 3 ? device_names[v] : "?"; }
+static const char *kv_name(enum lp_kv_type v) { return (unsigned)v < 3 ? kv_names[v] : "?"; }
+
+/* The section map `key` of the root: NULL when absent; a null value reads
+ * as absent too. Anything but a map is an error. */
+static enum lp_status section(struct lp_cfg_ctx *c, const struct lp_node *root,
+			      const char *key, const struct lp_node **out)
+{
+	const struct lp_node *n = lp_node_get(root, key);
+
+	*out = NULL;
+	c->section = key;
+	if (!n || lp_node_is_null(n))
+		return LP_OK;
+	if (n->kind != LP_NODE_MAP)
+		return lp_cfg_error(c, n, "expected a map of options, got %s",
+				    lp_node_kind_name(n));
+	*out = n;
+	return LP_OK;
+}
+
+static enum lp_status check_version(struct lp_cfg_ctx *c, struct lp_pipeline *p,
+				    const struct lp_node *root)
+{
+	const struct lp_node *v = lp_node_get(root, "version");
+	long long x;
+
+	c->section = NULL;
+	if (!v) {
+		const struct lp_node start = { .line = 1, .col = 1 };
+		return lp_cfg_error(c, &start, "missing 'version' (this reader knows version 1)");
+	}
+	if (v->kind != LP_NODE_SCALAR || lp_node_is_null(v))
+		return lp_cfg_error(c, v, "'version' must be 1, got %s",
+				    lp_node_is_null(v) ? "nothing" : lp_node_kind_name(v));
+	if (lp_cfg_get_int(c, root, "version", 1, 1, 1, &x) != LP_OK)
+		return lp_cfg_error(c, v, "unsupported version '%s' (this reader knows version 1)",
+				    v->scalar);
+	p->version = x;
+	return LP_OK;
+}
+
+/* "dir/summarize.yaml" -> "summarize". */
+static const char *default_name(struct lp_arena *a, const char *path)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	const char *dot = strrchr(base, '.');
+	size_t n = strlen(base);
+
+	if (dot && dot != base && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml")))
+		n = (size_t)(dot - base);
+	return lp_arena_strndup(a, base, n);
+}
+
+static enum lp_status parse_gpu_layers(struct lp_cfg_ctx *c, const struct lp_node *m,
+				       long long *out)
+{
+	const struct lp_node *v = lp_node_get(m, "gpu_layers");
+	enum lp_status st;
+
+	if (v && v->kind == LP_NODE_SCALAR && !strcmp(v->scalar, "all")) {
+		*out = -1;
+		return LP_OK;
+	}
+	st = lp_cfg_get_int(c, m, "gpu_layers", -1, 0, 1000000, out);
+	if (st == LP_E_CONFIG && v && v->kind == LP_NODE_SCALAR)
+		return lp_cfg_error(c, v, "'gpu_layers' must be 'all' or a number of layers "
+				    "(0 or more), got '%s'", v->scalar);
+	return st;
+}
+
+static enum lp_status parse_model(struct lp_cfg_ctx *c, struct lp_pipeline *p,
+				  const struct lp_node *root)
+{
+	static const char *const keys[] = { "path", "device", "context", "kv_type",
+					    "gpu_layers", "chat_template", NULL };
+	struct lp_model_cfg *m = &p->model;
+	const struct lp_node *s;
+	int dev, kv;
+	enum lp_status st;
+
+	if ((st = section(c, root, "model", &s)) != LP_OK ||
+	    (st = lp_cfg_check_keys(c, s, keys)) != LP_OK)
+		return st;
+	m->present = lp_node_get(root, "model") != NULL;
+	if ((st = lp_cfg_get_string(c, s, "path", NULL, &m->path)) != LP_OK ||
+	    (st = lp_cfg_get_enum(c, s, "device", device_names, LP_DEVICE_AUTO, &dev)) != LP_OK ||
+	    (st = lp_cfg_get_int(c, s, "context", 2048, 16, 1048576, &m->context)) != LP_OK ||
+	    (st = lp_cfg_get_enum(c, s, "kv_type", kv_names, LP_KV_F16, &kv)) != LP_OK ||
+	    (st = parse_gpu_layers(c, s, &m->gpu_layers)) != LP_OK ||
+	    (st = lp_cfg_get_string(c, s, "chat_template", NULL, &m->chat_template)) != LP_OK)
+		return st;
+	m->device = (enum lp_device)dev;
+	m->kv_type = (enum lp_kv_type)kv;
+	return LP_OK;
+}
+
+static enum lp_status parse_memory(struct lp_cfg_ctx *c, struct lp_pipeline *p,
+				   const struct lp_node *root)
+{
+	static const char *const keys[] = { "budget", "on_oom", NULL };
+	const struct lp_node *s;
+	int oom;
+	enum lp_status st;
+
+	if ((st = section(c, root, "memory", &s)) != LP_OK ||
+	    (st = lp_cfg_check_keys(c, s, keys)) != LP_OK ||
+	    (st = lp_cfg_get_size(c, s, "budget", 0, &p->memory.budget)) != LP_OK ||
+	    (st = lp_cfg_get_enum(c, s, "on_oom", on_oom_names, LP_ON_OOM_SHRINK, &oom)) != LP_OK)
+		return st;
+	p->memory.on_oom = (enum lp_on_oom)oom;
+	return LP_OK;
+}
+
+static enum lp_status parse_retrieval(struct lp_cfg_ctx *c, struct lp_pipeline *p,
+				      const struct lp_node *root)
+{
+	static const char *const keys[] = { "scorer", "k1", "b", "rrf_k", NULL };
+	struct lp_retrieval_cfg *r = &p->retrieval;
+	const struct lp_node *s;
+	int scorer;
+	enum lp_status st;
+
+	if ((st = section(c, root, "retrieval", &s)) != LP_OK ||
+	    (st = lp_cfg_check_keys(c, s, keys)) != LP_OK ||
+	    (st = lp_cfg_get_enum(c, s, "scorer", scorer_names, LP_SCORER_BM25, &scorer)) != LP_OK ||
+	    (st = lp_cfg_get_double(c, s, "k1", 1.2, 0, 10, &r->bm25_k1)) != LP_OK ||
+	    (st = lp_cfg_get_double(c, s, "b", 0.75, 0, 1, &r->bm25_b)) != LP_OK ||
+	    (st = lp_cfg_get_int(c, s, "rrf_k", 60, 1, 100000, &r->rrf_k)) != LP_OK)
+		return st;
+	r->scorer = (enum lp_scorer)scorer;
+	return LP_OK;
+}
+
+static enum lp_status parse_io(struct lp_cfg_ctx *c, struct lp_pipeline *p,
+			       const struct lp_node *root)
+{
+	static const char *const in_keys[] = { "invalid_utf8", NULL };
+	static const char *const out_keys[] = { "format", NULL };
+	const struct lp_node *s;
+	int v;
+	enum lp_status st;
+
+	if ((st = section(c, root, "input", &s)) != LP_OK ||
+	    (st = lp_cfg_check_keys(c, s, in_keys)) != LP_OK ||
+	    (st = lp_cfg_get_enum(c, s, "invalid_utf8", utf8_names, LP_UTF8_ERROR, &v)) != LP_OK)
+		return st;
+	p->input.invalid_utf8 = (enum lp_invalid_utf8)v;
+	if ((st = section(c, root, "output", &s)) != LP_OK ||
+	    (st = lp_cfg_check_keys(c, s, out_keys)) != LP_OK ||
+	    (st = lp_cfg_get_enum(c, s, "format", format_names, LP_FORMAT_TEXT, &v)) != LP_OK)
+		return st;
+	p->output.format = (enum lp_format)v;
+	return LP_OK;
+}
+
+/* An empty options map standing where `- split:` had nothing. */
+static struct lp_node *empty_map_at(struct lp_arena *a, const struct lp_node *at)
+{
+	struct lp_node *n = lp_arena_alloc(a, sizeof(*n));
+
+	if (n) {
+		n->kind = LP_NODE_MAP;
+		n->line = at->line;
+		n->col = at->col;
+		n->file = at->file;
+		n->scalar = "";
+	}
+	return n;
+}
+
+static enum lp_status unknown_kind(struct lp_cfg_ctx *c, const struct lp_node *key)
+{
+	const char *const *names = lp_stage_names();
+	const char *s = lp_cfg_suggest(key->scalar, names);
+	char list[512] = "";
+	size_t len = 0;
+
+	if (s)
+		return lp_cfg_error(c, key, "unknown stage kind '%s' (did you mean '%s'?)",
+				    key->scalar, s);
+	for (size_t i = 0; names[i] && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+					names[i]);
+	if (!names[0])
+		return lp_cfg_error(c, key, "unknown stage kind '%s' (no stage kinds are built in)",
+				    key->scalar);
+	return lp_cfg_error(c, key, "unknown stage kind '%s' (expected one of: %s)",
+			    key->scalar, list);
+}
+
+static enum lp_status parse_stage(struct lp_cfg_ctx *c, struct lp_pipeline *p,
+				  size_t i, struct lp_node *item)
+{
+	struct lp_stage *s = &p->stages[i];
+	const struct lp_stage_kind *kind;
+	struct lp_node *opts;
+	char label[128];
+	enum lp_status st;
+
+	snprintf(label, sizeof(label), "stages[%zu]", i);
+	c->section = label;
+	if (item->kind != LP_NODE_MAP || item->n == 0)
+		return lp_cfg_error(c, item, "a stage is a map with one key, its kind "
+				    "(as in '- split: {size: 384}'), got %s",
+				    item->kind == LP_NODE_MAP ? "an empty map" : lp_node_kind_name(item));
+	if (item->n > 1)
+		return lp_cfg_error(c, item->keys[1], "a stage has one key, its kind; found '%s' "
+				    "and '%s' (indent the options under '%s:')",
+				    item->keys[0]->scalar, item->keys[1]->scalar,
+				    item->keys[0]->scalar);
+	kind = lp_stage_find(item->keys[0]->scalar);
+	if (!kind)
+		return unknown_kind(c, item->keys[0]);
+	snprintf(label, sizeof(label), "stages[%zu].%s", i, kind->name);
+	opts = item->values[0];
+	if (lp_node_is_null(opts)) {
+		if (!(opts = empty_map_at(&p->arena, opts)))
+			return lp_diag_set(c->diag, LP_E_NOMEM, p->path, 0, 0, "out of memory");
+		item->values[0] = opts;
+	}
+	if (opts->kind != LP_NODE_MAP)
+		return lp_cfg_error(c, opts, "the options of a stage must be a map, got %s",
+				    lp_node_kind_name(opts));
+	s->kind = kind;
+	s->node = opts;
+	s->line = item->line;
+	s->col = item->col;
+	st = kind->parse ? kind->parse(c, opts, p, &s->opts) : LP_OK;
+	if (st != LP_OK && c->diag && c->diag->status == LP_OK)
+		lp_cfg_error(c, opts, "invalid options");
+	return st;
+}
+
+static enum lp_status parse_stages(struct lp_cfg_ctx *c, struct lp_pipeline *p,
+				   const struct lp_node *root)
+{
+	struct lp_node *list = lp_node_get(root, "stages");
+	enum lp_status st;
+
+	c->section = NULL;
+	if (!list) {
+		const struct lp_node start = { .line = 1, .col = 1 };
+		return lp_cfg_error(c, &start, "missing 'stages' (a pipeline needs at least one "
+				    "stage)");
+	}
+	if (lp_node_is_null(list) || (list->kind == LP_NODE_SEQ && list->n == 0))
+		return lp_cfg_error(c, list, "'stages' is empty (a pipeline needs at least one "
+				    "stage)");
+	if (list->kind != LP_NODE_SEQ)
+		return lp_cfg_error(c, list, "'stages' must be a sequence ('- split: ...'), got %s",
+				    lp_node_kind_name(list));
+	p->stages = lp_arena_alloc(&p->arena, list->n * sizeof(*p->stages));
+	if (!p->stages)
+		return lp_diag_set(c->diag, LP_E_NOMEM, p->path, 0, 0, "out of memory");
+	for (size_t i = 0; i < list->n; i++) {
+		if ((st = parse_stage(c, p, i, list->values[i])) != LP_OK)
+			return st;
+		p->n_stages = i + 1;
+	}
+	return LP_OK;
+}
+
+static enum lp_status validate(struct lp_pipeline *p, struct lp_diag *d)
+{
+	struct lp_cfg_ctx c = { .path = p->path, .arena = &p->arena, .diag = d };
+	const struct lp_node *root = p->root;
+	enum lp_status st;
+
+	if (root->kind != LP_NODE_MAP)
+		return lp_cfg_error(&c, root, "a pipeline file is a map of sections "
+				    "(version, model, stages, ...), got %s", lp_node_kind_name(root));
+	if ((st = lp_cfg_check_keys(&c, root, top_keys)) != LP_OK ||
+	    (st = check_version(&c, p, root)) != LP_OK ||
+	    (st = lp_cfg_get_string(&c, root, "name", NULL, &p->name)) != LP_OK)
+		return st;
+	if (!p->name && !(p->name = default_name(&p->arena, p->path)))
+		return lp_diag_set(d, LP_E_NOMEM, p->path, 0, 0, "out of memory");
+	if ((st = parse_model(&c, p, root)) != LP_OK ||
+	    (st = parse_memory(&c, p, root)) != LP_OK ||
+	    (st = parse_retrieval(&c, p, root)) != LP_OK ||
+	    (st = parse_io(&c, p, root)) != LP_OK)
+		return st;
+	return parse_stages(&c, p, root);
+}
+
+enum lp_status lp_pipeline_load_text(const char *path, const char *text, size_t len,
+				     const struct lp_vars *vars,
+				     const char *const *sets, size_t n_sets,
+				     struct lp_pipeline **out, struct lp_diag *d)
+{
+	struct lp_pipeline *p = lp_mem_calloc(LP_MEM_OTHER, 1, sizeof(*p), d);
+	enum lp_status st;
+
+	*out = NULL;
+	if (!p)
+		return LP_E_NOMEM;
+	lp_arena_init(&p->arena);
+	p->path = lp_arena_strdup(&p->arena, path ? path : "");
+	if (!p->path)
+		st = lp_diag_set(d, LP_E_NOMEM, path, 0, 0, "out of memory");
+	else
+		st = lp_yaml_parse(p->path, text, len, vars, &p->arena, &p->root, d);
+	for (size_t i = 0; st == LP_OK && i < n_sets; i++)
+		st = lp_override_apply(p->root, sets[i], i + 1, vars, &p->arena, d);
+	if (st == LP_OK)
+		st = validate(p, d);
+	if (st != LP_OK) {
+		lp_pipeline_free(p);
+		return st;
+	}
+	*out = p;
+	return LP_OK;
+}
+
+enum lp_status lp_pipeline_load(const char *path, const struct lp_vars *vars,
+				const char *const *sets, size_t n_sets,
+				struct lp_pipeline **out, struct lp_diag *d)
+{
+	struct lp_mapped m;
+	enum lp_status st;
+
+	*out = NULL;
+	st = lp_file_map(path, LP_MEM_OTHER, &m, d);
+	if (st != LP_OK)
+		return st;
+	st = lp_pipeline_load_text(path, (const char *)m.data, m.len, vars, sets, n_sets,
+				   out, d);
+	lp_file_unmap(&m);
+	return st;
+}
+
+void lp_pipeline_free(struct lp_pipeline *p)
+{
+	if (!p)
+		return;
+	lp_arena_release(&p->arena);
+	lp_mem_free(p);
+}
+
+/* ---- printing -------------------------------------------------------------- */
+
+/* A byte count in the largest unit that divides it ("1GiB"), for YAML. */
+static void print_size(size_t bytes, FILE *out)
+{
+	static const char *const units[] = { "TiB", "GiB", "MiB", "KiB" };
+	static const int shifts[] = { 40, 30, 20, 10 };
+
+	for (int i = 0; i < 4 && bytes; i++)
+		if (bytes % ((size_t)1 << shifts[i]) == 0) {
+			fprintf(out, "%zu%s", bytes >> shifts[i], units[i]);
+			return;
+		}
+	fprintf(out, "%zu", bytes);
+}
+
+/* The shortest decimal that reads back as `v`. */
+static void print_double(double v, FILE *out)
+{
+	char buf[64];
+
+	for (int prec = 6; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	fputs(buf, out);
+}
+
+static void print_string(const char *key, const char *s, FILE *out)
+{
+	struct lp_buf b;
+
+	lp_buf_init(&b);
+	lp_cfg_quote(&b, s);
+	fprintf(out, "%s: %s\n", key, b.data);
+	lp_buf_release(&b);
+}
+
+static void print_model(const struct lp_model_cfg *m, FILE *out)
+{
+	fputs("model:\n", out);
+	print_string("  path", m->path, out);
+	fprintf(out, "  device: %s\n  context: %lld\n  kv_type: %s\n", device_name(m->device),
+		m->context, kv_name(m->kv_type));
+	if (m->gpu_layers < 0)
+		fputs("  gpu_layers: all\n", out);
+	else
+		fprintf(out, "  gpu_layers: %lld\n", m->gpu_layers);
+	print_string("  chat_template", m->chat_template, out);
+}
+
+void lp_pipeline_print(const struct lp_pipeline *p, FILE *out)
+{
+	struct lp_buf b;
+
+	fprintf(out, "version: %lld\n", p->version);
+	print_string("name", p->name, out);
+	print_model(&p->model, out);
+	fputs("memory:\n  budget: ", out);
+	print_size(p->memory.budget, out);
+	fprintf(out, "\n  on_oom: %s\n", on_oom_names[p->memory.on_oom]);
+	fprintf(out, "retrieval:\n  scorer: %s\n  k1: ", lp_scorer_name(p->retrieval.scorer));
+	print_double(p->retrieval.bm25_k1, out);
+	fputs("\n  b: ", out);
+	print_double(p->retrieval.bm25_b, out);
+	fprintf(out, "\n  rrf_k: %lld\n", p->retrieval.rrf_k);
+	fprintf(out, "input:\n  invalid_utf8: %s\n", utf8_names[p->input.invalid_utf8]);
+	fprintf(out, "output:\n  format: %s\n", lp_format_name(p->output.format));
+	fputs("stages:\n", out);
+	lp_buf_init(&b);
+	for (size_t i = 0; i < p->n_stages; i++) {
+		const struct lp_stage *s = &p->stages[i];
+		lp_buf_reset(&b);
+		if (s->kind->describe)
+			s->kind->describe(s->opts, &b);
+		fprintf(out, "  - %s: %s\n", s->kind->name, b.len ? b.data : "{}");
+	}
+	lp_buf_release(&b);
+}

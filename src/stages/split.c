@@ -1,0 +1,157 @@
+/*
+ * split.c - the split stage: cut the document into chunks (text/split.h).
+ *
+ *     - split: {unit: tokens, size: 384, overlap: 48, boundary: sentence}
+ *     - split: {unit: regex, pattern: "(?m)^#+ ", size: 1}
+ *
+ * The options struct is a struct lp_split_params in the pipeline arena. The
+ * pattern is compiled once at parse time so that a bad one is reported when
+ * the pipeline loads, with its position; run() compiles it again, because a
+ * stage has no hook to free what parse made.
+ */
+#include <stdio.h>
+
+#include "config/config.h"
+#include "core/mem.h"
+#include "stages/stage.h"
+#include "text/split.h"
+
+/* Upper bound for size, far above any context; keeps size_t arithmetic
+ * on weights clear of overflow. */
+#define SPLIT_MAX_SIZE (1LL << 40)
+
+static const char *const split_keys[] = { "unit", "size", "overlap", "boundary", "pattern", NULL };
+
+static const struct lp_node *key_or_map(const struct lp_node *opts, const char *key)
+{
+	const struct lp_node *n = lp_node_get(opts, key);
+
+	return n ? n : opts;
+}
+
+static enum lp_status check_pattern(struct lp_cfg_ctx *c, const struct lp_node *opts,
+				    const struct lp_split_params *sp)
+{
+	struct lp_splitter *s;
+	struct lp_diag d;
+
+	if (sp->unit != LP_SPLIT_REGEX) {
+		if (sp->pattern)
+			return lp_cfg_error(c, key_or_map(opts, "pattern"),
+					    "pattern is only used with unit: regex");
+		return LP_OK;
+	}
+	if (!sp->pattern)
+		return lp_cfg_error(c, key_or_map(opts, "unit"), "unit regex needs a pattern");
+	lp_diag_init(&d);
+	if (lp_split_new(sp, &s, &d))
+		return lp_cfg_error(c, key_or_map(opts, "pattern"), "%s", d.msg);
+	lp_split_free(s);
+	return LP_OK;
+}
+
+static enum lp_status split_parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
+				  const struct lp_pipeline *p, void **out)
+{
+	struct lp_split_params *sp = lp_arena_alloc(c->arena, sizeof(*sp));
+	long long size, overlap;
+	int unit, boundary;
+	enum lp_status s;
+
+	if (!sp)
+		return lp_cfg_error(c, opts, "out of memory");
+	*sp = lp_split_default_params();
+	if ((s = lp_cfg_check_keys(c, opts, split_keys)) ||
+	    (s = lp_cfg_get_enum(c, opts, "unit", lp_split_unit_names, LP_SPLIT_TOKENS, &unit)) ||
+	    (s = lp_cfg_get_int(c, opts, "size", 384, 1, SPLIT_MAX_SIZE, &size)) ||
+	    (s = lp_cfg_get_int(c, opts, "overlap", 0, 0, SPLIT_MAX_SIZE, &overlap)) ||
+	    (s = lp_cfg_get_enum(c, opts, "boundary", lp_split_boundary_names,
+				 LP_BOUNDARY_SENTENCE, &boundary)) ||
+	    (s = lp_cfg_get_string(c, opts, "pattern", NULL, &sp->pattern)))
+		return s;
+	if (overlap >= size)
+		return lp_cfg_error(c, key_or_map(opts, "overlap"),
+				    "overlap (%lld) must be smaller than size (%lld)", overlap, size);
+	sp->unit = (enum lp_split_unit)unit;
+	sp->size = (size_t)size;
+	sp->overlap = (size_t)overlap;
+	sp->boundary = (enum lp_split_boundary)boundary;
+	if ((s = check_pattern(c, opts, sp)))
+		return s;
+	*out = sp;
+	return LP_OK;
+}
+
+static enum lp_status copy_chunks(struct lp_doc *doc, const struct lp_span *v, size_t n,
+				  struct lp_diag *d)
+{
+	struct lp_chunk *c = lp_arena_alloc(&doc->arena, (n ? n : 1) * sizeof(*c));
+
+	if (!c)
+		return lp_diag_set(d, LP_E_NOMEM, doc->path, 0, 0,
+				   "out of memory for a table of %zu chunks", n);
+	for (size_t i = 0; i < n; i++) {
+		c[i].off = v[i].off;
+		c[i].len = v[i].len;
+	}
+	doc->chunks = c;
+	doc->n_chunks = n;
+	/* A new cut invalidates any earlier selection. */
+	doc->selection = NULL;
+	doc->n_selection = 0;
+	return LP_OK;
+}
+
+static enum lp_status split_run(struct lp_doc *doc, const void *opts, struct lp_diag *d)
+{
+	struct lp_splitter *s;
+	struct lp_span *v;
+	size_t n;
+	enum lp_status st;
+
+	if ((st = lp_split_new(opts, &s, d)))
+		return st;
+	st = lp_split_run(s, doc->text, doc->len, &v, &n, d);
+	lp_split_free(s);
+	if (st)
+		return st;
+	st = copy_chunks(doc, v, n, d);
+	lp_mem_free(v);
+	if (!st && doc->n_trace)
+		doc->trace[doc->n_trace - 1].note =
+			lp_arena_printf(&doc->arena, "%zu chunk%s", n, n == 1 ? "" : "s");
+	return st;
+}
+
+/* A pattern as a YAML single-quoted scalar ('' stands for '). */
+static void add_quoted(struct lp_buf *out, const char *s)
+{
+	lp_buf_addc(out, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			lp_buf_addc(out, '\'');
+		lp_buf_addc(out, *s);
+	}
+	lp_buf_addc(out, '\'');
+}
+
+static void split_describe(const void *opts, struct lp_buf *out)
+{
+	const struct lp_split_params *sp = opts;
+
+	lp_buf_addf(out, "{unit: %s, size: %zu, overlap: %zu, boundary: %s",
+		    lp_split_unit_names[sp->unit], sp->size, sp->overlap,
+		    lp_split_boundary_names[sp->boundary]);
+	if (sp->pattern) {
+		lp_buf_adds(out, ", pattern: ");
+		add_quoted(out, sp->pattern);
+	}
+	lp_buf_addc(out, '}');
+}
+
+const struct lp_stage_kind lp_stage_split = {
+	.name = "split",
+	.parse = split_parse,
+	.run = split_run,
+	.describe = split_describe,
+};

@@ -1,0 +1,189 @@
+#include "text/document.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "core/mem.h"
+#include "core/utf8.h"
+
+#define NONE ((size_t)-1)
+
+/* What one pass over the raw bytes found; decides map-or-copy. */
+struct scan {
+	size_t nul;           /* offset of the first NUL, or NONE */
+	size_t first_invalid; /* offset of the first invalid sequence, or NONE */
+	size_t n_invalid;     /* invalid sequences (each becomes one U+FFFD) */
+	int has_cr;
+	int has_text;         /* something other than white space (and a BOM) */
+	size_t bom;           /* 3 when the input opens with a UTF-8 BOM, else 0 */
+};
+
+/* Bytes an invalid sequence at s[0..len) occupies: the offending lead byte
+ * plus any continuation bytes right after it, so that one damaged character
+ * becomes one U+FFFD rather than several. */
+static size_t invalid_span(const unsigned char *s, size_t len)
+{
+	size_t n = 1;
+
+	while (n < len && n < 4 && (s[n] & 0xC0) == 0x80)
+		n++;
+	return n;
+}
+
+static int is_ascii_space(unsigned char c)
+{
+	return c == ' ' || (c >= 0x09 && c <= 0x0D);
+}
+
+static void scan_bytes(const unsigned char *s, size_t len, struct scan *sc)
+{
+	size_t i;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->nul = sc->first_invalid = NONE;
+	if (len >= 3 && s[0] == 0xEF && s[1] == 0xBB && s[2] == 0xBF)
+		sc->bom = 3;
+	for (i = sc->bom; i < len;) {
+		unsigned char c = s[i];
+		uint32_t cp;
+		int n;
+
+		if (c < 0x80) {
+			if (c == 0) {
+				sc->nul = i;
+				return;
+			}
+			sc->has_cr |= c == '\r';
+			sc->has_text |= !is_ascii_space(c);
+			i++;
+			continue;
+		}
+		n = lp_utf8_decode(s + i, len - i, &cp);
+		if (!n) {
+			if (sc->first_invalid == NONE)
+				sc->first_invalid = i;
+			sc->n_invalid++;
+			sc->has_text = 1; /* it becomes U+FFFD */
+			i += invalid_span(s + i, len - i);
+			continue;
+		}
+		sc->has_text |= !lp_utf8_is_space(cp);
+		i += (size_t)n;
+	}
+}
+
+/* Write the normalised text of s[from..len) into out (room for the result
+ * and a NUL, sized by the caller from the scan); returns its length. */
+static size_t normalise(const unsigned char *s, size_t from, size_t len, char *out)
+{
+	static const unsigned char replacement[3] = { 0xEF, 0xBF, 0xBD };
+	size_t i = from, o = 0;
+
+	while (i < len) {
+		unsigned char c = s[i];
+		uint32_t cp;
+		int n;
+
+		if (c == '\r') {
+			out[o++] = '\n';
+			i += (i + 1 < len && s[i + 1] == '\n') ? 2 : 1;
+			continue;
+		}
+		if (c < 0x80) {
+			out[o++] = (char)c;
+			i++;
+			continue;
+		}
+		n = lp_utf8_decode(s + i, len - i, &cp);
+		if (!n) {
+			memcpy(out + o, replacement, 3);
+			o += 3;
+			i += invalid_span(s + i, len - i);
+			continue;
+		}
+		memcpy(out + o, s + i, (size_t)n);
+		o += (size_t)n;
+		i += (size_t)n;
+	}
+	out[o] = '\0';
+	return o;
+}
+
+static enum lp_status make_text(const char *name, const unsigned char *s, size_t len,
+				enum lp_invalid_utf8 mode, struct lp_document *doc,
+				struct lp_diag *d)
+{
+	struct scan sc;
+	size_t cap;
+
+	scan_bytes(s, len, &sc);
+	if (sc.nul != NONE)
+		return lp_diag_set_offset(d, LP_E_INPUT, name, (long long)sc.nul,
+					  "binary file (NUL byte at offset %zu), not text", sc.nul);
+	if (sc.first_invalid != NONE && mode == LP_UTF8_ERROR)
+		return lp_diag_set_offset(d, LP_E_INPUT, name, (long long)sc.first_invalid,
+					  "invalid UTF-8 at byte %zu (use input: {invalid_utf8: replace} to replace it)",
+					  sc.first_invalid);
+	if (!sc.has_text)
+		return lp_diag_set(d, LP_E_INPUT, name, 0, 0, "empty document");
+	if (!sc.bom && !sc.has_cr && sc.first_invalid == NONE) {
+		doc->text = (const char *)s;
+		doc->len = len;
+		return LP_OK;
+	}
+	/* Each replacement turns at least one byte into three. */
+	cap = len - sc.bom + 2 * sc.n_invalid + 1;
+	doc->copy = lp_mem_alloc(LP_MEM_DOC, cap, d);
+	if (!doc->copy)
+		return LP_E_NOMEM;
+	doc->len = normalise(s, sc.bom, len, doc->copy);
+	doc->text = doc->copy;
+	doc->n_replaced = sc.n_invalid;
+	return LP_OK;
+}
+
+enum lp_status lp_document_from_bytes(const char *name, const void *data, size_t len,
+				      enum lp_invalid_utf8 mode,
+				      struct lp_document *doc, struct lp_diag *d)
+{
+	enum lp_status st;
+
+	memset(doc, 0, sizeof(*doc));
+	doc->path = name;
+	st = make_text(name, data, len, mode, doc, d);
+	if (st)
+		lp_document_release(doc);
+	return st;
+}
+
+enum lp_status lp_document_load(const char *path, enum lp_invalid_utf8 mode,
+				struct lp_document *doc, struct lp_diag *d)
+{
+	const char *name = strcmp(path, "-") ? path : "<stdin>";
+	enum lp_status st;
+
+	memset(doc, 0, sizeof(*doc));
+	st = lp_file_map(path, LP_MEM_DOC, &doc->map, d);
+	if (st)
+		return st;
+	doc->path = path;
+	st = make_text(name, doc->map.data, doc->map.len, mode, doc, d);
+	if (st) {
+		lp_document_release(doc);
+		return st;
+	}
+	/* A normalised copy no longer needs the raw bytes: drop them so a
+	 * large file is not held (and counted against the budget) twice. */
+	if (doc->copy)
+		lp_file_unmap(&doc->map);
+	return LP_OK;
+}
+
+void lp_document_release(struct lp_document *doc)
+{
+	if (!doc)
+		return;
+	lp_mem_free(doc->copy);
+	lp_file_unmap(&doc->map);
+	memset(doc, 0, sizeof(*doc));
+}

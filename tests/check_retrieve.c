@@ -1,0 +1,640 @@
+/* check_retrieve.c - retrieval terms, the BM25 index, top-k selection and
+ * the retrieve stage. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/pipeline.h"
+#include "core/buf.h"
+#include "core/mem.h"
+#include "core/status.h"
+#include "retrieve/bm25.h"
+#include "retrieve/terms.h"
+#include "retrieve/topk.h"
+#include "stages/doc.h"
+#include "stages/stage.h"
+
+extern const struct lp_stage_kind lp_stage_retrieve;
+
+/* Join the terms of `text` with '|' into out. */
+static const char *cut(const char *text, unsigned flags)
+{
+	static char out[1024];
+	struct lp_terms it;
+	const char *t;
+	size_t len, used = 0;
+
+	lp_terms_init(&it, text, strlen(text), flags);
+	out[0] = '\0';
+	while (lp_terms_next(&it, &t, &len)) {
+		ck_assert_uint_gt(len, 0);
+		ck_assert_uint_eq(strlen(t), len);
+		ck_assert_uint_lt(used + len + 2, sizeof(out));
+		if (used)
+			out[used++] = '|';
+		memcpy(out + used, t, len);
+		used += len;
+		out[used] = '\0';
+	}
+	/* Exhausted stays exhausted. */
+	ck_assert_int_eq(lp_terms_next(&it, &t, &len), 0);
+	return out;
+}
+
+START_TEST(test_terms_ascii)
+{
+	ck_assert_str_eq(cut("Hello, World! 42x y-z", 0), "hello|world|42x|y|z");
+	ck_assert_str_eq(cut("  don't   stop\n\tNOW ", 0), "don|t|stop|now");
+	ck_assert_str_eq(cut("x86_64 3.14 v2.0-rc1", 0), "x86|64|3|14|v2|0|rc1");
+	ck_assert_str_eq(cut("", 0), "");
+	ck_assert_str_eq(cut("... --- !!!", 0), "");
+}
+END_TEST
+
+START_TEST(test_terms_unicode_letters)
+{
+	ck_assert_str_eq(cut("ÉCOLE Straße Αθήνα ПРИВЕТ", 0), "école|straße|αθήνα|привет");
+	/* Combining accent stays inside the word; a dash or NBSP splits. */
+	ck_assert_str_eq(cut("cafe\xcc\x81\xc2\xa0na\xc3\xafve\xe2\x80\x94ok", 0),
+			 "cafe\xcc\x81|na\xc3\xafve|ok");
+	/* Fullwidth ASCII folds to ASCII (it would otherwise be bigrammed). */
+	ck_assert_str_eq(cut("ＵＳＢ２ port", 0), "usb2|port");
+	/* Invalid bytes separate terms. */
+	ck_assert_str_eq(cut("ab\xff" "cd\xc3", 0), "ab|cd");
+}
+END_TEST
+
+START_TEST(test_terms_cjk_bigrams)
+{
+	ck_assert_str_eq(cut("内存管理", 0), "内存|存管|管理");
+	ck_assert_str_eq(cut("我", 0), "我");
+	ck_assert_str_eq(cut("我，你。", 0), "我|你");
+	ck_assert_str_eq(cut("中a文", 0), "中|a|文");
+	ck_assert_str_eq(cut("USB设备，很好", 0), "usb|设备|很好");
+	ck_assert_str_eq(cut("用apt-get安装软件包", 0), "用|apt|get|安装|装软|软件|件包");
+	ck_assert_str_eq(cut("メモリ 한국어", 0), "メモ|モリ|한국|국어");
+	/* No CJK stop words, even with the English list on. */
+	ck_assert_str_eq(cut("的是", LP_TERMS_STOPWORDS), "的是");
+}
+END_TEST
+
+START_TEST(test_terms_stopwords_and_long_words)
+{
+	char big[200];
+
+	ck_assert_str_eq(cut("The cat of THE hat", 0), "the|cat|of|the|hat");
+	ck_assert_str_eq(cut("The cat of THE hat", LP_TERMS_STOPWORDS), "cat|hat");
+	ck_assert_str_eq(cut("How does Bash check mail?", LP_TERMS_STOPWORDS), "bash|check|mail");
+	ck_assert_int_eq(lp_terms_is_stopword("the", 3), 1);
+	ck_assert_int_eq(lp_terms_is_stopword("then", 3), 1);
+	ck_assert_int_eq(lp_terms_is_stopword("bash", 4), 0);
+	ck_assert_int_eq(lp_terms_is_stopword("", 0), 0);
+
+	memset(big, 'A', 150);
+	strcpy(big + 150, " end");
+	ck_assert_uint_eq(strlen(cut(big, 0)), LP_TERMS_MAX_BYTES + 4);
+	ck_assert_str_eq(cut(big, 0) + LP_TERMS_MAX_BYTES, "|end");
+	/* A cut never splits a character: 40 two-byte letters, 64 bytes kept. */
+	big[0] = '\0';
+	for (int i = 0; i < 40; i++)
+		strcat(big, "\xc3\xa9");
+	ck_assert_uint_eq(strlen(cut(big, 0)), 64);
+	/* Once a character is cut, nothing after it joins the term. */
+	memset(big, 'a', 63);
+	strcpy(big + 63, "\xc3\xa9" "bc");
+	ck_assert_uint_eq(strlen(cut(big, 0)), 63);
+}
+END_TEST
+
+/*
+ * The toy corpus, after terms (stop words dropped, lower case):
+ *   D0 "Apple banana, APPLE."           -> apple apple banana      |D0| = 3
+ *   D1 "banana; cherry"                  -> banana cherry           |D1| = 2
+ *   D2 "Cherry cherry the cherry date"   -> cherry x3, date         |D2| = 4
+ * N = 3, avgdl = 3.
+ * idf(df=1) = ln(1 + 2.5/1.5) = ln(8/3) = 0.980829
+ * idf(df=2) = ln(1 + 1.5/2.5) = ln(1.6) = 0.470004
+ * With k1 = 1.2, b = 0.75, K(D) = k1 * (0.25 + 0.75 * |D|/3):
+ *   K(D0) = 1.2, K(D1) = 0.9, K(D2) = 1.5
+ * "apple":  D0 = 0.980829 * 2 * 2.2 / (2 + 1.2) = 1.348640
+ * "banana": D0 = 0.470004 * 2.2 / 2.2 = 0.470004
+ *           D1 = 0.470004 * 2.2 / 1.9 = 0.544215
+ * "cherry": D1 = 0.544215
+ *           D2 = 0.470004 * 3 * 2.2 / 4.5 = 0.689339
+ * k1 = 0 (presence only): "cherry" D1 = D2 = 0.470004
+ * b = 0 (no length penalty): K = 1.2 for all:
+ *   "cherry" D2 = 0.470004 * 6.6 / 4.2 = 0.738577, D1 = 0.470004
+ */
+static const char *const toy[] = {
+	"Apple banana, APPLE.",
+	"banana; cherry",
+	"Cherry cherry the cherry date",
+};
+
+static struct lp_bm25 *toy_index(double k1, double b)
+{
+	struct lp_bm25_params p = { k1, b };
+	struct lp_diag d;
+	struct lp_bm25 *ix;
+
+	lp_diag_init(&d);
+	ix = lp_bm25_new(&p, &d);
+	ck_assert_ptr_nonnull(ix);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(lp_bm25_add(ix, toy[i], strlen(toy[i]), &d), LP_OK);
+	ck_assert_int_eq(lp_bm25_finish(ix, &d), LP_OK);
+	return ix;
+}
+
+static void score(struct lp_bm25 *ix, const char *q, double s[3], size_t *n_terms)
+{
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	s[0] = s[1] = s[2] = -1;
+	ck_assert_int_eq(lp_bm25_score(ix, q, strlen(q), s, n_terms, &d), LP_OK);
+}
+
+#define EPS 1e-6
+
+START_TEST(test_bm25_hand_computed)
+{
+	struct lp_bm25 *ix = toy_index(1.2, 0.75);
+	double s[3];
+	size_t n;
+
+	ck_assert_uint_eq(lp_bm25_n_spans(ix), 3);
+	ck_assert_uint_eq(lp_bm25_n_terms(ix), 5); /* with "the" */
+	ck_assert_uint_eq(lp_bm25_n_postings(ix), 6);
+	ck_assert_uint_eq(lp_bm25_df(ix, "banana", 6), 2);
+	ck_assert_uint_eq(lp_bm25_df(ix, "the", 3), 0);
+
+	score(ix, "apple", s, &n);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_double_eq_tol(s[0], 1.348640, EPS);
+	ck_assert_double_eq(s[1], 0.0);
+	ck_assert_double_eq(s[2], 0.0);
+
+	score(ix, "Banana?", s, NULL);
+	ck_assert_double_eq_tol(s[0], 0.470004, EPS);
+	ck_assert_double_eq_tol(s[1], 0.544215, EPS);
+	ck_assert_double_eq(s[2], 0.0);
+
+	/* Scores add over query terms; a repeated query term counts once. */
+	score(ix, "the banana and cherry, cherry", s, &n);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_double_eq_tol(s[0], 0.470004, EPS);
+	ck_assert_double_eq_tol(s[1], 2 * 0.544215, 2 * EPS);
+	ck_assert_double_eq_tol(s[2], 0.689339, EPS);
+	lp_bm25_free(ix);
+}
+END_TEST
+
+START_TEST(test_bm25_k1_b)
+{
+	struct lp_bm25 *ix;
+	double s[3];
+
+	/* k1 = 0: only presence counts, so D1 and D2 tie on "cherry". */
+	ix = toy_index(0.0, 0.75);
+	score(ix, "cherry", s, NULL);
+	ck_assert_double_eq_tol(s[1], 0.470004, EPS);
+	ck_assert_double_eq_tol(s[2], 0.470004, EPS);
+	lp_bm25_free(ix);
+
+	/* b = 0: the short D1 loses its bonus, the long D2 its penalty. */
+	ix = toy_index(1.2, 0.0);
+	score(ix, "cherry", s, NULL);
+	ck_assert_double_eq_tol(s[1], 0.470004, EPS);
+	ck_assert_double_eq_tol(s[2], 0.738577, EPS);
+	lp_bm25_free(ix);
+}
+END_TEST
+
+START_TEST(test_bm25_empty_and_unknown)
+{
+	struct lp_bm25 *ix = toy_index(1.2, 0.75);
+	struct lp_diag d;
+	double s[3];
+	size_t n = 99;
+
+	score(ix, "", s, &n);
+	ck_assert_uint_eq(n, 0);
+	ck_assert(s[0] == 0 && s[1] == 0 && s[2] == 0);
+	score(ix, "The... of, is?", s, &n);
+	ck_assert_uint_eq(n, 0);
+	score(ix, "zebra quokka", s, &n);
+	ck_assert_uint_eq(n, 2);
+	ck_assert(s[0] == 0 && s[1] == 0 && s[2] == 0);
+	lp_bm25_free(ix);
+
+	/* Empty spans and an unfinished index. */
+	lp_diag_init(&d);
+	ix = lp_bm25_new(NULL, &d);
+	ck_assert_int_eq(lp_bm25_add(ix, "", 0, &d), LP_OK);
+	ck_assert_int_eq(lp_bm25_add(ix, "the", 3, &d), LP_OK);
+	ck_assert_int_eq(lp_bm25_score(ix, "x", 1, s, NULL, &d), LP_E_INTERNAL);
+	ck_assert_int_eq(lp_bm25_finish(ix, &d), LP_OK);
+	ck_assert_int_eq(lp_bm25_finish(ix, &d), LP_OK);
+	ck_assert_int_eq(lp_bm25_add(ix, "late", 4, &d), LP_E_INTERNAL);
+	score(ix, "anything", s, &n);
+	ck_assert(s[0] == 0 && s[1] == 0);
+	lp_bm25_free(ix);
+	lp_bm25_free(NULL);
+}
+END_TEST
+
+START_TEST(test_bm25_cjk_and_memory)
+{
+	const char *spans[] = {
+		"使用 apt-get 安装软件包。",
+		"内存管理和交换分区的设置。",
+		"网络接口的配置文件。",
+	};
+	struct lp_diag d;
+	struct lp_bm25 *ix;
+	double s[3];
+
+	lp_diag_init(&d);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_INDEX), 0);
+	ix = lp_bm25_new(NULL, &d);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(lp_bm25_add(ix, spans[i], strlen(spans[i]), &d), LP_OK);
+	ck_assert_int_eq(lp_bm25_finish(ix, &d), LP_OK);
+	/* Every byte the index holds is tracked, and reported exactly. */
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_INDEX), lp_bm25_bytes(ix));
+	score(ix, "如何管理内存？", s, NULL);
+	ck_assert(s[1] > 0 && s[0] == 0 && s[2] == 0);
+	score(ix, "怎样安装软件", s, NULL);
+	ck_assert(s[0] > 0 && s[1] == 0 && s[2] == 0);
+	lp_bm25_free(ix);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_INDEX), 0);
+}
+END_TEST
+
+/* A corpus big enough to grow every table several times. */
+static void add_generated(struct lp_bm25 *ix, size_t n_spans, struct lp_diag *d,
+			  enum lp_status *st)
+{
+	char text[512];
+
+	*st = LP_OK;
+	for (size_t s = 0; s < n_spans && *st == LP_OK; s++) {
+		size_t used = 0;
+		for (size_t w = 0; w < 40; w++)
+			used += (size_t)snprintf(text + used, sizeof(text) - used, "w%zu ",
+						 (s * 7 + w * w) % 3001);
+		*st = lp_bm25_add(ix, text, used, d);
+	}
+}
+
+START_TEST(test_bm25_growth)
+{
+	struct lp_diag d;
+	struct lp_bm25 *ix;
+	enum lp_status st;
+	double *s = malloc(2000 * sizeof(*s));
+	size_t total = 0;
+
+	lp_diag_init(&d);
+	ix = lp_bm25_new(NULL, &d);
+	add_generated(ix, 2000, &d, &st);
+	ck_assert_int_eq(st, LP_OK);
+	ck_assert_int_eq(lp_bm25_finish(ix, &d), LP_OK);
+	ck_assert_uint_eq(lp_bm25_n_spans(ix), 2000);
+	ck_assert_uint_le(lp_bm25_n_terms(ix), 3001);
+	ck_assert_uint_gt(lp_bm25_n_terms(ix), 1024);
+	/* Postings per span are its distinct words: recount "w0" by hand. */
+	for (size_t sp = 0; sp < 2000; sp++)
+		for (size_t w = 0; w < 40; w++)
+			if ((sp * 7 + w * w) % 3001 == 0) {
+				total++;
+				break;
+			}
+	ck_assert_uint_eq(lp_bm25_df(ix, "w0", 2), total);
+	ck_assert_int_eq(lp_bm25_score(ix, "w0", 2, s, NULL, &d), LP_OK);
+	for (size_t sp = 0; sp < 2000; sp++)
+		total -= s[sp] > 0;
+	ck_assert_uint_eq(total, 0);
+	lp_bm25_free(ix);
+	free(s);
+}
+END_TEST
+
+/* Failing the i-th tracked allocation fails cleanly and leaks nothing. */
+START_TEST(test_bm25_alloc_faults)
+{
+	char n[16];
+	struct lp_diag d;
+	struct lp_bm25 *ix;
+	enum lp_status st = LP_OK;
+
+	snprintf(n, sizeof(n), "%d", _i);
+	setenv("LPIPE_FAIL_ALLOC", n, 1);
+	lp_diag_init(&d);
+	ix = lp_bm25_new(NULL, &d);
+	if (ix) {
+		add_generated(ix, 300, &d, &st);
+		if (st == LP_OK)
+			st = lp_bm25_finish(ix, &d);
+	} else {
+		st = d.status;
+	}
+	ck_assert(st == LP_OK || st == LP_E_NOMEM);
+	if (st == LP_E_NOMEM)
+		ck_assert_ptr_nonnull(strstr(d.msg, "LPIPE_FAIL_ALLOC"));
+	lp_bm25_free(ix);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_INDEX), 0);
+}
+END_TEST
+
+static void check_topk(const double *s, size_t n, size_t k, const size_t *want, size_t n_want)
+{
+	size_t out[16];
+
+	ck_assert_uint_eq(lp_topk_select(s, n, k, out), n_want);
+	for (size_t i = 0; i < n_want; i++)
+		ck_assert_uint_eq(out[i], want[i]);
+}
+
+START_TEST(test_topk_order_and_ties)
+{
+	const double s[] = { 1, 3, 3, 2, NAN, 3 };
+
+	check_topk(s, 6, 3, (const size_t[]){ 1, 2, 5 }, 3);
+	check_topk(s, 6, 1, (const size_t[]){ 1 }, 1);
+	check_topk(s, 6, 10, (const size_t[]){ 1, 2, 5, 3, 0, 4 }, 6);
+	check_topk(s, 0, 3, NULL, 0);
+	check_topk(s, 6, 0, NULL, 0);
+}
+END_TEST
+
+static const double *cmp_scores;
+
+static int cmp_rank(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+
+	if (cmp_scores[i] != cmp_scores[j])
+		return cmp_scores[i] > cmp_scores[j] ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/* Against a full sort, on random scores with many ties. */
+START_TEST(test_topk_matches_sort)
+{
+	enum { N = 500 };
+	double s[N];
+	size_t all[N], out[N];
+
+	srand(12345);
+	for (int round = 0; round < 50; round++) {
+		size_t k = (size_t)rand() % (N + 5);
+		for (size_t i = 0; i < N; i++) {
+			s[i] = (double)(rand() % 20) / 4.0;
+			all[i] = i;
+		}
+		cmp_scores = s;
+		qsort(all, N, sizeof(all[0]), cmp_rank);
+		size_t m = lp_topk_select(s, N, k, out);
+		ck_assert_uint_eq(m, k < N ? k : N);
+		for (size_t i = 0; i < m; i++)
+			ck_assert_uint_eq(out[i], all[i]);
+	}
+}
+END_TEST
+
+/* ---- the retrieve stage ---- */
+
+static struct lp_pipeline *load(const char *yaml)
+{
+	struct lp_pipeline *p = NULL;
+	struct lp_diag d;
+	enum lp_status st;
+
+	lp_diag_init(&d);
+	st = lp_pipeline_load_text("r.yaml", yaml, strlen(yaml), NULL, NULL, 0, &p, &d);
+	ck_assert_msg(st == LP_OK, "%s:%d:%d: %s", d.file, d.line, d.col, d.msg);
+	return p;
+}
+
+/* Loading fails at line:col with a message containing `frag`. */
+static void load_fails(const char *yaml, int line, int col, const char *frag)
+{
+	struct lp_pipeline *p = NULL;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_pipeline_load_text("r.yaml", yaml, strlen(yaml), NULL, NULL, 0,
+					       &p, &d), LP_E_CONFIG);
+	ck_assert_ptr_null(p);
+	ck_assert_msg(d.line == line && d.col == col && strstr(d.msg, frag),
+		      "expected %d:%d '...%s...', got %d:%d '%s'", line, col, frag,
+		      d.line, d.col, d.msg);
+}
+
+static void describe_is(const char *yaml, const char *want)
+{
+	struct lp_pipeline *p = load(yaml);
+	struct lp_buf b;
+
+	ck_assert_uint_eq(p->n_stages, 1);
+	ck_assert_ptr_eq(p->stages[0].kind, &lp_stage_retrieve);
+	lp_buf_init(&b);
+	p->stages[0].kind->describe(p->stages[0].opts, &b);
+	ck_assert_str_eq(b.data, want);
+	lp_buf_release(&b);
+	lp_pipeline_free(p);
+}
+
+START_TEST(test_stage_parse)
+{
+	describe_is("version: 1\nstages:\n  - retrieve: {query: bash mail}\n",
+		    "{query: \"bash mail\", top_k: 8, order: score, scorer: bm25, k1: 1.2, b: 0.75}");
+	describe_is("version: 1\nretrieval: {k1: 2, b: 0.5}\nstages:\n"
+		    "  - retrieve: {query: 'say \"hi\"', top_k: 3, order: document}\n",
+		    "{query: \"say \\\"hi\\\"\", top_k: 3, order: document, scorer: bm25, "
+		    "k1: 2, b: 0.5}");
+
+	load_fails("version: 1\nstages:\n  - retrieve: {top_k: 3}\n", 3, 15, "missing key 'query'");
+	load_fails("version: 1\nstages:\n  - retrieve: {query: ''}\n", 3, 23, "'query' is empty");
+	load_fails("version: 1\nstages:\n  - retrieve: {query: q, top_k: 0}\n", 3, 33, "top_k");
+	load_fails("version: 1\nstages:\n  - retrieve: {query: q, order: random}\n", 3, 33,
+		   "random");
+	load_fails("version: 1\nstages:\n  - retrieve: {query: q, topk: 3}\n", 3, 26, "top_k");
+}
+END_TEST
+
+START_TEST(test_stage_parse_scorer_not_available)
+{
+	static const char *const other[] = { "hash", "dense", "hybrid" };
+
+	for (int i = 0; i < 3; i++) {
+		char yaml[256], want[64];
+		snprintf(yaml, sizeof(yaml), "version: 1\nretrieval:\n  scorer: %s\nstages:\n"
+			 "  - retrieve: {query: q}\n", other[i]);
+		snprintf(want, sizeof(want), "scorer '%s' is not available yet; use bm25", other[i]);
+		load_fails(yaml, 3, 11, want);
+	}
+}
+END_TEST
+
+/* Five one-line chunks. After stop words: 0 prompt printed; 1 bash check
+ * mail; 2 history saved exit; 3 mail check mail check interval; 4 check
+ * spelling. For "mail check" chunk 3 (both terms twice) beats chunk 1
+ * (both once), which beats chunk 4 ("check" only); 0 and 2 score 0. */
+static const char stage_text[] =
+	"the prompt is printed.\n"
+	"bash can check mail.\n"
+	"history is saved on exit.\n"
+	"mail check mail check interval.\n"
+	"check the spelling.\n";
+
+static void stage_doc(struct lp_doc *doc, const struct lp_pipeline *p)
+{
+	size_t off = 0, i = 0;
+
+	lp_doc_init(doc, p);
+	doc->text = stage_text;
+	doc->len = strlen(stage_text);
+	doc->chunks = lp_arena_alloc(&doc->arena, 5 * sizeof(*doc->chunks));
+	for (size_t at = 0; at < doc->len; at++)
+		if (stage_text[at] == '\n') {
+			doc->chunks[i].off = off;
+			doc->chunks[i].len = at + 1 - off;
+			off = at + 1;
+			i++;
+		}
+	doc->n_chunks = i;
+	doc->trace = lp_arena_alloc(&doc->arena, sizeof(*doc->trace));
+	doc->trace[0].kind = "retrieve";
+	doc->n_trace = 1;
+}
+
+static enum lp_status run_retrieve(const char *opts, struct lp_doc *doc,
+				   struct lp_pipeline **p, struct lp_diag *d)
+{
+	char yaml[256];
+
+	snprintf(yaml, sizeof(yaml), "version: 1\nstages:\n  - retrieve: %s\n", opts);
+	*p = load(yaml);
+	stage_doc(doc, *p);
+	ck_assert_uint_eq(doc->n_chunks, 5);
+	lp_diag_init(d);
+	return (*p)->stages[0].kind->run(doc, (*p)->stages[0].opts, d);
+}
+
+static void kept(const char *opts, const size_t *want, size_t n_want, const char *note)
+{
+	struct lp_pipeline *p;
+	struct lp_doc doc;
+	struct lp_diag d;
+
+	ck_assert_int_eq(run_retrieve(opts, &doc, &p, &d), LP_OK);
+	ck_assert_uint_eq(doc.n_selection, n_want);
+	for (size_t i = 0; i < n_want; i++)
+		ck_assert_uint_eq(doc.selection[i], want[i]);
+	/* Exactly the kept chunks are marked; every chunk has its score. */
+	for (size_t c = 0; c < 5; c++) {
+		int in = 0;
+		for (size_t i = 0; i < n_want; i++)
+			in |= want[i] == c;
+		ck_assert_int_eq(doc.chunks[c].selected, in);
+	}
+	ck_assert_str_eq(doc.trace[0].note, note);
+	ck_assert(doc.chunks[3].score > doc.chunks[1].score);
+	ck_assert(doc.chunks[1].score > doc.chunks[4].score);
+	ck_assert(doc.chunks[4].score > 0 && doc.chunks[0].score == 0);
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+}
+
+START_TEST(test_stage_run_orders)
+{
+	kept("{query: 'How often is mail checked? check', top_k: 2}",
+	     (const size_t[]){ 3, 1 }, 2, "kept 2 of 5 chunks");
+	kept("{query: mail check, top_k: 3, order: document}",
+	     (const size_t[]){ 1, 3, 4 }, 3, "kept 3 of 5 chunks");
+	/* More than there are: all kept, the zero scores in document order. */
+	kept("{query: mail check, top_k: 50}",
+	     (const size_t[]){ 3, 1, 4, 0, 2 }, 5, "kept 5 of 5 chunks");
+}
+END_TEST
+
+START_TEST(test_stage_run_errors_and_narrowing)
+{
+	struct lp_pipeline *p;
+	struct lp_doc doc;
+	struct lp_diag d;
+	size_t set[] = { 2, 0, 3 };
+
+	ck_assert_int_eq(run_retrieve("{query: 'the? of!'}", &doc, &p, &d), LP_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(d.msg, "no words to search for"));
+	ck_assert_ptr_null(doc.trace[0].note);
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+
+	/* A second retrieve ranks only what the first one kept. */
+	p = load("version: 1\nstages:\n  - retrieve: {query: mail, top_k: 1}\n");
+	stage_doc(&doc, p);
+	doc.selection = set;
+	doc.n_selection = 3;
+	ck_assert_int_eq(p->stages[0].kind->run(&doc, p->stages[0].opts, &d), LP_OK);
+	ck_assert_uint_eq(doc.n_selection, 1);
+	ck_assert_uint_eq(doc.selection[0], 3);
+	ck_assert_int_eq(doc.chunks[1].selected, 0); /* has "mail", was not in the set */
+	ck_assert(doc.chunks[1].score == 0);
+	lp_doc_release(&doc);
+
+	/* No chunks: a split stage is missing. */
+	stage_doc(&doc, p);
+	doc.n_chunks = 0;
+	ck_assert_int_eq(p->stages[0].kind->run(&doc, p->stages[0].opts, &d), LP_E_CONFIG);
+	ck_assert_ptr_nonnull(strstr(d.msg, "split"));
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("retrieve");
+	TCase *tc = tcase_create("terms");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_terms_ascii);
+	tcase_add_test(tc, test_terms_unicode_letters);
+	tcase_add_test(tc, test_terms_cjk_bigrams);
+	tcase_add_test(tc, test_terms_stopwords_and_long_words);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("bm25");
+	tcase_add_test(tc, test_bm25_hand_computed);
+	tcase_add_test(tc, test_bm25_k1_b);
+	tcase_add_test(tc, test_bm25_empty_and_unknown);
+	tcase_add_test(tc, test_bm25_cjk_and_memory);
+	tcase_add_test(tc, test_bm25_growth);
+	tcase_add_loop_test(tc, test_bm25_alloc_faults, 1, 46);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("topk");
+	tcase_add_test(tc, test_topk_order_and_ties);
+	tcase_add_test(tc, test_topk_matches_sort);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("stage");
+	tcase_add_test(tc, test_stage_parse);
+	tcase_add_test(tc, test_stage_parse_scorer_not_available);
+	tcase_add_test(tc, test_stage_run_orders);
+	tcase_add_test(tc, test_stage_run_errors_and_narrowing);
+	suite_add_tcase(s, tc);
+
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,789 @@
+/* check_text.c - document loading, sentence segmentation and chunking. */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/mem.h"
+#include "core/status.h"
+#include "core/utf8.h"
+#include "text/document.h"
+#include "text/sentence.h"
+#include "text/split.h"
+
+/* All sentences of `text`, each verbatim, joined by '|'. */
+static char *sentences(const char *text)
+{
+	static char out[4096];
+	size_t pos = 0, n = 0, len = strlen(text);
+	struct lp_span s;
+
+	out[0] = '\0';
+	while (lp_sentence_next(text, len, &pos, &s)) {
+		ck_assert_uint_le(s.off + s.len, len);
+		ck_assert_uint_gt(s.len, 0);
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%.*s", n ? "|" : "",
+				      (int)s.len, text + s.off);
+	}
+	ck_assert_uint_eq(pos, len);
+	return out;
+}
+
+START_TEST(test_sentence_english)
+{
+	ck_assert_str_eq(sentences("Hello world. How are you? Fine!"),
+			 "Hello world.|How are you?|Fine!");
+	ck_assert_str_eq(sentences("  Leading space.   Trailing space.  \n"),
+			 "Leading space.|Trailing space.");
+	ck_assert_str_eq(sentences("No terminator at all"), "No terminator at all");
+	ck_assert_str_eq(sentences(""), "");
+	ck_assert_str_eq(sentences(" \n\t "), "");
+}
+END_TEST
+
+START_TEST(test_sentence_abbreviations)
+{
+	ck_assert_str_eq(sentences("Dr. Smith arrived. He sat down."),
+			 "Dr. Smith arrived.|He sat down.");
+	ck_assert_str_eq(sentences("Use a fruit, e.g. this apple. Then eat it."),
+			 "Use a fruit, e.g. this apple.|Then eat it.");
+	ck_assert_str_eq(sentences("Some fruit, i.e. Apples, are red. Yes."),
+			 "Some fruit, i.e. Apples, are red.|Yes.");
+	ck_assert_str_eq(sentences("Pi is 3.14 roughly. Right."),
+			 "Pi is 3.14 roughly.|Right.");
+	ck_assert_str_eq(sentences("He moved to the U.S.A. in 1990. Then he left."),
+			 "He moved to the U.S.A. in 1990.|Then he left.");
+	ck_assert_str_eq(sentences("J. R. R. Tolkien wrote it. See Fig. 3 and Mr. Brown."),
+			 "J. R. R. Tolkien wrote it.|See Fig. 3 and Mr. Brown.");
+	ck_assert_str_eq(sentences("Bring pens, paper etc. The rest is here."),
+			 "Bring pens, paper etc.|The rest is here.");
+	ck_assert_str_eq(sentences("It was in 1999. The end."), "It was in 1999.|The end.");
+}
+END_TEST
+
+START_TEST(test_sentence_quotes_and_ellipsis)
+{
+	ck_assert_str_eq(sentences("He said \"Stop.\" Then he left."),
+			 "He said \"Stop.\"|Then he left.");
+	ck_assert_str_eq(sentences("\"Really?\" she asked. (Yes.) Fine."),
+			 "\"Really?\" she asked.|(Yes.)|Fine.");
+	ck_assert_str_eq(sentences("Wait... what happened... Nothing."),
+			 "Wait... what happened...|Nothing.");
+	ck_assert_str_eq(sentences("Really?! Yes."), "Really?!|Yes.");
+	ck_assert_str_eq(sentences("She wrote \xe2\x80\x9cgo.\xe2\x80\x9d Then stopped."),
+			 "She wrote \xe2\x80\x9cgo.\xe2\x80\x9d|Then stopped.");
+}
+END_TEST
+
+START_TEST(test_sentence_paragraphs)
+{
+	ck_assert_str_eq(sentences("A heading\n\nFirst line of text\nwraps here. Next.\n \nLast"),
+			 "A heading|First line of text\nwraps here.|Next.|Last");
+}
+END_TEST
+
+START_TEST(test_sentence_cjk)
+{
+	ck_assert_str_eq(sentences("你好。我很好！你呢？"), "你好。|我很好！|你呢？");
+	ck_assert_str_eq(sentences("他说：“走吧。”然后走了；就这样"),
+			 "他说：“走吧。”|然后走了；|就这样");
+	ck_assert_str_eq(sentences("全角问号？Yes. 中文句子。"), "全角问号？|Yes.|中文句子。");
+	ck_assert_str_eq(sentences("English first.中文在后。"), "English first.|中文在后。");
+	ck_assert_str_eq(sentences("東京は大きい。 Tokyo is big. 本当？"),
+			 "東京は大きい。|Tokyo is big.|本当？");
+}
+END_TEST
+
+START_TEST(test_sentence_invalid_bytes_terminate)
+{
+	const char text[] = "ab\xff\xfe. Cd\xe4. \xe4\xb8";
+	size_t pos = 0, n = 0;
+	struct lp_span s;
+
+	while (lp_sentence_next(text, sizeof(text) - 1, &pos, &s)) {
+		ck_assert_uint_le(s.off + s.len, sizeof(text) - 1);
+		n++;
+	}
+	ck_assert_uint_eq(n, 3);
+}
+END_TEST
+
+/* A long line without punctuation, and one made only of full stops, must
+ * each be one linear pass (a quadratic scan would time out here). */
+START_TEST(test_sentence_linear_on_long_line)
+{
+	size_t len = 20u << 20, pos = 0, n = 0;
+	char *t = malloc(len);
+	struct lp_span s;
+
+	ck_assert_ptr_nonnull(t);
+	for (size_t i = 0; i < len; i++)
+		t[i] = (i % 7 == 6) ? ' ' : 'a';
+	while (lp_sentence_next(t, len, &pos, &s))
+		n++;
+	ck_assert_uint_eq(n, 1);
+	memset(t, '.', len);
+	pos = 0;
+	n = 0;
+	while (lp_sentence_next(t, len, &pos, &s))
+		n++;
+	ck_assert_uint_eq(n, 1);
+	for (size_t i = 0; i < len; i++)
+		t[i] = (i % 2) ? ' ' : '\n';
+	t[len / 2] = 'x';
+	pos = 0;
+	n = 0;
+	while (lp_sentence_next(t, len, &pos, &s))
+		n++;
+	ck_assert_uint_eq(n, 1);
+	free(t);
+}
+END_TEST
+
+
+/* ---- document loading ---- */
+
+static enum lp_status load(const char *bytes, size_t n, enum lp_invalid_utf8 mode,
+			   struct lp_document *doc, struct lp_diag *d)
+{
+	lp_diag_init(d);
+	return lp_document_from_bytes("t.txt", bytes, n, mode, doc, d);
+}
+
+START_TEST(test_document_clean_is_not_copied)
+{
+	const char text[] = "Hello, world.\n\xe4\xbd\xa0\xe5\xa5\xbd\n";
+	struct lp_document doc;
+	struct lp_diag d;
+
+	ck_assert_int_eq(load(text, sizeof(text) - 1, LP_UTF8_ERROR, &doc, &d), LP_OK);
+	ck_assert_ptr_eq(doc.text, text);
+	ck_assert_ptr_null(doc.copy);
+	ck_assert_uint_eq(doc.len, sizeof(text) - 1);
+	lp_document_release(&doc);
+}
+END_TEST
+
+START_TEST(test_document_bom_and_crlf)
+{
+	const char text[] = "\xef\xbb\xbfline one\r\nline two\rline three\r\n";
+	struct lp_document doc;
+	struct lp_diag d;
+	size_t before = lp_mem_current(LP_MEM_DOC);
+
+	ck_assert_int_eq(load(text, sizeof(text) - 1, LP_UTF8_ERROR, &doc, &d), LP_OK);
+	ck_assert_ptr_nonnull(doc.copy);
+	ck_assert_str_eq(doc.text, "line one\nline two\nline three\n");
+	ck_assert_uint_eq(doc.len, strlen(doc.text));
+	ck_assert_uint_gt(lp_mem_current(LP_MEM_DOC), before);
+	lp_document_release(&doc);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), before);
+}
+END_TEST
+
+START_TEST(test_document_invalid_utf8_offset)
+{
+	char text[2000];
+	struct lp_document doc;
+	struct lp_diag d;
+
+	memset(text, 'a', sizeof(text));
+	text[1234] = (char)0xC3; /* lead byte followed by an ASCII letter */
+	ck_assert_int_eq(load(text, sizeof(text), LP_UTF8_ERROR, &doc, &d), LP_E_INPUT);
+	ck_assert_int_eq(d.offset, 1234);
+	ck_assert_str_eq(d.file, "t.txt");
+	ck_assert_str_eq(d.msg, "invalid UTF-8 at byte 1234 (use input: {invalid_utf8: replace} to replace it)");
+	ck_assert_ptr_null(doc.text);
+}
+END_TEST
+
+START_TEST(test_document_replace_mode)
+{
+	const char text[] = "ok \xff\xfe mid \xe4\xb8 end \xc0\xaf.";
+	struct lp_document doc;
+	struct lp_diag d;
+
+	ck_assert_int_eq(load(text, sizeof(text) - 1, LP_UTF8_REPLACE, &doc, &d), LP_OK);
+	ck_assert_str_eq(doc.text, "ok \xef\xbf\xbd\xef\xbf\xbd mid \xef\xbf\xbd end \xef\xbf\xbd.");
+	ck_assert_uint_eq(doc.n_replaced, 4);
+	ck_assert_uint_eq(lp_utf8_find_invalid((const unsigned char *)doc.text, doc.len), doc.len);
+	lp_document_release(&doc);
+}
+END_TEST
+
+START_TEST(test_document_refuses_binary_and_empty)
+{
+	const char bin[] = "text\0more";
+	struct lp_document doc;
+	struct lp_diag d;
+
+	ck_assert_int_eq(load(bin, sizeof(bin) - 1, LP_UTF8_REPLACE, &doc, &d), LP_E_INPUT);
+	ck_assert_str_eq(d.msg, "binary file (NUL byte at offset 4), not text");
+	ck_assert_int_eq(d.offset, 4);
+	ck_assert_int_eq(load("", 0, LP_UTF8_ERROR, &doc, &d), LP_E_INPUT);
+	ck_assert_str_eq(d.msg, "empty document");
+	ck_assert_int_eq(load(" \r\n\t\n\xe3\x80\x80", 8, LP_UTF8_ERROR, &doc, &d), LP_E_INPUT);
+	ck_assert_str_eq(d.msg, "empty document");
+	ck_assert_int_eq(load("\xef\xbb\xbf", 3, LP_UTF8_ERROR, &doc, &d), LP_E_INPUT);
+	ck_assert_str_eq(d.msg, "empty document");
+}
+END_TEST
+
+START_TEST(test_document_load_file)
+{
+	char path[] = "/tmp/lp_docXXXXXX";
+	int fd = mkstemp(path);
+	struct lp_document doc;
+	struct lp_diag d;
+	size_t before = lp_mem_current(LP_MEM_DOC);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "a\r\nb", 4), 4);
+	close(fd);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_document_load(path, LP_UTF8_ERROR, &doc, &d), LP_OK);
+	ck_assert_str_eq(doc.text, "a\nb");
+	ck_assert_str_eq(doc.path, path);
+	/* The raw mapping (4 bytes) is dropped once copied: only the copy
+	 * (sized for the raw length plus a NUL) stays accounted. */
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), before + 5);
+	lp_document_release(&doc);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), before);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	ck_assert_int_eq(write(fd, "clean text", 10), 10);
+	close(fd);
+	ck_assert_int_eq(lp_document_load(path, LP_UTF8_ERROR, &doc, &d), LP_OK);
+	ck_assert_ptr_null(doc.copy);
+	ck_assert_int_eq(memcmp(doc.text, "clean text", 10), 0);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), before + 10);
+	lp_document_release(&doc);
+	unlink(path);
+	ck_assert_int_eq(lp_document_load("/nonexistent/x", LP_UTF8_ERROR, &doc, &d), LP_E_IO);
+	ck_assert_str_eq(d.file, "/nonexistent/x");
+}
+END_TEST
+
+/* A 50 MB single line with a CR at its end forces a copy: one pass. */
+START_TEST(test_document_large_single_line)
+{
+	size_t n = 50u << 20;
+	char *t = malloc(n);
+	struct lp_document doc;
+	struct lp_diag d;
+
+	ck_assert_ptr_nonnull(t);
+	memset(t, 'x', n);
+	t[n - 1] = '\r';
+	t[n / 2] = (char)0xFF;
+	ck_assert_int_eq(load(t, n, LP_UTF8_REPLACE, &doc, &d), LP_OK);
+	ck_assert_uint_eq(doc.len, n + 2);
+	ck_assert_int_eq(doc.text[doc.len - 1], '\n');
+	lp_document_release(&doc);
+	free(t);
+}
+END_TEST
+
+/* ---- splitting ---- */
+
+static struct lp_splitter *splitter(enum lp_split_unit unit, size_t size, size_t overlap,
+				    enum lp_split_boundary b, const char *pattern)
+{
+	struct lp_split_params p = lp_split_default_params();
+	struct lp_splitter *s;
+	struct lp_diag d;
+
+	p.unit = unit;
+	p.size = size;
+	p.overlap = overlap;
+	p.boundary = b;
+	p.pattern = pattern;
+	lp_diag_init(&d);
+	ck_assert_msg(lp_split_new(&p, &s, &d) == LP_OK, "%s", d.msg);
+	return s;
+}
+
+/* The chunks of `text` as verbatim slices joined by '|'. */
+static char *chunks(struct lp_splitter *s, const char *text)
+{
+	static char out[8192];
+	struct lp_span *v;
+	size_t n, o = 0;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_split_run(s, text, strlen(text), &v, &n, &d), LP_OK);
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)snprintf(out + o, sizeof(out) - o, "%s%.*s", i ? "|" : "",
+				      (int)v[i].len, text + v[i].off);
+	lp_mem_free(v);
+	lp_split_free(s);
+	return out;
+}
+
+START_TEST(test_split_units)
+{
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_CHARS, 3, 1, LP_BOUNDARY_NONE, NULL), "abc de fg"),
+			 "abc|c de|e fg");
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_CHARS, 2, 0, LP_BOUNDARY_NONE, NULL), "你好吗"),
+			 "你好|吗");
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_WORDS, 2, 0, LP_BOUNDARY_NONE, NULL),
+				"one two, three\n four 中文"), "one two,|three\n four|中文");
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_WORDS, 3, 2, LP_BOUNDARY_NONE, NULL), "a b c d"),
+			 "a b c|b c d");
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_SENTENCES, 2, 1, LP_BOUNDARY_NONE, NULL),
+				"One. Two. Three."), "One. Two.|Two. Three.");
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_PARAGRAPHS, 1, 0, LP_BOUNDARY_NONE, NULL),
+				"\n\nFirst para\nstill.\n\n  \nSecond.\n"), "First para\nstill.|Second.");
+	/* "tokenization" is 12 letters: three pieces of four. */
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_TOKENS, 2, 0, LP_BOUNDARY_NONE, NULL),
+				"tokenization, ok"), "tokeniza|tion,|ok");
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_TOKENS, 4, 1, LP_BOUNDARY_NONE, NULL),
+				"你好。世界"), "你好。世|世界");
+}
+END_TEST
+
+START_TEST(test_split_regex_keeps_headings_with_sections)
+{
+	const char *md = "Preamble text.\n\n# One\nbody one\n\n## Two\nbody two\n# Three\n";
+
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_REGEX, 1, 0, LP_BOUNDARY_NONE, "(?m)^#+ "), md),
+			 "Preamble text.|# One\nbody one|## Two\nbody two|# Three");
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_REGEX, 2, 1, LP_BOUNDARY_NONE, "(?m)^#+ "), md),
+			 "Preamble text.\n\n# One\nbody one|# One\nbody one\n\n## Two\nbody two|"
+			 "## Two\nbody two\n# Three");
+	/* Invalid UTF-8 never reaches PCRE2. */
+	{
+		struct lp_splitter *s = splitter(LP_SPLIT_REGEX, 1, 0, LP_BOUNDARY_NONE, "b");
+		struct lp_span *v;
+		size_t n;
+		struct lp_diag d;
+
+		lp_diag_init(&d);
+		ck_assert_int_eq(lp_split_run(s, "ab\xff" "c", 4, &v, &n, &d), LP_E_INPUT);
+		ck_assert_int_eq(d.offset, 2);
+		ck_assert_ptr_null(v);
+		lp_split_free(s);
+	}
+	/* A pattern that matches the empty string still makes progress. */
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_REGEX, 2, 0, LP_BOUNDARY_NONE, "x*"), "abc"),
+			 "ab|c");
+}
+END_TEST
+
+START_TEST(test_split_boundary_prefers_sentence_end)
+{
+	const char *t = "One two three. Four five six seven. Eight nine.";
+
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_WORDS, 5, 0, LP_BOUNDARY_NONE, NULL), t),
+			 "One two three. Four five|six seven. Eight nine.");
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_WORDS, 5, 0, LP_BOUNDARY_SENTENCE, NULL), t),
+			 "One two three.|Four five six seven.|Eight nine.");
+	/* No sentence end fits: fall back to the hard limit. */
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_WORDS, 2, 0, LP_BOUNDARY_SENTENCE, NULL), t),
+			 "One two|three.|Four five|six seven.|Eight nine.");
+	/* The cut must leave more than `overlap` words in the chunk. */
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_WORDS, 5, 3, LP_BOUNDARY_SENTENCE, NULL), t),
+			 "One two three. Four five|three. Four five six seven.|"
+			 "five six seven. Eight nine.");
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_SENTENCES, 3, 0, LP_BOUNDARY_PARAGRAPH, NULL),
+				"One. Two.\n\nThree. Four. Five. Six."),
+			 "One. Two.|Three. Four. Five.|Six.");
+	ck_assert_str_eq(chunks(splitter(LP_SPLIT_CHARS, 8, 0, LP_BOUNDARY_SENTENCE, NULL),
+				"你好。我很好！谢谢你。"), "你好。我很好！|谢谢你。");
+}
+END_TEST
+
+START_TEST(test_split_rejects_bad_params)
+{
+	struct lp_split_params p = lp_split_default_params();
+	struct lp_splitter *s = (void *)1;
+	struct lp_diag d;
+
+	ck_assert_int_eq(p.unit, LP_SPLIT_TOKENS);
+	ck_assert_uint_eq(p.size, 384);
+	ck_assert_int_eq(p.boundary, LP_BOUNDARY_SENTENCE);
+	lp_diag_init(&d);
+	p.overlap = 400;
+	ck_assert_int_eq(lp_split_new(&p, &s, &d), LP_E_CONFIG);
+	ck_assert_str_eq(d.msg, "overlap (400) must be smaller than size (384)");
+	ck_assert_ptr_null(s);
+	p.overlap = 0;
+	p.size = 0;
+	ck_assert_int_eq(lp_split_new(&p, &s, &d), LP_E_CONFIG);
+	p.size = 10;
+	p.unit = LP_SPLIT_REGEX;
+	ck_assert_int_eq(lp_split_new(&p, &s, &d), LP_E_CONFIG);
+	ck_assert_str_eq(d.msg, "unit regex needs a pattern");
+	p.pattern = "ab(c";
+	ck_assert_int_eq(lp_split_new(&p, &s, &d), LP_E_CONFIG);
+	ck_assert_int_eq(d.offset, 4);
+	ck_assert_ptr_nonnull(strstr(d.msg, "invalid pattern 'ab(c': "));
+	ck_assert_ptr_nonnull(strstr(d.msg, "at offset 4"));
+	ck_assert_ptr_null(s);
+	lp_split_free(NULL);
+}
+END_TEST
+
+/* Counts letters only: a stand-in for a model tokenizer. */
+static size_t count_letters(void *ctx, const char *t, size_t n)
+{
+	size_t k = 0;
+
+	(*(size_t *)ctx)++;
+	for (size_t i = 0; i < n; i++)
+		k += ((t[i] | 0x20) >= 'a' && (t[i] | 0x20) <= 'z');
+	return k;
+}
+
+START_TEST(test_split_custom_counter)
+{
+	struct lp_split_params p = lp_split_default_params();
+	struct lp_splitter *s;
+	struct lp_span *v;
+	size_t n, calls = 0;
+	struct lp_diag d;
+	const char *t = "abc de, f ghij";
+
+	p.size = 5;
+	p.boundary = LP_BOUNDARY_NONE;
+	p.counter.count = count_letters;
+	p.counter.ctx = &calls;
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_split_new(&p, &s, &d), LP_OK);
+	/* Weights: abc 3, de 2, "," 1 (at least one), f 1, ghij 4. */
+	ck_assert_uint_eq(lp_split_count(s, t, strlen(t)), 11);
+	ck_assert_uint_gt(calls, 0);
+	ck_assert_int_eq(lp_split_run(s, t, strlen(t), &v, &n, &d), LP_OK);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(v[0].off, 0);
+	ck_assert_uint_eq(v[0].len, 6);  /* "abc de" */
+	ck_assert_uint_eq(v[1].off, 6);  /* ", f" */
+	ck_assert_uint_eq(v[2].off, 10); /* "ghij" */
+	lp_mem_free(v);
+	lp_split_free(s);
+}
+END_TEST
+
+/* A 20 MB line without white space or punctuation: every unit must still
+ * be a linear pass (a rescan per chunk from the line start would not end). */
+START_TEST(test_split_long_line_is_linear)
+{
+	static const enum lp_split_unit units[] = { LP_SPLIT_TOKENS, LP_SPLIT_WORDS,
+		LP_SPLIT_CHARS, LP_SPLIT_SENTENCES, LP_SPLIT_REGEX };
+	size_t len = 20u << 20, n;
+	char *t = malloc(len);
+	struct lp_span *v;
+	struct lp_diag d;
+
+	ck_assert_ptr_nonnull(t);
+	memset(t, 'a', len);
+	lp_diag_init(&d);
+	for (size_t k = 0; k < sizeof(units) / sizeof(units[0]); k++) {
+		struct lp_splitter *s = splitter(units[k], 100000, 1000, LP_BOUNDARY_SENTENCE, "(?m)^#");
+		ck_assert_int_eq(lp_split_run(s, t, len, &v, &n, &d), LP_OK);
+		ck_assert_uint_ge(n, 1);
+		ck_assert_uint_eq(v[n - 1].off + v[n - 1].len, len);
+		lp_mem_free(v);
+		lp_split_free(s);
+	}
+	free(t);
+}
+END_TEST
+
+/* Every tracked allocation of a load and a split, failed in turn: each
+ * failure is reported as LP_E_NOMEM and leaves no tracked memory behind.
+ * The sequence: the file mapping, the normalised copy, the splitter, its
+ * pattern, then the chunk table growing 64 -> 128 -> 256. */
+#define LOAD_SPLIT_ALLOCS 7
+
+START_TEST(test_load_and_split_alloc_faults)
+{
+	char path[] = "/tmp/lp_faultXXXXXX", n[16];
+	int fd = mkstemp(path);
+	struct lp_split_params p = lp_split_default_params();
+	struct lp_document doc;
+	struct lp_splitter *s = NULL;
+	struct lp_span *v = NULL;
+	struct lp_diag d;
+	size_t nc = 0;
+	enum lp_status st;
+
+	ck_assert_int_ge(fd, 0);
+	for (int i = 0; i < 200; i++)
+		ck_assert_int_eq(write(fd, "word\r\n", 6), 6);
+	close(fd);
+	snprintf(n, sizeof(n), "%d", _i);
+	setenv("LPIPE_FAIL_ALLOC", n, 1); /* forked test: stays in this child */
+	p.unit = LP_SPLIT_REGEX;
+	p.pattern = "\\n";
+	p.size = 1;
+	lp_diag_init(&d);
+	st = lp_document_load(path, LP_UTF8_ERROR, &doc, &d);
+	if (!st) {
+		st = lp_split_new(&p, &s, &d);
+		if (!st)
+			st = lp_split_run(s, doc.text, doc.len, &v, &nc, &d);
+		lp_split_free(s);
+		lp_mem_free(v);
+		lp_document_release(&doc);
+	}
+	unlink(path);
+	if (_i <= LOAD_SPLIT_ALLOCS) {
+		ck_assert_int_eq(st, LP_E_NOMEM);
+		ck_assert_ptr_nonnull(strstr(d.msg, "LPIPE_FAIL_ALLOC"));
+	} else {
+		ck_assert_int_eq(st, LP_OK);
+		ck_assert_uint_eq(nc, 200);
+	}
+	ck_assert_uint_eq(lp_mem_current_total(), 0);
+}
+END_TEST
+
+/* ---- properties on random documents ---- */
+
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng % n);
+}
+
+/* A random text mixing ASCII words, abbreviations, decimals, accented
+ * letters, CJK, punctuation, headings, newlines and blank lines. */
+static size_t random_text(char *out, size_t cap)
+{
+	static const char *const parts[] = {
+		"the", "Cat", "sat", "on", "a", "mat", "tokenization", "x", "Dr.", "e.g.",
+		"3.14", "U.S.A.", "caf\xc3\xa9", "na\xc3\xafve", "\xe4\xbd\xa0\xe5\xa5\xbd",
+		"\xe4\xb8\x96\xe7\x95\x8c\xe3\x80\x82", "\xe5\xa5\xbd\xef\xbc\x81", ".", ",",
+		"!", "?", "...", "\"", "(", ")", "\n", "\n\n", "\n# ", "\n## ", "  ", "\t",
+		"\xe3\x80\x80", "42", "\xf0\x9f\x98\x80",
+	};
+	size_t n = 0, words = 1 + rnd(120);
+
+	for (size_t w = 0; w < words; w++) {
+		const char *p = parts[rnd(sizeof(parts) / sizeof(parts[0]))];
+		size_t k = strlen(p);
+		if (n + k + 2 >= cap)
+			break;
+		memcpy(out + n, p, k);
+		n += k;
+		if (rnd(3))
+			out[n++] = ' ';
+	}
+	out[n] = '\0';
+	return n;
+}
+
+static int is_space_at(const char *t, size_t len, size_t i, size_t *n)
+{
+	uint32_t cp;
+	int k = lp_utf8_decode((const unsigned char *)t + i, len - i, &cp);
+
+	*n = k ? (size_t)k : 1;
+	return k && lp_utf8_is_space(cp);
+}
+
+static void assert_blank(const char *t, size_t len, size_t from, size_t to)
+{
+	size_t n;
+
+	for (size_t i = from; i < to; i += n)
+		ck_assert_msg(is_space_at(t, len, i, &n), "non-space at %zu not covered", i);
+}
+
+static int cp_start(const char *t, size_t len, size_t i)
+{
+	return i == len || ((unsigned char)t[i] & 0xC0) != 0x80;
+}
+
+/* Units of text[a, b): those of `units` (the whole text split with size 1,
+ * so one unit per chunk) lying inside it. */
+static size_t units_in(const struct lp_span *units, size_t n_units, size_t a, size_t b)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n_units; i++)
+		k += units[i].off >= a && units[i].off + units[i].len <= b;
+	return k;
+}
+
+static void check_invariants(struct lp_splitter *s, const char *t, size_t len)
+{
+	const struct lp_split_params *p = lp_split_params_of(s);
+	struct lp_splitter *one = splitter(p->unit, 1, 0, LP_BOUNDARY_NONE, p->pattern);
+	struct lp_span *v, *u;
+	size_t n, nu, covered = 0, sp;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_split_run(s, t, len, &v, &n, &d), LP_OK);
+	ck_assert_int_eq(lp_split_run(one, t, len, &u, &nu, &d), LP_OK);
+	for (size_t i = 0; i < n; i++) {
+		size_t off = v[i].off, end = off + v[i].len;
+		ck_assert_uint_le(end, len);
+		ck_assert_uint_gt(v[i].len, 0);
+		ck_assert(cp_start(t, len, off) && cp_start(t, len, end));
+		ck_assert(!is_space_at(t, len, off, &sp));
+		ck_assert_uint_le(units_in(u, nu, off, end), p->size);
+		if (p->unit != LP_SPLIT_REGEX) /* a slice loses the pattern's context */
+			ck_assert_uint_eq(lp_split_count(s, t + off, v[i].len), units_in(u, nu, off, end));
+		assert_blank(t, len, covered, off > covered ? off : covered);
+		if (i) {
+			size_t pend = v[i - 1].off + v[i - 1].len;
+			ck_assert_uint_gt(off, v[i - 1].off);
+			ck_assert_uint_gt(end, pend);
+			if (p->overlap == 0)
+				ck_assert_uint_ge(off, pend);
+			else
+				ck_assert_msg(units_in(u, nu, off, pend) == p->overlap,
+					      "unit %d size %zu overlap %zu boundary %d: [%.*s] then [%.*s]",
+					      (int)p->unit, p->size, p->overlap, (int)p->boundary,
+					      (int)v[i - 1].len, t + v[i - 1].off, (int)v[i].len, t + off);
+		}
+		if (end > covered)
+			covered = end;
+	}
+	assert_blank(t, len, covered, len);
+	lp_mem_free(v);
+	lp_mem_free(u);
+	lp_split_free(one);
+}
+
+START_TEST(test_split_properties_random)
+{
+	static const char *const patterns[] = { "(?m)^#+ ", "\\n\\n", "[.!?]" };
+	char text[4096];
+
+	for (int iter = 0; iter < 400; iter++) {
+		size_t len = random_text(text, sizeof(text));
+		for (int unit = LP_SPLIT_CHARS; unit <= LP_SPLIT_REGEX; unit++) {
+			size_t size = 1 + rnd(iter % 2 ? 6 : 40), overlap = rnd((uint32_t)size);
+			struct lp_splitter *s = splitter((enum lp_split_unit)unit, size, overlap,
+							 (enum lp_split_boundary)rnd(3),
+							 patterns[rnd(3)]);
+			check_invariants(s, text, len);
+			lp_split_free(s);
+		}
+	}
+}
+END_TEST
+
+/* With a custom counter pieces weigh more than one: chunks still respect
+ * `size`, cover the text, and overlap by at most `overlap`. */
+START_TEST(test_split_properties_weighted)
+{
+	char text[4096];
+	size_t calls = 0;
+
+	for (int iter = 0; iter < 300; iter++) {
+		size_t len = random_text(text, sizeof(text)), n, covered = 0;
+		struct lp_split_params p = lp_split_default_params();
+		struct lp_splitter *s;
+		struct lp_span *v;
+		struct lp_diag d;
+
+		p.size = 2 + rnd(30);
+		p.overlap = rnd((uint32_t)p.size);
+		p.boundary = (enum lp_split_boundary)rnd(3);
+		p.counter.count = count_letters;
+		p.counter.ctx = &calls;
+		lp_diag_init(&d);
+		ck_assert_int_eq(lp_split_new(&p, &s, &d), LP_OK);
+		ck_assert_int_eq(lp_split_run(s, text, len, &v, &n, &d), LP_OK);
+		for (size_t i = 0; i < n; i++) {
+			size_t off = v[i].off, end = off + v[i].len;
+			ck_assert_uint_le(lp_split_count(s, text + off, v[i].len), p.size);
+			assert_blank(text, len, covered, off > covered ? off : covered);
+			if (i) {
+				size_t pend = v[i - 1].off + v[i - 1].len;
+				ck_assert_uint_gt(off, v[i - 1].off);
+				ck_assert_uint_gt(end, pend);
+				if (off < pend)
+					ck_assert_uint_le(lp_split_count(s, text + off, pend - off), p.overlap);
+			}
+			if (end > covered)
+				covered = end;
+		}
+		assert_blank(text, len, covered, len);
+		lp_mem_free(v);
+		lp_split_free(s);
+	}
+}
+END_TEST
+
+/* Memory is O(chunks): one split of 8 MB holds nothing but the chunk table. */
+START_TEST(test_split_memory_is_per_chunk)
+{
+	size_t len = 8u << 20, n;
+	char *t = malloc(len + 1);
+	struct lp_splitter *s = splitter(LP_SPLIT_TOKENS, 384, 48, LP_BOUNDARY_SENTENCE, NULL);
+	struct lp_span *v;
+	struct lp_diag d;
+
+	ck_assert_ptr_nonnull(t);
+	for (size_t i = 0; i < len; i++)
+		t[i] = "Lorem ipsum dolor sit amet. "[i % 28];
+	lp_mem_reset_peaks();
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_split_run(s, t, len, &v, &n, &d), LP_OK);
+	ck_assert_uint_gt(n, len / 2000);
+	ck_assert_uint_le(lp_mem_peak(LP_MEM_DOC), 2 * n * sizeof(*v) + 64 * sizeof(*v));
+	lp_mem_free(v);
+	lp_split_free(s);
+	free(t);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("text");
+	TCase *tc = tcase_create("sentence");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_sentence_english);
+	tcase_add_test(tc, test_sentence_abbreviations);
+	tcase_add_test(tc, test_sentence_quotes_and_ellipsis);
+	tcase_add_test(tc, test_sentence_paragraphs);
+	tcase_add_test(tc, test_sentence_cjk);
+	tcase_add_test(tc, test_sentence_invalid_bytes_terminate);
+	tcase_add_test(tc, test_sentence_linear_on_long_line);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("document");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_document_clean_is_not_copied);
+	tcase_add_test(tc, test_document_bom_and_crlf);
+	tcase_add_test(tc, test_document_invalid_utf8_offset);
+	tcase_add_test(tc, test_document_replace_mode);
+	tcase_add_test(tc, test_document_refuses_binary_and_empty);
+	tcase_add_test(tc, test_document_load_file);
+	tcase_add_test(tc, test_document_large_single_line);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("split");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_split_units);
+	tcase_add_test(tc, test_split_regex_keeps_headings_with_sections);
+	tcase_add_test(tc, test_split_boundary_prefers_sentence_end);
+	tcase_add_test(tc, test_split_rejects_bad_params);
+	tcase_add_test(tc, test_split_custom_counter);
+	tcase_add_test(tc, test_split_properties_random);
+	tcase_add_test(tc, test_split_properties_weighted);
+	tcase_add_test(tc, test_split_memory_is_per_chunk);
+	tcase_add_test(tc, test_split_long_line_is_linear);
+	tcase_add_loop_test(tc, test_load_and_split_alloc_faults, 1, LOAD_SPLIT_ALLOCS + 2);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
