@@ -13,7 +13,7 @@ static const struct lp_command commands[] = {
 	{ "help", cmd_help, "show help for lpipe or one command", lp_usage_help },
 	{ "version", cmd_version, "print the version", lp_usage_version },
 	{ "model", cmd_model, "inspect a GGUF model file", lp_usage_model },
-	{ "tokenize", cmd_tokenize, "show the tokens of a text", "lpipe tokenize MODEL TEXT [--ids-only] [--special]" },
+	{ "tokenize", cmd_tokenize, "show the tokens of a text", lp_usage_tokenize },
 	{ NULL, NULL, NULL, NULL },
 };
 

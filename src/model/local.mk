@@ -57,7 +57,6 @@ tests_check_tokenizer_model_SOURCES = $(tests_check_tokenizer_SOURCES)
 tests_check_tokenizer_model_CPPFLAGS = $(tests_check_tokenizer_CPPFLAGS) -DLP_TOK_REAL_MODEL
 tests_check_tokenizer_model_CFLAGS = $(TEST_CFLAGS)
 tests_check_tokenizer_model_LDADD = $(TEST_LIBS)
-EXTRA_DIST += tests/data/smollm2
 check_PROGRAMS += tests/check_sampler tests/check_chat
 TESTS += tests/check_sampler tests/check_chat
 tests_check_sampler_SOURCES = tests/check_sampler.c
@@ -86,6 +85,11 @@ EXTRA_DIST += tests/bench/tokenizer-speed.py
 TESTS += tests/cli/tokenize.sh
 EXTRA_DIST += tests/cli/tokenize.sh
 
+check_PROGRAMS += tests/fuzz/fuzz_vocab
+TESTS += tests/fuzz/fuzz_vocab
+tests_fuzz_fuzz_vocab_SOURCES = tests/fuzz/fuzz_vocab.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_vocab_LDADD = $(TEST_LIBS)
+EXTRA_DIST += tests/fuzz/make-vocab-seeds.py
 
 # model: forward pass (model views, KV cache, evaluation context)
 liblpipe_la_SOURCES += \
