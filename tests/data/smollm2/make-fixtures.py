@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
 """Token-id fixtures for SmolLM2-135M-Instruct from an independent tokenizer.
 
-Reads the vocabulary of the GGUF file and tokenizes every sample string with
+Reads the vocabulary of the GGUF file and tokenizes sample strings with
 llama-cpp-python (vocab_only, special tokens not parsed) when it is
 installed, else with a Hugging Face `tokenizers` BPE rebuilt from the GGUF's
 tokens and merges with SmolLM2's pre-tokenizer (single digits, then GPT-2
-byte-level splitting). Writes tokens.tsv:
+byte-level splitting). Writes, into OUT_DIR (default: beside this script),
+tokens.tsv (hand-picked strings) and random.tsv (500 strings drawn with a
+fixed seed from a pool of letters, digits, white space of every kind,
+punctuation, accents, CJK, emoji, combining and zero-width characters):
 
     name <TAB> escaped text <TAB> space-separated ids
 
 Text escapes: \\\\ \\t \\n \\r and \\xHH for other ASCII control bytes;
 everything else is raw UTF-8.
 
-Usage: make-fixtures.py [MODEL.gguf] [OUT.tsv]
+Usage: make-fixtures.py [MODEL.gguf] [OUT_DIR]
 """
 import os
+import random
 import sys
 
 SAMPLES = [
@@ -62,6 +66,32 @@ SAMPLES = [
     ("markdown", "# Title\n\n- item *one*\n- item `two`\n\n> quote"),
     ("json", "{\"key\": [1, 2.5, null], \"ok\": true}"),
 ]
+
+
+RANDOM_POOL = (
+    list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+    + list(" \t\n\r\x0b\x0c")
+    + list(".,;:!?'\"()[]{}<>|/\\-_+=*&^%$#@~`")
+    + list("éèêëàçñöüßÅÆØœ") + list("中文日本語한국어")
+    + ["😀", "👍🏽", "🇫🇷", "\u0301", "\u00a0", "\u2003", "\u3000", "\u200b",
+       "\u200d", "\u0085", "\u2028", "٣", "४", "½", "²", "Ⅻ", "\u0600", "ـ",
+       "'s", "'t", "'re", "'ll", "'S", "\ufeff", "\U0001F9D1\u200d\U0001F4BB"]
+)
+
+
+def random_samples(n=500, seed=1):
+    rng = random.Random(seed)
+    return [("r%d" % i, "".join(rng.choice(RANDOM_POOL) for _ in range(rng.randint(1, 30))))
+            for i in range(n)]
+
+
+def write_tsv(path, who, enc, samples):
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write("# token ids of SmolLM2-135M-Instruct by %s; see README\n" % who)
+        for name, text in samples:
+            ids = enc(text)
+            f.write("%s\t%s\t%s\n" % (name, escape(text), " ".join(map(str, ids))))
+    print("wrote %d samples to %s (%s)" % (len(samples), path, who))
 
 
 def escape(s):
@@ -121,18 +151,13 @@ def main():
                                           os.path.expanduser("~/.cache/lpipe/models")),
                            "SmolLM2-135M-Instruct.Q4_1.gguf")
     model = sys.argv[1] if len(sys.argv) > 1 else default
-    out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "tokens.tsv")
+    out = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(os.path.abspath(__file__))
     try:
         who, enc = llama_encoder(model)
     except ImportError:
         who, enc = hf_encoder(model)
-    with open(out, "w", encoding="utf-8", newline="\n") as f:
-        f.write("# token ids of SmolLM2-135M-Instruct by %s; see README\n" % who)
-        for name, text in SAMPLES:
-            ids = enc(text)
-            f.write("%s\t%s\t%s\n" % (name, escape(text), " ".join(map(str, ids))))
-    print("wrote %d samples to %s (%s)" % (len(SAMPLES), out, who))
+    write_tsv(os.path.join(out, "tokens.tsv"), who, enc, SAMPLES)
+    write_tsv(os.path.join(out, "random.tsv"), who, enc, random_samples())
 
 
 if __name__ == "__main__":
