@@ -15,6 +15,7 @@ static int cmd_version(int argc, char **argv)
 static const struct lp_command commands[] = {
 	{ "version", cmd_version, "print the version", "lpipe version" },
 	{ "tokenize", cmd_tokenize, "show the tokens of a text", "lpipe tokenize MODEL TEXT [--ids-only] [--special]" },
+	{ "generate", cmd_generate, "continue a prompt with a model", "lpipe generate [MODEL] -p PROMPT [--chat] [-n N] [--temp T] ..." },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -17,6 +17,7 @@ struct lp_command {
 };
 
 int cmd_tokenize(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
 
 /* Dispatch argv[1] through the command table; returns the exit code. */
 int lp_cli_main(int argc, char **argv);

@@ -77,7 +77,8 @@ liblpipe_la_SOURCES += \
 	src/model/model.c src/model/model.h \
 	src/model/kvcache.c src/model/kvcache.h \
 	src/model/forward.c src/model/forward.h \
-	src/model/gemm.c src/model/gemm.h
+	src/model/gemm.c src/model/gemm.h \
+	src/cli/cmd_generate.c
 
 check_PROGRAMS += tests/check_forward
 TESTS += tests/check_forward
@@ -93,3 +94,5 @@ tests_check_smollm2_SOURCES = tests/check_smollm2.c
 tests_check_smollm2_CFLAGS = $(TEST_CFLAGS)
 tests_check_smollm2_LDADD = $(TEST_LIBS)
 EXTRA_DIST += tests/data/smollm2-forward
+TESTS += tests/cli/generate.sh
+EXTRA_DIST += tests/cli/generate.sh
