@@ -96,3 +96,9 @@ tests_check_smollm2_LDADD = $(TEST_LIBS)
 EXTRA_DIST += tests/data/smollm2-forward
 TESTS += tests/cli/generate.sh
 EXTRA_DIST += tests/cli/generate.sh
+
+# Benchmark helper for bench/llm, built with the tests but not run by them.
+check_PROGRAMS += tests/bench/bench_forward
+tests_bench_bench_forward_SOURCES = tests/bench/bench_forward.c
+tests_bench_bench_forward_LDADD = liblpipe.la $(LP_LIBS)
+EXTRA_DIST += bench/llm
