@@ -91,12 +91,14 @@ tests_fuzz_fuzz_vocab_SOURCES = tests/fuzz/fuzz_vocab.c tests/fuzz/standalone.c
 tests_fuzz_fuzz_vocab_LDADD = $(TEST_LIBS)
 EXTRA_DIST += tests/fuzz/make-vocab-seeds.py
 
+
 # model: forward pass (model views, KV cache, evaluation context)
 liblpipe_la_SOURCES += \
 	src/model/model.c src/model/model.h \
 	src/model/kvcache.c src/model/kvcache.h \
 	src/model/forward.c src/model/forward.h \
-	src/model/gemm.c src/model/gemm.h
+	src/model/gemm.c src/model/gemm.h \
+	src/cli/cmd_generate.c
 
 check_PROGRAMS += tests/check_forward
 TESTS += tests/check_forward
@@ -112,3 +114,13 @@ tests_check_smollm2_SOURCES = tests/check_smollm2.c
 tests_check_smollm2_CFLAGS = $(TEST_CFLAGS)
 tests_check_smollm2_LDADD = $(TEST_LIBS)
 EXTRA_DIST += tests/data/smollm2
+
+EXTRA_DIST += tests/data/smollm2-forward
+TESTS += tests/cli/generate.sh
+EXTRA_DIST += tests/cli/generate.sh
+
+# Benchmark helper for bench/llm, built with the tests but not run by them.
+check_PROGRAMS += tests/bench/bench_forward
+tests_bench_bench_forward_SOURCES = tests/bench/bench_forward.c
+tests_bench_bench_forward_LDADD = liblpipe.la $(LP_LIBS)
+EXTRA_DIST += bench/llm
