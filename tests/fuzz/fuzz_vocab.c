@@ -4,7 +4,7 @@
  * The input is a GGUF file. When the reader accepts it, the vocabulary and
  * tokenizer are built from its tokenizer.* keys (errors are fine, crashes
  * are not), a fixed text is encoded with and without special tokens and
- * decoded, and the chat template is detected and rendered. Seeds:
+ * decoded, and the chat template is detected, rendered and encoded. Seeds:
  * tests/fuzz/corpus/fuzz_vocab (made by tests/fuzz/make-vocab-seeds.py).
  */
 #include <stdint.h>
@@ -19,7 +19,7 @@
 static void exercise(const struct lp_tok *tok)
 {
 	static const char text[] = "the 12 <|im_start|>x</s> \xe6\x97\xa5\xff  \n";
-	static const struct lp_chat_msg msg = { "user", "hi" };
+	static const struct lp_chat_msg msg = { "user", "hi <|im_end|></s>" };
 	const struct lp_vocab *v = lp_tok_vocab(tok);
 	struct lp_tokens ids;
 	struct lp_buf out;
@@ -37,6 +37,7 @@ static void exercise(const struct lp_tok *tok)
 	lp_tok_decode(tok, ids.ids, ids.n, LP_TOK_SPECIAL, &out);
 	if (lp_chat_init(&chat, lp_vocab_chat_template(v), NULL, &d) == LP_OK) {
 		lp_chat_render(&chat, &msg, 1, 1, &out, &d);
+		lp_chat_encode(&chat, tok, &msg, 1, 1, &ids, &d);
 		lp_chat_release(&chat);
 	}
 	lp_buf_release(&out);
