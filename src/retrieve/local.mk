@@ -37,3 +37,8 @@ tests_check_embed_model_SOURCES = tests/check_embed.c
 tests_check_embed_model_CFLAGS = $(TEST_CFLAGS) -DCHECK_REAL_MODEL -Wno-unused-variable
 tests_check_embed_model_LDADD = $(TEST_LIBS)
 EXTRA_DIST += tests/data/minilm
+
+check_PROGRAMS += tests/fuzz/fuzz_safetensors
+TESTS += tests/fuzz/fuzz_safetensors
+tests_fuzz_fuzz_safetensors_SOURCES = tests/fuzz/fuzz_safetensors.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_safetensors_LDADD = $(TEST_LIBS)
