@@ -305,7 +305,8 @@ static void scratch_release(struct scratch *s)
 static enum lp_status scratch_init(struct scratch *s, const struct lp_bert *m, size_t cap,
 				   struct lp_diag *d)
 {
-	size_t E = (size_t)m->hp.n_embd, F = (size_t)m->hp.n_ff, W = m->window;
+	size_t E = (size_t)m->hp.n_embd, F = (size_t)m->hp.n_ff;
+	size_t W = m->window < cap ? m->window : cap;
 
 	memset(s, 0, sizeof(*s));
 	s->cap = cap;
@@ -513,6 +514,26 @@ static void queue_windows(const struct lp_bert *m, struct scratch *s, const int3
 	}
 }
 
+/*
+ * Rows of scratch for texts of lens[0..n) bytes: all of them when they fit
+ * one batch, else a full batch. A text yields at most 2 tokens per byte (a
+ * Hangul syllable of 3 bytes decomposes into at most 3 jamo; everything else
+ * needs a byte per token), so its longest window has at most
+ * min(2 * len, window - 2) + 2 rows, which this never undercuts.
+ */
+static size_t rows_needed(const size_t *lens, size_t n)
+{
+	size_t rows = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t b = lens[i] < LP_BERT_BATCH_TOKENS ? 2 * lens[i] + 2 : LP_BERT_BATCH_TOKENS;
+		if (b >= LP_BERT_BATCH_TOKENS - rows)
+			return LP_BERT_BATCH_TOKENS;
+		rows += b;
+	}
+	return rows;
+}
+
 enum lp_status lp_bert_embed(const struct lp_bert *m, const char *const *texts,
 			     const size_t *lens, size_t n, float *out, struct lp_diag *d)
 {
@@ -523,7 +544,7 @@ enum lp_status lp_bert_embed(const struct lp_bert *m, const char *const *texts,
 
 	if (!n)
 		return LP_OK;
-	if ((st = scratch_init(&s, m, LP_BERT_BATCH_TOKENS, d)))
+	if ((st = scratch_init(&s, m, rows_needed(lens, n), d)))
 		return st;
 	memset(out, 0, n * E * sizeof(float));
 	for (size_t i = 0; i < n; i++) {
@@ -544,7 +565,7 @@ done:
 enum lp_status lp_bert_embed_ids(const struct lp_bert *m, const int32_t *const *ids,
 				 const size_t *n_ids, size_t n, float *out, struct lp_diag *d)
 {
-	size_t E = (size_t)m->hp.n_embd;
+	size_t E = (size_t)m->hp.n_embd, rows = 0;
 	struct scratch s;
 	enum lp_status st;
 
@@ -559,7 +580,9 @@ enum lp_status lp_bert_embed_ids(const struct lp_bert *m, const int32_t *const *
 	}
 	if (!n)
 		return LP_OK;
-	if ((st = scratch_init(&s, m, LP_BERT_BATCH_TOKENS, d)))
+	for (size_t i = 0; i < n && rows < LP_BERT_BATCH_TOKENS; i++)
+		rows += n_ids[i];
+	if ((st = scratch_init(&s, m, rows < LP_BERT_BATCH_TOKENS ? rows : LP_BERT_BATCH_TOKENS, d)))
 		return st;
 	memset(out, 0, n * E * sizeof(float));
 	for (size_t i = 0; i < n; i++)
