@@ -25,6 +25,7 @@ liblpipe_la_SOURCES += \
 check_PROGRAMS += bench/embed-texts
 bench_embed_texts_SOURCES = bench/embed-texts.c
 bench_embed_texts_LDADD = liblpipe.la $(LP_LIBS)
+EXTRA_DIST += bench/embed scripts/fetch-embedder
 
 check_PROGRAMS += tests/check_embed tests/check_embed_model
 TESTS += tests/check_embed tests/check_embed_model
