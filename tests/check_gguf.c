@@ -341,6 +341,23 @@ START_TEST(test_huge_counts_fail_fast)
 	}
 	d = expect_fail(p, sizeof(p));
 	ck_assert_ptr_nonnull(strstr(d.msg, "array of"));
+	/* the largest count that could fit, with one real entry followed by
+	 * junk: the tables grow only with parsed entries, so this is a model
+	 * error at the junk, not an allocation of count-sized tables */
+	{
+		size_t len = 1 << 20;
+		unsigned char *big = malloc(len);
+		uint64_t klen = 1;
+		uint32_t t = LP_GGUF_UINT32;
+		memset(big, 0xff, len);
+		n = header(big, 3, 0, (len - 24) / 13);
+		memcpy(big + n, &klen, 8); big[n + 8] = 'k'; n += 9;
+		memcpy(big + n, &t, 4); n += 8;
+		d = expect_fail(big, len);
+		ck_assert_int_eq(d.offset, (long long)n);
+		ck_assert_ptr_nonnull(strstr(d.msg, "past the end"));
+		free(big);
+	}
 	lp_mem_set_budget(0);
 }
 END_TEST
@@ -554,6 +571,8 @@ START_TEST(test_allocation_failures_are_clean)
 	struct lp_diag d;
 	enum lp_status s;
 
+	if (getenv("CK_FORK") && !strcmp(getenv("CK_FORK"), "no"))
+		return; /* the allocation counter would carry over between runs */
 	for (int k = 0; k < 512; k++)
 		data[k] = frand();
 	w = full_writer(data, 512);
@@ -577,37 +596,6 @@ START_TEST(test_allocation_failures_are_clean)
 }
 END_TEST
 
-/* The real model, when it is around (skipped otherwise). */
-START_TEST(test_real_model)
-{
-	const char *dir = getenv("LPIPE_MODEL_DIR");
-	const char *home = getenv("HOME");
-	char path[1024];
-	struct lp_gguf *g;
-	struct lp_diag d;
-	uint64_t u;
-	const struct lp_gguf_kv *kv;
-
-	snprintf(path, sizeof(path), "%s/SmolLM2-135M-Instruct.Q4_1.gguf", dir ? dir : "");
-	if (!dir || access(path, R_OK)) {
-		snprintf(path, sizeof(path), "%s/.cache/lpipe/models/SmolLM2-135M-Instruct.Q4_1.gguf",
-			 home ? home : "");
-		if (!home || access(path, R_OK))
-			return; /* counted as a pass; the suite prints no skip per test */
-	}
-	lp_diag_init(&d);
-	ck_assert_int_eq(lp_gguf_open(path, &g, &d), LP_OK);
-	ck_assert(lp_gguf_get_u64(g, "llama.block_count", &u) && u == 30);
-	ck_assert(lp_gguf_get_u64(g, "llama.embedding_length", &u) && u == 576);
-	ck_assert(lp_gguf_get_u64(g, "llama.attention.head_count", &u) && u == 9);
-	ck_assert(lp_gguf_get_u64(g, "llama.attention.head_count_kv", &u) && u == 3);
-	kv = lp_gguf_find(g, "tokenizer.ggml.tokens");
-	ck_assert(kv && kv->v.arr.n == 49152);
-	ck_assert_ptr_nonnull(lp_gguf_find_tensor(g, "blk.29.ffn_down.weight"));
-	lp_gguf_close(g);
-}
-END_TEST
-
 static Suite *gguf_suite(void)
 {
 	Suite *s = suite_create("gguf");
@@ -622,7 +610,6 @@ static Suite *gguf_suite(void)
 	tcase_add_test(tc, test_bad_values);
 	tcase_add_test(tc, test_bad_tensors);
 	tcase_add_loop_test(tc, test_allocation_failures_are_clean, 1, 12);
-	tcase_add_test(tc, test_real_model);
 	suite_add_tcase(s, tc);
 	return s;
 }

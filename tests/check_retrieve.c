@@ -1,15 +1,22 @@
-/* check_retrieve.c - retrieval terms, the BM25 index and top-k selection. */
+/* check_retrieve.c - retrieval terms, the BM25 index, top-k selection and
+ * the retrieve stage. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/pipeline.h"
+#include "core/buf.h"
 #include "core/mem.h"
 #include "core/status.h"
 #include "retrieve/bm25.h"
 #include "retrieve/terms.h"
 #include "retrieve/topk.h"
+#include "stages/doc.h"
+#include "stages/stage.h"
+
+extern const struct lp_stage_kind lp_stage_retrieve;
 
 /* Join the terms of `text` with '|' into out. */
 static const char *cut(const char *text, unsigned flags)
@@ -126,6 +133,10 @@ static const char *const toy[] = {
 	"Cherry cherry the cherry date",
 };
 
+/* Tests that take `_i` run twice: 0 queries the index as built, 1 after
+ * lp_bm25_finish; both must give the hand-computed scores. */
+static int toy_finish;
+
 static struct lp_bm25 *toy_index(double k1, double b)
 {
 	struct lp_bm25_params p = { k1, b };
@@ -137,7 +148,8 @@ static struct lp_bm25 *toy_index(double k1, double b)
 	ck_assert_ptr_nonnull(ix);
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(lp_bm25_add(ix, toy[i], strlen(toy[i]), &d), LP_OK);
-	ck_assert_int_eq(lp_bm25_finish(ix, &d), LP_OK);
+	if (toy_finish)
+		ck_assert_int_eq(lp_bm25_finish(ix, &d), LP_OK);
 	return ix;
 }
 
@@ -154,7 +166,10 @@ static void score(struct lp_bm25 *ix, const char *q, double s[3], size_t *n_term
 
 START_TEST(test_bm25_hand_computed)
 {
-	struct lp_bm25 *ix = toy_index(1.2, 0.75);
+	struct lp_bm25 *ix;
+
+	toy_finish = _i;
+	ix = toy_index(1.2, 0.75);
 	double s[3];
 	size_t n;
 
@@ -190,6 +205,7 @@ START_TEST(test_bm25_k1_b)
 	struct lp_bm25 *ix;
 	double s[3];
 
+	toy_finish = _i;
 	/* k1 = 0: only presence counts, so D1 and D2 tie on "cherry". */
 	ix = toy_index(0.0, 0.75);
 	score(ix, "cherry", s, NULL);
@@ -208,11 +224,13 @@ END_TEST
 
 START_TEST(test_bm25_empty_and_unknown)
 {
-	struct lp_bm25 *ix = toy_index(1.2, 0.75);
+	struct lp_bm25 *ix;
 	struct lp_diag d;
 	double s[3];
 	size_t n = 99;
 
+	toy_finish = _i;
+	ix = toy_index(1.2, 0.75);
 	score(ix, "", s, &n);
 	ck_assert_uint_eq(n, 0);
 	ck_assert(s[0] == 0 && s[1] == 0 && s[2] == 0);
@@ -228,7 +246,6 @@ START_TEST(test_bm25_empty_and_unknown)
 	ix = lp_bm25_new(NULL, &d);
 	ck_assert_int_eq(lp_bm25_add(ix, "", 0, &d), LP_OK);
 	ck_assert_int_eq(lp_bm25_add(ix, "the", 3, &d), LP_OK);
-	ck_assert_int_eq(lp_bm25_score(ix, "x", 1, s, NULL, &d), LP_E_INTERNAL);
 	ck_assert_int_eq(lp_bm25_finish(ix, &d), LP_OK);
 	ck_assert_int_eq(lp_bm25_finish(ix, &d), LP_OK);
 	ck_assert_int_eq(lp_bm25_add(ix, "late", 4, &d), LP_E_INTERNAL);
@@ -291,11 +308,20 @@ START_TEST(test_bm25_growth)
 	double *s = malloc(2000 * sizeof(*s));
 	size_t total = 0;
 
+	double *before = malloc(2000 * sizeof(*before));
+	const char *q = "w0 w17 w17 w2999 w1500 nothing";
+
 	lp_diag_init(&d);
 	ix = lp_bm25_new(NULL, &d);
 	add_generated(ix, 2000, &d, &st);
 	ck_assert_int_eq(st, LP_OK);
+	/* As built and after finish, the same scores. */
+	ck_assert_int_eq(lp_bm25_score(ix, q, strlen(q), before, NULL, &d), LP_OK);
 	ck_assert_int_eq(lp_bm25_finish(ix, &d), LP_OK);
+	ck_assert_int_eq(lp_bm25_score(ix, q, strlen(q), s, NULL, &d), LP_OK);
+	for (size_t sp = 0; sp < 2000; sp++)
+		ck_assert_double_eq_tol(s[sp], before[sp], 1e-9);
+	free(before);
 	ck_assert_uint_eq(lp_bm25_n_spans(ix), 2000);
 	ck_assert_uint_le(lp_bm25_n_terms(ix), 3001);
 	ck_assert_uint_gt(lp_bm25_n_terms(ix), 1024);
@@ -399,6 +425,227 @@ START_TEST(test_topk_matches_sort)
 }
 END_TEST
 
+/* ---- the retrieve stage ---- */
+
+static struct lp_pipeline *load(const char *yaml)
+{
+	struct lp_pipeline *p = NULL;
+	struct lp_diag d;
+	enum lp_status st;
+
+	lp_diag_init(&d);
+	st = lp_pipeline_load_text("r.yaml", yaml, strlen(yaml), NULL, NULL, 0, &p, &d);
+	ck_assert_msg(st == LP_OK, "%s:%d:%d: %s", d.file, d.line, d.col, d.msg);
+	return p;
+}
+
+/* Loading fails at line:col with a message containing `frag`. */
+static void load_fails(const char *yaml, int line, int col, const char *frag)
+{
+	struct lp_pipeline *p = NULL;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_pipeline_load_text("r.yaml", yaml, strlen(yaml), NULL, NULL, 0,
+					       &p, &d), LP_E_CONFIG);
+	ck_assert_ptr_null(p);
+	ck_assert_msg(d.line == line && d.col == col && strstr(d.msg, frag),
+		      "expected %d:%d '...%s...', got %d:%d '%s'", line, col, frag,
+		      d.line, d.col, d.msg);
+}
+
+/* describe() gives `want`, and reads back as the same options. */
+static void describe_is(const char *yaml, const char *want)
+{
+	struct lp_pipeline *p = load(yaml), *again;
+	struct lp_buf b, y;
+
+	ck_assert_uint_eq(p->n_stages, 1);
+	ck_assert_ptr_eq(p->stages[0].kind, &lp_stage_retrieve);
+	lp_buf_init(&b);
+	p->stages[0].kind->describe(p->stages[0].opts, &b);
+	ck_assert_str_eq(b.data, want);
+	lp_buf_init(&y);
+	lp_buf_addf(&y, "version: 1\nstages:\n  - retrieve: %s\n", b.data);
+	again = load(y.data);
+	lp_buf_reset(&b);
+	again->stages[0].kind->describe(again->stages[0].opts, &b);
+	ck_assert_str_eq(b.data, want);
+	lp_buf_release(&y);
+	lp_buf_release(&b);
+	lp_pipeline_free(again);
+	lp_pipeline_free(p);
+}
+
+START_TEST(test_stage_parse)
+{
+	describe_is("version: 1\nstages:\n  - retrieve: {query: bash mail}\n",
+		    "{query: \"bash mail\", top_k: 8, order: score}");
+	describe_is("version: 1\nretrieval: {k1: 2, b: 0.5}\nstages:\n"
+		    "  - retrieve: {query: 'say \"hi\"', top_k: 3, order: document}\n",
+		    "{query: \"say \\\"hi\\\"\", top_k: 3, order: document}");
+
+	load_fails("version: 1\nstages:\n  - retrieve: {top_k: 3}\n", 3, 15, "missing key 'query'");
+	load_fails("version: 1\nstages:\n  - retrieve: {query: ''}\n", 3, 23, "'query' is empty");
+	load_fails("version: 1\nstages:\n  - retrieve: {query: q, top_k: 0}\n", 3, 33, "top_k");
+	load_fails("version: 1\nstages:\n  - retrieve: {query: q, order: random}\n", 3, 33,
+		   "random");
+	load_fails("version: 1\nstages:\n  - retrieve: {query: q, topk: 3}\n", 3, 26, "top_k");
+}
+END_TEST
+
+START_TEST(test_stage_parse_scorer_not_available)
+{
+	static const char *const other[] = { "hash", "dense", "hybrid" };
+
+	for (int i = 0; i < 3; i++) {
+		char yaml[256], want[64];
+		snprintf(yaml, sizeof(yaml), "version: 1\nretrieval:\n  scorer: %s\nstages:\n"
+			 "  - retrieve: {query: q}\n", other[i]);
+		snprintf(want, sizeof(want), "scorer '%s' is not available yet; use bm25", other[i]);
+		load_fails(yaml, 3, 11, want);
+	}
+}
+END_TEST
+
+/* Five one-line chunks. After stop words: 0 prompt printed; 1 bash check
+ * mail; 2 history saved exit; 3 mail check mail check interval; 4 check
+ * spelling. For "mail check" chunk 3 (both terms twice) beats chunk 1
+ * (both once), which beats chunk 4 ("check" only); 0 and 2 score 0. */
+static const char stage_text[] =
+	"the prompt is printed.\n"
+	"bash can check mail.\n"
+	"history is saved on exit.\n"
+	"mail check mail check interval.\n"
+	"check the spelling.\n";
+
+static void stage_doc(struct lp_doc *doc, const struct lp_pipeline *p)
+{
+	size_t off = 0, i = 0;
+
+	lp_doc_init(doc, p);
+	doc->text = stage_text;
+	doc->len = strlen(stage_text);
+	doc->chunks = lp_arena_alloc(&doc->arena, 5 * sizeof(*doc->chunks));
+	for (size_t at = 0; at < doc->len; at++)
+		if (stage_text[at] == '\n') {
+			doc->chunks[i].off = off;
+			doc->chunks[i].len = at + 1 - off;
+			off = at + 1;
+			i++;
+		}
+	doc->n_chunks = i;
+	doc->trace = lp_arena_alloc(&doc->arena, sizeof(*doc->trace));
+	doc->trace[0].kind = "retrieve";
+	doc->n_trace = 1;
+}
+
+static enum lp_status run_retrieve(const char *opts, struct lp_doc *doc,
+				   struct lp_pipeline **p, struct lp_diag *d)
+{
+	char yaml[256];
+
+	snprintf(yaml, sizeof(yaml), "version: 1\nstages:\n  - retrieve: %s\n", opts);
+	*p = load(yaml);
+	stage_doc(doc, *p);
+	ck_assert_uint_eq(doc->n_chunks, 5);
+	lp_diag_init(d);
+	return (*p)->stages[0].kind->run(doc, (*p)->stages[0].opts, d);
+}
+
+static void kept(const char *opts, const size_t *want, size_t n_want, const char *note)
+{
+	struct lp_pipeline *p;
+	struct lp_doc doc;
+	struct lp_diag d;
+
+	ck_assert_int_eq(run_retrieve(opts, &doc, &p, &d), LP_OK);
+	ck_assert_uint_eq(doc.n_selection, n_want);
+	for (size_t i = 0; i < n_want; i++)
+		ck_assert_uint_eq(doc.selection[i], want[i]);
+	/* Exactly the kept chunks are marked; every chunk has its score. */
+	for (size_t c = 0; c < 5; c++) {
+		int in = 0;
+		for (size_t i = 0; i < n_want; i++)
+			in |= want[i] == c;
+		ck_assert_int_eq(doc.chunks[c].selected, in);
+	}
+	ck_assert_str_eq(doc.trace[0].note, note);
+	ck_assert(doc.chunks[3].score > doc.chunks[1].score);
+	ck_assert(doc.chunks[1].score > doc.chunks[4].score);
+	ck_assert(doc.chunks[4].score > 0 && doc.chunks[0].score == 0);
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+}
+
+START_TEST(test_stage_run_orders)
+{
+	kept("{query: 'How often is mail checked? check', top_k: 2}",
+	     (const size_t[]){ 3, 1 }, 2, "kept 2 of 5 chunks");
+	kept("{query: mail check, top_k: 3, order: document}",
+	     (const size_t[]){ 1, 3, 4 }, 3, "kept 3 of 5 chunks");
+	/* More than there are: all kept, the zero scores in document order. */
+	kept("{query: mail check, top_k: 50}",
+	     (const size_t[]){ 3, 1, 4, 0, 2 }, 5, "kept 5 of 5 chunks");
+}
+END_TEST
+
+/* retrieval.k1 reaches the stage: with k1 = 0 only presence counts, so
+ * chunks 1 and 3 (both terms) tie and the lower index comes first. */
+START_TEST(test_stage_uses_retrieval_params)
+{
+	struct lp_pipeline *p = load("version: 1\nretrieval: {scorer: bm25, k1: 0}\n"
+				     "stages:\n  - retrieve: {query: mail check, top_k: 2}\n");
+	struct lp_doc doc;
+	struct lp_diag d;
+
+	stage_doc(&doc, p);
+	lp_diag_init(&d);
+	ck_assert_int_eq(p->stages[0].kind->run(&doc, p->stages[0].opts, &d), LP_OK);
+	ck_assert_uint_eq(doc.n_selection, 2);
+	ck_assert_uint_eq(doc.selection[0], 1);
+	ck_assert_uint_eq(doc.selection[1], 3);
+	ck_assert_double_eq_tol(doc.chunks[1].score, doc.chunks[3].score, 1e-12);
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+}
+END_TEST
+
+START_TEST(test_stage_run_errors_and_narrowing)
+{
+	struct lp_pipeline *p;
+	struct lp_doc doc;
+	struct lp_diag d;
+	size_t set[] = { 2, 0, 3 };
+
+	ck_assert_int_eq(run_retrieve("{query: 'the? of!'}", &doc, &p, &d), LP_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(d.msg, "no words to search for"));
+	ck_assert_ptr_null(doc.trace[0].note);
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+
+	/* A second retrieve ranks only what the first one kept. */
+	p = load("version: 1\nstages:\n  - retrieve: {query: mail, top_k: 1}\n");
+	stage_doc(&doc, p);
+	doc.selection = set;
+	doc.n_selection = 3;
+	ck_assert_int_eq(p->stages[0].kind->run(&doc, p->stages[0].opts, &d), LP_OK);
+	ck_assert_uint_eq(doc.n_selection, 1);
+	ck_assert_uint_eq(doc.selection[0], 3);
+	ck_assert_int_eq(doc.chunks[1].selected, 0); /* has "mail", was not in the set */
+	ck_assert(doc.chunks[1].score == 0);
+	lp_doc_release(&doc);
+
+	/* No chunks: a split stage is missing. */
+	stage_doc(&doc, p);
+	doc.n_chunks = 0;
+	ck_assert_int_eq(p->stages[0].kind->run(&doc, p->stages[0].opts, &d), LP_E_CONFIG);
+	ck_assert_ptr_nonnull(strstr(d.msg, "split"));
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("retrieve");
@@ -413,9 +660,9 @@ int main(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("bm25");
-	tcase_add_test(tc, test_bm25_hand_computed);
-	tcase_add_test(tc, test_bm25_k1_b);
-	tcase_add_test(tc, test_bm25_empty_and_unknown);
+	tcase_add_loop_test(tc, test_bm25_hand_computed, 0, 2);
+	tcase_add_loop_test(tc, test_bm25_k1_b, 0, 2);
+	tcase_add_loop_test(tc, test_bm25_empty_and_unknown, 0, 2);
 	tcase_add_test(tc, test_bm25_cjk_and_memory);
 	tcase_add_test(tc, test_bm25_growth);
 	tcase_add_loop_test(tc, test_bm25_alloc_faults, 1, 46);
@@ -424,6 +671,14 @@ int main(void)
 	tc = tcase_create("topk");
 	tcase_add_test(tc, test_topk_order_and_ties);
 	tcase_add_test(tc, test_topk_matches_sort);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("stage");
+	tcase_add_test(tc, test_stage_parse);
+	tcase_add_test(tc, test_stage_parse_scorer_not_available);
+	tcase_add_test(tc, test_stage_run_orders);
+	tcase_add_test(tc, test_stage_uses_retrieval_params);
+	tcase_add_test(tc, test_stage_run_errors_and_narrowing);
 	suite_add_tcase(s, tc);
 
 	sr = srunner_create(s);

@@ -355,6 +355,19 @@ START_TEST(test_split_regex_keeps_headings_with_sections)
 	ck_assert_str_eq(chunks(splitter(LP_SPLIT_REGEX, 2, 1, LP_BOUNDARY_NONE, "(?m)^#+ "), md),
 			 "Preamble text.\n\n# One\nbody one|# One\nbody one\n\n## Two\nbody two|"
 			 "## Two\nbody two\n# Three");
+	/* Invalid UTF-8 never reaches PCRE2. */
+	{
+		struct lp_splitter *s = splitter(LP_SPLIT_REGEX, 1, 0, LP_BOUNDARY_NONE, "b");
+		struct lp_span *v;
+		size_t n;
+		struct lp_diag d;
+
+		lp_diag_init(&d);
+		ck_assert_int_eq(lp_split_run(s, "ab\xff" "c", 4, &v, &n, &d), LP_E_INPUT);
+		ck_assert_int_eq(d.offset, 2);
+		ck_assert_ptr_null(v);
+		lp_split_free(s);
+	}
 	/* A pattern that matches the empty string still makes progress. */
 	ck_assert_str_eq(chunks(splitter(LP_SPLIT_REGEX, 2, 0, LP_BOUNDARY_NONE, "x*"), "abc"),
 			 "ab|c");
@@ -452,6 +465,81 @@ START_TEST(test_split_custom_counter)
 	ck_assert_uint_eq(v[2].off, 10); /* "ghij" */
 	lp_mem_free(v);
 	lp_split_free(s);
+}
+END_TEST
+
+/* A 20 MB line without white space or punctuation: every unit must still
+ * be a linear pass (a rescan per chunk from the line start would not end). */
+START_TEST(test_split_long_line_is_linear)
+{
+	static const enum lp_split_unit units[] = { LP_SPLIT_TOKENS, LP_SPLIT_WORDS,
+		LP_SPLIT_CHARS, LP_SPLIT_SENTENCES, LP_SPLIT_REGEX };
+	size_t len = 20u << 20, n;
+	char *t = malloc(len);
+	struct lp_span *v;
+	struct lp_diag d;
+
+	ck_assert_ptr_nonnull(t);
+	memset(t, 'a', len);
+	lp_diag_init(&d);
+	for (size_t k = 0; k < sizeof(units) / sizeof(units[0]); k++) {
+		struct lp_splitter *s = splitter(units[k], 100000, 1000, LP_BOUNDARY_SENTENCE, "(?m)^#");
+		ck_assert_int_eq(lp_split_run(s, t, len, &v, &n, &d), LP_OK);
+		ck_assert_uint_ge(n, 1);
+		ck_assert_uint_eq(v[n - 1].off + v[n - 1].len, len);
+		lp_mem_free(v);
+		lp_split_free(s);
+	}
+	free(t);
+}
+END_TEST
+
+/* Every tracked allocation of a load and a split, failed in turn: each
+ * failure is reported as LP_E_NOMEM and leaves no tracked memory behind.
+ * The sequence: the file mapping, the normalised copy, the splitter, its
+ * pattern, then the chunk table growing 64 -> 128 -> 256. */
+#define LOAD_SPLIT_ALLOCS 7
+
+START_TEST(test_load_and_split_alloc_faults)
+{
+	char path[] = "/tmp/lp_faultXXXXXX", n[16];
+	int fd = mkstemp(path);
+	struct lp_split_params p = lp_split_default_params();
+	struct lp_document doc;
+	struct lp_splitter *s = NULL;
+	struct lp_span *v = NULL;
+	struct lp_diag d;
+	size_t nc = 0;
+	enum lp_status st;
+
+	ck_assert_int_ge(fd, 0);
+	for (int i = 0; i < 200; i++)
+		ck_assert_int_eq(write(fd, "word\r\n", 6), 6);
+	close(fd);
+	snprintf(n, sizeof(n), "%d", _i);
+	setenv("LPIPE_FAIL_ALLOC", n, 1); /* forked test: stays in this child */
+	p.unit = LP_SPLIT_REGEX;
+	p.pattern = "\\n";
+	p.size = 1;
+	lp_diag_init(&d);
+	st = lp_document_load(path, LP_UTF8_ERROR, &doc, &d);
+	if (!st) {
+		st = lp_split_new(&p, &s, &d);
+		if (!st)
+			st = lp_split_run(s, doc.text, doc.len, &v, &nc, &d);
+		lp_split_free(s);
+		lp_mem_free(v);
+		lp_document_release(&doc);
+	}
+	unlink(path);
+	if (_i <= LOAD_SPLIT_ALLOCS) {
+		ck_assert_int_eq(st, LP_E_NOMEM);
+		ck_assert_ptr_nonnull(strstr(d.msg, "LPIPE_FAIL_ALLOC"));
+	} else {
+		ck_assert_int_eq(st, LP_OK);
+		ck_assert_uint_eq(nc, 200);
+	}
+	ck_assert_uint_eq(lp_mem_current_total(), 0);
 }
 END_TEST
 
@@ -588,6 +676,49 @@ START_TEST(test_split_properties_random)
 }
 END_TEST
 
+/* With a custom counter pieces weigh more than one: chunks still respect
+ * `size`, cover the text, and overlap by at most `overlap`. */
+START_TEST(test_split_properties_weighted)
+{
+	char text[4096];
+	size_t calls = 0;
+
+	for (int iter = 0; iter < 300; iter++) {
+		size_t len = random_text(text, sizeof(text)), n, covered = 0;
+		struct lp_split_params p = lp_split_default_params();
+		struct lp_splitter *s;
+		struct lp_span *v;
+		struct lp_diag d;
+
+		p.size = 2 + rnd(30);
+		p.overlap = rnd((uint32_t)p.size);
+		p.boundary = (enum lp_split_boundary)rnd(3);
+		p.counter.count = count_letters;
+		p.counter.ctx = &calls;
+		lp_diag_init(&d);
+		ck_assert_int_eq(lp_split_new(&p, &s, &d), LP_OK);
+		ck_assert_int_eq(lp_split_run(s, text, len, &v, &n, &d), LP_OK);
+		for (size_t i = 0; i < n; i++) {
+			size_t off = v[i].off, end = off + v[i].len;
+			ck_assert_uint_le(lp_split_count(s, text + off, v[i].len), p.size);
+			assert_blank(text, len, covered, off > covered ? off : covered);
+			if (i) {
+				size_t pend = v[i - 1].off + v[i - 1].len;
+				ck_assert_uint_gt(off, v[i - 1].off);
+				ck_assert_uint_gt(end, pend);
+				if (off < pend)
+					ck_assert_uint_le(lp_split_count(s, text + off, pend - off), p.overlap);
+			}
+			if (end > covered)
+				covered = end;
+		}
+		assert_blank(text, len, covered, len);
+		lp_mem_free(v);
+		lp_split_free(s);
+	}
+}
+END_TEST
+
 /* Memory is O(chunks): one split of 8 MB holds nothing but the chunk table. */
 START_TEST(test_split_memory_is_per_chunk)
 {
@@ -645,7 +776,10 @@ int main(void)
 	tcase_add_test(tc, test_split_rejects_bad_params);
 	tcase_add_test(tc, test_split_custom_counter);
 	tcase_add_test(tc, test_split_properties_random);
+	tcase_add_test(tc, test_split_properties_weighted);
 	tcase_add_test(tc, test_split_memory_is_per_chunk);
+	tcase_add_test(tc, test_split_long_line_is_linear);
+	tcase_add_loop_test(tc, test_load_and_split_alloc_faults, 1, LOAD_SPLIT_ALLOCS + 2);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -166,6 +166,30 @@ START_TEST(test_bpe_pretokenizer_bounds_merges)
 }
 END_TEST
 
+START_TEST(test_pre_tokenizers_split_differently)
+{
+	/* "3 4" ranks first: it shows whether 3 and 4 share a piece. */
+	static const char *const extra[] = { "34", "12", ".H", NULL };
+	static const char *const m[] = { "3 4", "1 2", ". H" };
+	struct lp_tok *t = bpe_tok("gpt2", extra, m, 3);
+
+	ck_assert_str_eq(enc_str(t, "12345", 0), "12|34|5");  /* one piece */
+	ck_assert_str_eq(enc_str(t, ".H", 0), ".|H");         /* symbol, word */
+	lp_tok_free(t);
+	t = bpe_tok("llama-bpe", extra, m, 3);
+	ck_assert_str_eq(enc_str(t, "12345", 0), "12|3|4|5"); /* 123 | 45 */
+	ck_assert_str_eq(enc_str(t, ".H", 0), ".H");          /* one leading symbol */
+	lp_tok_free(t);
+	t = bpe_tok("qwen2", extra, m, 3);
+	ck_assert_str_eq(enc_str(t, "12345", 0), "1|2|3|4|5");
+	lp_tok_free(t);
+	t = bpe_tok("smollm", extra, m, 3);
+	ck_assert_str_eq(enc_str(t, "12345", 0), "1|2|3|4|5");
+	ck_assert_str_eq(enc_str(t, ".H", 0), ".|H");
+	lp_tok_free(t);
+}
+END_TEST
+
 START_TEST(test_pre_patterns_by_name)
 {
 	const char *p[2];
@@ -766,6 +790,7 @@ int main(void)
 	tcase_add_test(tc, test_bpe_equal_ranks_merge_leftmost);
 	tcase_add_test(tc, test_bpe_pretokenizer_bounds_merges);
 	tcase_add_test(tc, test_pre_patterns_by_name);
+	tcase_add_test(tc, test_pre_tokenizers_split_differently);
 	tcase_add_test(tc, test_bpe_whitespace_and_contractions);
 	tcase_add_test(tc, test_llama3_ignore_merges);
 	tcase_add_test(tc, test_special_tokens_only_when_asked);

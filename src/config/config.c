@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/mem.h"
+#include "core/utf8.h"
 
 enum lp_status lp_cfg_error(struct lp_cfg_ctx *c, const struct lp_node *node,
 			    const char *fmt, ...)
@@ -419,7 +420,7 @@ static int plain_safe(const char *s)
 		return 0;
 	for (const char *p = s; *p; p++) {
 		unsigned char ch = (unsigned char)*p;
-		if (ch < 0x20 || ch == 0x7f || ch == '$' || ch == '#' || ch == ',' ||
+		if (ch < 0x20 || ch >= 0x7f || ch == '$' || ch == '#' || ch == ',' ||
 		    strchr("[]{}\"'", ch))
 			return 0;
 		if (ch == ':' && (p[1] == ' ' || !p[1]))
@@ -428,29 +429,50 @@ static int plain_safe(const char *s)
 	return s[strlen(s) - 1] != ' ';
 }
 
+/* Code points a YAML reader takes as line breaks or a BOM, or refuses
+ * raw; inside double quotes they must be escaped. */
+static int needs_escape(uint32_t cp)
+{
+	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 ||
+	       cp == 0x2029 || cp == 0xfeff || cp == 0xfffe || cp == 0xffff;
+}
+
+static enum lp_status quote_char(struct lp_buf *out, const unsigned char *p, size_t left,
+				 size_t *used)
+{
+	uint32_t cp;
+	int n = *p < 0x80 ? 1 : lp_utf8_decode(p, left, &cp);
+
+	*used = n ? (size_t)n : 1;
+	if (*p < 0x80)
+		cp = *p;
+	if (!n) /* not UTF-8: keep the byte's value as a code point */
+		return lp_buf_addf(out, "\\x%02x", *p);
+	if (cp == '"' || cp == '\\')
+		return lp_buf_addf(out, "\\%c", (char)cp);
+	if (cp == '$')
+		return lp_buf_adds(out, "$$");
+	if (cp == '\n')
+		return lp_buf_adds(out, "\\n");
+	if (cp == '\t')
+		return lp_buf_adds(out, "\\t");
+	if (needs_escape(cp))
+		return lp_buf_addf(out, "\\u%04x", (unsigned)cp);
+	return lp_buf_add(out, p, *used);
+}
+
 enum lp_status lp_cfg_quote(struct lp_buf *out, const char *s)
 {
-	enum lp_status st = LP_OK;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t left, used;
+	enum lp_status st;
 
 	if (!s)
 		return lp_buf_adds(out, "~");
 	if (plain_safe(s))
 		return lp_buf_adds(out, s);
 	st = lp_buf_addc(out, '"');
-	for (const char *p = s; *p && st == LP_OK; p++) {
-		unsigned char ch = (unsigned char)*p;
-		if (ch == '"' || ch == '\\')
-			st = lp_buf_addf(out, "\\%c", ch);
-		else if (ch == '$')
-			st = lp_buf_adds(out, "$$");
-		else if (ch == '\n')
-			st = lp_buf_adds(out, "\\n");
-		else if (ch == '\t')
-			st = lp_buf_adds(out, "\\t");
-		else if (ch < 0x20 || ch == 0x7f)
-			st = lp_buf_addf(out, "\\x%02x", ch);
-		else
-			st = lp_buf_addc(out, (char)ch);
-	}
+	for (left = strlen(s); left && st == LP_OK; p += used, left -= used)
+		st = quote_char(out, p, left, &used);
 	return st == LP_OK ? lp_buf_addc(out, '"') : st;
 }

@@ -10,3 +10,8 @@ TESTS += tests/check_config
 tests_check_config_SOURCES = tests/check_config.c
 tests_check_config_CFLAGS = $(TEST_CFLAGS)
 tests_check_config_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/fuzz/fuzz_yaml
+TESTS += tests/fuzz/fuzz_yaml
+tests_fuzz_fuzz_yaml_SOURCES = tests/fuzz/fuzz_yaml.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_yaml_LDADD = $(TEST_LIBS)

@@ -120,16 +120,53 @@ static int utf8_chars(const char *s, size_t n)
 	return k;
 }
 
+/* Bytes of the line break at text[i], 0 if none. Counted as libyaml
+ * counts lines: CR LF, CR, LF, NEL, LS and PS each end one. */
+static size_t break_len(const char *text, size_t len, size_t i)
+{
+	const unsigned char *t = (const unsigned char *)text + i;
+	size_t left = len - i;
+
+	if (t[0] == '\r')
+		return left > 1 && t[1] == '\n' ? 2 : 1;
+	if (t[0] == '\n')
+		return 1;
+	if (left > 1 && t[0] == 0xC2 && t[1] == 0x85)
+		return 2;
+	if (left > 2 && t[0] == 0xE2 && t[1] == 0x80 && (t[2] == 0xA8 || t[2] == 0xA9))
+		return 3;
+	return 0;
+}
+
+/* Walk to byte `stop` or to the start of 0-based line `line`, whichever
+ * comes first; returns the offset reached, with *lines the breaks passed
+ * and *ls where the line there starts. */
+static size_t walk_lines(const char *text, size_t len, size_t stop, size_t line,
+			 size_t *lines, size_t *ls)
+{
+	size_t i = 0, n = 0, start = 0;
+
+	while (i < stop && i < len && n < line) {
+		size_t k = break_len(text, len, i);
+		if (k) {
+			i += k;
+			n++;
+			start = i;
+		} else {
+			i++;
+		}
+	}
+	if (lines)
+		*lines = n;
+	if (ls)
+		*ls = start;
+	return i;
+}
+
 /* The byte offset where 0-based `line` starts, or len when past the end. */
 static size_t line_start(const char *text, size_t len, size_t line)
 {
-	size_t i = 0;
-
-	while (line && i < len) {
-		if (text[i++] == '\n')
-			line--;
-	}
-	return i;
+	return walk_lines(text, len, len, line, NULL, NULL);
 }
 
 /* 1-based source position of a 0-based libyaml line and column. */
@@ -473,15 +510,11 @@ static int tab_in_indent(const struct builder *b, size_t line)
 
 static void offset_to_pos(const struct builder *b, size_t off, int *line, int *col)
 {
-	size_t ls = 0, nl = 0;
+	size_t ls, nl;
 
 	if (off > b->len)
 		off = b->len;
-	for (size_t i = 0; i < off; i++)
-		if (b->text[i] == '\n') {
-			nl++;
-			ls = i + 1;
-		}
+	walk_lines(b->text, b->len, off, (size_t)-1, &nl, &ls);
 	mark_pos(b, nl, (size_t)utf8_chars(b->text + ls, off - ls), line, col);
 }
 
@@ -492,7 +525,7 @@ static const char *flow_hint(const struct builder *b, const yaml_parser_t *p)
 	size_t ls = line_start(b->text, b->len, p->problem_mark.line);
 	size_t le = ls;
 
-	while (le < b->len && b->text[le] != '\n')
+	while (le < b->len && !break_len(b->text, b->len, le))
 		le++;
 	if (p->context && strstr(p->context, "flow") &&
 	    memmem(b->text + ls, le - ls, "${", 2))
@@ -584,8 +617,7 @@ static enum lp_status parse(const char *path, const char *text, size_t len,
 	b.path = lp_arena_strdup(arena, path ? path : "");
 	b.text = text ? text : "";
 	b.len = text ? len : 0;
-	for (size_t i = 0; i < b.len; i++)
-		b.last_line += b.text[i] == '\n';
+	walk_lines(b.text, b.len, b.len, (size_t)-1, &b.last_line, NULL);
 	b.base_line = line;
 	b.base_col = col;
 	b.vars = vars;

@@ -10,7 +10,16 @@
  *
  * --set paths: "a.b.c=value" addresses map keys; inside `stages`, a segment
  * is either a stage kind (the first stage of that kind: stages.split.size)
- * or an index (stages.0.size). A missing final key is added.
+ * or an index (stages.0.size). A missing final key is added, and so are
+ * missing maps on the way. The value is read as YAML ("[a, b]", "1GiB",
+ * "{size: 3}") with ${var} substitution; an empty value is null. Errors in
+ * a --set, and validation errors about a value it gave, are reported as
+ * "--set:N:COL" where N is the 1-based number of the --set and COL the
+ * position inside that argument.
+ *
+ * Stage kinds' parse functions run last, in file order: when one runs, the
+ * sections of `p` (model, memory, ...) are resolved and p->stages[0..i)
+ * hold the stages before it.
  */
 #ifndef LP_PIPELINE_H
 #define LP_PIPELINE_H
@@ -72,7 +81,8 @@ struct lp_pipeline {
 	struct lp_arena arena;  /* owns everything below */
 	const char *path;
 	long long version;
-	const char *name;
+	const char *name;      /* default: the file name without its directory
+				* and .yaml/.yml extension */
 	struct lp_model_cfg model;
 	struct lp_memory_cfg memory;
 	struct lp_retrieval_cfg retrieval;
@@ -100,10 +110,13 @@ enum lp_status lp_pipeline_load_text(const char *path, const char *text, size_t 
 				     struct lp_pipeline **out, struct lp_diag *d);
 void lp_pipeline_free(struct lp_pipeline *p);
 
-/* Print the resolved pipeline (defaults filled in) as YAML. */
+/* Print the resolved pipeline (defaults filled in) as YAML that loads back
+ * to the same plan (given stage describe() functions that print every
+ * option with lp_cfg_quote for strings). Each stage is one line,
+ * "  - KIND: " followed by its describe() output ("{}" without one). */
 void lp_pipeline_print(const struct lp_pipeline *p, FILE *out);
 
-/* Names of the enums above, for printing and JSON. */
+/* Names of the enums above, for printing and JSON ("?" when out of range). */
 const char *lp_scorer_name(enum lp_scorer s);
 const char *lp_format_name(enum lp_format f);
 

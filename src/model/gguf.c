@@ -10,8 +10,9 @@
  * elements (arrays may nest).
  *
  * Every read goes through struct rd, which checks the remaining bytes first;
- * counts are bounded by the bytes left before anything is allocated, so a
- * hostile count fails at once instead of asking for terabytes.
+ * counts are bounded by the bytes left, and the tables grow only as entries
+ * are actually parsed, so a hostile count fails at the end of the data
+ * instead of asking for memory it claims.
  */
 #include "model/gguf.h"
 
@@ -37,16 +38,13 @@ struct lp_gguf {
 	size_t alignment;
 	uint64_t data_offset;
 
-	size_t n_kv;
+	size_t n_kv, kv_cap;
 	struct lp_gguf_kv *kv;
-	size_t n_tensors;
+	size_t n_tensors, tensor_cap;
 	struct lp_gguf_tensor *tensors;
 	/* open-addressing hash tables of indexes + 1 (0 = empty) */
 	uint32_t *kv_hash, *tensor_hash;
 	size_t kv_hash_cap, tensor_hash_cap;
-	/* offset tables of string arrays, one block each */
-	uint64_t **str_offs;
-	size_t n_str_offs;
 };
 
 /* A bounds-checked cursor over the file. */
@@ -294,6 +292,25 @@ static size_t hash_slot(const uint32_t *tab, size_t cap, const char *p, size_t n
 	}
 }
 
+/* Make room for `need` elements of `elem` bytes in a tracked table. */
+static enum lp_status grow(void **p, size_t *cap, size_t need, size_t elem, struct lp_diag *d)
+{
+	size_t c = *cap ? *cap : 16;
+	void *q;
+
+	if (need <= *cap)
+		return LP_OK;
+	while (c < need)
+		c *= 2;
+	q = lp_mem_realloc(LP_MEM_OTHER, *p, c * elem, d);
+	if (!q)
+		return LP_E_NOMEM;
+	memset((char *)q + *cap * elem, 0, (c - *cap) * elem);
+	*p = q;
+	*cap = c;
+	return LP_OK;
+}
+
 static enum lp_status hash_alloc(size_t n, uint32_t **tab, size_t *cap, struct lp_diag *d)
 {
 	size_t c = 16;
@@ -306,7 +323,7 @@ static enum lp_status hash_alloc(size_t n, uint32_t **tab, size_t *cap, struct l
 }
 
 /* Build the per-element offsets of a string array. */
-static enum lp_status index_strings(struct lp_gguf *g, struct rd *r, struct lp_gguf_kv *kv)
+static enum lp_status index_strings(struct rd *r, struct lp_gguf_kv *kv)
 {
 	const unsigned char *base = kv->v.arr.data;
 	uint64_t *offs, at = 0;
@@ -316,7 +333,6 @@ static enum lp_status index_strings(struct lp_gguf *g, struct rd *r, struct lp_g
 	offs = lp_mem_alloc(LP_MEM_OTHER, (size_t)kv->v.arr.n * sizeof(*offs), r->d);
 	if (!offs)
 		return LP_E_NOMEM;
-	g->str_offs[g->n_str_offs++] = offs;
 	/* the array was validated by skip_array: lengths are in bounds */
 	for (uint64_t i = 0; i < kv->v.arr.n; i++) {
 		offs[i] = at;
@@ -326,7 +342,7 @@ static enum lp_status index_strings(struct lp_gguf *g, struct rd *r, struct lp_g
 	return LP_OK;
 }
 
-static enum lp_status parse_kv(struct lp_gguf *g, struct rd *r, struct lp_gguf_kv *kv)
+static enum lp_status parse_kv(struct rd *r, struct lp_gguf_kv *kv)
 {
 	char key[128];
 	uint32_t t;
@@ -349,7 +365,7 @@ static enum lp_status parse_kv(struct lp_gguf *g, struct rd *r, struct lp_gguf_k
 		kv->v.arr.elem_type = t;
 		kv->v.arr.data = r->p + hdr + 12;
 		kv->v.arr.offs = NULL;
-		return t == LP_GGUF_STRING ? index_strings(g, r, kv) : LP_OK;
+		return t == LP_GGUF_STRING ? index_strings(r, kv) : LP_OK;
 	}
 	if ((s = rd_need(r, (uint64_t)scalar_bytes(t), key)))
 		return s;
@@ -361,25 +377,35 @@ static enum lp_status parse_kv(struct lp_gguf *g, struct rd *r, struct lp_gguf_k
 	return LP_OK;
 }
 
+/* Byte offset in the file of a string's length field. */
+static size_t str_at(const struct rd *r, const struct lp_gguf_str *str)
+{
+	return (size_t)((const unsigned char *)str->ptr - r->p) - 8;
+}
+
 static enum lp_status parse_kvs(struct lp_gguf *g, struct rd *r, uint64_t n_kv)
 {
 	enum lp_status s;
 	uint32_t found;
 
-	if ((s = hash_alloc((size_t)n_kv, &g->kv_hash, &g->kv_hash_cap, r->d)))
-		return s;
 	for (uint64_t i = 0; i < n_kv; i++) {
-		struct lp_gguf_kv *kv = &g->kv[i];
-		size_t at = r->pos, slot;
-		char key[128];
-
-		if ((s = parse_kv(g, r, kv)))
+		if ((s = grow((void **)&g->kv, &g->kv_cap, g->n_kv + 1, sizeof(*g->kv), r->d)))
 			return s;
-		g->n_kv = (size_t)i + 1;
-		slot = hash_slot(g->kv_hash, g->kv_hash_cap, kv->key.ptr, (size_t)kv->key.len,
-				 g->kv, sizeof(*kv), offsetof(struct lp_gguf_kv, key), &found);
+		/* counted first, so that close() frees a half-parsed string index */
+		s = parse_kv(r, &g->kv[g->n_kv++]);
+		if (s)
+			return s;
+	}
+	if ((s = hash_alloc(g->n_kv, &g->kv_hash, &g->kv_hash_cap, r->d)))
+		return s;
+	for (size_t i = 0; i < g->n_kv; i++) {
+		const struct lp_gguf_kv *kv = &g->kv[i];
+		char key[128];
+		size_t slot = hash_slot(g->kv_hash, g->kv_hash_cap, kv->key.ptr,
+					(size_t)kv->key.len, g->kv, sizeof(*kv),
+					offsetof(struct lp_gguf_kv, key), &found);
 		if (found)
-			return fail_at(r, at, "duplicate metadata key '%s'",
+			return fail_at(r, str_at(r, &kv->key), "duplicate metadata key '%s'",
 				       key_text(&kv->key, key, sizeof(key)));
 		g->kv_hash[slot] = (uint32_t)i + 1;
 	}
@@ -429,14 +455,14 @@ static enum lp_status tensor_bytes(struct rd *r, size_t at, const struct lp_gguf
 	return LP_OK;
 }
 
-static enum lp_status parse_tensor_info(struct rd *r, struct lp_gguf_tensor *t, size_t *at)
+static enum lp_status parse_tensor_info(struct rd *r, struct lp_gguf_tensor *t)
 {
 	char name[128];
 	uint32_t type;
 	uint64_t nel = 1;
+	size_t at = r->pos;
 	enum lp_status s;
 
-	*at = r->pos;
 	if ((s = rd_str(r, &t->name, "tensor name")))
 		return s;
 	key_text(&t->name, name, sizeof(name));
@@ -466,28 +492,32 @@ static enum lp_status parse_tensor_info(struct rd *r, struct lp_gguf_tensor *t, 
 	t->type = (enum lp_qtype)type;
 	if ((s = rd_uint(r, 8, &t->offset, name)))
 		return s;
-	return tensor_bytes(r, *at, t, name, &t->bytes);
+	return tensor_bytes(r, at, t, name, &t->bytes);
 }
 
-static enum lp_status parse_tensors(struct lp_gguf *g, struct rd *r, size_t *info_at)
+static enum lp_status parse_tensors(struct lp_gguf *g, struct rd *r, uint64_t n_tensors)
 {
 	enum lp_status s;
 	uint32_t found;
 
+	for (uint64_t i = 0; i < n_tensors; i++) {
+		if ((s = grow((void **)&g->tensors, &g->tensor_cap, g->n_tensors + 1,
+			      sizeof(*g->tensors), r->d)))
+			return s;
+		if ((s = parse_tensor_info(r, &g->tensors[g->n_tensors])))
+			return s;
+		g->n_tensors++;
+	}
 	if ((s = hash_alloc(g->n_tensors, &g->tensor_hash, &g->tensor_hash_cap, r->d)))
 		return s;
 	for (size_t i = 0; i < g->n_tensors; i++) {
-		struct lp_gguf_tensor *t = &g->tensors[i];
+		const struct lp_gguf_tensor *t = &g->tensors[i];
 		char name[128];
-		size_t slot;
-
-		if ((s = parse_tensor_info(r, t, &info_at[i])))
-			return s;
-		slot = hash_slot(g->tensor_hash, g->tensor_hash_cap, t->name.ptr,
-				 (size_t)t->name.len, g->tensors, sizeof(*t),
-				 offsetof(struct lp_gguf_tensor, name), &found);
+		size_t slot = hash_slot(g->tensor_hash, g->tensor_hash_cap, t->name.ptr,
+					(size_t)t->name.len, g->tensors, sizeof(*t),
+					offsetof(struct lp_gguf_tensor, name), &found);
 		if (found)
-			return fail_at(r, info_at[i], "duplicate tensor name '%s'",
+			return fail_at(r, str_at(r, &t->name), "duplicate tensor name '%s'",
 				       key_text(&t->name, name, sizeof(name)));
 		g->tensor_hash[slot] = (uint32_t)i + 1;
 	}
@@ -495,7 +525,7 @@ static enum lp_status parse_tensors(struct lp_gguf *g, struct rd *r, size_t *inf
 }
 
 /* Place every tensor in the data section and check it lies in the file. */
-static enum lp_status place_tensors(struct lp_gguf *g, struct rd *r, const size_t *info_at)
+static enum lp_status place_tensors(struct lp_gguf *g, struct rd *r)
 {
 	uint64_t a = g->alignment;
 
@@ -504,14 +534,15 @@ static enum lp_status place_tensors(struct lp_gguf *g, struct rd *r, const size_
 		struct lp_gguf_tensor *t = &g->tensors[i];
 		char name[128];
 		uint64_t begin = g->data_offset + t->offset, end = begin + t->bytes;
+		size_t at = str_at(r, &t->name);
 
 		key_text(&t->name, name, sizeof(name));
 		if (t->offset % a)
-			return fail_at(r, info_at[i], "tensor '%s': offset %llu is not a multiple "
+			return fail_at(r, at, "tensor '%s': offset %llu is not a multiple "
 				       "of the alignment %llu", name,
 				       (unsigned long long)t->offset, (unsigned long long)a);
 		if (t->offset > r->len || begin > r->len || end < begin || end > r->len)
-			return fail_at(r, info_at[i], "tensor '%s': data [%llu, %llu) outside the "
+			return fail_at(r, at, "tensor '%s': data [%llu, %llu) outside the "
 				       "file (size %zu)", name,
 				       (unsigned long long)(t->offset > r->len ? t->offset : begin),
 				       (unsigned long long)(t->offset > r->len ? t->offset + t->bytes
@@ -553,26 +584,13 @@ static enum lp_status parse_header(struct lp_gguf *g, struct rd *r, uint64_t *n_
 static enum lp_status parse(struct lp_gguf *g, struct lp_diag *d)
 {
 	struct rd r = { g->base, g->len, 0, g->path, d };
-	uint64_t n_tensors, n_kv;
-	size_t *info_at = NULL;
+	uint64_t n_tensors = 0, n_kv = 0;
 	enum lp_status s;
 
-	if ((s = parse_header(g, &r, &n_tensors, &n_kv)))
+	if ((s = parse_header(g, &r, &n_tensors, &n_kv)) || (s = parse_kvs(g, &r, n_kv)) ||
+	    (s = read_alignment(g, &r)) || (s = parse_tensors(g, &r, n_tensors)))
 		return s;
-	g->kv = lp_mem_calloc(LP_MEM_OTHER, (size_t)n_kv + 1, sizeof(*g->kv), d);
-	g->str_offs = lp_mem_calloc(LP_MEM_OTHER, (size_t)n_kv + 1, sizeof(*g->str_offs), d);
-	g->tensors = lp_mem_calloc(LP_MEM_OTHER, (size_t)n_tensors + 1, sizeof(*g->tensors), d);
-	info_at = lp_mem_calloc(LP_MEM_OTHER, (size_t)n_tensors + 1, sizeof(*info_at), d);
-	if (!g->kv || !g->str_offs || !g->tensors || !info_at) {
-		lp_mem_free(info_at);
-		return LP_E_NOMEM;
-	}
-	g->n_tensors = (size_t)n_tensors;
-	if (!(s = parse_kvs(g, &r, n_kv)) && !(s = read_alignment(g, &r)) &&
-	    !(s = parse_tensors(g, &r, info_at)))
-		s = place_tensors(g, &r, info_at);
-	lp_mem_free(info_at);
-	return s;
+	return place_tensors(g, &r);
 }
 
 static enum lp_status open_common(struct lp_gguf *g, struct lp_gguf **out, struct lp_diag *d)
@@ -637,9 +655,9 @@ void lp_gguf_close(struct lp_gguf *g)
 {
 	if (!g)
 		return;
-	for (size_t i = 0; i < g->n_str_offs; i++)
-		lp_mem_free(g->str_offs[i]);
-	lp_mem_free(g->str_offs);
+	for (size_t i = 0; i < g->n_kv; i++)
+		if (g->kv[i].type == LP_GGUF_ARRAY)
+			lp_mem_free((void *)g->kv[i].v.arr.offs);
 	lp_mem_free(g->kv);
 	lp_mem_free(g->tensors);
 	lp_mem_free(g->kv_hash);

@@ -128,11 +128,15 @@ static int blank_line_after(const char *text, size_t len, size_t i)
 
 static int is_lower_letter(uint32_t cp)
 {
+	if (cp < 0x80)
+		return cp >= 'a' && cp <= 'z';
 	return utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_LL;
 }
 
 /* The word ending at the full stop text[dot] is an abbreviation, an
- * initial ("J. Smith") or a dotted acronym ("e.g.", "U.S.A."). */
+ * initial ("J. Smith") or a dotted acronym ("e.g.", "U.S.A."). The price:
+ * a sentence that really ends in "U.S.A." or an initial runs on into the
+ * next one, which costs a chunker less than cutting "J. | Smith" would. */
 static int is_abbreviation(const char *text, size_t start, size_t dot)
 {
 	size_t b = dot, wlen;
@@ -156,11 +160,13 @@ static int is_abbreviation(const char *text, size_t start, size_t dot)
 		return 0;
 	if (has_dot || wlen == 1)
 		return 1;
+	if (wlen > 6) /* longer than any listed abbreviation */
+		return 0;
 	for (size_t k = 0; k < wlen; k++)
 		w[k] = (char)(text[b + k] | 0x20);
 	w[wlen] = '\0';
 	for (size_t k = 0; abbreviations[k]; k++)
-		if (!strcmp(w, abbreviations[k]))
+		if (w[0] == abbreviations[k][0] && !strcmp(w, abbreviations[k]))
 			return 1;
 	return 0;
 }
@@ -205,7 +211,16 @@ int lp_sentence_next(const char *text, size_t len, size_t *pos, struct lp_span *
 	}
 	while (i < len) {
 		uint32_t cp;
-		size_t n = decode_at(text, len, i, &cp), j;
+		size_t n, j;
+		unsigned char c = (unsigned char)text[i];
+
+		/* Most bytes are ASCII that can neither end a sentence nor
+		 * start a blank line: skip them without decoding. */
+		if (c < 0x80 && c != '.' && c != '!' && c != '?' && c != '\n') {
+			i++;
+			continue;
+		}
+		n = decode_at(text, len, i, &cp);
 
 		if (cp == '\n' && blank_line_after(text, len, i)) {
 			end = i;

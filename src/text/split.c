@@ -44,23 +44,29 @@ struct lp_split_params lp_split_default_params(void)
 	return p;
 }
 
-/* Class of the code point at text[i]; *n gets its length in bytes (an
- * invalid byte is one C_OTHER unit of one byte). */
-static enum cls classify(const char *text, size_t len, size_t i, size_t *n)
-{
-	unsigned char c = (unsigned char)text[i];
-	uint32_t cp;
-	int k;
+/* ASCII classes, so that the common case is one table load. */
+#define S C_SPACE
+#define A C_ALNUM
+#define O C_OTHER
+static const unsigned char ascii_cls[128] = {
+	O, O, O, O, O, O, O, O, O, S, S, S, S, S, O, O,
+	O, O, O, O, O, O, O, O, O, O, O, O, O, O, O, O,
+	S, O, O, O, O, O, O, O, O, O, O, O, O, O, O, O,
+	A, A, A, A, A, A, A, A, A, A, O, O, O, O, O, O,
+	O, A, A, A, A, A, A, A, A, A, A, A, A, A, A, A,
+	A, A, A, A, A, A, A, A, A, A, A, O, O, O, O, O,
+	O, A, A, A, A, A, A, A, A, A, A, A, A, A, A, A,
+	A, A, A, A, A, A, A, A, A, A, A, O, O, O, O, O,
+};
+#undef S
+#undef A
+#undef O
 
-	if (c < 0x80) {
-		*n = 1;
-		if (c == ' ' || (c >= 0x09 && c <= 0x0D))
-			return C_SPACE;
-		if ((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'))
-			return C_ALNUM;
-		return C_OTHER;
-	}
-	k = lp_utf8_decode((const unsigned char *)text + i, len - i, &cp);
+static enum cls classify_multibyte(const char *text, size_t len, size_t i, size_t *n)
+{
+	uint32_t cp;
+	int k = lp_utf8_decode((const unsigned char *)text + i, len - i, &cp);
+
 	if (!k) {
 		*n = 1;
 		return C_OTHER;
@@ -71,6 +77,19 @@ static enum cls classify(const char *text, size_t len, size_t i, size_t *n)
 	if (lp_utf8_is_cjk(cp))
 		return C_CJK;
 	return lp_utf8_is_alnum(cp) ? C_ALNUM : C_OTHER;
+}
+
+/* Class of the code point at text[i]; *n gets its length in bytes (an
+ * invalid byte is one C_OTHER unit of one byte). */
+static inline enum cls classify(const char *text, size_t len, size_t i, size_t *n)
+{
+	unsigned char c = (unsigned char)text[i];
+
+	if (c < 0x80) {
+		*n = 1;
+		return (enum cls)ascii_cls[c];
+	}
+	return classify_multibyte(text, len, i, n);
 }
 
 static size_t skip_space(const char *text, size_t len, size_t i)
@@ -334,6 +353,15 @@ enum lp_status lp_split_each(struct lp_splitter *s, const char *text, size_t len
 	struct cut cut;
 
 	s->match_rc = 0;
+	/* PCRE2 is told not to re-check the subject on every call (that
+	 * would make the split quadratic), so it is checked once here. */
+	if (s->re) {
+		size_t bad = lp_utf8_find_invalid((const unsigned char *)text, len);
+		if (bad < len)
+			return lp_diag_set_offset(d, LP_E_INPUT, NULL, (long long)bad,
+						  "invalid UTF-8 at byte %zu: a pattern needs valid text",
+						  bad);
+	}
 	if (!next_atom(s, text, len, &pos, &a))
 		goto done;
 	start = a.off;
@@ -417,12 +445,15 @@ static enum lp_status compile_pattern(struct lp_splitter *s, struct lp_diag *d)
 {
 	int err;
 	PCRE2_SIZE eoff;
+	size_t n;
 
 	if (!s->p.pattern || !*s->p.pattern)
 		return lp_diag_set(d, LP_E_CONFIG, NULL, 0, 0, "unit regex needs a pattern");
-	s->pattern = lp_mem_strdup(s->p.pattern);
+	n = strlen(s->p.pattern) + 1;
+	s->pattern = lp_mem_alloc(LP_MEM_OTHER, n, d);
 	if (!s->pattern)
-		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory");
+		return LP_E_NOMEM;
+	memcpy(s->pattern, s->p.pattern, n);
 	s->p.pattern = s->pattern;
 	s->re = pcre2_compile((PCRE2_SPTR)s->pattern, PCRE2_ZERO_TERMINATED,
 			      PCRE2_UTF | PCRE2_UCP, &err, &eoff, NULL);

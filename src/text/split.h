@@ -41,8 +41,9 @@
  *  - memory is O(number of chunks): the text is scanned, never copied, and
  *    the work is O(len * size / (size - overlap)).
  *
- * Texts must be valid UTF-8 (lp_document guarantees it); invalid bytes are
- * tolerated as one unit each, never read past `len`.
+ * Texts must be valid UTF-8 (lp_document guarantees it). Other units
+ * tolerate invalid bytes as one unit each; unit regex refuses such a text
+ * (LP_E_INPUT). Nothing is read past `len`.
  */
 #ifndef LP_TEXT_SPLIT_H
 #define LP_TEXT_SPLIT_H
@@ -112,7 +113,8 @@ const struct lp_split_params *lp_split_params_of(const struct lp_splitter *s);
 typedef int (*lp_split_fn)(void *ctx, size_t off, size_t len);
 
 /* Cut text[0..len) and hand each chunk to `fn`. Returns LP_OK (also when fn
- * stopped early), or LP_E_INPUT when a regex match fails (match limit). */
+ * stopped early), or LP_E_INPUT when a regex match fails (match limit) or
+ * the text is not valid UTF-8 (unit regex only; d->offset is the byte). */
 enum lp_status lp_split_each(struct lp_splitter *s, const char *text, size_t len,
 			     lp_split_fn fn, void *ctx, struct lp_diag *d);
 
@@ -123,7 +125,9 @@ enum lp_status lp_split_run(struct lp_splitter *s, const char *text, size_t len,
 			    struct lp_span **out, size_t *n, struct lp_diag *d);
 
 /* Weight of text[0..len) in the splitter's unit: how many units a chunk
- * made of exactly this slice would count. */
+ * made of exactly this slice would count. For unit regex the slice is
+ * matched alone, so a pattern that looks behind its start or ahead past its
+ * end may count differently than inside the whole text. */
 size_t lp_split_count(struct lp_splitter *s, const char *text, size_t len);
 
 #endif

@@ -1,11 +1,13 @@
 /*
  * bench_matvec.c - lp_matvec (dispatched kernels) against lp_matvec_ref
  * (scalar) on model-sized matrices, one thread. Built, not run, by
- * `make check`; run by hand: tests/bench/bench_matvec [seconds per case]
- * Prints weight GB/s and rows/s per type and shape.
+ * `make check`; run by hand: tests/bench/bench_matvec [seconds per case [type]]
+ * Prints weight GB/s and rows/s per type and shape, timed in thread CPU
+ * time so that other load on the machine disturbs the figures less.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "model/quant.h"
@@ -14,7 +16,7 @@ static double now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -57,6 +59,8 @@ int main(int argc, char **argv)
 			struct lp_q8_act a;
 			double tf, tr;
 
+			if (argc > 2 && strcmp(argv[2], lp_qtype_name(t)))
+				continue;
 			cols = (cols + be - 1) / be * be; /* K types: 576 -> 768 */
 			rb = lp_qtype_row_bytes(t, cols);
 			bytes = rb * rows;

@@ -18,7 +18,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_SEEDS 256
-#define MAX_INPUT (1 << 20)
+#define FUZZ_MAX_INPUT (1 << 20)
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
@@ -38,8 +38,8 @@ static size_t load_seed(const char *path, uint8_t **out)
 
 	if (!f)
 		return 0;
-	buf = malloc(MAX_INPUT);
-	n = buf ? fread(buf, 1, MAX_INPUT, f) : 0;
+	buf = malloc(FUZZ_MAX_INPUT);
+	n = buf ? fread(buf, 1, FUZZ_MAX_INPUT, f) : 0;
 	fclose(f);
 	*out = buf;
 	return n;
@@ -120,14 +120,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: empty seed corpus '%s'\n", name, dir);
 		return 1;
 	}
-	work = malloc(MAX_INPUT);
+	work = malloc(FUZZ_MAX_INPUT);
 	for (size_t i = 0; i < n_seeds; i++)
 		LLVMFuzzerTestOneInput(seeds[i], sizes[i]);
 	for (long i = 0; i < iters; i++) {
 		size_t s = rng_next() % n_seeds;
-		size_t n = sizes[s] < MAX_INPUT ? sizes[s] : MAX_INPUT;
+		size_t n = sizes[s] < FUZZ_MAX_INPUT ? sizes[s] : FUZZ_MAX_INPUT;
 		memcpy(work, seeds[s], n);
-		n = mutate(work, n, MAX_INPUT);
+		n = mutate(work, n, FUZZ_MAX_INPUT);
 		LLVMFuzzerTestOneInput(work, n);
 	}
 	printf("%s: %zu seeds, %ld mutations, no crash\n", name, n_seeds, iters);

@@ -6,8 +6,9 @@
  * its local.mk, e.g.
  *     tests_check_model_SOURCES = tests/check_model.c \
  *             tests/tools/gguf_writer.c tests/tools/gguf_writer.h
- * and `#include "../tests/tools/gguf_writer.h"` (or "tools/gguf_writer.h"
- * with -I$(top_srcdir)/tests in the program's CPPFLAGS).
+ * and `#include "tools/gguf_writer.h"` from a file in tests/ (quoted
+ * includes look beside the including file first; elsewhere add
+ * -I$(top_srcdir)/tests to the program's CPPFLAGS).
  *
  * Usage:
  *     struct gw *w = gw_new();

@@ -27,12 +27,6 @@ static inline float hsum_ps(__m256 v)
 	return _mm_cvtss_f32(s);
 }
 
-/* fp16 -> float in one instruction (F16C); same result as lp_fp16_to_fp32. */
-static inline float h2f(uint16_t h)
-{
-	return _cvtsh_ss(h);
-}
-
 static inline __m256i ones16(void)
 {
 	return _mm256_set1_epi16(1);
@@ -44,13 +38,15 @@ static inline __m256i dot_u8_i8(__m256i u, __m256i s)
 	return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), ones16());
 }
 
-/* 32 nibbles of 16 bytes: low nibbles in bytes 0..15, high in 16..31. */
+/* 32 nibbles of 16 bytes: low nibbles in bytes 0..15, high in 16..31.
+ * A broadcast load and a blend instead of a lane insert keep this off the
+ * shuffle port (see fp16_tab). */
 static inline __m256i unpack_nibbles16(const uint8_t *p)
 {
-	__m128i b = _mm_loadu_si128((const __m128i *)p);
-	__m128i m = _mm_set1_epi8(0x0F);
+	__m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
+	__m256i both = _mm256_blend_epi32(b, _mm256_srli_epi16(b, 4), 0xF0);
 
-	return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
+	return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
 }
 
 /* ---- float weights ---- */
@@ -121,71 +117,155 @@ static float dot_bf16(const void *w, const void *a, size_t n)
 
 /* ---- legacy blocks of 32 ---- */
 
+/* Block i of Q4_0/Q4_1 against its activations: sum q * a as 8 floats. */
+static inline __m256 q4_block(const uint8_t *qs, const int8_t *qa)
+{
+	__m256i p = dot_u8_i8(unpack_nibbles16(qs), _mm256_loadu_si256((const __m256i *)qa));
+
+	return _mm256_cvtepi32_ps(p);
+}
+
+/*
+ * fp16 -> float by table for the per-block scales of the legacy types:
+ * with the value in memory, the broadcast to 8 lanes is a plain load, while
+ * converting in a register and broadcasting both need the shuffle port, the
+ * bottleneck of these kernels. 256 KiB, filled once (lp_cpu_avx2_init).
+ */
+static float fp16_tab[1 << 16];
+
+void lp_cpu_avx2_init(void)
+{
+	for (uint32_t h = 0; h < (1u << 16); h++)
+		fp16_tab[h] = lp_fp16_to_fp32((uint16_t)h);
+}
+
+/* d_w * d_a in all 8 lanes. */
+static inline __m256 block_scale(uint16_t dw, const float *da)
+{
+	return _mm256_mul_ps(_mm256_broadcast_ss(&fp16_tab[dw]), _mm256_broadcast_ss(da));
+}
+
+/*
+ * Q4_0: sum (q - 8) a = sum q a - 8 sum a, and da * sum a is the
+ * activation block's s. Two blocks per step, in two accumulators, so that
+ * the multiply-adds do not wait on each other.
+ */
 static float dot_q4_0(const void *w, const void *a, size_t n)
 {
 	const struct lp_blk_q4_0 *x = w;
 	const struct lp_act_q8_32 *y = a;
-	__m256 acc = _mm256_setzero_ps();
-	float corr = 0;
+	__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+	__m256 corr = _mm256_setzero_ps();  /* every lane holds the same sum */
+	size_t nb = n / LP_QK, i = 0;
 
-	for (size_t i = 0; i < n / LP_QK; i++) {
-		__m256i q = unpack_nibbles16(x[i].qs);
-		__m256i p = dot_u8_i8(q, _mm256_loadu_si256((const __m256i *)y[i].qs));
-		float dw = h2f(x[i].d);
-		/* sum (q - 8) a = sum q a - 8 sum a, with da * sum a = s */
-		acc = _mm256_fmadd_ps(_mm256_set1_ps(dw * y[i].d), _mm256_cvtepi32_ps(p), acc);
-		corr += dw * y[i].s;
+	for (; i + 2 <= nb; i += 2) {
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
+		acc1 = _mm256_fmadd_ps(block_scale(x[i + 1].d, &y[i + 1].d),
+				       q4_block(x[i + 1].qs, y[i + 1].qs), acc1);
+		corr = _mm256_add_ps(corr, _mm256_add_ps(block_scale(x[i].d, &y[i].s),
+							  block_scale(x[i + 1].d, &y[i + 1].s)));
 	}
-	return hsum_ps(acc) - 8.0f * corr;
+	for (; i < nb; i++) {
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
+		corr = _mm256_add_ps(block_scale(x[i].d, &y[i].s), corr);
+	}
+	return hsum_ps(_mm256_add_ps(acc0, acc1)) - 8.0f * _mm256_cvtss_f32(corr);
 }
 
+/* Q4_1: sum (d q + m) a = d * da * sum q a + m * s. */
 static float dot_q4_1(const void *w, const void *a, size_t n)
 {
 	const struct lp_blk_q4_1 *x = w;
 	const struct lp_act_q8_32 *y = a;
-	__m256 acc = _mm256_setzero_ps();
-	float mins = 0;
+	__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+	__m256 mins0 = _mm256_setzero_ps(), mins1 = _mm256_setzero_ps(); /* lanes equal */
+	size_t nb = n / LP_QK, i = 0;
 
-	for (size_t i = 0; i < n / LP_QK; i++) {
-		__m256i q = unpack_nibbles16(x[i].qs);
-		__m256i p = dot_u8_i8(q, _mm256_loadu_si256((const __m256i *)y[i].qs));
-		acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d),
-				      _mm256_cvtepi32_ps(p), acc);
-		mins += h2f(x[i].m) * y[i].s;
+	for (; i + 2 <= nb; i += 2) {
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
+		acc1 = _mm256_fmadd_ps(block_scale(x[i + 1].d, &y[i + 1].d),
+				       q4_block(x[i + 1].qs, y[i + 1].qs), acc1);
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+					_mm256_broadcast_ss(&y[i].s), mins0);
+		mins1 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i + 1].m]),
+					_mm256_broadcast_ss(&y[i + 1].s), mins1);
 	}
-	return hsum_ps(acc) + mins;
+	for (; i < nb; i++) {
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+					_mm256_broadcast_ss(&y[i].s), mins0);
+	}
+	return hsum_ps(_mm256_add_ps(acc0, acc1)) + _mm256_cvtss_f32(_mm256_add_ps(mins0, mins1));
+}
+
+/* Q8_0: |w| * (a with w's sign) makes the product unsigned by signed. */
+static inline __m256 q8_block(const int8_t *qw, const int8_t *qa)
+{
+	__m256i w = _mm256_loadu_si256((const __m256i *)qw);
+	__m256i v = _mm256_loadu_si256((const __m256i *)qa);
+
+	return _mm256_cvtepi32_ps(dot_u8_i8(_mm256_abs_epi8(w), _mm256_sign_epi8(v, w)));
 }
 
 static float dot_q8_0(const void *w, const void *a, size_t n)
 {
 	const struct lp_blk_q8_0 *x = w;
 	const struct lp_act_q8_32 *y = a;
-	__m256 acc = _mm256_setzero_ps();
+	__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+	size_t nb = n / LP_QK, i = 0;
 
-	for (size_t i = 0; i < n / LP_QK; i++) {
-		__m256i qw = _mm256_loadu_si256((const __m256i *)x[i].qs);
-		__m256i qa = _mm256_loadu_si256((const __m256i *)y[i].qs);
-		/* |w| * (a with w's sign): unsigned by signed */
-		__m256i p = dot_u8_i8(_mm256_abs_epi8(qw), _mm256_sign_epi8(qa, qw));
-		acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d),
-				      _mm256_cvtepi32_ps(p), acc);
+	for (; i + 2 <= nb; i += 2) {
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q8_block(x[i].qs, y[i].qs), acc0);
+		acc1 = _mm256_fmadd_ps(block_scale(x[i + 1].d, &y[i + 1].d),
+				       q8_block(x[i + 1].qs, y[i + 1].qs), acc1);
 	}
-	return hsum_ps(acc);
+	for (; i < nb; i++)
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q8_block(x[i].qs, y[i].qs), acc0);
+	return hsum_ps(_mm256_add_ps(acc0, acc1));
 }
 
 /* ---- K super-blocks of 256 ---- */
 
-/* Scales and the mins term of a Q4_K/Q5_K block. */
-static inline int k_scales(const uint8_t *packed, const int16_t *bsums, uint8_t *sc)
+/*
+ * The eight 6-bit scales and mins of a Q4_K/Q5_K block, unpacked with
+ * 32-bit word operations (the same layout lp_k_scale_min reads byte by
+ * byte): bytes 0-3 hold scales 0-3 and the top bits of scales 4-7, bytes
+ * 4-7 the mins 0-3 and the top bits of mins 4-7, bytes 8-11 the low
+ * nibbles of scales (low) and mins (high) 4-7.
+ */
+static inline void k_unpack(const uint8_t *packed, uint8_t sc[8], uint8_t m[8])
 {
-	int mins = 0;
+	uint32_t u[3], s[2], mm[2];
 
-	for (int j = 0; j < 8; j++) {
-		uint8_t m;
-		lp_k_scale_min(packed, j, &sc[j], &m);
-		mins += m * (bsums[2 * j] + bsums[2 * j + 1]);
-	}
-	return mins;
+	memcpy(u, packed, 12);
+	s[0] = u[0] & 0x3f3f3f3f;
+	mm[0] = u[1] & 0x3f3f3f3f;
+	s[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+	mm[1] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
+	memcpy(sc, s, 8);
+	memcpy(m, mm, 8);
+}
+
+/* Shuffle masks broadcasting int16 lane j of a 128-bit lane to all 16. */
+static inline __m256i lane16_mask(int j)
+{
+	return _mm256_set1_epi16((short)((2 * j) | ((2 * j + 1) << 8)));
+}
+
+/* int32 lanes of sum_j m_j * (bsums[2j] + bsums[2j+1]). */
+static inline __m256i k_mins(const uint8_t m[8], const int16_t *bsums)
+{
+	__m256i b = _mm256_loadu_si256((const __m256i *)bsums);
+	__m256i pair = _mm256_madd_epi16(b, ones16());
+	__m256i m32 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)m));
+
+	return _mm256_mullo_epi32(pair, m32);
+}
+
+/* Scales as int16 in both 128-bit lanes, ready for lane16_mask shuffles. */
+static inline __m256i k_scales16(const uint8_t sc[8])
+{
+	return _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)sc)));
 }
 
 static float dot_q4_k(const void *w, const void *a, size_t n)
@@ -193,30 +273,30 @@ static float dot_q4_k(const void *w, const void *a, size_t n)
 	const struct lp_blk_q4_k *x = w;
 	const struct lp_act_q8_256 *y = a;
 	const __m256i m4 = _mm256_set1_epi8(0x0F);
-	__m256 acc = _mm256_setzero_ps();
-	float mins = 0;
+	__m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
 
 	for (size_t i = 0; i < n / LP_QK_K; i++) {
-		uint8_t sc[8];
-		int msum = k_scales(x[i].scales, y[i].bsums, sc);
-		__m256i sumi = _mm256_setzero_si256();
-		float dw = h2f(x[i].d) * y[i].d;
+		uint8_t sc[8], m[8];
+		__m256i sumi = _mm256_setzero_si256(), s16;
 
+		k_unpack(x[i].scales, sc, m);
+		s16 = k_scales16(sc);
 		for (int c = 0; c < 4; c++) {
 			__m256i q = _mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * c));
 			__m256i lo = _mm256_and_si256(q, m4);
 			__m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
 			__m256i alo = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * c));
 			__m256i ahi = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * c + 32));
-			__m256i plo = _mm256_maddubs_epi16(lo, alo);
-			__m256i phi = _mm256_maddubs_epi16(hi, ahi);
-			sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(plo, _mm256_set1_epi16(sc[2 * c])));
-			sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(phi, _mm256_set1_epi16(sc[2 * c + 1])));
+			__m256i slo = _mm256_shuffle_epi8(s16, lane16_mask(2 * c));
+			__m256i shi = _mm256_shuffle_epi8(s16, lane16_mask(2 * c + 1));
+			sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, alo), slo));
+			sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(hi, ahi), shi));
 		}
-		acc = _mm256_fmadd_ps(_mm256_set1_ps(dw), _mm256_cvtepi32_ps(sumi), acc);
-		mins += h2f(x[i].dmin) * y[i].d * (float)msum;
+		acc = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), _mm256_cvtepi32_ps(sumi), acc);
+		accm = _mm256_fmadd_ps(block_scale(x[i].dmin, &y[i].d),
+				       _mm256_cvtepi32_ps(k_mins(m, y[i].bsums)), accm);
 	}
-	return hsum_ps(acc) - mins;
+	return hsum_ps(_mm256_sub_ps(acc, accm));
 }
 
 static float dot_q5_k(const void *w, const void *a, size_t n)
@@ -224,36 +304,36 @@ static float dot_q5_k(const void *w, const void *a, size_t n)
 	const struct lp_blk_q5_k *x = w;
 	const struct lp_act_q8_256 *y = a;
 	const __m256i m4 = _mm256_set1_epi8(0x0F), b4 = _mm256_set1_epi8(0x10);
-	__m256 acc = _mm256_setzero_ps();
-	float mins = 0;
+	__m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
 
 	for (size_t i = 0; i < n / LP_QK_K; i++) {
-		uint8_t sc[8];
-		int msum = k_scales(x[i].scales, y[i].bsums, sc);
-		__m256i sumi = _mm256_setzero_si256();
+		uint8_t sc[8], m[8];
+		__m256i sumi = _mm256_setzero_si256(), s16;
 		__m256i qh = _mm256_loadu_si256((const __m256i *)x[i].qh);
-		float dw = h2f(x[i].d) * y[i].d;
 
+		k_unpack(x[i].scales, sc, m);
+		s16 = k_scales16(sc);
 		for (int c = 0; c < 4; c++) {
 			__m256i q = _mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * c));
-			__m256i mlo = _mm256_set1_epi8((char)(1 << (2 * c)));
-			__m256i mhi = _mm256_set1_epi8((char)(1 << (2 * c + 1)));
-			/* fifth bit: 0x10 where the qh bit is set */
-			__m256i hlo = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, mlo), mlo), b4);
-			__m256i hhi = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, mhi), mhi), b4);
+			/* fifth bits: bit 2c of qh[l] (low half), bit 2c+1 (high half),
+			 * moved to bit 4 */
+			__m256i hlo = _mm256_and_si256(_mm256_slli_epi16(qh, 4), b4);
+			__m256i hhi = _mm256_and_si256(_mm256_slli_epi16(qh, 3), b4);
 			__m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), hlo);
 			__m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), hhi);
 			__m256i alo = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * c));
 			__m256i ahi = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * c + 32));
-			__m256i plo = _mm256_maddubs_epi16(lo, alo);
-			__m256i phi = _mm256_maddubs_epi16(hi, ahi);
-			sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(plo, _mm256_set1_epi16(sc[2 * c])));
-			sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(phi, _mm256_set1_epi16(sc[2 * c + 1])));
+			__m256i slo = _mm256_shuffle_epi8(s16, lane16_mask(2 * c));
+			__m256i shi = _mm256_shuffle_epi8(s16, lane16_mask(2 * c + 1));
+			sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, alo), slo));
+			sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(hi, ahi), shi));
+			qh = _mm256_srli_epi16(qh, 2);
 		}
-		acc = _mm256_fmadd_ps(_mm256_set1_ps(dw), _mm256_cvtepi32_ps(sumi), acc);
-		mins += h2f(x[i].dmin) * y[i].d * (float)msum;
+		acc = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), _mm256_cvtepi32_ps(sumi), acc);
+		accm = _mm256_fmadd_ps(block_scale(x[i].dmin, &y[i].d),
+				       _mm256_cvtepi32_ps(k_mins(m, y[i].bsums)), accm);
 	}
-	return hsum_ps(acc) - mins;
+	return hsum_ps(_mm256_sub_ps(acc, accm));
 }
 
 static float dot_q6_k(const void *w, const void *a, size_t n)
@@ -262,20 +342,29 @@ static float dot_q6_k(const void *w, const void *a, size_t n)
 	const struct lp_act_q8_256 *y = a;
 	const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
 	__m256 acc = _mm256_setzero_ps();
+	__m256i sel[4];
 
+	/* int16 lanes 0-7 of a product hold elements 0-15 of quarter k (scale
+	 * 2k), lanes 8-15 the rest (scale 2k+1): sel[k] picks them per 128-bit
+	 * lane from this half's 8 scales */
+	for (int k = 0; k < 4; k++)
+		sel[k] = _mm256_set_m128i(_mm_set1_epi16((short)((4 * k + 2) | ((4 * k + 3) << 8))),
+					  _mm_set1_epi16((short)((4 * k) | ((4 * k + 1) << 8))));
 	for (size_t i = 0; i < n / LP_QK_K; i++) {
-		__m256i sumi = _mm256_setzero_si256();
-		int offset = 0;
-
+		__m256i sc_all = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[i].scales));
 		/* sum (q - 32) a = sum q a - 32 sum a; the group sums are bsums */
-		for (int g = 0; g < 16; g++)
-			offset += x[i].scales[g] * y[i].bsums[g];
+		__m256i offset = _mm256_madd_epi16(sc_all, _mm256_loadu_si256((const __m256i *)y[i].bsums));
+		__m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+
 		for (int h = 0; h < 2; h++) {
 			const uint8_t *ql = x[i].ql + 64 * h;
-			const int8_t *sc = x[i].scales + 8 * h;
+			const int8_t *qa = y[i].qs + 128 * h;
 			__m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
 			__m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
 			__m256i qh = _mm256_loadu_si256((const __m256i *)(x[i].qh + 32 * h));
+			/* this half's 8 scales as int16 in both 128-bit lanes */
+			__m256i s16 = _mm256_broadcastsi128_si256(
+				_mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(x[i].scales + 8 * h))));
 			__m256i q[4];
 
 			q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4),
@@ -287,17 +376,11 @@ static float dot_q6_k(const void *w, const void *a, size_t n)
 			q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
 					       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4));
 			for (int k = 0; k < 4; k++) {
-				__m256i qa = _mm256_loadu_si256((const __m256i *)(y[i].qs + 128 * h + 32 * k));
-				__m256i p = _mm256_maddubs_epi16(q[k], qa);
-				/* int16 lanes 0-7 hold elements 0-15 (scale 2k), 8-15 the rest */
-				__m256i s = _mm256_set_m128i(_mm_set1_epi16(sc[2 * k + 1]),
-							     _mm_set1_epi16(sc[2 * k]));
-				sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, s));
+				__m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(qa + 32 * k)));
+				sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_shuffle_epi8(s16, sel[k])));
 			}
 		}
-		sumi = _mm256_sub_epi32(sumi, _mm256_setr_epi32(32 * offset, 0, 0, 0, 0, 0, 0, 0));
-		acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d),
-				      _mm256_cvtepi32_ps(sumi), acc);
+		acc = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), _mm256_cvtepi32_ps(sumi), acc);
 	}
 	return hsum_ps(acc);
 }

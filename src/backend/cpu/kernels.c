@@ -12,13 +12,30 @@
 static const struct lp_cpu_kernels *chosen;
 static pthread_once_t chosen_once = PTHREAD_ONCE_INIT;
 
+#if defined(LP_HAVE_AVX2_KERNELS) && defined(__x86_64__)
+#include <cpuid.h>
+
+/* F16C from CPUID leaf 1 (some compilers' __builtin_cpu_supports lack it). */
+static int has_f16c(void)
+{
+	unsigned a, b, c, d;
+
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+#endif
+
+#if defined(LP_HAVE_AVX2_KERNELS) && defined(__x86_64__)
+static pthread_once_t avx2_once = PTHREAD_ONCE_INIT;
+#endif
+
 const struct lp_cpu_kernels *lp_cpu_kernels_avx2(void)
 {
-#if defined(LP_HAVE_AVX2_KERNELS) && (defined(__x86_64__) || defined(__i386__))
+#if defined(LP_HAVE_AVX2_KERNELS) && defined(__x86_64__)
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-	    __builtin_cpu_supports("f16c"))
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c()) {
+		pthread_once(&avx2_once, lp_cpu_avx2_init);
 		return &lp_cpu_kernels_avx2_set;
+	}
 #endif
 	return NULL;
 }

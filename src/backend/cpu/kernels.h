@@ -36,7 +36,9 @@ const struct lp_cpu_kernels *lp_cpu_kernels_avx2(void);
 /* The kernel of set `k` for weight type `t` (never NULL for a supported t). */
 lp_dot_fn lp_cpu_dot(const struct lp_cpu_kernels *k, enum lp_qtype t);
 
-/* Defined in dot_avx2.c (only when built for x86-64). */
+/* Defined in dot_avx2.c (only when built for x86-64); the set needs
+ * lp_cpu_avx2_init() once before use (lp_cpu_kernels_avx2 does it). */
 extern const struct lp_cpu_kernels lp_cpu_kernels_avx2_set;
+void lp_cpu_avx2_init(void);
 
 #endif
