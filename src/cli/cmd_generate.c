@@ -20,13 +20,31 @@
 #include "model/sampler.h"
 #include "model/tokenizer.h"
 
-static const char usage[] =
+const char lp_usage_generate[] =
 	"usage: lpipe generate [MODEL] -p PROMPT [--chat] [-n N] [--temp T] [--top-k K]\n"
 	"                      [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S]\n"
 	"                      [--threads N] [--ctx N] [--kv-type f32|f16|q8_0]\n"
 	"                      [--mem-budget SIZE]\n"
-	"MODEL defaults to ${LPIPE_MODEL_DIR:-~/.cache/lpipe/models}/"
-	"SmolLM2-135M-Instruct.Q4_1.gguf\n";
+	"\n"
+	"Continue PROMPT with the GGUF model MODEL (default\n"
+	"${LPIPE_MODEL_DIR:-~/.cache/lpipe/models}/SmolLM2-135M-Instruct.Q4_1.gguf),\n"
+	"streaming the text to standard output; prompt and generation speed\n"
+	"(tokens/s) go to standard error.\n"
+	"  -p, --prompt TEXT     the prompt\n"
+	"  --chat                wrap the prompt as a user turn in the model's chat format\n"
+	"  -n, --n-predict N     generate at most N tokens (default 128)\n"
+	"  --temp T              temperature, 0 for greedy (default 0.8)\n"
+	"  --top-k K             keep the K best tokens, 0 for all (default 40)\n"
+	"  --top-p P             nucleus mass (default 0.95)\n"
+	"  --min-p P             drop tokens below P times the best (default 0.05)\n"
+	"  --repeat-penalty R    penalty on the last 64 tokens (default 1.1)\n"
+	"  --seed S              random seed (default 42)\n"
+	"  --threads N           threads (default: all CPUs)\n"
+	"  --ctx N               context in tokens (default 2048)\n"
+	"  --kv-type TYPE        KV cache type: f32, f16 (default) or q8_0\n"
+	"  --mem-budget SIZE     cap on tracked memory, e.g. 512MiB\n"
+	"Exit status 2 for a usage error, 3 when the model cannot be read or the\n"
+	"prompt does not fit the context, 4 when the memory budget is exceeded.\n";
 
 struct gen_opts {
 	const char *model;
@@ -48,8 +66,7 @@ static double now_s(void)
 
 static int bad_value(const char *opt, const char *v)
 {
-	fprintf(stderr, "lpipe generate: invalid value '%s' for %s\n%s", v, opt, usage);
-	return LP_EXIT_USAGE;
+	return lp_cli_usage_error("generate", "invalid value '%s' for %s", v, opt);
 }
 
 /* Returns -1 when the options are fine, else the exit code. */
@@ -76,6 +93,7 @@ static int parse(int argc, char **argv, struct gen_opts *o, char *model_buf, siz
 	char *end;
 
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "p:n:h", longs, NULL)) != -1) {
 		switch (c) {
 		case 'p': o->prompt = optarg; break;
@@ -105,8 +123,10 @@ static int parse(int argc, char **argv, struct gen_opts *o, char *model_buf, siz
 			if (lp_mem_parse_size(optarg, &o->budget))
 				return bad_value("--mem-budget", optarg);
 			break;
-		case 'h': fputs(usage, stdout); return LP_EXIT_OK;
-		default: fputs(usage, stderr); return LP_EXIT_USAGE;
+		case 'h': fputs(lp_usage_generate, stdout); return LP_EXIT_OK;
+		default:
+			return lp_cli_usage_error("generate", "unknown option or missing value in '%s'",
+						  argv[optind - 1]);
 		}
 		continue;
 check_end:
@@ -115,10 +135,10 @@ check_end:
 	}
 	if (optind < argc)
 		o->model = argv[optind++];
-	if (optind < argc || !o->prompt) {
-		fputs(usage, stderr);
-		return LP_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return lp_cli_usage_error("generate", "unexpected argument '%s'", argv[optind]);
+	if (!o->prompt)
+		return lp_cli_usage_error("generate", "no prompt given (-p)");
 	if (!o->model) {
 		const char *dir = getenv("LPIPE_MODEL_DIR"), *home = getenv("HOME");
 		if (dir && *dir)

@@ -14,7 +14,7 @@ static const struct lp_command commands[] = {
 	{ "version", cmd_version, "print the version", lp_usage_version },
 	{ "model", cmd_model, "inspect a GGUF model file", lp_usage_model },
 	{ "tokenize", cmd_tokenize, "show the tokens of a text", lp_usage_tokenize },
-	{ "generate", cmd_generate, "continue a prompt with a model", "lpipe generate [MODEL] -p PROMPT [--chat] [-n N] [--temp T] ..." },
+	{ "generate", cmd_generate, "continue a prompt with a model", lp_usage_generate },
 	{ NULL, NULL, NULL, NULL },
 };
 

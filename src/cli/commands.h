@@ -38,6 +38,7 @@ extern const char lp_usage_model[];
 int cmd_tokenize(int argc, char **argv);
 extern const char lp_usage_tokenize[];
 int cmd_generate(int argc, char **argv);
+extern const char lp_usage_generate[];
 
 /* Dispatch argv[1] through the command table; returns the exit code. */
 int lp_cli_main(int argc, char **argv);

@@ -124,3 +124,8 @@ check_PROGRAMS += tests/bench/bench_forward
 tests_bench_bench_forward_SOURCES = tests/bench/bench_forward.c
 tests_bench_bench_forward_LDADD = liblpipe.la $(LP_LIBS)
 EXTRA_DIST += bench/llm
+
+check_PROGRAMS += tests/fuzz/fuzz_model
+TESTS += tests/fuzz/fuzz_model
+tests_fuzz_fuzz_model_SOURCES = tests/fuzz/fuzz_model.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_model_LDADD = $(TEST_LIBS)
