@@ -55,6 +55,7 @@ static void phase_end(struct lp_probe_row *r, double t0)
 		r->peak[t] = lp_mem_peak((enum lp_mem_tag)t);
 	r->tracked_peak = lp_mem_peak_total();
 	r->rss = lp_mem_current_rss();
+	r->rss_peak = lp_mem_peak_rss();
 	r->tokens_per_s = r->seconds > 0 && r->tokens ? r->tokens / r->seconds : 0;
 }
 

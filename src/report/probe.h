@@ -52,6 +52,8 @@ struct lp_probe_row {
 	size_t peak[LP_MEM_NTAGS];   /* bytes, per tag */
 	size_t tracked_peak;         /* bytes, all tags */
 	size_t rss;                  /* resident bytes at the end of the phase */
+	size_t rss_peak;             /* process peak resident bytes so far (it
+				      * cannot be reset, so it only grows) */
 	size_t predicted;            /* bytes, the planner's total */
 };
 

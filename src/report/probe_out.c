@@ -13,19 +13,19 @@ static double mib(size_t bytes)
 
 void lp_probe_print(const struct lp_probe *pr, const struct lp_probe_fit *f, FILE *out)
 {
-	fprintf(out, "%7s %-8s %-4s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "n_ctx", "phase",
-		"ok", "seconds", "tok/s", "weights", "kv", "scratch", "logits", "tracked", "rss",
-		"predict");
-	fprintf(out, "%7s %-8s %-4s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "", "", "", "", "",
-		"MiB", "MiB", "MiB", "MiB", "MiB", "MiB", "MiB");
+	fprintf(out, "%7s %-8s %-4s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "n_ctx",
+		"phase", "ok", "seconds", "tok/s", "weights", "kv", "scratch", "logits",
+		"tracked", "predict", "rss", "rss peak");
+	fprintf(out, "%7s %-8s %-4s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "", "", "", "",
+		"", "MiB", "MiB", "MiB", "MiB", "MiB", "MiB", "MiB", "MiB");
 	for (size_t i = 0; i < pr->n_rows; i++) {
 		const struct lp_probe_row *r = &pr->rows[i];
-		fprintf(out, "%7u %-8s %-4s %9.3f %9.1f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n",
-			r->n_ctx, lp_probe_phase_name(r->phase), r->ok ? "yes" : "over",
+		fprintf(out, "%7u %-8s %-4s %9.3f %9.1f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f "
+			"%9.2f\n", r->n_ctx, lp_probe_phase_name(r->phase), r->ok ? "yes" : "over",
 			r->seconds, r->tokens_per_s, mib(r->peak[LP_MEM_WEIGHTS]),
 			mib(r->peak[LP_MEM_KV]), mib(r->peak[LP_MEM_SCRATCH]),
-			mib(r->peak[LP_MEM_LOGITS]), mib(r->tracked_peak), mib(r->rss),
-			mib(r->predicted));
+			mib(r->peak[LP_MEM_LOGITS]), mib(r->tracked_peak), mib(r->predicted),
+			mib(r->rss), mib(r->rss_peak));
 	}
 	lp_probe_print_verdict(pr, f, out);
 }

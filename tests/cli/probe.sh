@@ -68,6 +68,11 @@ if grep -qx '  context: 1024' "$OUT" && grep -qx '  kv_type: f16' "$OUT" &&
    grep -qx '  budget: 64MiB' "$OUT" &&
    grep -q '^  - split: {unit: tokens, size: 672, overlap: 80, boundary: sentence}$' "$OUT"
 then ok "plan prints the YAML fragment"; else fail "plan output: $(cat "$OUT")"; fi
+# The fragment is a valid pipeline once a name and a stage are around it.
+{ printf 'version: 1\nname: planned\n'; grep -v '^#' "$OUT"
+  echo '  - summarize: {strategy: extractive, fanout: 4, max_words: 100}'; } >"$WORK/planned.yaml"
+lp check "$WORK/planned.yaml"
+expect "the plan's YAML passes lpipe check" 0
 lp probe --help
 if [ "$rc" -eq 0 ] && grep -q '^usage: lpipe probe MODEL' "$OUT"; then ok "probe --help"; else fail "probe --help"; fi
 
