@@ -243,7 +243,9 @@ void lp_probe_svg(const struct lp_probe *pr, const char *title, FILE *out)
 	fputs("</text>\n", out);
 	axes(&c, pr, out);
 	for (int ph = 0; ph < LP_PROBE_NPHASES; ph++) {
-		snprintf(style, sizeof(style), "stroke=\"%s\" stroke-width=\"2\"", colors[ph]);
+		/* Phases often coincide: wide under narrow keeps each visible. */
+		snprintf(style, sizeof(style), "stroke=\"%s\" stroke-width=\"%.1f\"", colors[ph],
+			 6.0 - 2.25 * ph);
 		series(&c, pr, ph, S_TRACKED, style, out);
 		snprintf(label, sizeof(label), "%s: tracked peak", lp_probe_phase_name(ph));
 		legend_item(item++, style, label, out);
