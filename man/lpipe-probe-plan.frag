@@ -127,8 +127,9 @@ and indexes;
 the chunk size (the context less 96 tokens of prompt template and 256 of
 generated text, at most half the context, in steps of 16);
 an overlap of about 12% of the chunk; the KV type; and, as comments, the
-prediction term by term and the prefill batch (512 tokens, smaller only
-when nothing fits otherwise).
+prediction term by term and the prefill batch (512 tokens; a smaller one,
+which prefills more slowly, only when it buys at least a quarter more
+context or nothing fits otherwise).
 .RS
 .TP
 .BI \-\-kv\-type " type"

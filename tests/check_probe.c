@@ -402,6 +402,28 @@ static struct lp_plan_request request(const struct fixture *f, size_t usable, in
 					 .n_threads = 2, .other = f->other };
 }
 
+/* The documented rule, written out plainly: candidates 64, 128, 256, 512,
+ * 768, 1024 (the training context); batch 512 unless a smaller one buys a
+ * quarter more context. Returns the context, 0 if none fits. */
+static uint32_t ref_best(const struct fixture *f, enum lp_qtype kv, size_t usable,
+			 uint32_t *n_batch)
+{
+	static const uint32_t ctx[] = { 64, 128, 256, 512, 768, 1024 };
+	static const uint32_t batch[] = { 512, 256, 128, 64, 32 };
+	uint32_t best = 0;
+
+	for (int b = 0; b < 5; b++) {
+		uint32_t n = 0;
+		for (int i = 0; i < 6 && predicted_total(f, ctx[i], kv, batch[b]) <= usable; i++)
+			n = ctx[i];
+		if (n && n * 4 >= best * 5) {
+			best = n;
+			*n_batch = batch[b];
+		}
+	}
+	return best;
+}
+
 START_TEST(test_plan_fits)
 {
 	struct tiny_spec s = tiny_default_spec();
@@ -409,45 +431,64 @@ START_TEST(test_plan_fits)
 	struct lp_plan p;
 	struct lp_plan_request r;
 	struct lp_diag d;
+	int saw_q8 = 0, saw_small_batch = 0, saw_f16_short = 0;
 
 	fx_open(&f, &s);
 	lp_diag_init(&d);
-	r = request(&f, predicted_total(&f, 512, LP_Q_F16, 512), 0);
-	ck_assert_msg(lp_plan_choose(f.m, &r, &p, &d) == LP_OK, "%s", d.msg);
-	ck_assert_uint_eq(p.n_ctx, 512);
-	ck_assert_int_eq(p.kv_type, LP_Q_F16);
-	ck_assert_uint_eq(p.n_batch, 512);
-	ck_assert_uint_le(p.bytes.total, p.usable);
-	ck_assert_uint_gt(predicted_total(&f, 768, LP_Q_F16, 512), p.usable);
-	ck_assert_uint_eq(p.kv_per_token, 2 * s.layers * s.kv_heads * (s.embd / s.heads) * 2);
-	/* Chunk leaves room for the template and the output; overlap ~12%. */
-	ck_assert_uint_le(p.chunk + LP_PLAN_TEMPLATE_TOKENS, p.n_ctx);
-	ck_assert_uint_ge(p.chunk, p.n_ctx / 2);
-	ck_assert_msg(fabs(p.overlap - 0.12 * p.chunk) <= 8, "overlap %u of %u", p.overlap,
-		      p.chunk);
+	/* A sweep of usable sizes from what the smallest context needs to
+	 * more than the largest needs, in both KV modes. */
+	size_t lo = predicted_total(&f, 64, LP_Q_Q8_0, 32);
+	size_t hi = predicted_total(&f, 1024, LP_Q_F16, 512) + 4096;
+	for (int step = 0; step <= 80; step++) {
+		{
+			size_t usable = lo + (hi - lo) * (size_t)step / 80;
+			for (int kv_auto = 0; kv_auto <= 1; kv_auto++) {
+				uint32_t b16 = 0, b8 = 0, want_b;
+				uint32_t n16 = ref_best(&f, LP_Q_F16, usable, &b16);
+				uint32_t n8 = ref_best(&f, LP_Q_Q8_0, usable, &b8);
+				int q8 = kv_auto && n16 != 1024 && n8 > n16;
+				uint32_t want = q8 ? n8 : n16;
 
-	/* auto: q8_0 is taken only when it reaches further. */
-	r.kv_auto = 1;
-	ck_assert_msg(lp_plan_choose(f.m, &r, &p, &d) == LP_OK, "%s", d.msg);
-	if (predicted_total(&f, 768, LP_Q_Q8_0, 512) <= p.usable) {
-		ck_assert_int_eq(p.kv_type, LP_Q_Q8_0);
-		ck_assert_uint_ge(p.n_ctx, 768);
-	} else {
-		ck_assert_int_eq(p.kv_type, LP_Q_F16);
-		ck_assert_uint_eq(p.n_ctx, 512);
+				want_b = q8 ? b8 : b16;
+				r = request(&f, usable, kv_auto);
+				if (!want) {
+					ck_assert_int_eq(lp_plan_choose(f.m, &r, &p, &d), LP_E_NOMEM);
+					continue;
+				}
+				ck_assert_msg(lp_plan_choose(f.m, &r, &p, &d) == LP_OK, "%s", d.msg);
+				ck_assert_uint_eq(p.usable, usable);
+				ck_assert_uint_eq(p.n_ctx, want);
+				ck_assert_int_eq(p.kv_type, q8 ? LP_Q_Q8_0 : LP_Q_F16);
+				ck_assert_uint_eq(p.n_batch, want_b > want ? want : want_b);
+				ck_assert_uint_le(p.bytes.total, usable);
+				ck_assert_uint_eq(p.kv_per_token, 2 * s.layers * s.kv_heads *
+								  (s.embd / s.heads) * (q8 ? 34 / 32.0 : 2));
+				/* Chunk leaves room for the template and the output,
+				 * or half the context when that is less. */
+				uint32_t reserve = LP_PLAN_TEMPLATE_TOKENS + LP_PLAN_MAX_TOKENS;
+				if (reserve > p.n_ctx / 2)
+					reserve = p.n_ctx / 2;
+				ck_assert_uint_le(p.chunk + reserve, p.n_ctx);
+				ck_assert_uint_ge(p.chunk + reserve + 16, p.n_ctx);
+				ck_assert_msg(fabs(p.overlap - 0.12 * p.chunk) <= 4,
+					      "overlap %u of %u", p.overlap, p.chunk);
+				saw_q8 |= q8;
+				saw_small_batch |= want_b < 512;
+				saw_f16_short |= kv_auto && !q8 && want < 1024;
+			}
+		}
 	}
-	ck_assert_uint_le(p.bytes.total, p.usable);
-	/* With the room q8_0 needs for 768 tokens, auto takes q8_0. */
-	r = request(&f, predicted_total(&f, 768, LP_Q_Q8_0, 512), 1);
-	ck_assert_msg(lp_plan_choose(f.m, &r, &p, &d) == LP_OK, "%s", d.msg);
-	ck_assert_int_eq(p.kv_type, LP_Q_Q8_0);
-	ck_assert_uint_eq(p.n_ctx, 768);
+	/* The sweep reached every branch of the rule. */
+	ck_assert_msg(saw_q8 && saw_small_batch && saw_f16_short, "q8 %d batch %d f16 %d",
+		      saw_q8, saw_small_batch, saw_f16_short);
 
-	/* Plenty of room: the training context, in f16. */
+	/* Plenty of room: the training context, in f16, batch 512. */
 	r = request(&f, (size_t)64 << 20, 1);
 	ck_assert_msg(lp_plan_choose(f.m, &r, &p, &d) == LP_OK, "%s", d.msg);
 	ck_assert_uint_eq(p.n_ctx, 1024);
 	ck_assert_int_eq(p.kv_type, LP_Q_F16);
+	ck_assert_uint_eq(p.n_batch, 512);
+	ck_assert_uint_eq(p.chunk, 1024 - LP_PLAN_TEMPLATE_TOKENS - LP_PLAN_MAX_TOKENS);
 	fx_close(&f);
 }
 END_TEST

@@ -63,7 +63,7 @@ struct lp_plan {
 	uint32_t n_batch;        /* tokens per prefill step */
 	int n_threads;
 	uint32_t chunk;          /* split size in tokens */
-	uint32_t overlap;        /* tokens, ~12% of chunk */
+	uint32_t overlap;        /* tokens, 12% of chunk to the nearest 8 */
 	size_t kv_per_token;     /* bytes */
 	size_t usable;           /* budget less the margin */
 	struct lp_plan_bytes bytes; /* predicted at n_ctx */
@@ -71,7 +71,8 @@ struct lp_plan {
 
 /*
  * Choose the largest context that fits `r->budget` less the margin, with
- * n_batch 512 (smaller only when nothing fits otherwise). With kv_auto, F16
+ * n_batch 512, or a smaller batch when that buys at least a quarter more
+ * context (or when nothing fits at 512). With kv_auto, F16
  * is kept when it reaches the training context or when Q8_0 would not give
  * a longer one; Q8_0 (when the head size allows it) otherwise.
  * Returns LP_OK and fills *out; LP_E_NOMEM when even the smallest context
