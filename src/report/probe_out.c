@@ -105,7 +105,7 @@ enum lp_status lp_probe_write_csv(const struct lp_probe *pr, const char *path,
 #define SVG_H 520
 #define PL 80   /* plot left */
 #define PR 230  /* plot right margin, holds the legend */
-#define PT 50   /* plot top */
+#define PT 60   /* plot top */
 #define PB 60   /* plot bottom margin */
 
 struct chart {
@@ -211,6 +211,21 @@ static void legend_item(int i, const char *style, const char *label, FILE *out)
 		x, y, x + 30, y, style, x + 38, y + 4, label);
 }
 
+/* A red cross on the prediction at each length the budget refused. */
+static void over_marks(const struct chart *c, const struct lp_probe *pr, FILE *out)
+{
+	for (size_t i = 0; i < pr->n_rows; i += LP_PROBE_NPHASES) {
+		const struct lp_probe_row *r = &pr->rows[i];
+		double x = px(c, r->n_ctx), y = py(c, mib(r->predicted));
+		if (r->ok)
+			continue;
+		fprintf(out, "<path d=\"M%.1f %.1fl8 8m0 -8l-8 8\" stroke=\"#d62728\" "
+			"stroke-width=\"2\"/>\n<text x=\"%.1f\" y=\"%.1f\" font-family=\"sans-serif\" "
+			"font-size=\"11\" fill=\"#d62728\" text-anchor=\"end\">over budget</text>\n",
+			x - 4, y - 4, x + 6, y - 10);
+	}
+}
+
 static double chart_max(const struct lp_probe *pr)
 {
 	double m = pr->budget ? mib(pr->budget) : 0;
@@ -240,7 +255,9 @@ void lp_probe_svg(const struct lp_probe *pr, const char *title, FILE *out)
 		"<text x=\"%d\" y=\"28\" font-family=\"sans-serif\" font-size=\"16\" "
 		"text-anchor=\"middle\">", SVG_W, SVG_H, SVG_W, SVG_H, SVG_W / 2);
 	xml_text(title ? title : "memory against context length", out);
-	fputs("</text>\n", out);
+	fprintf(out, "</text>\n<text x=\"%d\" y=\"44\" font-family=\"sans-serif\" "
+		"font-size=\"11\" fill=\"#555\" text-anchor=\"middle\">tokens on a log2 scale: "
+		"memory that grows linearly curves upward</text>\n", SVG_W / 2);
 	axes(&c, pr, out);
 	for (int ph = 0; ph < LP_PROBE_NPHASES; ph++) {
 		/* Phases often coincide: wide under narrow keeps each visible. */
@@ -265,6 +282,7 @@ void lp_probe_svg(const struct lp_probe *pr, const char *title, FILE *out)
 		fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" %s/>\n", PL,
 			py(&c, mib(pr->budget)), SVG_W - PR, py(&c, mib(pr->budget)), style);
 		legend_item(item++, style, "budget", out);
+		over_marks(&c, pr, out);
 	}
 	fputs("</svg>\n", out);
 }
