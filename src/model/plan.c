@@ -41,6 +41,12 @@ static uint32_t next_ctx(uint32_t n)
 	return n < 256 ? n * 2 : n + 256;
 }
 
+/* The training context; a file that does not say gets 2048. */
+static uint32_t ctx_cap(const struct lp_model *m)
+{
+	return m->hp.n_ctx_train ? m->hp.n_ctx_train : 2048;
+}
+
 static uint32_t smallest_ctx(uint32_t cap)
 {
 	uint32_t n = 64;
@@ -69,7 +75,7 @@ static size_t predict_total(const struct lp_model *m, const struct lp_plan_reque
 static uint32_t largest_fit(const struct lp_model *m, const struct lp_plan_request *r,
 			    enum lp_qtype kv, uint32_t n_batch, size_t usable)
 {
-	uint32_t cap = m->hp.n_ctx_train ? m->hp.n_ctx_train : 2048, best = 0;
+	uint32_t cap = ctx_cap(m), best = 0;
 	struct lp_plan_bytes b;
 
 	for (uint32_t n = smallest_ctx(cap); n <= cap; n = next_ctx(n)) {
@@ -111,25 +117,28 @@ static int kv_usable(const struct lp_model *m, enum lp_qtype kv)
 static enum lp_status too_small(const struct lp_model *m, const struct lp_plan_request *r,
 				enum lp_qtype kv, size_t usable, struct lp_diag *d)
 {
-	uint32_t n = smallest_ctx(m->hp.n_ctx_train ? m->hp.n_ctx_train : 2048);
+	uint32_t n = smallest_ctx(ctx_cap(m));
 	struct lp_plan_bytes b;
-	char need[32], have[32], use[32];
+	char need[32], have[32], margin[32];
+	size_t weights;
 
 	predict_total(m, r, n, kv, batches[sizeof(batches) / sizeof(batches[0]) - 1], &b);
+	weights = b.weights + b.other;
 	lp_mem_format_size(r->budget, have, sizeof(have));
-	if (b.weights + b.other >= usable)
+	lp_mem_format_size(r->budget - usable, margin, sizeof(margin));
+	if (weights >= r->budget)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
-				   "the weights alone need %s, more than the budget %s%s%s%s",
-				   lp_mem_format_size(b.weights + b.other, need, sizeof(need)),
-				   have, b.weights + b.other < r->budget ? " less its margin (" : "",
-				   b.weights + b.other < r->budget ?
-					   lp_mem_format_size(r->budget - usable, use, sizeof(use)) : "",
-				   b.weights + b.other < r->budget ? ")" : "");
+				   "the weights alone need %s, more than the budget %s",
+				   lp_mem_format_size(weights, need, sizeof(need)), have);
+	if (weights >= usable)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
+				   "the weights alone need %s, more than the budget %s less "
+				   "its margin of %s", lp_mem_format_size(weights, need, sizeof(need)),
+				   have, margin);
 	return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
 			   "the smallest context (%u tokens, kv %s) needs %s, more than the "
-			   "budget %s less its margin (%s)", n, lp_qtype_name(kv),
-			   lp_mem_format_size(b.total, need, sizeof(need)), have,
-			   lp_mem_format_size(r->budget - usable, use, sizeof(use)));
+			   "budget %s less its margin of %s", n, lp_qtype_name(kv),
+			   lp_mem_format_size(b.total, need, sizeof(need)), have, margin);
 }
 
 /* Chunk = context less the template and the generated text (at most half
@@ -163,7 +172,7 @@ enum lp_status lp_plan_choose(const struct lp_model *m, const struct lp_plan_req
 				   "kv type '%s' cannot hold heads of %u elements",
 				   lp_qtype_name(kv), hp->head_dim);
 	n = fit_kv(m, r, kv, usable, &n_batch);
-	if (r->kv_auto && n != hp->n_ctx_train && kv_usable(m, LP_Q_Q8_0)) {
+	if (r->kv_auto && n != ctx_cap(m) && kv_usable(m, LP_Q_Q8_0)) {
 		uint32_t b8 = 0, n8 = fit_kv(m, r, LP_Q_Q8_0, usable, &b8);
 		if (n8 > n) {
 			n = n8;
