@@ -129,3 +129,25 @@ check_PROGRAMS += tests/fuzz/fuzz_model
 TESTS += tests/fuzz/fuzz_model
 tests_fuzz_fuzz_model_SOURCES = tests/fuzz/fuzz_model.c tests/fuzz/standalone.c
 tests_fuzz_fuzz_model_LDADD = $(TEST_LIBS)
+
+# model: the memory planner (`lpipe plan`) and the probe (`lpipe probe`)
+liblpipe_la_SOURCES += src/model/plan.c src/model/plan.h \
+	src/report/probe.c src/report/probe_out.c src/report/probe.h \
+	src/cli/cmd_probe.c src/cli/cmd_plan.c
+check_PROGRAMS += tests/check_probe
+TESTS += tests/check_probe
+tests_check_probe_SOURCES = tests/check_probe.c \
+	tests/tools/tiny_model.c tests/tools/tiny_model.h \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_check_probe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_check_probe_CFLAGS = $(TEST_CFLAGS)
+tests_check_probe_LDADD = $(TEST_LIBS)
+# Writes the tiny model the CLI test of probe and plan runs on.
+check_PROGRAMS += tests/tools/gen_tiny_model
+tests_tools_gen_tiny_model_SOURCES = tests/tools/gen_tiny_model.c \
+	tests/tools/tiny_model.c tests/tools/tiny_model.h \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_tools_gen_tiny_model_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_tools_gen_tiny_model_LDADD = $(TEST_LIBS)
+TESTS += tests/cli/probe.sh
+EXTRA_DIST += tests/cli/probe.sh
