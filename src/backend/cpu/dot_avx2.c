@@ -198,6 +198,85 @@ static float dot_q4_1(const void *w, const void *a, size_t n)
 	return hsum_ps(_mm256_add_ps(acc0, acc1)) + _mm256_cvtss_f32(_mm256_add_ps(mins0, mins1));
 }
 
+/*
+ * The fifth bits of a Q5_0/Q5_1 block as 0x10 in byte i when bit i of the
+ * little-endian word qh is set: each byte gets its qh byte (i / 8) by a
+ * shuffle, then keeps only its own bit.
+ */
+static inline __m256i q5_high_bits(const uint8_t *qh)
+{
+	uint32_t u;
+	__m256i v, bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+
+	memcpy(&u, qh, 4);
+	v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)u),
+				_mm256_set_epi64x(0x0303030303030303ll, 0x0202020202020202ll,
+						  0x0101010101010101ll, 0));
+	v = _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
+	return _mm256_and_si256(v, _mm256_set1_epi8(0x10));
+}
+
+/* Block of Q5_0/Q5_1 (values 0..31) against its activations, as 8 floats. */
+static inline __m256 q5_block(const uint8_t *qs, const uint8_t *qh, const int8_t *qa)
+{
+	__m256i q = _mm256_or_si256(unpack_nibbles16(qs), q5_high_bits(qh));
+
+	return _mm256_cvtepi32_ps(dot_u8_i8(q, _mm256_loadu_si256((const __m256i *)qa)));
+}
+
+/* Q5_0: sum (q - 16) a = sum q a - 16 sum a, as Q4_0 does with 8. */
+static float dot_q5_0(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q5_0 *x = w;
+	const struct lp_act_q8_32 *y = a;
+	__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+	__m256 corr = _mm256_setzero_ps();  /* every lane holds the same sum */
+	size_t nb = n / LP_QK, i = 0;
+
+	for (; i + 2 <= nb; i += 2) {
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d),
+				       q5_block(x[i].qs, x[i].qh, y[i].qs), acc0);
+		acc1 = _mm256_fmadd_ps(block_scale(x[i + 1].d, &y[i + 1].d),
+				       q5_block(x[i + 1].qs, x[i + 1].qh, y[i + 1].qs), acc1);
+		corr = _mm256_add_ps(corr, _mm256_add_ps(block_scale(x[i].d, &y[i].s),
+							  block_scale(x[i + 1].d, &y[i + 1].s)));
+	}
+	for (; i < nb; i++) {
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d),
+				       q5_block(x[i].qs, x[i].qh, y[i].qs), acc0);
+		corr = _mm256_add_ps(block_scale(x[i].d, &y[i].s), corr);
+	}
+	return hsum_ps(_mm256_add_ps(acc0, acc1)) - 16.0f * _mm256_cvtss_f32(corr);
+}
+
+/* Q5_1: sum (d q + m) a = d * da * sum q a + m * s, as Q4_1. */
+static float dot_q5_1(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q5_1 *x = w;
+	const struct lp_act_q8_32 *y = a;
+	__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+	__m256 mins0 = _mm256_setzero_ps(), mins1 = _mm256_setzero_ps(); /* lanes equal */
+	size_t nb = n / LP_QK, i = 0;
+
+	for (; i + 2 <= nb; i += 2) {
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d),
+				       q5_block(x[i].qs, x[i].qh, y[i].qs), acc0);
+		acc1 = _mm256_fmadd_ps(block_scale(x[i + 1].d, &y[i + 1].d),
+				       q5_block(x[i + 1].qs, x[i + 1].qh, y[i + 1].qs), acc1);
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+					_mm256_broadcast_ss(&y[i].s), mins0);
+		mins1 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i + 1].m]),
+					_mm256_broadcast_ss(&y[i + 1].s), mins1);
+	}
+	for (; i < nb; i++) {
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d),
+				       q5_block(x[i].qs, x[i].qh, y[i].qs), acc0);
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+					_mm256_broadcast_ss(&y[i].s), mins0);
+	}
+	return hsum_ps(_mm256_add_ps(acc0, acc1)) + _mm256_cvtss_f32(_mm256_add_ps(mins0, mins1));
+}
+
 /* Q8_0: |w| * (a with w's sign) makes the product unsigned by signed. */
 static inline __m256 q8_block(const int8_t *qw, const int8_t *qa)
 {
@@ -386,6 +465,6 @@ static float dot_q6_k(const void *w, const void *a, size_t n)
 }
 
 const struct lp_cpu_kernels lp_cpu_kernels_avx2_set = {
-	"avx2", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q8_0,
+	"avx2", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0,
 	dot_q4_k, dot_q5_k, dot_q6_k,
 };

@@ -72,6 +72,38 @@ static float dot_q4_1(const void *w, const void *a, size_t n)
 	return s;
 }
 
+static float dot_q5_0(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q5_0 *x = w;
+	const struct lp_act_q8_32 *y = a;
+	float s = 0;
+
+	for (size_t i = 0; i < n / LP_QK; i++) {
+		int isum = 0;
+		for (int j = 0; j < LP_QK; j++)
+			isum += (lp_q5_get(x[i].qs, x[i].qh, j) - 16) * y[i].qs[j];
+		s += lp_fp16_to_fp32(x[i].d) * y[i].d * (float)isum;
+	}
+	return s;
+}
+
+static float dot_q5_1(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q5_1 *x = w;
+	const struct lp_act_q8_32 *y = a;
+	float s = 0;
+
+	for (size_t i = 0; i < n / LP_QK; i++) {
+		int isum = 0;
+		for (int j = 0; j < LP_QK; j++)
+			isum += lp_q5_get(x[i].qs, x[i].qh, j) * y[i].qs[j];
+		/* as in Q4_1: the min meets the activation block's sum */
+		s += lp_fp16_to_fp32(x[i].d) * y[i].d * (float)isum +
+		     lp_fp16_to_fp32(x[i].m) * y[i].s;
+	}
+	return s;
+}
+
 static float dot_q8_0(const void *w, const void *a, size_t n)
 {
 	const struct lp_blk_q8_0 *x = w;
@@ -179,7 +211,7 @@ static float dot_q6_k(const void *w, const void *a, size_t n)
 }
 
 static const struct lp_cpu_kernels scalar_set = {
-	"scalar", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q8_0,
+	"scalar", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0,
 	dot_q4_k, dot_q5_k, dot_q6_k,
 };
 

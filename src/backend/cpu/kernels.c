@@ -65,6 +65,8 @@ lp_dot_fn lp_cpu_dot(const struct lp_cpu_kernels *k, enum lp_qtype t)
 	case LP_Q_BF16: return k->bf16;
 	case LP_Q_Q4_0: return k->q4_0;
 	case LP_Q_Q4_1: return k->q4_1;
+	case LP_Q_Q5_0: return k->q5_0;
+	case LP_Q_Q5_1: return k->q5_1;
 	case LP_Q_Q8_0: return k->q8_0;
 	case LP_Q_Q4_K: return k->q4_k;
 	case LP_Q_Q5_K: return k->q5_k;

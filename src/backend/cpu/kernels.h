@@ -24,7 +24,7 @@ typedef float (*lp_dot_fn)(const void *w, const void *a, size_t n);
 
 struct lp_cpu_kernels {
 	const char *name;  /* "scalar", "avx2" */
-	lp_dot_fn f32, f16, bf16, q4_0, q4_1, q8_0, q4_k, q5_k, q6_k;
+	lp_dot_fn f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k;
 };
 
 /* The fastest set this CPU supports (decided once; thread-safe). */
