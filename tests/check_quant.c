@@ -463,6 +463,97 @@ START_TEST(test_matvec_legacy_widths)
 }
 END_TEST
 
+/* Every four-row kernel gives each row bit for bit what the one-row kernel
+ * of its set gives, for odd and even block counts. */
+START_TEST(test_dot4_matches_dot)
+{
+	const struct lp_cpu_kernels *sets[2] = { lp_cpu_kernels_scalar(), lp_cpu_kernels_avx2() };
+	static const size_t widths[] = { 256, 288, 576, 1536 };
+	int checked = 0;
+
+	for (int s = 0; s < 2; s++) {
+		if (!sets[s])
+			continue;
+		for (size_t i = 0; i < N_TYPES; i++) {
+			enum lp_qtype t = all_types[i];
+			lp_dot4_fn dot4 = lp_cpu_dot4(sets[s], t);
+			lp_dot_fn dot = lp_cpu_dot(sets[s], t);
+			if (!dot4)
+				continue;
+			for (size_t k = 0; k < sizeof(widths) / sizeof(widths[0]); k++) {
+				size_t n = widths[k], rb = lp_qtype_row_bytes(t, n);
+				void *w;
+				float *x = malloc(n * sizeof(float)), y[4];
+				struct lp_q8_act a;
+				if (!rb)
+					continue;
+				w = random_matrix(t, 4, n);
+				for (size_t c = 0; c < n; c++)
+					x[c] = frand() * 3.0f - 0.2f;
+				a.cap_bytes = lp_q8_act_bytes(t, n);
+				a.blocks = malloc(a.cap_bytes);
+				lp_q8_act_quantize(t, x, n, &a);
+				dot4(w, rb, a.blocks, n, y);
+				for (int r = 0; r < 4; r++)
+					ck_assert_msg(y[r] == dot((const char *)w + r * rb, a.blocks, n),
+						      "%s %s n %zu row %d", sets[s]->name,
+						      lp_qtype_name(t), n, r);
+				checked++;
+				free(w);
+				free(x);
+				free(a.blocks);
+			}
+		}
+	}
+	if (lp_cpu_kernels_avx2())
+		ck_assert_int_gt(checked, 0);
+}
+END_TEST
+
+/* The SIMD activation quantizers write the reference's bytes: random
+ * blocks of several magnitudes, an all-zero block, a subnormal one, and
+ * values on rounding ties (integers and halves of d = 1). */
+START_TEST(test_act_quantize_simd)
+{
+	const struct lp_cpu_kernels *k = lp_cpu_kernels_avx2();
+	enum { N = 1024 };
+	float *x = malloc(N * sizeof(float));
+	size_t bytes = lp_q8_act_bytes(LP_Q_Q8_0, N) > lp_q8_act_bytes(LP_Q_Q6_K, N) ?
+		lp_q8_act_bytes(LP_Q_Q8_0, N) : lp_q8_act_bytes(LP_Q_Q6_K, N);
+	unsigned char *ref = calloc(1, bytes), *fast = calloc(1, bytes);
+	struct lp_q8_act a = { 0, ref, bytes };
+
+	if (!k || !k->act_q8_32 || !k->act_q8_256)
+		goto out;
+	for (int round = 0; round < 8; round++) {
+		for (int i = 0; i < N; i++)
+			x[i] = frand() * ldexpf(1.0f, (int)(rnext() % 40) - 20);
+		for (int i = 256; i < 512; i++)
+			x[i] = 0.0f;
+		for (int i = 512; i < 544; i++)
+			x[i] = frand() * 1e-43f;
+		for (int i = 768; i < 1024; i++)  /* amax 127: d = 1, ties at halves */
+			x[i] = (float)((int)(rnext() % 509) - 254) / 2.0f;
+		x[768] = 127.0f;
+		for (int t = 0; t < 2; t++) {
+			enum lp_qtype ty = t ? LP_Q_Q6_K : LP_Q_Q8_0;
+			size_t nb = lp_q8_act_bytes(ty, N);
+			memset(ref, 0, bytes);
+			memset(fast, 0, bytes);
+			a.blocks = ref;
+			lp_q8_act_quantize_ref(ty, x, N, &a);
+			(t ? k->act_q8_256 : k->act_q8_32)(x, N, fast);
+			/* struct padding aside: lp_act_q8_32 and lp_act_q8_256 have none */
+			ck_assert_msg(!memcmp(ref, fast, nb), "%s round %d", lp_qtype_name(ty), round);
+		}
+	}
+out:
+	free(x);
+	free(ref);
+	free(fast);
+}
+END_TEST
+
 START_TEST(test_act_quantize)
 {
 	float x[256];
@@ -531,7 +622,9 @@ static Suite *quant_suite(void)
 	tcase_add_test(tc, test_quantize_error_bounds);
 	tcase_add_test(tc, test_matvec_random);
 	tcase_add_test(tc, test_matvec_legacy_widths);
+	tcase_add_test(tc, test_dot4_matches_dot);
 	tcase_add_test(tc, test_act_quantize);
+	tcase_add_test(tc, test_act_quantize_simd);
 	tcase_add_test(tc, test_kernel_names);
 	suite_add_tcase(s, tc);
 	return s;

@@ -575,6 +575,25 @@ static void act_q8_256(const float *x, size_t n, struct lp_act_q8_256 *b)
 
 void lp_q8_act_quantize(enum lp_qtype t, const float *x, size_t n, struct lp_q8_act *a)
 {
+	const struct lp_cpu_kernels *k = lp_cpu_kernels();
+
+	a->n = n;
+	if (is_float_type(t))
+		return;
+	if (is_k_type(t)) {
+		if (k->act_q8_256)
+			k->act_q8_256(x, n, a->blocks);
+		else
+			act_q8_256(x, n, a->blocks);
+	} else if (k->act_q8_32) {
+		k->act_q8_32(x, n, a->blocks);
+	} else {
+		act_q8_32(x, n, a->blocks);
+	}
+}
+
+void lp_q8_act_quantize_ref(enum lp_qtype t, const float *x, size_t n, struct lp_q8_act *a)
+{
 	a->n = n;
 	if (is_float_type(t))
 		return;
@@ -590,11 +609,15 @@ static void matvec_rows(const struct lp_cpu_kernels *k, enum lp_qtype t, const v
 			size_t n_cols, const float *x, const struct lp_q8_act *xq, float *y,
 			size_t row_begin, size_t row_end)
 {
-	size_t rb = lp_qtype_row_bytes(t, n_cols);
+	size_t rb = lp_qtype_row_bytes(t, n_cols), r = row_begin;
 	lp_dot_fn dot = lp_cpu_dot(k, t);
+	lp_dot4_fn dot4 = lp_cpu_dot4(k, t);
 	const void *act = is_float_type(t) ? (const void *)x : xq->blocks;
 
-	for (size_t r = row_begin; r < row_end; r++)
+	if (dot4)
+		for (; r + 4 <= row_end; r += 4)
+			dot4((const unsigned char *)W + r * rb, rb, act, n_cols, y + r);
+	for (; r < row_end; r++)
 		y[r] = dot((const unsigned char *)W + r * rb, act, n_cols);
 }
 

@@ -60,6 +60,8 @@ size_t lp_q8_act_bytes(enum lp_qtype t, size_t n);
  * multiple of t's block and `a->blocks` must hold lp_q8_act_bytes(t, n).
  * Sets a->n; for float types only that. Reentrant (no hidden state). */
 void lp_q8_act_quantize(enum lp_qtype t, const float *x, size_t n, struct lp_q8_act *a);
+/* The scalar reference of lp_q8_act_quantize: the same bytes, slower. */
+void lp_q8_act_quantize_ref(enum lp_qtype t, const float *x, size_t n, struct lp_q8_act *a);
 
 /*
  * y[r] = dot(row r of W, x) for r in [0, n_rows). W has type `t`, `n_cols`

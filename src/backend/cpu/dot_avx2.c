@@ -303,6 +303,61 @@ static float dot_q8_0(const void *w, const void *a, size_t n)
 	return hsum_ps(_mm256_add_ps(acc0, acc1));
 }
 
+/* acc + d_w d_a * (w . a) for one Q8_0 block of one row: the steps of
+ * dot_q8_0 in the same order, with the activations already loaded. */
+static inline __m256 q8_row_step(const struct lp_blk_q8_0 *x, __m256i v, __m256 da, __m256 acc)
+{
+	__m256i w = _mm256_loadu_si256((const __m256i *)x->qs);
+	__m256 p = _mm256_cvtepi32_ps(dot_u8_i8(_mm256_abs_epi8(w), _mm256_sign_epi8(v, w)));
+
+	return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_broadcast_ss(&fp16_tab[x->d]), da), p, acc);
+}
+
+/*
+ * Four Q8_0 rows: each activation block is loaded once for all of them.
+ * Every row keeps dot_q8_0's two accumulators (even and odd blocks), so
+ * the sums are the same bit for bit.
+ */
+static void dot4_q8_0(const void *w, size_t rb, const void *a, size_t n, float y[4])
+{
+	const struct lp_blk_q8_0 *x0 = w, *x1 = (const void *)((const char *)w + rb);
+	const struct lp_blk_q8_0 *x2 = (const void *)((const char *)w + 2 * rb);
+	const struct lp_blk_q8_0 *x3 = (const void *)((const char *)w + 3 * rb);
+	const struct lp_act_q8_32 *ya = a;
+	__m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00, a11 = a00;
+	__m256 a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+	size_t nb = n / LP_QK, i = 0;
+
+	for (; i + 2 <= nb; i += 2) {
+		__m256i v = _mm256_loadu_si256((const __m256i *)ya[i].qs);
+		__m256 da = _mm256_broadcast_ss(&ya[i].d);
+
+		a00 = q8_row_step(&x0[i], v, da, a00);
+		a10 = q8_row_step(&x1[i], v, da, a10);
+		a20 = q8_row_step(&x2[i], v, da, a20);
+		a30 = q8_row_step(&x3[i], v, da, a30);
+		v = _mm256_loadu_si256((const __m256i *)ya[i + 1].qs);
+		da = _mm256_broadcast_ss(&ya[i + 1].d);
+		a01 = q8_row_step(&x0[i + 1], v, da, a01);
+		a11 = q8_row_step(&x1[i + 1], v, da, a11);
+		a21 = q8_row_step(&x2[i + 1], v, da, a21);
+		a31 = q8_row_step(&x3[i + 1], v, da, a31);
+	}
+	if (i < nb) {
+		__m256i v = _mm256_loadu_si256((const __m256i *)ya[i].qs);
+		__m256 da = _mm256_broadcast_ss(&ya[i].d);
+
+		a00 = q8_row_step(&x0[i], v, da, a00);
+		a10 = q8_row_step(&x1[i], v, da, a10);
+		a20 = q8_row_step(&x2[i], v, da, a20);
+		a30 = q8_row_step(&x3[i], v, da, a30);
+	}
+	y[0] = hsum_ps(_mm256_add_ps(a00, a01));
+	y[1] = hsum_ps(_mm256_add_ps(a10, a11));
+	y[2] = hsum_ps(_mm256_add_ps(a20, a21));
+	y[3] = hsum_ps(_mm256_add_ps(a30, a31));
+}
+
 /* ---- K super-blocks of 256 ---- */
 
 /*
@@ -464,7 +519,113 @@ static float dot_q6_k(const void *w, const void *a, size_t n)
 	return hsum_ps(acc);
 }
 
+/* ---- activation quantization ---- */
+
+/*
+ * The reference (act_q8_32 / act_q8_256 in model/quant.c) rounds x / d to
+ * the nearest integer, ties to even, with d = amax / 127 and 0 for d = 0:
+ * the same IEEE division and the default rounding of vcvtps2dq give the
+ * same bytes.
+ */
+
+static inline float hmax_ps(__m256 v)
+{
+	__m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+
+	m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+	m = _mm_max_ss(m, _mm_movehdup_ps(m));
+	return _mm_cvtss_f32(m);
+}
+
+static inline int hsum_epi32(__m256i v)
+{
+	__m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+	return _mm_cvtsi128_si32(s);
+}
+
+/* max |x[i]| over 8k floats */
+static inline float amax8(const float *x, size_t n)
+{
+	const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+	__m256 m = _mm256_setzero_ps();
+
+	for (size_t i = 0; i < n; i += 8)
+		m = _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(x + i), abs));
+	return hmax_ps(m);
+}
+
+/* round(x[j] / d) clamped to +-127, as int32, for 8 floats */
+static inline __m256i q8_round(const float *x, __m256 d)
+{
+	__m256i q = _mm256_cvtps_epi32(_mm256_div_ps(_mm256_loadu_ps(x), d));
+
+	return _mm256_max_epi32(_mm256_min_epi32(q, _mm256_set1_epi32(127)),
+				_mm256_set1_epi32(-127));
+}
+
+/* 32 values as int8 in order, from four vectors of 8 int32; returns their sum
+ * in every lane's total (as int32 lanes to add up). */
+static inline __m256i q8_store32(int8_t *out, __m256i q0, __m256i q1, __m256i q2, __m256i q3)
+{
+	__m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q0, q1), _mm256_packs_epi32(q2, q3));
+
+	/* the packs interleave 128-bit lanes: dwords 0 4 1 5 2 6 3 7 */
+	p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+	_mm256_storeu_si256((__m256i *)out, p);
+	return _mm256_add_epi32(_mm256_add_epi32(q0, q1), _mm256_add_epi32(q2, q3));
+}
+
+static void act_q8_32(const float *x, size_t n, void *blocks)
+{
+	struct lp_act_q8_32 *b = blocks;
+
+	for (size_t i = 0; i < n / LP_QK; i++, x += LP_QK) {
+		float d = amax8(x, LP_QK) / 127.0f;
+		__m256 vd = _mm256_set1_ps(d);
+		__m256i s;
+
+		b[i].d = d;
+		if (d == 0.0f) {
+			memset(b[i].qs, 0, sizeof(b[i].qs));
+			b[i].s = 0.0f;
+			continue;
+		}
+		s = q8_store32(b[i].qs, q8_round(x, vd), q8_round(x + 8, vd), q8_round(x + 16, vd),
+			       q8_round(x + 24, vd));
+		b[i].s = d * (float)hsum_epi32(s);
+	}
+}
+
+static void act_q8_256(const float *x, size_t n, void *blocks)
+{
+	struct lp_act_q8_256 *b = blocks;
+
+	for (size_t i = 0; i < n / LP_QK_K; i++, x += LP_QK_K) {
+		float d = amax8(x, LP_QK_K) / 127.0f;
+		__m256 vd = _mm256_set1_ps(d);
+
+		b[i].d = d;
+		if (d == 0.0f) {
+			memset(b[i].qs, 0, sizeof(b[i].qs));
+			memset(b[i].bsums, 0, sizeof(b[i].bsums));
+			continue;
+		}
+		for (int g = 0; g < 16; g += 2) {
+			const float *xg = x + 16 * g;
+			__m256i q0 = q8_round(xg, vd), q1 = q8_round(xg + 8, vd);
+			__m256i q2 = q8_round(xg + 16, vd), q3 = q8_round(xg + 24, vd);
+
+			q8_store32(b[i].qs + 16 * g, q0, q1, q2, q3);
+			b[i].bsums[g] = (int16_t)hsum_epi32(_mm256_add_epi32(q0, q1));
+			b[i].bsums[g + 1] = (int16_t)hsum_epi32(_mm256_add_epi32(q2, q3));
+		}
+	}
+}
+
 const struct lp_cpu_kernels lp_cpu_kernels_avx2_set = {
 	"avx2", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0,
-	dot_q4_k, dot_q5_k, dot_q6_k,
+	dot_q4_k, dot_q5_k, dot_q6_k, dot4_q8_0, NULL, act_q8_32, act_q8_256,
 };

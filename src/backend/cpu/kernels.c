@@ -74,3 +74,12 @@ lp_dot_fn lp_cpu_dot(const struct lp_cpu_kernels *k, enum lp_qtype t)
 	}
 	return k->f32;
 }
+
+lp_dot4_fn lp_cpu_dot4(const struct lp_cpu_kernels *k, enum lp_qtype t)
+{
+	switch (t) {
+	case LP_Q_Q8_0: return k->q8_0_x4;
+	case LP_Q_Q6_K: return k->q6_k_x4;
+	default: return NULL;
+	}
+}

@@ -22,9 +22,25 @@
 
 typedef float (*lp_dot_fn)(const void *w, const void *a, size_t n);
 
+/*
+ * Four rows at once, sharing the activation loads and the loop: y[r] is the
+ * dot product of the row at w + r * row_bytes with `a`, for r < 4, bit for
+ * bit what the same set's one-row kernel returns, so that a row's result
+ * does not depend on how rows are grouped (or split between threads).
+ */
+typedef void (*lp_dot4_fn)(const void *w, size_t row_bytes, const void *a, size_t n,
+			   float y[4]);
+
 struct lp_cpu_kernels {
 	const char *name;  /* "scalar", "avx2" */
 	lp_dot_fn f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k;
+	/* four-row kernels, NULL where the set has none for the type */
+	lp_dot4_fn q8_0_x4, q6_k_x4;
+	/* activation quantizers (struct lp_act_q8_32 / lp_act_q8_256 blocks
+	 * of n elements, n a multiple of the block), the same bytes as the
+	 * reference in model/quant.c; NULL where the set has none */
+	void (*act_q8_32)(const float *x, size_t n, void *blocks);
+	void (*act_q8_256)(const float *x, size_t n, void *blocks);
 };
 
 /* The fastest set this CPU supports (decided once; thread-safe). */
@@ -35,6 +51,8 @@ const struct lp_cpu_kernels *lp_cpu_kernels_scalar(void);
 const struct lp_cpu_kernels *lp_cpu_kernels_avx2(void);
 /* The kernel of set `k` for weight type `t` (never NULL for a supported t). */
 lp_dot_fn lp_cpu_dot(const struct lp_cpu_kernels *k, enum lp_qtype t);
+/* The four-row kernel of set `k` for type `t`, or NULL when it has none. */
+lp_dot4_fn lp_cpu_dot4(const struct lp_cpu_kernels *k, enum lp_qtype t);
 
 /* Defined in dot_avx2.c (only when built for x86-64); the set needs
  * lp_cpu_avx2_init() once before use (lp_cpu_kernels_avx2 does it). */
