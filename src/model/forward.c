@@ -370,6 +370,7 @@ struct attn_job {
 	struct lp_ctx *c;
 	const float *K, *V;   /* (positions, kv_dim) floats of this layer */
 	uint32_t pos;
+	const uint16_t *K16, *V16;  /* or the F16 cache rows read in place */
 };
 
 /* One (token, head) pair: causal softmax attention over the cache. */
@@ -386,13 +387,22 @@ static void attn_one(const struct attn_job *j, size_t t, size_t h, int tid)
 	float *out = c->att + t * Q + h * hd;
 	float scale = 1.0f / sqrtf((float)hd), max = -INFINITY, sum = 0;
 
-	for (uint32_t s = 0; s < n_pos; s++) {
-		score[s] = lp_dot_f32(q, j->K + s * KV + kvo, hd) * scale;
+	if (j->K16)
+		lp_attn_scores_f16(q, j->K16 + kvo, KV, hd, n_pos, scale, score);
+	else
+		for (uint32_t s = 0; s < n_pos; s++)
+			score[s] = lp_dot_f32(q, j->K + s * KV + kvo, hd) * scale;
+	for (uint32_t s = 0; s < n_pos; s++)
 		max = score[s] > max ? score[s] : max;
-	}
 	for (uint32_t s = 0; s < n_pos; s++) {
 		score[s] = expf(score[s] - max);
 		sum += score[s];
+	}
+	if (j->V16) {
+		for (uint32_t s = 0; s < n_pos; s++)
+			score[s] /= sum;
+		lp_attn_mix_f16(score, j->V16 + kvo, KV, hd, n_pos, out);
+		return;
 	}
 	memset(out, 0, hd * sizeof(float));
 	for (uint32_t s = 0; s < n_pos; s++) {
@@ -426,9 +436,14 @@ static void kv_convert_task(void *arg, size_t b, size_t e, int tid)
 /* Attention of the step's n tokens (their K/V already cached). */
 static void attention(struct lp_ctx *c, uint32_t il, uint32_t pos, size_t n)
 {
-	struct attn_job aj = { c, NULL, NULL, pos };
+	struct attn_job aj = { c, NULL, NULL, pos, NULL, NULL };
 
-	if (c->kf) {
+	if (c->kv.type == LP_Q_F16 && n < 4) {
+		/* a few tokens read each row once per head: in place beats a
+		 * conversion pass over the whole layer */
+		aj.K16 = lp_kvcache_k(&c->kv, il, 0);
+		aj.V16 = lp_kvcache_v(&c->kv, il, 0);
+	} else if (c->kf) {
 		struct kv_job kj = { c, il };
 		lp_pool_for(c->pool, pos + n, 16, kv_convert_task, &kj);
 		aj.K = c->kf;

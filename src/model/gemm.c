@@ -1,6 +1,9 @@
 #include "model/gemm.h"
 
 #include <cblas.h>
+#include <string.h>
+
+#include "model/quant.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -129,7 +132,106 @@ static int use_avx2(void)
 		cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 	return cached;
 }
+
+#include <cpuid.h>
+
+static int use_f16c(void)
+{
+	static int cached = -1;
+	unsigned a, b, c, d;
+
+	if (cached < 0)
+		cached = use_avx2() && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+	return cached;
+}
+
+#define TGT16 __attribute__((target("avx2,fma,f16c")))
+
+TGT16 static inline __m256 load_h8(const uint16_t *p)
+{
+	return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
+
+/* hd a multiple of 8 */
+TGT16 static void scores_f16c(const float *q, const uint16_t *K, size_t ldk, size_t hd,
+			      size_t n_pos, float scale, float *score)
+{
+	for (size_t s = 0; s < n_pos; s++) {
+		const uint16_t *k = K + s * ldk;
+		__m256 a0 = _mm256_setzero_ps(), a1 = a0;
+		size_t i = 0;
+
+		for (; i + 16 <= hd; i += 16) {
+			a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load_h8(k + i), a0);
+			a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), load_h8(k + i + 8), a1);
+		}
+		if (i < hd)
+			a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load_h8(k + i), a0);
+		score[s] = hsum(_mm256_add_ps(a0, a1)) * scale;
+	}
+}
+
+/* hd a multiple of 8; out kept in registers 32 elements at a time */
+TGT16 static void mix_f16c(const float *p, const uint16_t *V, size_t ldv, size_t hd,
+			   size_t n_pos, float *out)
+{
+	size_t i = 0;
+
+	for (; i + 32 <= hd; i += 32) {
+		__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+		for (size_t s = 0; s < n_pos; s++) {
+			const uint16_t *v = V + s * ldv + i;
+			__m256 w = _mm256_broadcast_ss(p + s);
+			a0 = _mm256_fmadd_ps(w, load_h8(v), a0);
+			a1 = _mm256_fmadd_ps(w, load_h8(v + 8), a1);
+			a2 = _mm256_fmadd_ps(w, load_h8(v + 16), a2);
+			a3 = _mm256_fmadd_ps(w, load_h8(v + 24), a3);
+		}
+		_mm256_storeu_ps(out + i, a0);
+		_mm256_storeu_ps(out + i + 8, a1);
+		_mm256_storeu_ps(out + i + 16, a2);
+		_mm256_storeu_ps(out + i + 24, a3);
+	}
+	for (; i < hd; i += 8) {
+		__m256 a0 = _mm256_setzero_ps();
+		for (size_t s = 0; s < n_pos; s++)
+			a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p + s), load_h8(V + s * ldv + i), a0);
+		_mm256_storeu_ps(out + i, a0);
+	}
+}
 #endif
+
+void lp_attn_scores_f16(const float *q, const uint16_t *K, size_t ldk, size_t hd,
+			size_t n_pos, float scale, float *score)
+{
+#ifdef HAVE_X86
+	if (hd % 8 == 0 && use_f16c()) {
+		scores_f16c(q, K, ldk, hd, n_pos, scale, score);
+		return;
+	}
+#endif
+	for (size_t s = 0; s < n_pos; s++) {
+		float a = 0;
+		for (size_t i = 0; i < hd; i++)
+			a += q[i] * lp_fp16_to_fp32(K[s * ldk + i]);
+		score[s] = a * scale;
+	}
+}
+
+void lp_attn_mix_f16(const float *p, const uint16_t *V, size_t ldv, size_t hd,
+		     size_t n_pos, float *out)
+{
+#ifdef HAVE_X86
+	if (hd % 8 == 0 && use_f16c()) {
+		mix_f16c(p, V, ldv, hd, n_pos, out);
+		return;
+	}
+#endif
+	memset(out, 0, hd * sizeof(float));
+	for (size_t s = 0; s < n_pos; s++)
+		for (size_t i = 0; i < hd; i++)
+			out[i] += p[s] * lp_fp16_to_fp32(V[s * ldv + i]);
+}
 
 void lp_gemm_nt(size_t n, size_t m, size_t k, const float *X, size_t ldx,
 		const float *W, size_t ldw, float *Y, size_t ldy)

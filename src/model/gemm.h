@@ -12,6 +12,7 @@
 #define LP_MODEL_GEMM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* ldx, ldw, ldy: elements between consecutive rows. Y is overwritten. */
 void lp_gemm_nt(size_t n, size_t m, size_t k, const float *X, size_t ldx,
@@ -23,6 +24,17 @@ void lp_gemm_nt_blas(size_t n, size_t m, size_t k, const float *X, size_t ldx,
  * sum a[i]*b[i], and y[i] += a*x[i]. */
 float lp_dot_f32(const float *a, const float *b, size_t n);
 void lp_axpy_f32(size_t n, float a, const float *x, float *y);
+/*
+ * Attention of one query head over F16 cache rows (fp16 bits), read in
+ * place rather than converted to floats first (a decode step reads each
+ * row once per head, so a conversion pass costs more than it saves):
+ * score[s] = scale * sum_i q[i] * K[s * ldk + i] for s < n_pos, and
+ * out[i] = sum_s p[s] * V[s * ldv + i] for i < hd (out overwritten).
+ */
+void lp_attn_scores_f16(const float *q, const uint16_t *K, size_t ldk, size_t hd,
+			size_t n_pos, float scale, float *score);
+void lp_attn_mix_f16(const float *p, const uint16_t *V, size_t ldv, size_t hd,
+		     size_t n_pos, float *out);
 /* "avx2" or "blas". */
 const char *lp_gemm_kernel_name(void);
 
