@@ -1,15 +1,22 @@
-/* check_retrieve.c - retrieval terms, the BM25 index and top-k selection. */
+/* check_retrieve.c - retrieval terms, the BM25 index, top-k selection and
+ * the retrieve stage. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/pipeline.h"
+#include "core/buf.h"
 #include "core/mem.h"
 #include "core/status.h"
 #include "retrieve/bm25.h"
 #include "retrieve/terms.h"
 #include "retrieve/topk.h"
+#include "stages/doc.h"
+#include "stages/stage.h"
+
+extern const struct lp_stage_kind lp_stage_retrieve;
 
 /* Join the terms of `text` with '|' into out. */
 static const char *cut(const char *text, unsigned flags)
@@ -399,6 +406,198 @@ START_TEST(test_topk_matches_sort)
 }
 END_TEST
 
+/* ---- the retrieve stage ---- */
+
+static struct lp_pipeline *load(const char *yaml)
+{
+	struct lp_pipeline *p = NULL;
+	struct lp_diag d;
+	enum lp_status st;
+
+	lp_diag_init(&d);
+	st = lp_pipeline_load_text("r.yaml", yaml, strlen(yaml), NULL, NULL, 0, &p, &d);
+	ck_assert_msg(st == LP_OK, "%s:%d:%d: %s", d.file, d.line, d.col, d.msg);
+	return p;
+}
+
+/* Loading fails at line:col with a message containing `frag`. */
+static void load_fails(const char *yaml, int line, int col, const char *frag)
+{
+	struct lp_pipeline *p = NULL;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_pipeline_load_text("r.yaml", yaml, strlen(yaml), NULL, NULL, 0,
+					       &p, &d), LP_E_CONFIG);
+	ck_assert_ptr_null(p);
+	ck_assert_msg(d.line == line && d.col == col && strstr(d.msg, frag),
+		      "expected %d:%d '...%s...', got %d:%d '%s'", line, col, frag,
+		      d.line, d.col, d.msg);
+}
+
+static void describe_is(const char *yaml, const char *want)
+{
+	struct lp_pipeline *p = load(yaml);
+	struct lp_buf b;
+
+	ck_assert_uint_eq(p->n_stages, 1);
+	ck_assert_ptr_eq(p->stages[0].kind, &lp_stage_retrieve);
+	lp_buf_init(&b);
+	p->stages[0].kind->describe(p->stages[0].opts, &b);
+	ck_assert_str_eq(b.data, want);
+	lp_buf_release(&b);
+	lp_pipeline_free(p);
+}
+
+START_TEST(test_stage_parse)
+{
+	describe_is("version: 1\nstages:\n  - retrieve: {query: bash mail}\n",
+		    "{query: \"bash mail\", top_k: 8, order: score, scorer: bm25, k1: 1.2, b: 0.75}");
+	describe_is("version: 1\nretrieval: {k1: 2, b: 0.5}\nstages:\n"
+		    "  - retrieve: {query: 'say \"hi\"', top_k: 3, order: document}\n",
+		    "{query: \"say \\\"hi\\\"\", top_k: 3, order: document, scorer: bm25, "
+		    "k1: 2, b: 0.5}");
+
+	load_fails("version: 1\nstages:\n  - retrieve: {top_k: 3}\n", 3, 15, "missing key 'query'");
+	load_fails("version: 1\nstages:\n  - retrieve: {query: ''}\n", 3, 23, "'query' is empty");
+	load_fails("version: 1\nstages:\n  - retrieve: {query: q, top_k: 0}\n", 3, 33, "top_k");
+	load_fails("version: 1\nstages:\n  - retrieve: {query: q, order: random}\n", 3, 33,
+		   "random");
+	load_fails("version: 1\nstages:\n  - retrieve: {query: q, topk: 3}\n", 3, 26, "top_k");
+}
+END_TEST
+
+START_TEST(test_stage_parse_scorer_not_available)
+{
+	static const char *const other[] = { "hash", "dense", "hybrid" };
+
+	for (int i = 0; i < 3; i++) {
+		char yaml[256], want[64];
+		snprintf(yaml, sizeof(yaml), "version: 1\nretrieval:\n  scorer: %s\nstages:\n"
+			 "  - retrieve: {query: q}\n", other[i]);
+		snprintf(want, sizeof(want), "scorer '%s' is not available yet; use bm25", other[i]);
+		load_fails(yaml, 3, 11, want);
+	}
+}
+END_TEST
+
+/* Five one-line chunks. After stop words: 0 prompt printed; 1 bash check
+ * mail; 2 history saved exit; 3 mail check mail check interval; 4 check
+ * spelling. For "mail check" chunk 3 (both terms twice) beats chunk 1
+ * (both once), which beats chunk 4 ("check" only); 0 and 2 score 0. */
+static const char stage_text[] =
+	"the prompt is printed.\n"
+	"bash can check mail.\n"
+	"history is saved on exit.\n"
+	"mail check mail check interval.\n"
+	"check the spelling.\n";
+
+static void stage_doc(struct lp_doc *doc, const struct lp_pipeline *p)
+{
+	size_t off = 0, i = 0;
+
+	lp_doc_init(doc, p);
+	doc->text = stage_text;
+	doc->len = strlen(stage_text);
+	doc->chunks = lp_arena_alloc(&doc->arena, 5 * sizeof(*doc->chunks));
+	for (size_t at = 0; at < doc->len; at++)
+		if (stage_text[at] == '\n') {
+			doc->chunks[i].off = off;
+			doc->chunks[i].len = at + 1 - off;
+			off = at + 1;
+			i++;
+		}
+	doc->n_chunks = i;
+	doc->trace = lp_arena_alloc(&doc->arena, sizeof(*doc->trace));
+	doc->trace[0].kind = "retrieve";
+	doc->n_trace = 1;
+}
+
+static enum lp_status run_retrieve(const char *opts, struct lp_doc *doc,
+				   struct lp_pipeline **p, struct lp_diag *d)
+{
+	char yaml[256];
+
+	snprintf(yaml, sizeof(yaml), "version: 1\nstages:\n  - retrieve: %s\n", opts);
+	*p = load(yaml);
+	stage_doc(doc, *p);
+	ck_assert_uint_eq(doc->n_chunks, 5);
+	lp_diag_init(d);
+	return (*p)->stages[0].kind->run(doc, (*p)->stages[0].opts, d);
+}
+
+static void kept(const char *opts, const size_t *want, size_t n_want, const char *note)
+{
+	struct lp_pipeline *p;
+	struct lp_doc doc;
+	struct lp_diag d;
+
+	ck_assert_int_eq(run_retrieve(opts, &doc, &p, &d), LP_OK);
+	ck_assert_uint_eq(doc.n_selection, n_want);
+	for (size_t i = 0; i < n_want; i++)
+		ck_assert_uint_eq(doc.selection[i], want[i]);
+	/* Exactly the kept chunks are marked; every chunk has its score. */
+	for (size_t c = 0; c < 5; c++) {
+		int in = 0;
+		for (size_t i = 0; i < n_want; i++)
+			in |= want[i] == c;
+		ck_assert_int_eq(doc.chunks[c].selected, in);
+	}
+	ck_assert_str_eq(doc.trace[0].note, note);
+	ck_assert(doc.chunks[3].score > doc.chunks[1].score);
+	ck_assert(doc.chunks[1].score > doc.chunks[4].score);
+	ck_assert(doc.chunks[4].score > 0 && doc.chunks[0].score == 0);
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+}
+
+START_TEST(test_stage_run_orders)
+{
+	kept("{query: 'How often is mail checked? check', top_k: 2}",
+	     (const size_t[]){ 3, 1 }, 2, "kept 2 of 5 chunks");
+	kept("{query: mail check, top_k: 3, order: document}",
+	     (const size_t[]){ 1, 3, 4 }, 3, "kept 3 of 5 chunks");
+	/* More than there are: all kept, the zero scores in document order. */
+	kept("{query: mail check, top_k: 50}",
+	     (const size_t[]){ 3, 1, 4, 0, 2 }, 5, "kept 5 of 5 chunks");
+}
+END_TEST
+
+START_TEST(test_stage_run_errors_and_narrowing)
+{
+	struct lp_pipeline *p;
+	struct lp_doc doc;
+	struct lp_diag d;
+	size_t set[] = { 2, 0, 3 };
+
+	ck_assert_int_eq(run_retrieve("{query: 'the? of!'}", &doc, &p, &d), LP_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(d.msg, "no words to search for"));
+	ck_assert_ptr_null(doc.trace[0].note);
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+
+	/* A second retrieve ranks only what the first one kept. */
+	p = load("version: 1\nstages:\n  - retrieve: {query: mail, top_k: 1}\n");
+	stage_doc(&doc, p);
+	doc.selection = set;
+	doc.n_selection = 3;
+	ck_assert_int_eq(p->stages[0].kind->run(&doc, p->stages[0].opts, &d), LP_OK);
+	ck_assert_uint_eq(doc.n_selection, 1);
+	ck_assert_uint_eq(doc.selection[0], 3);
+	ck_assert_int_eq(doc.chunks[1].selected, 0); /* has "mail", was not in the set */
+	ck_assert(doc.chunks[1].score == 0);
+	lp_doc_release(&doc);
+
+	/* No chunks: a split stage is missing. */
+	stage_doc(&doc, p);
+	doc.n_chunks = 0;
+	ck_assert_int_eq(p->stages[0].kind->run(&doc, p->stages[0].opts, &d), LP_E_CONFIG);
+	ck_assert_ptr_nonnull(strstr(d.msg, "split"));
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("retrieve");
@@ -424,6 +623,13 @@ int main(void)
 	tc = tcase_create("topk");
 	tcase_add_test(tc, test_topk_order_and_ties);
 	tcase_add_test(tc, test_topk_matches_sort);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("stage");
+	tcase_add_test(tc, test_stage_parse);
+	tcase_add_test(tc, test_stage_parse_scorer_not_available);
+	tcase_add_test(tc, test_stage_run_orders);
+	tcase_add_test(tc, test_stage_run_errors_and_narrowing);
 	suite_add_tcase(s, tc);
 
 	sr = srunner_create(s);

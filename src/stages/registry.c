@@ -3,10 +3,12 @@
 #include <string.h>
 
 extern const struct lp_stage_kind lp_stage_split;
+extern const struct lp_stage_kind lp_stage_retrieve;
 
 /* One line per stage kind; keep in the order of a typical pipeline. */
 static const struct lp_stage_kind *const stage_kinds[] = {
 	&lp_stage_split,
+	&lp_stage_retrieve,
 	NULL
 };
 

@@ -101,12 +101,13 @@ static enum lp_status score_set(struct lp_doc *doc, const struct retrieve_opts *
 	return st;
 }
 
-/* Replace the selection by the best `keep` of set[0..n), in order. */
+/* Replace the selection by the best `k` of set[0..n) (pos has room for k),
+ * in the order asked. */
 static enum lp_status select_top(struct lp_doc *doc, const struct retrieve_opts *o,
 				 const size_t *set, size_t n, const double *scores,
-				 size_t *pos, struct lp_diag *d)
+				 size_t k, size_t *pos, struct lp_diag *d)
 {
-	size_t keep = lp_topk_select(scores, n, (size_t)o->top_k, pos);
+	size_t keep = lp_topk_select(scores, n, k, pos);
 	size_t *sel = lp_arena_alloc(&doc->arena, (keep ? keep : 1) * sizeof(*sel));
 
 	if (!sel)
@@ -129,10 +130,9 @@ static enum lp_status select_top(struct lp_doc *doc, const struct retrieve_opts 
 /* Say what was kept on the trace entry the runner opened for this stage. */
 static void note_kept(struct lp_doc *doc, size_t keep, size_t n)
 {
-	struct lp_stage_trace *t = doc->n_trace ? &doc->trace[doc->n_trace - 1] : NULL;
-
-	if (t && t->kind && !strcmp(t->kind, "retrieve") && !t->note)
-		t->note = lp_arena_printf(&doc->arena, "kept %zu of %zu chunks", keep, n);
+	if (doc->n_trace)
+		doc->trace[doc->n_trace - 1].note =
+			lp_arena_printf(&doc->arena, "kept %zu of %zu chunks", keep, n);
 }
 
 static enum lp_status retrieve_run(struct lp_doc *doc, const void *opts, struct lp_diag *d)
@@ -140,7 +140,7 @@ static enum lp_status retrieve_run(struct lp_doc *doc, const void *opts, struct 
 	const struct retrieve_opts *o = opts;
 	const char *phase = lp_mem_phase();
 	const size_t *set;
-	size_t n, *pos;
+	size_t n, k, *pos;
 	double *scores;
 	enum lp_status st;
 
@@ -154,8 +154,9 @@ static enum lp_status retrieve_run(struct lp_doc *doc, const void *opts, struct 
 		note_kept(doc, 0, 0);
 		return LP_OK;
 	}
+	k = (size_t)o->top_k < n ? (size_t)o->top_k : n;
 	scores = lp_mem_alloc(LP_MEM_SCRATCH, n * sizeof(*scores), d);
-	pos = lp_mem_alloc(LP_MEM_SCRATCH, n * sizeof(*pos), d);
+	pos = lp_mem_alloc(LP_MEM_SCRATCH, k * sizeof(*pos), d);
 	if (!scores || !pos) {
 		lp_mem_free(scores);
 		lp_mem_free(pos);
@@ -165,7 +166,7 @@ static enum lp_status retrieve_run(struct lp_doc *doc, const void *opts, struct 
 	st = score_set(doc, o, set, n, scores, d);
 	lp_mem_set_phase(phase);
 	if (st == LP_OK)
-		st = select_top(doc, o, set, n, scores, pos, d);
+		st = select_top(doc, o, set, n, scores, k, pos, d);
 	if (st == LP_OK)
 		note_kept(doc, doc->n_selection, n);
 	lp_mem_free(scores);
