@@ -17,3 +17,9 @@ check_PROGRAMS += tests/fuzz/fuzz_terms
 TESTS += tests/fuzz/fuzz_terms
 tests_fuzz_fuzz_terms_SOURCES = tests/fuzz/fuzz_terms.c tests/fuzz/standalone.c
 tests_fuzz_fuzz_terms_LDADD = $(TEST_LIBS)
+
+# retrieve (dense): safetensors reader, WordPiece tokenizer, BERT encoder
+liblpipe_la_SOURCES += \
+	src/retrieve/safetensors.c src/retrieve/safetensors.h \
+	src/retrieve/wordpiece.c src/retrieve/wordpiece.h \
+	src/retrieve/bert.c src/retrieve/bert.h

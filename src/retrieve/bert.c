@@ -1,0 +1,572 @@
+#include "retrieve/bert.h"
+
+#include <cblas.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/mem.h"
+#include "retrieve/safetensors.h"
+
+/* One encoder layer; W are [out, in] row-major as stored, b are [out]. */
+struct bert_layer {
+	const float *wq, *bq, *wk, *bk, *wv, *bv; /* [E, E], [E] */
+	const float *wo, *bo;                     /* attention output [E, E], [E] */
+	const float *ln1_g, *ln1_b;               /* [E] */
+	const float *wi, *bi;                     /* intermediate [F, E], [F] */
+	const float *wf, *bf;                     /* output [E, F], [E] */
+	const float *ln2_g, *ln2_b;               /* [E] */
+};
+
+struct lp_bert {
+	struct lp_bert_hparams hp;
+	struct lp_st *st;               /* mapping that F32 weights point into */
+	struct lp_wordpiece *wp;
+	const float *tok_emb;           /* [n_vocab, E] */
+	const float *pos_emb;           /* [n_pos, E] */
+	const float *type_emb;          /* [n_type, E] */
+	const float *emb_ln_g, *emb_ln_b; /* [E] */
+	struct bert_layer *layers;      /* [n_layer] */
+	float **owned;                  /* converted weights to free */
+	size_t n_owned;
+	size_t window, stride;          /* tokens */
+};
+
+/* ---- loading ---- */
+
+static enum lp_status read_json(const char *path, int optional, json_t **out, struct lp_diag *d)
+{
+	json_error_t e;
+	FILE *f = fopen(path, "rb");
+
+	*out = NULL;
+	if (!f)
+		return optional ? LP_OK
+				: lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to open");
+	*out = json_loadf(f, 0, &e);
+	fclose(f);
+	if (!*out || !json_is_object(*out)) {
+		json_decref(*out);
+		*out = NULL;
+		return lp_diag_set(d, LP_E_MODEL, path, e.line > 0 ? e.line : 0,
+				   e.column > 0 ? e.column : 0, "bad JSON: %s", e.text);
+	}
+	return LP_OK;
+}
+
+static enum lp_status get_int(json_t *cfg, const char *path, const char *key, int lo, int hi,
+			      int *out, struct lp_diag *d)
+{
+	json_t *v = json_object_get(cfg, key);
+
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+		return lp_diag_set(d, LP_E_MODEL, path, 0, 0,
+				   "'%s' must be an integer in %d..%d", key, lo, hi);
+	*out = (int)json_integer_value(v);
+	return LP_OK;
+}
+
+static enum lp_status parse_config(struct lp_bert *m, const char *path, struct lp_diag *d)
+{
+	struct lp_bert_hparams *hp = &m->hp;
+	json_t *cfg, *act, *eps;
+	enum lp_status s;
+
+	if ((s = read_json(path, 0, &cfg, d)))
+		return s;
+	if ((s = get_int(cfg, path, "hidden_size", 1, 65536, &hp->n_embd, d)) ||
+	    (s = get_int(cfg, path, "num_hidden_layers", 1, 1024, &hp->n_layer, d)) ||
+	    (s = get_int(cfg, path, "num_attention_heads", 1, 1024, &hp->n_head, d)) ||
+	    (s = get_int(cfg, path, "intermediate_size", 1, 1 << 20, &hp->n_ff, d)) ||
+	    (s = get_int(cfg, path, "max_position_embeddings", 3, 1 << 20, &hp->n_pos, d)) ||
+	    (s = get_int(cfg, path, "type_vocab_size", 1, 1024, &hp->n_type, d)) ||
+	    (s = get_int(cfg, path, "vocab_size", 4, 1 << 24, &hp->n_vocab, d)))
+		goto out;
+	if (hp->n_embd % hp->n_head) {
+		s = lp_diag_set(d, LP_E_MODEL, path, 0, 0, "hidden_size %d is not a multiple of num_attention_heads %d",
+				hp->n_embd, hp->n_head);
+		goto out;
+	}
+	act = json_object_get(cfg, "hidden_act");
+	if (act && (!json_is_string(act) || strcmp(json_string_value(act), "gelu"))) {
+		s = lp_diag_set(d, LP_E_MODEL, path, 0, 0, "unsupported hidden_act (only 'gelu')");
+		goto out;
+	}
+	eps = json_object_get(cfg, "layer_norm_eps");
+	hp->ln_eps = json_is_number(eps) ? (float)json_number_value(eps) : 1e-12f;
+out:
+	json_decref(cfg);
+	return s;
+}
+
+static enum lp_status parse_sbert_config(struct lp_bert *m, const char *path, struct lp_diag *d)
+{
+	json_t *cfg, *v;
+	enum lp_status s;
+
+	m->window = LP_BERT_DEFAULT_WINDOW;
+	if ((s = read_json(path, 1, &cfg, d)) || !cfg)
+		goto clamp;
+	v = json_object_get(cfg, "max_seq_length");
+	if (v && (!json_is_integer(v) || json_integer_value(v) < 3)) {
+		json_decref(cfg);
+		return lp_diag_set(d, LP_E_MODEL, path, 0, 0, "'max_seq_length' must be an integer >= 3");
+	}
+	if (v)
+		m->window = (size_t)json_integer_value(v);
+	json_decref(cfg);
+clamp:
+	if (m->window > (size_t)m->hp.n_pos)
+		m->window = (size_t)m->hp.n_pos;
+	if (m->window > LP_BERT_BATCH_TOKENS)
+		m->window = LP_BERT_BATCH_TOKENS;
+	m->stride = LP_BERT_DEFAULT_STRIDE < m->window - 2 ? LP_BERT_DEFAULT_STRIDE : m->window - 2;
+	return s;
+}
+
+/* Look up a tensor of the given shape and return it as float: the mapped
+ * bytes when they are aligned F32, else a converted copy. */
+static enum lp_status weight(struct lp_bert *m, const char *prefix, const char *name, int n_dims,
+			     uint64_t d0, uint64_t d1, const float **out, struct lp_diag *d)
+{
+	char full[256];
+	uint64_t dims[2] = { d0, d1 };
+	const struct lp_st_tensor *t;
+	enum lp_status s;
+	float *w;
+
+	snprintf(full, sizeof(full), "%s%s", prefix, name);
+	if ((s = lp_st_expect(m->st, full, n_dims, dims, &t, d)))
+		return s;
+	if (t->dtype == LP_ST_F32 && ((uintptr_t)t->data & 3) == 0) {
+		*out = (const float *)t->data;
+		return LP_OK;
+	}
+	if (!(w = lp_mem_alloc(LP_MEM_WEIGHTS, t->n_elems * sizeof(float), d)))
+		return LP_E_NOMEM;
+	if ((s = lp_st_read_f32(m->st, t, w, d))) {
+		lp_mem_free(w);
+		return s;
+	}
+	m->owned[m->n_owned++] = w;
+	*out = w;
+	return LP_OK;
+}
+
+static enum lp_status bind_layer(struct lp_bert *m, const char *pre, int il, struct lp_diag *d)
+{
+	struct bert_layer *L = &m->layers[il];
+	uint64_t E = (uint64_t)m->hp.n_embd, F = (uint64_t)m->hp.n_ff;
+	char p[128];
+	enum lp_status s;
+
+	snprintf(p, sizeof(p), "%sencoder.layer.%d.", pre, il);
+	if ((s = weight(m, p, "attention.self.query.weight", 2, E, E, &L->wq, d)) ||
+	    (s = weight(m, p, "attention.self.query.bias", 1, E, 0, &L->bq, d)) ||
+	    (s = weight(m, p, "attention.self.key.weight", 2, E, E, &L->wk, d)) ||
+	    (s = weight(m, p, "attention.self.key.bias", 1, E, 0, &L->bk, d)) ||
+	    (s = weight(m, p, "attention.self.value.weight", 2, E, E, &L->wv, d)) ||
+	    (s = weight(m, p, "attention.self.value.bias", 1, E, 0, &L->bv, d)) ||
+	    (s = weight(m, p, "attention.output.dense.weight", 2, E, E, &L->wo, d)) ||
+	    (s = weight(m, p, "attention.output.dense.bias", 1, E, 0, &L->bo, d)) ||
+	    (s = weight(m, p, "attention.output.LayerNorm.weight", 1, E, 0, &L->ln1_g, d)) ||
+	    (s = weight(m, p, "attention.output.LayerNorm.bias", 1, E, 0, &L->ln1_b, d)) ||
+	    (s = weight(m, p, "intermediate.dense.weight", 2, F, E, &L->wi, d)) ||
+	    (s = weight(m, p, "intermediate.dense.bias", 1, F, 0, &L->bi, d)) ||
+	    (s = weight(m, p, "output.dense.weight", 2, E, F, &L->wf, d)) ||
+	    (s = weight(m, p, "output.dense.bias", 1, E, 0, &L->bf, d)) ||
+	    (s = weight(m, p, "output.LayerNorm.weight", 1, E, 0, &L->ln2_g, d)) ||
+	    (s = weight(m, p, "output.LayerNorm.bias", 1, E, 0, &L->ln2_b, d)))
+		return s;
+	return LP_OK;
+}
+
+#define TENSORS_PER_LAYER 16
+
+static enum lp_status bind_weights(struct lp_bert *m, struct lp_diag *d)
+{
+	const struct lp_bert_hparams *hp = &m->hp;
+	uint64_t E = (uint64_t)hp->n_embd;
+	const char *pre = lp_st_find(m->st, "embeddings.word_embeddings.weight") ? "" : "bert.";
+	size_t n_w = 5 + (size_t)hp->n_layer * TENSORS_PER_LAYER;
+	enum lp_status s;
+
+	m->layers = lp_mem_calloc(LP_MEM_OTHER, (size_t)hp->n_layer, sizeof(*m->layers), d);
+	m->owned = lp_mem_calloc(LP_MEM_OTHER, n_w, sizeof(*m->owned), d);
+	if (!m->layers || !m->owned)
+		return LP_E_NOMEM;
+	if ((s = weight(m, pre, "embeddings.word_embeddings.weight", 2, (uint64_t)hp->n_vocab, E, &m->tok_emb, d)) ||
+	    (s = weight(m, pre, "embeddings.position_embeddings.weight", 2, (uint64_t)hp->n_pos, E, &m->pos_emb, d)) ||
+	    (s = weight(m, pre, "embeddings.token_type_embeddings.weight", 2, (uint64_t)hp->n_type, E, &m->type_emb, d)) ||
+	    (s = weight(m, pre, "embeddings.LayerNorm.weight", 1, E, 0, &m->emb_ln_g, d)) ||
+	    (s = weight(m, pre, "embeddings.LayerNorm.bias", 1, E, 0, &m->emb_ln_b, d)))
+		return s;
+	for (int il = 0; il < hp->n_layer; il++)
+		if ((s = bind_layer(m, pre, il, d)))
+			return s;
+	return LP_OK;
+}
+
+enum lp_status lp_bert_load(const char *dir, struct lp_bert **out, struct lp_diag *d)
+{
+	char path[4096];
+	struct lp_bert *m;
+	enum lp_status s;
+
+	*out = NULL;
+	if (!(m = lp_mem_calloc(LP_MEM_OTHER, 1, sizeof(*m), d)))
+		return LP_E_NOMEM;
+	snprintf(path, sizeof(path), "%s/config.json", dir);
+	if ((s = parse_config(m, path, d)))
+		goto fail;
+	snprintf(path, sizeof(path), "%s/sentence_bert_config.json", dir);
+	if ((s = parse_sbert_config(m, path, d)))
+		goto fail;
+	snprintf(path, sizeof(path), "%s/vocab.txt", dir);
+	if ((s = lp_wp_load(path, &m->wp, d)))
+		goto fail;
+	if (lp_wp_vocab_size(m->wp) > (size_t)m->hp.n_vocab) {
+		s = lp_diag_set(d, LP_E_MODEL, path, 0, 0, "vocabulary has %zu tokens, the model %d",
+				lp_wp_vocab_size(m->wp), m->hp.n_vocab);
+		goto fail;
+	}
+	snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+	if ((s = lp_st_open(path, &m->st, d)) || (s = bind_weights(m, d)))
+		goto fail;
+	*out = m;
+	return LP_OK;
+fail:
+	lp_bert_free(m);
+	return s;
+}
+
+void lp_bert_free(struct lp_bert *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n_owned; i++)
+		lp_mem_free(m->owned[i]);
+	lp_mem_free(m->owned);
+	lp_mem_free(m->layers);
+	lp_st_free(m->st);
+	lp_wp_free(m->wp);
+	lp_mem_free(m);
+}
+
+size_t lp_bert_dim(const struct lp_bert *m) { return (size_t)m->hp.n_embd; }
+const struct lp_bert_hparams *lp_bert_hparams(const struct lp_bert *m) { return &m->hp; }
+const struct lp_wordpiece *lp_bert_tokenizer(const struct lp_bert *m) { return m->wp; }
+size_t lp_bert_window(const struct lp_bert *m) { return m->window; }
+size_t lp_bert_stride(const struct lp_bert *m) { return m->stride; }
+
+enum lp_status lp_bert_set_window(struct lp_bert *m, size_t window, size_t stride,
+				  struct lp_diag *d)
+{
+	size_t w = window ? window : m->window, s = stride ? stride : m->stride;
+
+	if (w < 3 || w > (size_t)m->hp.n_pos || w > LP_BERT_BATCH_TOKENS)
+		return lp_diag_set(d, LP_E_USAGE, NULL, 0, 0, "window %zu out of range 3..%d", w,
+				   m->hp.n_pos);
+	if (!stride && s > w - 2)
+		s = w - 2;
+	if (s < 1 || s > w - 2)
+		return lp_diag_set(d, LP_E_USAGE, NULL, 0, 0, "stride %zu out of range 1..%zu", s, w - 2);
+	m->window = w;
+	m->stride = s;
+	return LP_OK;
+}
+
+/* ---- forward pass ---- */
+
+/* Activations for up to `cap` rows (tokens), allocated once per embed call. */
+struct scratch {
+	size_t cap;         /* rows */
+	float *x;           /* [cap, E] hidden state */
+	float *q, *k, *v;   /* [cap, E] */
+	float *ctx;         /* [cap, E] attention output before projection */
+	float *h;           /* [cap, F] intermediate; also [cap, E] temporaries */
+	float *att;         /* [window, window] one head's scores */
+	/* the sequences of the current batch */
+	int32_t *ids;       /* [cap] */
+	size_t *start, *len, *owner; /* [cap] per sequence */
+	size_t n_seq, n_tok;
+};
+
+static void scratch_release(struct scratch *s)
+{
+	void *p[] = { s->x, s->q, s->k, s->v, s->ctx, s->h, s->att, s->ids, s->start, s->len, s->owner };
+
+	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+		lp_mem_free(p[i]);
+	memset(s, 0, sizeof(*s));
+}
+
+static enum lp_status scratch_init(struct scratch *s, const struct lp_bert *m, size_t cap,
+				   struct lp_diag *d)
+{
+	size_t E = (size_t)m->hp.n_embd, F = (size_t)m->hp.n_ff, W = m->window;
+
+	memset(s, 0, sizeof(*s));
+	s->cap = cap;
+	if (!(s->x = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
+	    !(s->q = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
+	    !(s->k = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
+	    !(s->v = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
+	    !(s->ctx = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
+	    !(s->h = lp_mem_alloc(LP_MEM_SCRATCH, cap * (F > E ? F : E) * sizeof(float), d)) ||
+	    !(s->att = lp_mem_alloc(LP_MEM_SCRATCH, W * W * sizeof(float), d)) ||
+	    !(s->ids = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(int32_t), d)) ||
+	    !(s->start = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(size_t), d)) ||
+	    !(s->len = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(size_t), d)) ||
+	    !(s->owner = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(size_t), d))) {
+		scratch_release(s);
+		return LP_E_NOMEM;
+	}
+	return LP_OK;
+}
+
+/* y[R, out] = x[R, in] W^T + b, with W stored [out, in]. */
+static void linear(const float *x, size_t R, size_t in, const float *W, const float *b,
+		   size_t out, float *y)
+{
+	for (size_t r = 0; r < R; r++)
+		memcpy(y + r * out, b, out * sizeof(float));
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)R, (int)out, (int)in,
+		    1.0f, x, (int)in, W, (int)in, 1.0f, y, (int)out);
+}
+
+/* x = LayerNorm(x + r) row by row; r may be NULL. */
+static void add_layernorm(float *x, const float *r, size_t R, size_t E, const float *g,
+			  const float *b, float eps)
+{
+	for (size_t i = 0; i < R; i++) {
+		float *row = x + i * E;
+		double mean = 0, var = 0;
+		if (r)
+			for (size_t j = 0; j < E; j++)
+				row[j] += r[i * E + j];
+		for (size_t j = 0; j < E; j++)
+			mean += row[j];
+		mean /= (double)E;
+		for (size_t j = 0; j < E; j++)
+			var += (row[j] - mean) * (row[j] - mean);
+		float inv = (float)(1.0 / sqrt(var / (double)E + eps));
+		for (size_t j = 0; j < E; j++)
+			row[j] = ((float)(row[j] - mean)) * inv * g[j] + b[j];
+	}
+}
+
+static void embed_tokens(const struct lp_bert *m, struct scratch *s)
+{
+	size_t E = (size_t)m->hp.n_embd;
+
+	for (size_t q = 0; q < s->n_seq; q++)
+		for (size_t t = 0; t < s->len[q]; t++) {
+			size_t row = s->start[q] + t;
+			const float *w = m->tok_emb + (size_t)s->ids[row] * E;
+			const float *p = m->pos_emb + t * E;
+			float *x = s->x + row * E;
+			for (size_t j = 0; j < E; j++)
+				x[j] = w[j] + p[j] + m->type_emb[j];
+		}
+	add_layernorm(s->x, NULL, s->n_tok, E, m->emb_ln_g, m->emb_ln_b, m->hp.ln_eps);
+}
+
+static void softmax_rows(float *a, size_t rows, size_t cols)
+{
+	for (size_t i = 0; i < rows; i++) {
+		float *r = a + i * cols, mx = r[0], sum = 0;
+		for (size_t j = 1; j < cols; j++)
+			mx = r[j] > mx ? r[j] : mx;
+		for (size_t j = 0; j < cols; j++)
+			sum += (r[j] = expf(r[j] - mx));
+		for (size_t j = 0; j < cols; j++)
+			r[j] /= sum;
+	}
+}
+
+/* Self-attention of each sequence with itself: ctx = softmax(QK^T/sqrt(dh)) V.
+ * Sequences are packed without padding, so no mask is needed. */
+static void attention(const struct lp_bert *m, struct scratch *s)
+{
+	int E = m->hp.n_embd, H = m->hp.n_head, dh = E / H;
+	float scale = 1.0f / sqrtf((float)dh);
+
+	for (size_t q = 0; q < s->n_seq; q++) {
+		int L = (int)s->len[q];
+		size_t off = s->start[q] * (size_t)E;
+		for (int h = 0; h < H; h++) {
+			const float *Q = s->q + off + (size_t)h * dh, *K = s->k + off + (size_t)h * dh;
+			const float *V = s->v + off + (size_t)h * dh;
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, L, dh, scale,
+				    Q, E, K, E, 0.0f, s->att, L);
+			softmax_rows(s->att, (size_t)L, (size_t)L);
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, dh, L, 1.0f,
+				    s->att, L, V, E, 0.0f, s->ctx + off + (size_t)h * dh, E);
+		}
+	}
+}
+
+static void gelu(float *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float)M_SQRT1_2));
+}
+
+static void layer_forward(const struct lp_bert *m, const struct bert_layer *L, struct scratch *s)
+{
+	size_t R = s->n_tok, E = (size_t)m->hp.n_embd, F = (size_t)m->hp.n_ff;
+
+	linear(s->x, R, E, L->wq, L->bq, E, s->q);
+	linear(s->x, R, E, L->wk, L->bk, E, s->k);
+	linear(s->x, R, E, L->wv, L->bv, E, s->v);
+	attention(m, s);
+	linear(s->ctx, R, E, L->wo, L->bo, E, s->q);          /* q reused as temp */
+	add_layernorm(s->x, s->q, R, E, L->ln1_g, L->ln1_b, m->hp.ln_eps);
+	linear(s->x, R, E, L->wi, L->bi, F, s->h);
+	gelu(s->h, R * F);
+	linear(s->h, R, F, L->wf, L->bf, E, s->q);
+	add_layernorm(s->x, s->q, R, E, L->ln2_g, L->ln2_b, m->hp.ln_eps);
+}
+
+static void l2_normalize(float *v, size_t n)
+{
+	double ss = 0;
+
+	for (size_t i = 0; i < n; i++)
+		ss += (double)v[i] * v[i];
+	if (ss > 0) {
+		float inv = (float)(1.0 / sqrt(ss));
+		for (size_t i = 0; i < n; i++)
+			v[i] *= inv;
+	}
+}
+
+/* Run the packed batch and add each sequence's normalised mean-pooled
+ * embedding into out[owner]. */
+static void run_batch(const struct lp_bert *m, struct scratch *s, float *out)
+{
+	size_t E = (size_t)m->hp.n_embd;
+	float pooled[E];
+
+	if (!s->n_seq)
+		return;
+	embed_tokens(m, s);
+	for (int il = 0; il < m->hp.n_layer; il++)
+		layer_forward(m, &m->layers[il], s);
+	for (size_t q = 0; q < s->n_seq; q++) {
+		memset(pooled, 0, sizeof(pooled));
+		for (size_t t = 0; t < s->len[q]; t++) {
+			const float *x = s->x + (s->start[q] + t) * E;
+			for (size_t j = 0; j < E; j++)
+				pooled[j] += x[j];
+		}
+		l2_normalize(pooled, E);
+		for (size_t j = 0; j < E; j++)
+			out[s->owner[q] * E + j] += pooled[j];
+	}
+	s->n_seq = s->n_tok = 0;
+}
+
+/* Queue [CLS] ids[0..n) [SEP] (or the ids as given when `raw`) for text
+ * `owner`, running the batch first when it is full. */
+static void queue(const struct lp_bert *m, struct scratch *s, const int32_t *ids, size_t n,
+		  int raw, size_t owner, float *out)
+{
+	size_t need = raw ? n : n + 2;
+	int32_t *dst;
+
+	if (s->n_tok + need > s->cap || s->n_seq == s->cap)
+		run_batch(m, s, out);
+	dst = s->ids + s->n_tok;
+	if (raw) {
+		memcpy(dst, ids, n * sizeof(*ids));
+	} else {
+		dst[0] = lp_wp_cls(m->wp);
+		memcpy(dst + 1, ids, n * sizeof(*ids));
+		dst[n + 1] = lp_wp_sep(m->wp);
+	}
+	s->start[s->n_seq] = s->n_tok;
+	s->len[s->n_seq] = need;
+	s->owner[s->n_seq] = owner;
+	s->n_seq++;
+	s->n_tok += need;
+}
+
+/* Queue the windows of one text's ids. */
+static void queue_windows(const struct lp_bert *m, struct scratch *s, const int32_t *ids,
+			  size_t n, size_t owner, float *out)
+{
+	size_t body = m->window - 2;
+
+	if (n <= body) {
+		queue(m, s, ids, n, 0, owner, out);
+		return;
+	}
+	for (size_t at = 0;; at += m->stride) {
+		if (at + body >= n) {
+			queue(m, s, ids + (n - body), body, 0, owner, out);
+			break;
+		}
+		queue(m, s, ids + at, body, 0, owner, out);
+	}
+}
+
+enum lp_status lp_bert_embed(const struct lp_bert *m, const char *const *texts,
+			     const size_t *lens, size_t n, float *out, struct lp_diag *d)
+{
+	size_t E = (size_t)m->hp.n_embd;
+	struct lp_wp_ids ids = { 0 };
+	struct scratch s;
+	enum lp_status st;
+
+	if (!n)
+		return LP_OK;
+	if ((st = scratch_init(&s, m, LP_BERT_BATCH_TOKENS, d)))
+		return st;
+	memset(out, 0, n * E * sizeof(float));
+	for (size_t i = 0; i < n; i++) {
+		ids.n = 0;
+		if ((st = lp_wp_tokenize(m->wp, texts[i], lens[i], &ids, d)))
+			goto done;
+		queue_windows(m, &s, ids.ids, ids.n, i, out);
+	}
+	run_batch(m, &s, out);
+	for (size_t i = 0; i < n; i++)
+		l2_normalize(out + i * E, E);
+done:
+	lp_wp_ids_release(&ids);
+	scratch_release(&s);
+	return st;
+}
+
+enum lp_status lp_bert_embed_ids(const struct lp_bert *m, const int32_t *const *ids,
+				 const size_t *n_ids, size_t n, float *out, struct lp_diag *d)
+{
+	size_t E = (size_t)m->hp.n_embd;
+	struct scratch s;
+	enum lp_status st;
+
+	for (size_t i = 0; i < n; i++) {
+		if (n_ids[i] < 1 || n_ids[i] > m->window)
+			return lp_diag_set(d, LP_E_USAGE, NULL, 0, 0,
+					   "sequence %zu has %zu tokens, allowed 1..%zu", i, n_ids[i], m->window);
+		for (size_t t = 0; t < n_ids[i]; t++)
+			if (ids[i][t] < 0 || ids[i][t] >= m->hp.n_vocab)
+				return lp_diag_set(d, LP_E_USAGE, NULL, 0, 0,
+						   "token id %d out of range", (int)ids[i][t]);
+	}
+	if (!n)
+		return LP_OK;
+	if ((st = scratch_init(&s, m, LP_BERT_BATCH_TOKENS, d)))
+		return st;
+	memset(out, 0, n * E * sizeof(float));
+	for (size_t i = 0; i < n; i++)
+		queue(m, &s, ids[i], n_ids[i], 1, i, out);
+	run_batch(m, &s, out);
+	for (size_t i = 0; i < n; i++)
+		l2_normalize(out + i * E, E);
+	scratch_release(&s);
+	return LP_OK;
+}
