@@ -23,3 +23,19 @@ liblpipe_la_SOURCES += \
 	src/retrieve/safetensors.c src/retrieve/safetensors.h \
 	src/retrieve/wordpiece.c src/retrieve/wordpiece.h \
 	src/retrieve/bert.c src/retrieve/bert.h
+
+# retrieve (hybrid): hashed embedder, embedder interface, vector index,
+# fusion, embedding cache
+liblpipe_la_SOURCES += \
+	src/retrieve/hash.c src/retrieve/hash.h \
+	src/retrieve/hashembed.c src/retrieve/hashembed.h \
+	src/retrieve/embedder.c src/retrieve/embedder.h \
+	src/retrieve/vecindex.c src/retrieve/vecindex.h \
+	src/retrieve/fusion.c src/retrieve/fusion.h \
+	src/retrieve/embcache.c src/retrieve/embcache.h
+
+check_PROGRAMS += tests/check_hybrid
+TESTS += tests/check_hybrid
+tests_check_hybrid_SOURCES = tests/check_hybrid.c
+tests_check_hybrid_CFLAGS = $(TEST_CFLAGS)
+tests_check_hybrid_LDADD = $(TEST_LIBS)
