@@ -24,6 +24,23 @@ liblpipe_la_SOURCES += \
 	src/retrieve/wordpiece.c src/retrieve/wordpiece.h \
 	src/retrieve/bert.c src/retrieve/bert.h
 
+# A tool for bench/embed: embeds the lines or word chunks of a file.
+check_PROGRAMS += bench/embed-texts
+bench_embed_texts_SOURCES = bench/embed-texts.c
+bench_embed_texts_LDADD = liblpipe.la $(LP_LIBS)
+
+check_PROGRAMS += tests/check_embed tests/check_embed_model
+TESTS += tests/check_embed tests/check_embed_model
+tests_check_embed_SOURCES = tests/check_embed.c
+tests_check_embed_CFLAGS = $(TEST_CFLAGS)
+tests_check_embed_LDADD = $(TEST_LIBS)
+# The same suite against the real model and tests/data/minilm (exit 77
+# without the model).
+tests_check_embed_model_SOURCES = tests/check_embed.c
+tests_check_embed_model_CFLAGS = $(TEST_CFLAGS) -DCHECK_REAL_MODEL -Wno-unused-variable
+tests_check_embed_model_LDADD = $(TEST_LIBS)
+EXTRA_DIST += tests/data/minilm
+
 # retrieve (hybrid): hashed embedder, embedder interface, vector index,
 # fusion, embedding cache
 liblpipe_la_SOURCES += \
