@@ -49,7 +49,8 @@ liblpipe_la_SOURCES += \
 	src/retrieve/embedder.c src/retrieve/embedder.h \
 	src/retrieve/vecindex.c src/retrieve/vecindex.h \
 	src/retrieve/fusion.c src/retrieve/fusion.h \
-	src/retrieve/embcache.c src/retrieve/embcache.h
+	src/retrieve/embcache.c src/retrieve/embcache.h \
+	src/retrieve/embscore.c src/retrieve/embscore.h
 
 check_PROGRAMS += tests/check_hybrid
 TESTS += tests/check_hybrid
