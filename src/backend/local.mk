@@ -1,1 +1,19 @@
-# backend: sources and Check suite (see Makefile.am)
+# backend: CPU kernels (see Makefile.am)
+liblpipe_la_SOURCES += \
+	src/backend/cpu/kernels.c src/backend/cpu/kernels.h \
+	src/backend/cpu/dot_scalar.c
+
+# The AVX2 kernels need -mavx2 -mfma -mf16c; only their file gets them, so
+# the rest of the library runs on any x86-64 (dispatch is at run time).
+if LP_X86_64
+noinst_LTLIBRARIES += liblpipe_avx2.la
+liblpipe_avx2_la_SOURCES = src/backend/cpu/dot_avx2.c
+liblpipe_avx2_la_CFLAGS = $(AM_CFLAGS) -mavx2 -mfma -mf16c
+liblpipe_la_LIBADD += liblpipe_avx2.la
+endif
+
+# Benchmark: built by make check (so it keeps compiling) but not run there;
+# run tests/bench/bench_matvec [seconds] by hand.
+check_PROGRAMS += tests/bench/bench_matvec
+tests_bench_bench_matvec_SOURCES = tests/bench/bench_matvec.c
+tests_bench_bench_matvec_LDADD = liblpipe.la $(LP_LIBS)

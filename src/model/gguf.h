@@ -48,6 +48,10 @@ struct lp_gguf_kv {
 			enum lp_gguf_type elem_type;
 			uint64_t n;
 			const void *data; /* first element in the file */
+			/* STRING arrays only: byte offset of element i's
+			 * length field from `data` (owned by the lp_gguf),
+			 * so lp_gguf_arr_str is O(1); NULL otherwise */
+			const uint64_t *offs;
 		} arr;
 	} v;
 };
@@ -102,5 +106,10 @@ const struct lp_gguf_tensor *lp_gguf_find_tensor(const struct lp_gguf *g, const 
 const char *lp_gguf_path(const struct lp_gguf *g);
 /* Total bytes of the mapping. */
 size_t lp_gguf_file_bytes(const struct lp_gguf *g);
+/* Byte offset of the (aligned) data section, and the alignment in use. */
+uint64_t lp_gguf_data_offset(const struct lp_gguf *g);
+size_t lp_gguf_alignment(const struct lp_gguf *g);
+/* Name of a metadata value type ("uint32", "string", ...). */
+const char *lp_gguf_type_name(enum lp_gguf_type t);
 
 #endif

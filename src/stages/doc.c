@@ -1,5 +1,7 @@
 #include "stages/doc.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/buf.h"
@@ -67,4 +69,17 @@ const char *lp_doc_result(struct lp_doc *doc)
 	out = lp_arena_strndup(&doc->arena, b.data, b.len);
 	lp_buf_release(&b);
 	return out;
+}
+
+void lp_doc_note(struct lp_doc *doc, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+
+	if (!doc->trace || !doc->n_trace)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	doc->trace[doc->n_trace - 1].note = lp_arena_strdup(&doc->arena, line);
 }

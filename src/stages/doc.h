@@ -101,6 +101,18 @@ const size_t *lp_doc_working_set(struct lp_doc *doc, size_t *n);
  * chunks joined by blank lines. Owned by the doc; NULL when out of memory. */
 const char *lp_doc_result(struct lp_doc *doc);
 
+/*
+ * Set the note of the stage now running, printf style:
+ *     lp_doc_note(doc, "kept %zu of %zu chunks", k, n);
+ * The runner appends the stage's trace entry before it calls run(), so the
+ * entry being written is always doc->trace[doc->n_trace - 1]. A stage that
+ * sets no note gets one the runner derives from what changed in the doc.
+ * Does nothing when no stage is running; the note is dropped when out of
+ * memory (it is informative only).
+ */
+void lp_doc_note(struct lp_doc *doc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 void lp_doc_init(struct lp_doc *doc, const struct lp_pipeline *p);
 void lp_doc_release(struct lp_doc *doc);
 

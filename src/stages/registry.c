@@ -4,11 +4,15 @@
 
 extern const struct lp_stage_kind lp_stage_split;
 extern const struct lp_stage_kind lp_stage_retrieve;
+extern const struct lp_stage_kind lp_stage_summarize;
+extern const struct lp_stage_kind lp_stage_verify;
 
 /* One line per stage kind; keep in the order of a typical pipeline. */
 static const struct lp_stage_kind *const stage_kinds[] = {
 	&lp_stage_split,
 	&lp_stage_retrieve,
+	&lp_stage_summarize,
+	&lp_stage_verify,
 	NULL
 };
 

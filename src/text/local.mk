@@ -27,3 +27,20 @@ tests_fuzz_fuzz_split_LDADD = $(TEST_LIBS)
 check_PROGRAMS += tests/bench_split
 tests_bench_split_SOURCES = tests/bench_split.c
 tests_bench_split_LDADD = $(TEST_LIBS)
+
+# text: words and matching, extractive summaries, keyphrases
+liblpipe_la_SOURCES += \
+	src/text/match.c src/text/match.h \
+	src/text/extractive.c src/text/extractive.h \
+	src/text/keyphrase.c src/text/keyphrase.h
+
+check_PROGRAMS += tests/check_keyphrase
+TESTS += tests/check_keyphrase
+tests_check_keyphrase_SOURCES = tests/check_keyphrase.c
+tests_check_keyphrase_CFLAGS = $(TEST_CFLAGS)
+tests_check_keyphrase_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/fuzz/fuzz_keyphrase
+TESTS += tests/fuzz/fuzz_keyphrase
+tests_fuzz_fuzz_keyphrase_SOURCES = tests/fuzz/fuzz_keyphrase.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_keyphrase_LDADD = $(TEST_LIBS)

@@ -1,0 +1,376 @@
+/*
+ * dot_avx2.c - AVX2 + FMA + F16C dot products (x86-64 only).
+ *
+ * Built in its own convenience library with -mavx2 -mfma -mf16c; nothing
+ * here runs unless lp_cpu_kernels_avx2() found those features at run time.
+ * The integer kernels follow the scalar reference exactly (same integer
+ * sums per block, one float multiply-add per block), so they differ from it
+ * only by float summation order.
+ *
+ * 8-bit products use _mm256_maddubs_epi16(unsigned, signed), which sums
+ * adjacent pairs into int16: every pair here stays below 32767 (at most
+ * 2 * 128 * 127), so no saturation occurs.
+ */
+#include "backend/cpu/kernels.h"
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "model/quant_blocks.h"
+
+static inline float hsum_ps(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+/* fp16 -> float in one instruction (F16C); same result as lp_fp16_to_fp32. */
+static inline float h2f(uint16_t h)
+{
+	return _cvtsh_ss(h);
+}
+
+static inline __m256i ones16(void)
+{
+	return _mm256_set1_epi16(1);
+}
+
+/* int32 lanes of sum(u * s) for 32 unsigned bytes u and signed bytes s. */
+static inline __m256i dot_u8_i8(__m256i u, __m256i s)
+{
+	return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), ones16());
+}
+
+/* 32 nibbles of 16 bytes: low nibbles in bytes 0..15, high in 16..31. */
+static inline __m256i unpack_nibbles16(const uint8_t *p)
+{
+	__m128i b = _mm_loadu_si128((const __m128i *)p);
+	__m128i m = _mm_set1_epi8(0x0F);
+
+	return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
+}
+
+/* ---- float weights ---- */
+
+static float dot_f32(const void *w, const void *a, size_t n)
+{
+	const float *x = w, *y = a;
+	__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+	size_t i = 0;
+	float s;
+
+	for (; i + 16 <= n; i += 16) {
+		acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), acc0);
+		acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8), _mm256_loadu_ps(y + i + 8), acc1);
+	}
+	for (; i + 8 <= n; i += 8)
+		acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), acc0);
+	s = hsum_ps(_mm256_add_ps(acc0, acc1));
+	for (; i < n; i++)
+		s += x[i] * y[i];
+	return s;
+}
+
+static float dot_f16(const void *w, const void *a, size_t n)
+{
+	const uint16_t *x = w;
+	const float *y = a;
+	__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+	size_t i = 0;
+	float s;
+
+	for (; i + 16 <= n; i += 16) {
+		__m256 w0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i)));
+		__m256 w1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i + 8)));
+		acc0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(y + i), acc0);
+		acc1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(y + i + 8), acc1);
+	}
+	s = hsum_ps(_mm256_add_ps(acc0, acc1));
+	for (; i < n; i++)
+		s += lp_fp16_to_fp32(x[i]) * y[i];
+	return s;
+}
+
+static inline __m256 load_bf16(const uint16_t *p)
+{
+	__m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+
+	return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+}
+
+static float dot_bf16(const void *w, const void *a, size_t n)
+{
+	const uint16_t *x = w;
+	const float *y = a;
+	__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+	size_t i = 0;
+	float s;
+
+	for (; i + 16 <= n; i += 16) {
+		acc0 = _mm256_fmadd_ps(load_bf16(x + i), _mm256_loadu_ps(y + i), acc0);
+		acc1 = _mm256_fmadd_ps(load_bf16(x + i + 8), _mm256_loadu_ps(y + i + 8), acc1);
+	}
+	s = hsum_ps(_mm256_add_ps(acc0, acc1));
+	for (; i < n; i++)
+		s += lp_bf16_to_fp32(x[i]) * y[i];
+	return s;
+}
+
+/* ---- legacy blocks of 32 ---- */
+
+/* Block i of Q4_0/Q4_1 against its activations: sum q * a as 8 floats. */
+static inline __m256 q4_block(const uint8_t *qs, const int8_t *qa)
+{
+	__m256i p = dot_u8_i8(unpack_nibbles16(qs), _mm256_loadu_si256((const __m256i *)qa));
+
+	return _mm256_cvtepi32_ps(p);
+}
+
+/*
+ * Q4_0: sum (q - 8) a = sum q a - 8 sum a, and da * sum a is the
+ * activation block's s. Two blocks per step, in two accumulators, so that
+ * the multiply-adds do not wait on each other.
+ */
+static float dot_q4_0(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q4_0 *x = w;
+	const struct lp_act_q8_32 *y = a;
+	__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+	size_t nb = n / LP_QK, i = 0;
+	float corr = 0;
+
+	for (; i + 2 <= nb; i += 2) {
+		float d0 = h2f(x[i].d), d1 = h2f(x[i + 1].d);
+		acc0 = _mm256_fmadd_ps(_mm256_set1_ps(d0 * y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
+		acc1 = _mm256_fmadd_ps(_mm256_set1_ps(d1 * y[i + 1].d),
+				       q4_block(x[i + 1].qs, y[i + 1].qs), acc1);
+		corr += d0 * y[i].s + d1 * y[i + 1].s;
+	}
+	for (; i < nb; i++) {
+		float d0 = h2f(x[i].d);
+		acc0 = _mm256_fmadd_ps(_mm256_set1_ps(d0 * y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
+		corr += d0 * y[i].s;
+	}
+	return hsum_ps(_mm256_add_ps(acc0, acc1)) - 8.0f * corr;
+}
+
+/* Q4_1: sum (d q + m) a = d * da * sum q a + m * s. */
+static float dot_q4_1(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q4_1 *x = w;
+	const struct lp_act_q8_32 *y = a;
+	__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+	size_t nb = n / LP_QK, i = 0;
+	float mins = 0;
+
+	for (; i + 2 <= nb; i += 2) {
+		acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d),
+				       q4_block(x[i].qs, y[i].qs), acc0);
+		acc1 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i + 1].d) * y[i + 1].d),
+				       q4_block(x[i + 1].qs, y[i + 1].qs), acc1);
+		mins += h2f(x[i].m) * y[i].s + h2f(x[i + 1].m) * y[i + 1].s;
+	}
+	for (; i < nb; i++) {
+		acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d),
+				       q4_block(x[i].qs, y[i].qs), acc0);
+		mins += h2f(x[i].m) * y[i].s;
+	}
+	return hsum_ps(_mm256_add_ps(acc0, acc1)) + mins;
+}
+
+/* Q8_0: |w| * (a with w's sign) makes the product unsigned by signed. */
+static inline __m256 q8_block(const int8_t *qw, const int8_t *qa)
+{
+	__m256i w = _mm256_loadu_si256((const __m256i *)qw);
+	__m256i v = _mm256_loadu_si256((const __m256i *)qa);
+
+	return _mm256_cvtepi32_ps(dot_u8_i8(_mm256_abs_epi8(w), _mm256_sign_epi8(v, w)));
+}
+
+static float dot_q8_0(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q8_0 *x = w;
+	const struct lp_act_q8_32 *y = a;
+	__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+	size_t nb = n / LP_QK, i = 0;
+
+	for (; i + 2 <= nb; i += 2) {
+		acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d),
+				       q8_block(x[i].qs, y[i].qs), acc0);
+		acc1 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i + 1].d) * y[i + 1].d),
+				       q8_block(x[i + 1].qs, y[i + 1].qs), acc1);
+	}
+	for (; i < nb; i++)
+		acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d),
+				       q8_block(x[i].qs, y[i].qs), acc0);
+	return hsum_ps(_mm256_add_ps(acc0, acc1));
+}
+
+/* ---- K super-blocks of 256 ---- */
+
+/*
+ * The eight 6-bit scales and mins of a Q4_K/Q5_K block, unpacked with
+ * 32-bit word operations (the same layout lp_k_scale_min reads byte by
+ * byte): bytes 0-3 hold scales 0-3 and the top bits of scales 4-7, bytes
+ * 4-7 the mins 0-3 and the top bits of mins 4-7, bytes 8-11 the low
+ * nibbles of scales (low) and mins (high) 4-7.
+ */
+static inline void k_unpack(const uint8_t *packed, uint8_t sc[8], uint8_t m[8])
+{
+	uint32_t u[3], s[2], mm[2];
+
+	memcpy(u, packed, 12);
+	s[0] = u[0] & 0x3f3f3f3f;
+	mm[0] = u[1] & 0x3f3f3f3f;
+	s[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+	mm[1] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
+	memcpy(sc, s, 8);
+	memcpy(m, mm, 8);
+}
+
+/* Shuffle masks broadcasting int16 lane j of a 128-bit lane to all 16. */
+static inline __m256i lane16_mask(int j)
+{
+	return _mm256_set1_epi16((short)((2 * j) | ((2 * j + 1) << 8)));
+}
+
+/* int32 lanes of sum_j m_j * (bsums[2j] + bsums[2j+1]). */
+static inline __m256i k_mins(const uint8_t m[8], const int16_t *bsums)
+{
+	__m256i b = _mm256_loadu_si256((const __m256i *)bsums);
+	__m256i pair = _mm256_madd_epi16(b, ones16());
+	__m256i m32 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)m));
+
+	return _mm256_mullo_epi32(pair, m32);
+}
+
+/* Scales as int16 in both 128-bit lanes, ready for lane16_mask shuffles. */
+static inline __m256i k_scales16(const uint8_t sc[8])
+{
+	return _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)sc)));
+}
+
+static float dot_q4_k(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q4_k *x = w;
+	const struct lp_act_q8_256 *y = a;
+	const __m256i m4 = _mm256_set1_epi8(0x0F);
+	__m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+
+	for (size_t i = 0; i < n / LP_QK_K; i++) {
+		uint8_t sc[8], m[8];
+		__m256i sumi = _mm256_setzero_si256(), s16;
+
+		k_unpack(x[i].scales, sc, m);
+		s16 = k_scales16(sc);
+		for (int c = 0; c < 4; c++) {
+			__m256i q = _mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * c));
+			__m256i lo = _mm256_and_si256(q, m4);
+			__m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+			__m256i alo = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * c));
+			__m256i ahi = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * c + 32));
+			__m256i slo = _mm256_shuffle_epi8(s16, lane16_mask(2 * c));
+			__m256i shi = _mm256_shuffle_epi8(s16, lane16_mask(2 * c + 1));
+			sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, alo), slo));
+			sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(hi, ahi), shi));
+		}
+		acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d), _mm256_cvtepi32_ps(sumi), acc);
+		accm = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].dmin) * y[i].d),
+				       _mm256_cvtepi32_ps(k_mins(m, y[i].bsums)), accm);
+	}
+	return hsum_ps(_mm256_sub_ps(acc, accm));
+}
+
+static float dot_q5_k(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q5_k *x = w;
+	const struct lp_act_q8_256 *y = a;
+	const __m256i m4 = _mm256_set1_epi8(0x0F), b4 = _mm256_set1_epi8(0x10);
+	__m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+
+	for (size_t i = 0; i < n / LP_QK_K; i++) {
+		uint8_t sc[8], m[8];
+		__m256i sumi = _mm256_setzero_si256(), s16;
+		__m256i qh = _mm256_loadu_si256((const __m256i *)x[i].qh);
+
+		k_unpack(x[i].scales, sc, m);
+		s16 = k_scales16(sc);
+		for (int c = 0; c < 4; c++) {
+			__m256i q = _mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * c));
+			/* fifth bits: bit 2c of qh[l] (low half), bit 2c+1 (high half),
+			 * moved to bit 4 */
+			__m256i hlo = _mm256_and_si256(_mm256_slli_epi16(qh, 4), b4);
+			__m256i hhi = _mm256_and_si256(_mm256_slli_epi16(qh, 3), b4);
+			__m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), hlo);
+			__m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), hhi);
+			__m256i alo = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * c));
+			__m256i ahi = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * c + 32));
+			__m256i slo = _mm256_shuffle_epi8(s16, lane16_mask(2 * c));
+			__m256i shi = _mm256_shuffle_epi8(s16, lane16_mask(2 * c + 1));
+			sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, alo), slo));
+			sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(hi, ahi), shi));
+			qh = _mm256_srli_epi16(qh, 2);
+		}
+		acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d), _mm256_cvtepi32_ps(sumi), acc);
+		accm = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].dmin) * y[i].d),
+				       _mm256_cvtepi32_ps(k_mins(m, y[i].bsums)), accm);
+	}
+	return hsum_ps(_mm256_sub_ps(acc, accm));
+}
+
+static float dot_q6_k(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q6_k *x = w;
+	const struct lp_act_q8_256 *y = a;
+	const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
+	__m256 acc = _mm256_setzero_ps();
+	__m256i sel[4];
+
+	/* int16 lanes 0-7 of a product hold elements 0-15 of quarter k (scale
+	 * 2k), lanes 8-15 the rest (scale 2k+1): sel[k] picks them per 128-bit
+	 * lane from this half's 8 scales */
+	for (int k = 0; k < 4; k++)
+		sel[k] = _mm256_set_m128i(_mm_set1_epi16((short)((4 * k + 2) | ((4 * k + 3) << 8))),
+					  _mm_set1_epi16((short)((4 * k) | ((4 * k + 1) << 8))));
+	for (size_t i = 0; i < n / LP_QK_K; i++) {
+		__m256i sc_all = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[i].scales));
+		/* sum (q - 32) a = sum q a - 32 sum a; the group sums are bsums */
+		__m256i offset = _mm256_madd_epi16(sc_all, _mm256_loadu_si256((const __m256i *)y[i].bsums));
+		__m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+
+		for (int h = 0; h < 2; h++) {
+			const uint8_t *ql = x[i].ql + 64 * h;
+			const int8_t *qa = y[i].qs + 128 * h;
+			__m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
+			__m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+			__m256i qh = _mm256_loadu_si256((const __m256i *)(x[i].qh + 32 * h));
+			/* this half's 8 scales as int16 in both 128-bit lanes */
+			__m256i s16 = _mm256_broadcastsi128_si256(
+				_mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(x[i].scales + 8 * h))));
+			__m256i q[4];
+
+			q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4),
+					       _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4));
+			q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4),
+					       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4));
+			q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+					       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4));
+			q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+					       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4));
+			for (int k = 0; k < 4; k++) {
+				__m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(qa + 32 * k)));
+				sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_shuffle_epi8(s16, sel[k])));
+			}
+		}
+		acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d), _mm256_cvtepi32_ps(sumi), acc);
+	}
+	return hsum_ps(acc);
+}
+
+const struct lp_cpu_kernels lp_cpu_kernels_avx2_set = {
+	"avx2", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q8_0,
+	dot_q4_k, dot_q5_k, dot_q6_k,
+};

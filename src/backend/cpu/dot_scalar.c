@@ -1,0 +1,189 @@
+/*
+ * dot_scalar.c - the reference dot products: plain C, integer sums per
+ * block, one float multiply-add per block. Every faster kernel is tested
+ * against these.
+ */
+#include "backend/cpu/kernels.h"
+
+#include "model/quant_blocks.h"
+
+static float dot_f32(const void *w, const void *a, size_t n)
+{
+	const float *x = w, *y = a;
+	double s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += (double)x[i] * y[i];
+	return (float)s;
+}
+
+static float dot_f16(const void *w, const void *a, size_t n)
+{
+	const uint16_t *x = w;
+	const float *y = a;
+	double s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += (double)lp_fp16_to_fp32(x[i]) * y[i];
+	return (float)s;
+}
+
+static float dot_bf16(const void *w, const void *a, size_t n)
+{
+	const uint16_t *x = w;
+	const float *y = a;
+	double s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += (double)lp_bf16_to_fp32(x[i]) * y[i];
+	return (float)s;
+}
+
+static float dot_q4_0(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q4_0 *x = w;
+	const struct lp_act_q8_32 *y = a;
+	float s = 0;
+
+	for (size_t i = 0; i < n / LP_QK; i++) {
+		int isum = 0;
+		for (int j = 0; j < 16; j++)
+			isum += ((x[i].qs[j] & 0xF) - 8) * y[i].qs[j] +
+				((x[i].qs[j] >> 4) - 8) * y[i].qs[j + 16];
+		s += lp_fp16_to_fp32(x[i].d) * y[i].d * (float)isum;
+	}
+	return s;
+}
+
+static float dot_q4_1(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q4_1 *x = w;
+	const struct lp_act_q8_32 *y = a;
+	float s = 0;
+
+	for (size_t i = 0; i < n / LP_QK; i++) {
+		int isum = 0;
+		for (int j = 0; j < 16; j++)
+			isum += (x[i].qs[j] & 0xF) * y[i].qs[j] + (x[i].qs[j] >> 4) * y[i].qs[j + 16];
+		/* sum (d q + m) a = d * da * isum + m * (da * sum qa) */
+		s += lp_fp16_to_fp32(x[i].d) * y[i].d * (float)isum +
+		     lp_fp16_to_fp32(x[i].m) * y[i].s;
+	}
+	return s;
+}
+
+static float dot_q8_0(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q8_0 *x = w;
+	const struct lp_act_q8_32 *y = a;
+	float s = 0;
+
+	for (size_t i = 0; i < n / LP_QK; i++) {
+		int isum = 0;
+		for (int j = 0; j < 32; j++)
+			isum += x[i].qs[j] * y[i].qs[j];
+		s += lp_fp16_to_fp32(x[i].d) * y[i].d * (float)isum;
+	}
+	return s;
+}
+
+/* Sum over the 8 sub-blocks of min_j * (sum of the activations in j). */
+static int k_min_sum(const uint8_t *scales, const int16_t *bsums)
+{
+	int s = 0;
+
+	for (int j = 0; j < 8; j++) {
+		uint8_t sc, m;
+		lp_k_scale_min(scales, j, &sc, &m);
+		s += m * (bsums[2 * j] + bsums[2 * j + 1]);
+	}
+	return s;
+}
+
+static float dot_q4_k(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q4_k *x = w;
+	const struct lp_act_q8_256 *y = a;
+	float s = 0;
+
+	for (size_t i = 0; i < n / LP_QK_K; i++) {
+		int isum = 0;
+		for (int j = 0; j < 8; j++) {
+			const uint8_t *q = x[i].qs + 32 * (j / 2);
+			const int8_t *qa = y[i].qs + 32 * j;
+			int shift = (j & 1) * 4, sub = 0;
+			uint8_t sc, m;
+			for (int l = 0; l < 32; l++)
+				sub += ((q[l] >> shift) & 0xF) * qa[l];
+			lp_k_scale_min(x[i].scales, j, &sc, &m);
+			isum += sc * sub;
+		}
+		s += y[i].d * (lp_fp16_to_fp32(x[i].d) * (float)isum -
+			       lp_fp16_to_fp32(x[i].dmin) * (float)k_min_sum(x[i].scales, y[i].bsums));
+	}
+	return s;
+}
+
+static float dot_q5_k(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q5_k *x = w;
+	const struct lp_act_q8_256 *y = a;
+	float s = 0;
+
+	for (size_t i = 0; i < n / LP_QK_K; i++) {
+		int isum = 0;
+		for (int j = 0; j < 8; j++) {
+			const uint8_t *q = x[i].qs + 32 * (j / 2);
+			const int8_t *qa = y[i].qs + 32 * j;
+			int shift = (j & 1) * 4, sub = 0;
+			uint8_t sc, m;
+			for (int l = 0; l < 32; l++)
+				sub += (((q[l] >> shift) & 0xF) | (((x[i].qh[l] >> j) & 1) << 4)) * qa[l];
+			lp_k_scale_min(x[i].scales, j, &sc, &m);
+			isum += sc * sub;
+		}
+		s += y[i].d * (lp_fp16_to_fp32(x[i].d) * (float)isum -
+			       lp_fp16_to_fp32(x[i].dmin) * (float)k_min_sum(x[i].scales, y[i].bsums));
+	}
+	return s;
+}
+
+static float dot_q6_k(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q6_k *x = w;
+	const struct lp_act_q8_256 *y = a;
+	float s = 0;
+
+	for (size_t i = 0; i < n / LP_QK_K; i++) {
+		int isum = 0;
+		for (int h = 0; h < 2; h++) {
+			const uint8_t *ql = x[i].ql + 64 * h, *qh = x[i].qh + 32 * h;
+			const int8_t *qa = y[i].qs + 128 * h;
+			const int8_t *sc = x[i].scales + 8 * h;
+			for (int k = 0; k < 4; k++) {
+				for (int half = 0; half < 2; half++) {
+					int sub = 0;
+					for (int l = 16 * half; l < 16 * half + 16; l++) {
+						uint8_t lo = ql[l + (k & 1) * 32];
+						int q = (k < 2 ? lo & 0xF : lo >> 4) |
+							(((qh[l] >> (2 * k)) & 3) << 4);
+						sub += (q - 32) * qa[32 * k + l];
+					}
+					isum += sc[2 * k + half] * sub;
+				}
+			}
+		}
+		s += lp_fp16_to_fp32(x[i].d) * y[i].d * (float)isum;
+	}
+	return s;
+}
+
+static const struct lp_cpu_kernels scalar_set = {
+	"scalar", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q8_0,
+	dot_q4_k, dot_q5_k, dot_q6_k,
+};
+
+const struct lp_cpu_kernels *lp_cpu_kernels_scalar(void)
+{
+	return &scalar_set;
+}

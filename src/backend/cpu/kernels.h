@@ -1,0 +1,42 @@
+/*
+ * kernels.h - CPU dot-product kernels and their run-time dispatch.
+ *
+ * One dot product per weight type: dot(w, a, n) returns the dot product of
+ * a weight row `w` of `n` elements with the activations `a`: the float
+ * vector for F32/F16/BF16, or the blocks of lp_q8_act_quantize for the
+ * quantized types (see model/quant_blocks.h). `n` is a multiple of the
+ * type's block.
+ *
+ * The scalar set is the reference; the AVX2 set (built in its own
+ * convenience library with -mavx2 -mfma -mf16c so the rest of lpipe stays
+ * portable) is chosen by lp_cpu_kernels when the CPU has AVX2 and FMA.
+ * The setting LPIPE_CPU_KERNELS=scalar in the environment forces the scalar
+ * set (for comparison and benchmarks). All kernels are reentrant.
+ */
+#ifndef LP_BACKEND_CPU_KERNELS_H
+#define LP_BACKEND_CPU_KERNELS_H
+
+#include <stddef.h>
+
+#include "model/quant.h"
+
+typedef float (*lp_dot_fn)(const void *w, const void *a, size_t n);
+
+struct lp_cpu_kernels {
+	const char *name;  /* "scalar", "avx2" */
+	lp_dot_fn f32, f16, bf16, q4_0, q4_1, q8_0, q4_k, q5_k, q6_k;
+};
+
+/* The fastest set this CPU supports (decided once; thread-safe). */
+const struct lp_cpu_kernels *lp_cpu_kernels(void);
+/* The scalar reference set. */
+const struct lp_cpu_kernels *lp_cpu_kernels_scalar(void);
+/* The AVX2 set, or NULL when not built in or the CPU lacks AVX2/FMA/F16C. */
+const struct lp_cpu_kernels *lp_cpu_kernels_avx2(void);
+/* The kernel of set `k` for weight type `t` (never NULL for a supported t). */
+lp_dot_fn lp_cpu_dot(const struct lp_cpu_kernels *k, enum lp_qtype t);
+
+/* Defined in dot_avx2.c (only when built for x86-64). */
+extern const struct lp_cpu_kernels lp_cpu_kernels_avx2_set;
+
+#endif

@@ -1,0 +1,140 @@
+/* cmd_tokenize.c - `lpipe tokenize MODEL TEXT`: show how a model tokenizes. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "core/buf.h"
+#include "core/status.h"
+#include "core/utf8.h"
+#include "model/gguf.h"
+#include "model/tokenizer.h"
+
+static const char usage[] =
+	"usage: lpipe tokenize MODEL TEXT [--ids-only] [--special]\n"
+	"  TEXT '-' reads standard input\n"
+	"  --ids-only  print the ids on one line\n"
+	"  --special   recognise special tokens such as <|im_start|> in TEXT\n";
+
+/* Print a piece so that control bytes and broken UTF-8 stay visible. */
+static void print_piece(const char *p, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char c = (unsigned char)p[i];
+		uint32_t cp;
+		int n;
+
+		if (c == '\\')
+			fputs("\\\\", stdout);
+		else if (c == '\n')
+			fputs("\\n", stdout);
+		else if (c == '\t')
+			fputs("\\t", stdout);
+		else if (c == '\r')
+			fputs("\\r", stdout);
+		else if (c < 0x20 || c == 0x7F)
+			printf("\\x%02x", c);
+		else if (c < 0x80)
+			putchar(c);
+		else if ((n = lp_utf8_decode((const unsigned char *)p + i, len - i, &cp)) > 0) {
+			fwrite(p + i, 1, (size_t)n, stdout);
+			i += (size_t)n;
+			continue;
+		} else
+			printf("\\x%02x", c);
+		i++;
+	}
+}
+
+static int read_text(const char *arg, struct lp_buf *text)
+{
+	char chunk[65536];
+	size_t n;
+
+	if (strcmp(arg, "-"))
+		return lp_buf_adds(text, arg) == LP_OK ? 0 : -1;
+	while ((n = fread(chunk, 1, sizeof(chunk), stdin)) > 0)
+		if (lp_buf_add(text, chunk, n))
+			return -1;
+	return ferror(stdin) ? -1 : 0;
+}
+
+static void print_tokens(const struct lp_tok *tok, const struct lp_tokens *ids, int ids_only)
+{
+	for (size_t i = 0; i < ids->n; i++) {
+		size_t len;
+		const char *p;
+
+		if (ids_only) {
+			printf("%s%d", i ? " " : "", ids->ids[i]);
+			continue;
+		}
+		p = lp_tok_piece(tok, ids->ids[i], LP_TOK_SPECIAL, &len);
+		printf("%d\t", ids->ids[i]);
+		print_piece(p, len);
+		putchar('\n');
+	}
+	if (ids_only)
+		putchar('\n');
+}
+
+int cmd_tokenize(int argc, char **argv)
+{
+	const char *model = NULL, *arg = NULL;
+	int ids_only = 0, special = 0, rc;
+	struct lp_diag d;
+	struct lp_gguf *g = NULL;
+	struct lp_tok *tok = NULL;
+	struct lp_tokens ids;
+	struct lp_buf text;
+	enum lp_status st;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--ids-only"))
+			ids_only = 1;
+		else if (!strcmp(argv[i], "--special"))
+			special = 1;
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(usage, stdout);
+			return LP_EXIT_OK;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "lpipe tokenize: unknown option '%s'\n%s", argv[i], usage);
+			return LP_EXIT_USAGE;
+		} else if (!model)
+			model = argv[i];
+		else if (!arg)
+			arg = argv[i];
+		else {
+			fprintf(stderr, "lpipe tokenize: too many arguments\n%s", usage);
+			return LP_EXIT_USAGE;
+		}
+	}
+	if (!model || !arg) {
+		fputs(usage, stderr);
+		return LP_EXIT_USAGE;
+	}
+	lp_diag_init(&d);
+	lp_buf_init(&text);
+	lp_tokens_init(&ids);
+	if (read_text(arg, &text)) {
+		fprintf(stderr, "lpipe tokenize: cannot read the text\n");
+		lp_buf_release(&text);
+		return LP_EXIT_INPUT;
+	}
+	st = lp_gguf_open(model, &g, &d);
+	if (!st)
+		st = lp_tok_from_gguf(g, &tok, &d);
+	if (!st)
+		st = lp_tok_encode(tok, text.data, text.len, special ? LP_TOK_SPECIAL : 0, &ids, &d);
+	if (!st)
+		print_tokens(tok, &ids, ids_only);
+	else
+		lp_diag_print(&d, stderr);
+	rc = lp_status_exit_code(st);
+	lp_tokens_release(&ids);
+	lp_tok_free(tok);
+	lp_gguf_close(g);
+	lp_buf_release(&text);
+	return rc;
+}

@@ -1,0 +1,202 @@
+#include "cli/runner.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/progress.h"
+#include "stages/stage.h"
+#include "text/document.h"
+
+enum lp_status lp_runner_load_pipeline(const char *path, const char *question,
+				       const char *const *sets, size_t n_sets,
+				       struct lp_pipeline **out, struct lp_diag *d)
+{
+	static const char *const names[] = { "question" };
+	const char *values[] = { question };
+	struct lp_vars vars = { names, values, question ? 1 : 0 };
+
+	return lp_pipeline_load(path, &vars, sets, n_sets, out, d);
+}
+
+enum lp_status lp_runner_budget(const struct lp_pipeline *p, const char *cli_value,
+				size_t *bytes, struct lp_diag *d)
+{
+	const char *env = getenv("LPIPE_MEM_BUDGET");
+
+	if (cli_value) {
+		if (lp_mem_parse_size(cli_value, bytes))
+			return lp_diag_set(d, LP_E_USAGE, NULL, 0, 0,
+					   "invalid --mem-budget '%s' (expected a size such as 512MiB)",
+					   cli_value);
+		return LP_OK;
+	}
+	if (env && *env) {
+		if (lp_mem_parse_size(env, bytes))
+			return lp_diag_set(d, LP_E_CONFIG, NULL, 0, 0,
+					   "invalid LPIPE_MEM_BUDGET '%s' (expected a size such as 512MiB)",
+					   env);
+		return LP_OK;
+	}
+	*bytes = p->memory.budget;
+	return LP_OK;
+}
+
+/* Fold the allocator's current peaks into the run's. */
+static void fold_peaks(struct lp_run_stats *st)
+{
+	for (int t = 0; t < LP_MEM_NTAGS; t++)
+		if (lp_mem_peak(t) > st->peak_by_tag[t])
+			st->peak_by_tag[t] = lp_mem_peak(t);
+	if (lp_mem_peak_total() > st->peak_tracked_bytes)
+		st->peak_tracked_bytes = lp_mem_peak_total();
+}
+
+static enum lp_status load_document(struct lp_doc *doc, const char *doc_path,
+				    struct lp_diag *d)
+{
+	enum lp_status s;
+
+	lp_mem_set_phase("load");
+	s = lp_document_load(doc_path, doc->pipeline->input.invalid_utf8, &doc->src, d);
+	if (s)
+		return s;
+	doc->path = doc->src.path ? doc->src.path : doc_path;
+	doc->text = doc->src.text;
+	doc->len = doc->src.len;
+	if (doc->src.n_replaced)
+		lp_warn("%s: replaced %zu invalid UTF-8 sequence%s with U+FFFD", doc_path,
+			doc->src.n_replaced, doc->src.n_replaced == 1 ? "" : "s");
+	return LP_OK;
+}
+
+/* Without a split stage, the whole text is the one chunk. */
+static enum lp_status whole_text_chunk(struct lp_doc *doc, struct lp_diag *d)
+{
+	doc->chunks = lp_arena_alloc(&doc->arena, sizeof(*doc->chunks));
+	if (!doc->chunks)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the chunk table");
+	doc->chunks[0].off = 0;
+	doc->chunks[0].len = doc->len;
+	doc->n_chunks = 1;
+	return LP_OK;
+}
+
+/* What a stage changed, for stages that set no note themselves. */
+struct doc_shape {
+	size_t n_chunks, n_selected, n_levels;
+	const char *summary, *answer;
+	int verified;
+};
+
+static struct doc_shape shape_of(const struct lp_doc *doc)
+{
+	struct doc_shape sh = { doc->n_chunks, 0, doc->n_levels, doc->summary,
+				doc->answer, doc->verify.done };
+
+	for (size_t i = 0; i < doc->n_chunks; i++)
+		sh.n_selected += doc->chunks[i].selected != 0;
+	return sh;
+}
+
+static void default_note(struct lp_doc *doc, const struct doc_shape *was)
+{
+	struct doc_shape now = shape_of(doc);
+
+	if (now.verified && !was->verified)
+		lp_doc_note(doc, "%zu/%zu keyphrases survived, %zu words",
+			    doc->verify.n_survived, doc->verify.n_phrases, doc->verify.words);
+	else if (now.answer != was->answer)
+		lp_doc_note(doc, "answer of %zu bytes", strlen(now.answer ? now.answer : ""));
+	else if (now.n_levels != was->n_levels || now.summary != was->summary)
+		lp_doc_note(doc, "%zu level%s, summary of %zu bytes", now.n_levels,
+			    now.n_levels == 1 ? "" : "s",
+			    strlen(now.summary ? now.summary : ""));
+	else if (now.n_selected != was->n_selected)
+		lp_doc_note(doc, "kept %zu of %zu chunks", now.n_selected, now.n_chunks);
+	else if (now.n_chunks != was->n_chunks)
+		lp_doc_note(doc, "%zu chunk%s", now.n_chunks, now.n_chunks == 1 ? "" : "s");
+}
+
+static enum lp_status run_stage(struct lp_doc *doc, const struct lp_stage *st,
+				struct lp_run_stats *stats, struct lp_diag *d)
+{
+	struct lp_stage_trace *tr = &doc->trace[doc->n_trace++];
+	struct doc_shape was;
+	enum lp_status s;
+	double t0;
+
+	tr->kind = st->kind->name;
+	if (!doc->n_chunks && strcmp(st->kind->name, "split")) {
+		s = whole_text_chunk(doc, d);
+		if (s)
+			return s;
+	}
+	was = shape_of(doc);
+	lp_mem_set_phase(st->kind->name);
+	lp_mem_reset_peaks();
+	t0 = lp_now_s();
+	s = st->kind->run(doc, st->opts, d);
+	tr->seconds = lp_now_s() - t0;
+	tr->peak_tracked_bytes = lp_mem_peak_total();
+	fold_peaks(stats);
+	if (!tr->note && (s == LP_OK || s == LP_E_VERIFY))
+		default_note(doc, &was);
+	if (lp_log_level() >= LP_LOG_DEBUG) {
+		char peak[32];
+		lp_debug("stage %zu %s: %.3f s, tracked peak %s%s%s", doc->n_trace, tr->kind,
+			 tr->seconds, lp_mem_format_size(tr->peak_tracked_bytes, peak, sizeof(peak)),
+			 tr->note ? ", " : "", tr->note ? tr->note : "");
+	}
+	return s;
+}
+
+enum lp_status lp_runner_run(const struct lp_pipeline *p, const char *doc_path,
+			     const char *question, struct lp_doc *doc,
+			     struct lp_run_stats *stats, struct lp_diag *d)
+{
+	struct lp_run_stats local;
+	struct lp_diag verify_diag;
+	enum lp_status s, verify = LP_OK;
+
+	if (!stats)
+		stats = &local;
+	memset(stats, 0, sizeof(*stats));
+	stats->budget_bytes = lp_mem_budget();
+	lp_doc_init(doc, p);
+	doc->question = question;
+	lp_mem_reset_peaks();
+	s = load_document(doc, doc_path, d);
+	fold_peaks(stats);
+	if (s)
+		goto out;
+	doc->trace = lp_arena_alloc(&doc->arena, (p->n_stages + 1) * sizeof(*doc->trace));
+	if (!doc->trace) {
+		s = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the stage trace");
+		goto out;
+	}
+	lp_diag_init(&verify_diag);
+	for (size_t i = 0; i < p->n_stages; i++) {
+		s = run_stage(doc, &p->stages[i], stats, d);
+		if (s == LP_E_VERIFY) {
+			if (verify == LP_OK)
+				verify_diag = *d;
+			verify = LP_E_VERIFY;
+			lp_diag_init(d);
+			continue;
+		}
+		if (s)
+			goto out;
+	}
+	if (!doc->n_chunks && (s = whole_text_chunk(doc, d)))
+		goto out;
+	if (verify) {
+		*d = verify_diag;
+		s = verify;
+	}
+out:
+	lp_mem_set_phase("output");
+	stats->status = s;
+	return s;
+}

@@ -1,0 +1,69 @@
+/*
+ * runner.h - running one pipeline over one document, stage by stage.
+ *
+ * The commands that process documents (run now, batch later) share this
+ * code so that they load, budget, trace and stop in the same way:
+ *
+ *  1. lp_runner_load_pipeline: the pipeline, with -q as the variable
+ *     `question` and the --set overrides;
+ *  2. lp_runner_budget: the memory budget, from --mem-budget, else the
+ *     environment variable LPIPE_MEM_BUDGET, else memory.budget;
+ *  3. lp_runner_run: load the document (input.invalid_utf8 decides what
+ *     happens to invalid UTF-8), then run every stage in order.
+ *
+ * The runner owns the per-stage bookkeeping: before a stage runs it sets the
+ * memory phase to the stage's kind name, starts new memory peaks and appends
+ * the stage's entry to doc->trace (so the stage may set its note with
+ * lp_doc_note); afterwards it records the seconds and the tracked peak. When
+ * the first stage that is not a split finds no chunks, the whole text
+ * becomes one chunk.
+ *
+ * A run stops at the first failing stage, except for LP_E_VERIFY: a failed
+ * verification is remembered, the remaining stages still run, and the run
+ * returns LP_E_VERIFY with its message so the output is still produced.
+ */
+#ifndef LP_CLI_RUNNER_H
+#define LP_CLI_RUNNER_H
+
+#include <stddef.h>
+
+#include "config/pipeline.h"
+#include "core/status.h"
+#include "report/report.h"
+#include "stages/doc.h"
+
+/*
+ * Load `path` with `question` (may be NULL) bound to ${question} and the
+ * --set strings `sets[0..n_sets)`. Returns what lp_pipeline_load returns:
+ * LP_OK and a new *out (free with lp_pipeline_free), LP_E_CONFIG or LP_E_IO.
+ */
+enum lp_status lp_runner_load_pipeline(const char *path, const char *question,
+				       const char *const *sets, size_t n_sets,
+				       struct lp_pipeline **out, struct lp_diag *d);
+
+/*
+ * The memory budget in bytes for `p` (0: unlimited): `cli_value` (the
+ * --mem-budget argument, may be NULL) wins over LPIPE_MEM_BUDGET, which wins
+ * over memory.budget. Returns LP_OK, or LP_E_USAGE (bad --mem-budget) /
+ * LP_E_CONFIG (bad LPIPE_MEM_BUDGET) with `d` filled. Does not set it.
+ */
+enum lp_status lp_runner_budget(const struct lp_pipeline *p, const char *cli_value,
+				size_t *bytes, struct lp_diag *d);
+
+/*
+ * Initialise `doc` for `p`, load the document `doc_path` ("-": stdin) and
+ * run every stage. `question` (may be NULL) is stored in doc->question and
+ * must outlive doc. `stats` (may be NULL) receives the run's memory peaks
+ * and final status. The caller calls lp_doc_release(doc) afterwards in
+ * every case.
+ *
+ * Returns LP_OK; LP_E_VERIFY when a verification failed but every stage ran
+ * (`d` holds the first verification message); or the first error (LP_E_INPUT,
+ * LP_E_IO, LP_E_NOMEM, LP_E_MODEL, LP_E_INTERNAL, ...) with `d` filled, in
+ * which case the doc is incomplete and no output should be written.
+ */
+enum lp_status lp_runner_run(const struct lp_pipeline *p, const char *doc_path,
+			     const char *question, struct lp_doc *doc,
+			     struct lp_run_stats *stats, struct lp_diag *d);
+
+#endif

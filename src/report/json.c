@@ -1,0 +1,304 @@
+/*
+ * json.c - the JSON report (see lpipe(1) for the keys).
+ *
+ * Scripts rely on the exact set of top-level keys, so it is written out
+ * in one place (report_object) in the documented order. Every string goes
+ * through jansson, which checks it is valid UTF-8 and escapes it.
+ */
+#include "report/report.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+
+#include "config.h"
+
+/* A JSON string, or null for NULL. Returns NULL when jansson refuses it
+ * (out of memory, invalid UTF-8): the caller treats that as a failure. */
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+/* JSON has no NaN or infinity: those become null. */
+static json_t *real(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *strn(const char *s, size_t n)
+{
+	return json_stringn(s, n);
+}
+
+/* Set obj[key] = v; a NULL v marks the object as broken. */
+static int put(json_t *obj, const char *key, json_t *v, int *ok)
+{
+	if (!v || json_object_set_new(obj, key, v))
+		*ok = 0;
+	return *ok;
+}
+
+static void push(json_t *arr, json_t *v, int *ok)
+{
+	if (!v || json_array_append_new(arr, v))
+		*ok = 0;
+}
+
+static json_t *node_json(const struct lp_node *n, int *ok)
+{
+	json_t *v;
+
+	if (!n)
+		return json_null();
+	switch (n->kind) {
+	case LP_NODE_SCALAR:
+		return json_string(n->scalar ? n->scalar : "");
+	case LP_NODE_MAP:
+		v = json_object();
+		for (size_t i = 0; v && i < n->n; i++)
+			put(v, n->keys[i]->scalar, node_json(n->values[i], ok), ok);
+		return v;
+	case LP_NODE_SEQ:
+		v = json_array();
+		for (size_t i = 0; v && i < n->n; i++)
+			push(v, node_json(n->values[i], ok), ok);
+		return v;
+	}
+	return NULL;
+}
+
+static json_t *pipeline_json(const struct lp_pipeline *p, int *ok)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	put(o, "path", str_or_null(p ? p->path : NULL), ok);
+	put(o, "name", str_or_null(p ? p->name : NULL), ok);
+	put(o, "config", node_json(p ? p->root : NULL, ok), ok);
+	return o;
+}
+
+static json_t *document_json(const struct lp_doc *doc, int *ok)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	put(o, "path", str_or_null(doc->path), ok);
+	put(o, "bytes", json_integer((json_int_t)doc->len), ok);
+	put(o, "replaced_invalid", json_integer((json_int_t)doc->src.n_replaced), ok);
+	return o;
+}
+
+static json_t *stages_json(const struct lp_doc *doc, int *ok)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < doc->n_trace; i++) {
+		const struct lp_stage_trace *t = &doc->trace[i];
+		json_t *o = json_object();
+
+		if (o) {
+			put(o, "kind", str_or_null(t->kind), ok);
+			put(o, "seconds", real(t->seconds), ok);
+			put(o, "peak_tracked_bytes", json_integer((json_int_t)t->peak_tracked_bytes), ok);
+			put(o, "note", str_or_null(t->note), ok);
+		}
+		push(a, o, ok);
+	}
+	return a;
+}
+
+static json_t *chunk_json(const struct lp_chunk *c, size_t id, int *ok)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	put(o, "id", json_integer((json_int_t)id), ok);
+	put(o, "offset", json_integer((json_int_t)c->off), ok);
+	put(o, "length", json_integer((json_int_t)c->len), ok);
+	put(o, "score", real(c->score), ok);
+	return o;
+}
+
+static json_t *chunks_json(const struct lp_doc *doc, int *ok)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < doc->n_chunks; i++) {
+		json_t *o = chunk_json(&doc->chunks[i], i, ok);
+		if (o)
+			put(o, "selected", json_boolean(doc->chunks[i].selected), ok);
+		push(a, o, ok);
+	}
+	return a;
+}
+
+/* Only a retrieve stage marks chunks as selected; without one, []. */
+static json_t *selected_json(const struct lp_doc *doc, int *ok)
+{
+	json_t *a = json_array();
+	int any = 0;
+
+	for (size_t i = 0; i < doc->n_chunks; i++)
+		any |= doc->chunks[i].selected != 0;
+	for (size_t i = 0; a && any && doc->selection && i < doc->n_selection; i++) {
+		size_t id = doc->selection[i];
+		const struct lp_chunk *c;
+		json_t *o;
+
+		if (id >= doc->n_chunks) {
+			*ok = 0;
+			break;
+		}
+		c = &doc->chunks[id];
+		o = chunk_json(c, id, ok);
+		if (o)
+			put(o, "text", strn(doc->text + c->off, c->len), ok);
+		push(a, o, ok);
+	}
+	return a;
+}
+
+static json_t *levels_json(const struct lp_doc *doc, int *ok)
+{
+	json_t *a = json_array();
+
+	for (size_t l = 0; a && l < doc->n_levels; l++) {
+		const struct lp_summary_level *lv = &doc->levels[l];
+		json_t *o = json_object(), *sums = json_array();
+
+		for (size_t i = 0; sums && i < lv->n; i++) {
+			json_t *s = json_object();
+			if (s) {
+				put(s, "text", str_or_null(lv->texts[i]), ok);
+				put(s, "first_input", json_integer((json_int_t)lv->first_input[i]), ok);
+				put(s, "n_inputs", json_integer((json_int_t)lv->n_inputs[i]), ok);
+			}
+			push(sums, s, ok);
+		}
+		if (o) {
+			put(o, "level", json_integer((json_int_t)l), ok);
+			put(o, "summaries", sums, ok);
+		} else {
+			json_decref(sums);
+		}
+		push(a, o, ok);
+	}
+	return a;
+}
+
+static json_t *verification_json(const struct lp_verify_result *v, int *ok)
+{
+	json_t *o, *survived, *missing, *phrases;
+
+	if (!v->done)
+		return json_null();
+	o = json_object();
+	survived = json_array();
+	missing = json_array();
+	phrases = json_array();
+	for (size_t i = 0; survived && missing && phrases && i < v->n_phrases; i++) {
+		const struct lp_keyphrase *k = &v->phrases[i];
+		json_t *ph = json_object();
+
+		push(k->survived ? survived : missing, str_or_null(k->text), ok);
+		if (ph) {
+			put(ph, "text", str_or_null(k->text), ok);
+			put(ph, "origin", str_or_null(k->origin), ok);
+			put(ph, "survived", json_boolean(k->survived), ok);
+		}
+		push(phrases, ph, ok);
+	}
+	if (!o) {
+		json_decref(survived);
+		json_decref(missing);
+		json_decref(phrases);
+		return NULL;
+	}
+	put(o, "passed", json_boolean(v->passed), ok);
+	put(o, "survival_rate", real(v->survival_rate), ok);
+	put(o, "survived", survived, ok);
+	put(o, "missing", missing, ok);
+	put(o, "phrases", phrases, ok);
+	put(o, "words", json_integer((json_int_t)v->words), ok);
+	put(o, "min_words", json_integer((json_int_t)v->min_words), ok);
+	return o;
+}
+
+static json_t *memory_json(const struct lp_run_stats *st, int *ok)
+{
+	json_t *o = json_object(), *tags = json_object();
+
+	for (int t = 0; tags && t < LP_MEM_NTAGS; t++) {
+		json_t *e = json_object();
+		size_t peak = st ? st->peak_by_tag[t] : lp_mem_peak(t);
+
+		if (e) {
+			put(e, "current", json_integer((json_int_t)lp_mem_current(t)), ok);
+			put(e, "peak", json_integer((json_int_t)peak), ok);
+		}
+		put(tags, lp_mem_tag_name(t), e, ok);
+	}
+	if (!o) {
+		json_decref(tags);
+		return NULL;
+	}
+	put(o, "peak_tracked_bytes",
+	    json_integer((json_int_t)(st ? st->peak_tracked_bytes : lp_mem_peak_total())), ok);
+	put(o, "peak_rss_bytes", json_integer((json_int_t)lp_mem_peak_rss()), ok);
+	put(o, "budget_bytes", json_integer((json_int_t)(st ? st->budget_bytes : lp_mem_budget())), ok);
+	put(o, "by_tag", tags, ok);
+	return o;
+}
+
+/* The whole report, keys in the documented order. */
+static json_t *report_object(struct lp_doc *doc, const struct lp_run_stats *st,
+			     const char *result, int *ok)
+{
+	enum lp_status status = st ? st->status : LP_OK;
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	put(o, "lpipe_version", json_string(PACKAGE_VERSION), ok);
+	put(o, "pipeline", pipeline_json(doc->pipeline, ok), ok);
+	put(o, "document", document_json(doc, ok), ok);
+	put(o, "stages", stages_json(doc, ok), ok);
+	put(o, "chunks", chunks_json(doc, ok), ok);
+	put(o, "selected", selected_json(doc, ok), ok);
+	put(o, "summary_levels", levels_json(doc, ok), ok);
+	put(o, "summary", str_or_null(doc->summary), ok);
+	put(o, "answer", str_or_null(doc->answer), ok);
+	put(o, "result", json_string(result), ok);
+	put(o, "verification", verification_json(&doc->verify, ok), ok);
+	put(o, "memory", memory_json(st, ok), ok);
+	put(o, "status", json_string(lp_status_str(status)), ok);
+	put(o, "exit_code", json_integer(lp_status_exit_code(status)), ok);
+	return o;
+}
+
+enum lp_status lp_report_json(struct lp_doc *doc, const struct lp_run_stats *stats,
+			      FILE *out, struct lp_diag *d)
+{
+	const char *result = lp_doc_result(doc);
+	json_t *root;
+	int ok = 1, rc;
+
+	if (!result)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory joining the result");
+	root = report_object(doc, stats, result, &ok);
+	if (!root || !ok) {
+		json_decref(root);
+		return lp_diag_set(d, LP_E_INTERNAL, NULL, 0, 0,
+				   "unable to build the JSON report (out of memory or invalid UTF-8)");
+	}
+	rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (rc || fputc('\n', out) == EOF)
+		return lp_diag_set(d, LP_E_IO, NULL, 0, 0, "unable to write the JSON report");
+	return LP_OK;
+}

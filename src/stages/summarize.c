@@ -1,0 +1,259 @@
+/*
+ * summarize.c - the summarize stage: a summary tree over the working set.
+ *
+ * Level 0 holds one summary per chunk of the working set (or of the whole
+ * text when no stage cut it into chunks). Each higher level concatenates
+ * groups of `fanout` consecutive summaries of the level below (separated by
+ * a blank line, a sentence boundary) and summarises each group again, until
+ * one summary is left: doc->summary. Every level is kept in doc->levels;
+ * first_input and n_inputs give the range covered at the level below (at
+ * level 0: the position in the working set, one input each).
+ *
+ * Memory stays flat as the document grows: a chunk is read in place from
+ * the mapped text, only summaries (at most max_words words each) move up,
+ * and the scratch of one extractive call is freed before the next.
+ *
+ * Only the extractive strategy runs in this build; `tree` and `refine`
+ * summarise with a model and are refused when the pipeline is loaded.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "core/buf.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/progress.h"
+#include "stages/stage.h"
+#include "text/extractive.h"
+
+enum strategy { STRATEGY_EXTRACTIVE, STRATEGY_TREE, STRATEGY_REFINE };
+
+static const char *const strategy_names[] = {"extractive", "tree", "refine", NULL};
+
+struct summarize_opts {
+	enum strategy strategy;
+	long long fanout;        /* summaries per group above level 0, 2..64 */
+	long long max_words;     /* per summary; CJK characters count as words */
+	long long max_sentences; /* per summary, 0: no limit */
+	const char *prompt;      /* for model strategies; NULL when not given */
+};
+
+static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
+			    const struct lp_pipeline *p, void **out)
+{
+	static const char *const keys[] = {"strategy", "fanout", "max_words",
+					   "max_sentences", "prompt", NULL};
+	struct summarize_opts *o = lp_arena_alloc(c->arena, sizeof(*o));
+	int s = STRATEGY_EXTRACTIVE;
+
+	if (!o)
+		return lp_cfg_error(c, opts, "out of memory");
+	if (lp_cfg_check_keys(c, opts, keys) ||
+	    lp_cfg_get_enum(c, opts, "strategy", strategy_names, STRATEGY_EXTRACTIVE, &s) ||
+	    lp_cfg_get_int(c, opts, "fanout", 4, 2, 64, &o->fanout) ||
+	    lp_cfg_get_int(c, opts, "max_words", 120, 1, 1000000, &o->max_words) ||
+	    lp_cfg_get_int(c, opts, "max_sentences", 0, 0, 1000000, &o->max_sentences) ||
+	    lp_cfg_get_string(c, opts, "prompt", NULL, &o->prompt))
+		return LP_E_CONFIG;
+	if (s != STRATEGY_EXTRACTIVE)
+		return lp_cfg_error(c, lp_node_get(opts, "strategy"),
+				    "strategy '%s' needs a model, which this build does not "
+				    "have yet; use extractive", strategy_names[s]);
+	o->strategy = (enum strategy)s;
+	*out = o;
+	return LP_OK;
+}
+
+/* A YAML flow scalar: single-quoted ('' for '), or double-quoted with
+ * escapes when it holds a line break, which single quotes would fold. */
+static void add_yaml_string(struct lp_buf *out, const char *s)
+{
+	int dq = strchr(s, '\n') != NULL;
+
+	lp_buf_addc(out, dq ? '"' : '\'');
+	for (; *s; s++) {
+		if (dq && (*s == '"' || *s == '\\'))
+			lp_buf_addc(out, '\\');
+		if (dq && *s == '\n')
+			lp_buf_adds(out, "\\n");
+		else if (!dq && *s == '\'')
+			lp_buf_adds(out, "''");
+		else
+			lp_buf_addc(out, *s);
+	}
+	lp_buf_addc(out, dq ? '"' : '\'');
+}
+
+static void describe(const void *opts, struct lp_buf *out)
+{
+	const struct summarize_opts *o = opts;
+
+	lp_buf_addf(out, "{strategy: %s, fanout: %lld, max_words: %lld, max_sentences: %lld",
+		    strategy_names[o->strategy], o->fanout, o->max_words, o->max_sentences);
+	if (o->prompt) {
+		lp_buf_adds(out, ", prompt: ");
+		add_yaml_string(out, o->prompt);
+	}
+	lp_buf_addc(out, '}');
+}
+
+/* Levels a tree over n0 inputs needs: n0, ceil(n0 / f), ..., 1. */
+static size_t count_levels(size_t n0, size_t fanout)
+{
+	size_t levels = 1;
+
+	while (n0 > 1) {
+		n0 = (n0 + fanout - 1) / fanout;
+		levels++;
+	}
+	return levels;
+}
+
+static enum lp_status level_alloc(struct lp_doc *doc, struct lp_summary_level *l, size_t n,
+				  struct lp_diag *d)
+{
+	l->n = n;
+	l->texts = lp_arena_alloc(&doc->arena, n * sizeof(*l->texts));
+	l->first_input = lp_arena_alloc(&doc->arena, n * sizeof(size_t));
+	l->n_inputs = lp_arena_alloc(&doc->arena, n * sizeof(size_t));
+	if (!l->texts || !l->first_input || !l->n_inputs)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for summary level");
+	return LP_OK;
+}
+
+/* Summarise text[0..len) into an arena string. */
+static enum lp_status summarize_into(struct lp_doc *doc, const struct summarize_opts *o,
+				     const char *text, size_t len, const char **out,
+				     struct lp_diag *d)
+{
+	struct lp_extractive_opts eo = {(size_t)o->max_words, (size_t)o->max_sentences};
+	char *s;
+	size_t n;
+	enum lp_status st = lp_extractive_summarize(text, len, &eo, &s, &n, d);
+
+	if (st)
+		return st;
+	*out = lp_arena_strndup(&doc->arena, s, n);
+	lp_mem_free(s);
+	if (!*out)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory storing a summary");
+	return LP_OK;
+}
+
+static enum lp_status run_level0(struct lp_doc *doc, const struct summarize_opts *o,
+				 const size_t *set, size_t n, struct lp_summary_level *l,
+				 struct lp_diag *d)
+{
+	struct lp_progress pr;
+	enum lp_status st = LP_OK;
+
+	if (!n) { /* no chunks: the whole text is the one input */
+		l->first_input[0] = 0;
+		l->n_inputs[0] = 1;
+		return summarize_into(doc, o, doc->text ? doc->text : "", doc->len,
+				      &l->texts[0], d);
+	}
+	lp_progress_begin(&pr, "summarize", "chunks", n);
+	for (size_t i = 0; i < n && !st; i++) {
+		const struct lp_chunk *c = &doc->chunks[set[i]];
+		l->first_input[i] = i;
+		l->n_inputs[i] = 1;
+		st = summarize_into(doc, o, doc->text + c->off, c->len, &l->texts[i], d);
+		lp_progress_update(&pr, i + 1);
+	}
+	lp_progress_end(&pr);
+	return st;
+}
+
+/* Summarise groups of `fanout` texts of `below` into `l`. */
+static enum lp_status run_level(struct lp_doc *doc, const struct summarize_opts *o,
+				const struct lp_summary_level *below,
+				struct lp_summary_level *l, struct lp_diag *d)
+{
+	size_t f = (size_t)o->fanout;
+	struct lp_buf b;
+	enum lp_status st = LP_OK;
+
+	lp_buf_init(&b);
+	for (size_t j = 0; j < l->n && !st; j++) {
+		size_t first = j * f, end = first + f < below->n ? first + f : below->n;
+		lp_buf_reset(&b);
+		for (size_t i = first; i < end && !st; i++)
+			if ((i > first && lp_buf_adds(&b, "\n\n")) || lp_buf_adds(&b, below->texts[i]))
+				st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
+						 "out of memory joining summaries");
+		l->first_input[j] = first;
+		l->n_inputs[j] = end - first;
+		if (!st)
+			st = summarize_into(doc, o, b.data, b.len, &l->texts[j], d);
+	}
+	lp_buf_release(&b);
+	return st;
+}
+
+/* The runner opens the stage's trace entry before run(); fill its note. */
+static void set_note(struct lp_doc *doc, const char *kind, const char *note)
+{
+	struct lp_stage_trace *t = doc->n_trace ? &doc->trace[doc->n_trace - 1] : NULL;
+
+	if (note && t && t->kind && !strcmp(t->kind, kind))
+		t->note = note;
+	lp_debug("%s: %s", kind, note ? note : "");
+}
+
+static const char *levels_note(struct lp_doc *doc)
+{
+	struct lp_buf b;
+	const char *s;
+
+	lp_buf_init(&b);
+	lp_buf_adds(&b, "levels: ");
+	for (size_t k = 0; k < doc->n_levels; k++)
+		lp_buf_addf(&b, "%s%zu", k ? " -> " : "", doc->levels[k].n);
+	s = lp_arena_strndup(&doc->arena, b.data, b.len);
+	lp_buf_release(&b);
+	return s;
+}
+
+static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *d)
+{
+	const struct summarize_opts *o = opts;
+	const char *phase = lp_mem_phase();
+	size_t n, n0, n_levels, f = (size_t)o->fanout;
+	const size_t *set = lp_doc_working_set(doc, &n);
+	enum lp_status st;
+
+	if (!set && doc->n_chunks)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the working set");
+	n0 = n ? n : 1;
+	n_levels = count_levels(n0, f);
+	doc->levels = lp_arena_alloc(&doc->arena, n_levels * sizeof(*doc->levels));
+	if (!doc->levels)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for summary levels");
+	doc->n_levels = 0;
+	lp_mem_set_phase("summarize");
+	st = level_alloc(doc, &doc->levels[0], n0, d);
+	if (!st)
+		st = run_level0(doc, o, set, n, &doc->levels[0], d);
+	for (size_t k = 1; k < n_levels && !st; k++) {
+		size_t m = (doc->levels[k - 1].n + f - 1) / f;
+		st = level_alloc(doc, &doc->levels[k], m, d);
+		if (!st)
+			st = run_level(doc, o, &doc->levels[k - 1], &doc->levels[k], d);
+	}
+	lp_mem_set_phase(phase);
+	if (st)
+		return st;
+	doc->n_levels = n_levels;
+	doc->summary = doc->levels[n_levels - 1].texts[0];
+	set_note(doc, "summarize", levels_note(doc));
+	return LP_OK;
+}
+
+const struct lp_stage_kind lp_stage_summarize = {
+	.name = "summarize",
+	.parse = parse,
+	.run = run,
+	.describe = describe,
+};

@@ -1,0 +1,380 @@
+/*
+ * verify.c - the verify stage: did the keyphrases of the source survive?
+ *
+ * The output checked is lp_doc_result (answer, else summary, else the
+ * working set). Three kinds of phrase are checked in it, case-insensitively
+ * and regardless of spacing (text/match.h):
+ *  - must: literal phrases the user requires;
+ *  - regex: PCRE2 patterns that must match somewhere in the output (shown
+ *    as the pattern); they are compiled at load time, so a bad one is a
+ *    configuration error naming its offset;
+ *  - auto: N phrases extracted from the source (text/keyphrase.h), skipping
+ *    any that repeat a must phrase.
+ *
+ * passed = every must and regex phrase survived AND the output has at least
+ * min_words words. Auto phrases only move the survival rate: they are a
+ * heuristic guess at what mattered, and failing a run (or, later, retrying
+ * a model) on a guess would punish good summaries that paraphrase.
+ *
+ * The auto phrases come from the whole document while it is at most
+ * VERIFY_MAX_SOURCE bytes. Above that they come from the working-set
+ * chunks, concatenated up to that size: extraction holds a candidate table
+ * bounded in entries but its scan still costs time and scratch in
+ * proportion to the text, and the chunks the summary was built from are the
+ * fair place to look for what it should keep.
+ *
+ * on_fail: warn logs the failure and returns LP_OK; fail returns
+ * LP_E_VERIFY (the run still writes its output: the CLI decides the exit
+ * status). retry needs a model and is refused when the pipeline is loaded.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "core/buf.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "stages/stage.h"
+#include "text/keyphrase.h"
+#include "text/match.h"
+
+#define VERIFY_MAX_SOURCE (4u << 20)
+
+enum on_fail { ON_FAIL_WARN, ON_FAIL_FAIL, ON_FAIL_RETRY };
+
+static const char *const on_fail_names[] = {"warn", "fail", "retry", NULL};
+
+struct verify_opts {
+	long long n_auto;    /* phrases to extract from the source */
+	const char **must;   /* [n_must] */
+	size_t n_must;
+	const char **regex;  /* [n_regex] PCRE2 patterns, checked at load time */
+	size_t n_regex;
+	long long min_words;
+	enum on_fail on_fail;
+};
+
+/* The node of item i of `key` in map, for positions in messages. */
+static const struct lp_node *item_node(const struct lp_node *map, const char *key, size_t i)
+{
+	const struct lp_node *n = lp_node_get(map, key);
+
+	if (n && n->kind == LP_NODE_SEQ && i < n->n)
+		return n->values[i];
+	return n ? n : map;
+}
+
+static enum lp_status check_phrases(struct lp_cfg_ctx *c, const struct lp_node *kp,
+				    const struct verify_opts *o)
+{
+	char msg[256];
+	size_t off;
+
+	for (size_t i = 0; i < o->n_must; i++)
+		if (!o->must[i][0] || !lp_match_count_words(o->must[i], strlen(o->must[i])))
+			return lp_cfg_error(c, item_node(kp, "must", i),
+					    "keyphrase '%s' has no words", o->must[i]);
+	for (size_t i = 0; i < o->n_regex; i++)
+		if (!lp_match_regex_valid(o->regex[i], msg, sizeof(msg), &off))
+			return lp_cfg_error(c, item_node(kp, "regex", i),
+					    "regex '%s': %s at offset %zu", o->regex[i], msg, off);
+	return LP_OK;
+}
+
+static enum lp_status parse_keyphrases(struct lp_cfg_ctx *c, const struct lp_node *kp,
+				       struct verify_opts *o)
+{
+	static const char *const keys[] = {"auto", "must", "regex", NULL};
+
+	if (!kp)
+		return LP_OK;
+	if (lp_cfg_check_keys(c, kp, keys) ||
+	    lp_cfg_get_int(c, kp, "auto", 0, 0, 1000, &o->n_auto) ||
+	    lp_cfg_get_string_list(c, kp, "must", &o->must, &o->n_must) ||
+	    lp_cfg_get_string_list(c, kp, "regex", &o->regex, &o->n_regex))
+		return LP_E_CONFIG;
+	return check_phrases(c, kp, o);
+}
+
+static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
+			    const struct lp_pipeline *p, void **out)
+{
+	static const char *const keys[] = {"keyphrases", "min_words", "on_fail", NULL};
+	struct verify_opts *o = lp_arena_alloc(c->arena, sizeof(*o));
+	int f = ON_FAIL_WARN;
+
+	if (!o)
+		return lp_cfg_error(c, opts, "out of memory");
+	if (lp_cfg_check_keys(c, opts, keys) ||
+	    parse_keyphrases(c, lp_node_get(opts, "keyphrases"), o) ||
+	    lp_cfg_get_int(c, opts, "min_words", 0, 0, 100000000, &o->min_words) ||
+	    lp_cfg_get_enum(c, opts, "on_fail", on_fail_names, ON_FAIL_WARN, &f))
+		return LP_E_CONFIG;
+	if (f == ON_FAIL_RETRY)
+		return lp_cfg_error(c, lp_node_get(opts, "on_fail"),
+				    "on_fail 'retry' needs a model, which this build does not "
+				    "have yet; use warn or fail");
+	o->on_fail = (enum on_fail)f;
+	*out = o;
+	return LP_OK;
+}
+
+/* A YAML flow scalar: single-quoted ('' for '), or double-quoted with
+ * escapes when it holds a line break, which single quotes would fold. */
+static void add_yaml_string(struct lp_buf *out, const char *s)
+{
+	int dq = strchr(s, '\n') != NULL;
+
+	lp_buf_addc(out, dq ? '"' : '\'');
+	for (; *s; s++) {
+		if (dq && (*s == '"' || *s == '\\'))
+			lp_buf_addc(out, '\\');
+		if (dq && *s == '\n')
+			lp_buf_adds(out, "\\n");
+		else if (!dq && *s == '\'')
+			lp_buf_adds(out, "''");
+		else
+			lp_buf_addc(out, *s);
+	}
+	lp_buf_addc(out, dq ? '"' : '\'');
+}
+
+static void add_quoted_list(struct lp_buf *out, const char *key, const char *const *v,
+			    size_t n)
+{
+	lp_buf_addf(out, ", %s: [", key);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			lp_buf_adds(out, ", ");
+		add_yaml_string(out, v[i]);
+	}
+	lp_buf_addc(out, ']');
+}
+
+static void describe(const void *opts, struct lp_buf *out)
+{
+	const struct verify_opts *o = opts;
+
+	lp_buf_addf(out, "{keyphrases: {auto: %lld", o->n_auto);
+	add_quoted_list(out, "must", o->must, o->n_must);
+	add_quoted_list(out, "regex", o->regex, o->n_regex);
+	lp_buf_addf(out, "}, min_words: %lld, on_fail: %s}", o->min_words,
+		    on_fail_names[o->on_fail]);
+}
+
+/* The text auto phrases are drawn from: the document, or its working set
+ * cut at VERIFY_MAX_SOURCE bytes (then *owned is set; free it). */
+static enum lp_status auto_source(struct lp_doc *doc, const char **text, size_t *len,
+				  char **owned, struct lp_diag *d)
+{
+	struct lp_buf b;
+	const size_t *set;
+	size_t n;
+
+	*owned = NULL;
+	*text = doc->text ? doc->text : "";
+	*len = doc->len;
+	if (doc->len <= VERIFY_MAX_SOURCE || !doc->n_chunks)
+		return LP_OK;
+	set = lp_doc_working_set(doc, &n);
+	if (!set)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the working set");
+	lp_buf_init(&b);
+	for (size_t i = 0; i < n; i++) {
+		const struct lp_chunk *c = &doc->chunks[set[i]];
+		size_t take = c->len;
+		if (b.len + take + 2 > VERIFY_MAX_SOURCE)
+			break; /* whole chunks only: never cut a character */
+		if ((b.len && lp_buf_adds(&b, "\n\n")) || lp_buf_add(&b, doc->text + c->off, take)) {
+			lp_buf_release(&b);
+			return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
+					   "out of memory gathering keyphrase sources");
+		}
+	}
+	*owned = lp_buf_detach(&b, len);
+	if (!*owned)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory gathering keyphrase sources");
+	*text = *owned;
+	return LP_OK;
+}
+
+struct checker {
+	struct lp_doc *doc;
+	struct lp_verify_result *r;
+	struct lp_match m;
+	const char *out;
+	size_t out_len;
+};
+
+static enum lp_status add_literal(struct checker *k, const char *phrase, const char *origin,
+				  struct lp_diag *d)
+{
+	struct lp_keyphrase *p = &k->r->phrases[k->r->n_phrases];
+
+	/* the doc may outlive the pipeline whose options hold the phrase */
+	p->text = lp_arena_strdup(&k->doc->arena, phrase);
+	p->origin = origin;
+	if (!p->text || lp_match_contains(&k->m, phrase, strlen(phrase), &p->survived))
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory matching keyphrases");
+	k->r->n_phrases++;
+	k->r->n_survived += p->survived != 0;
+	return LP_OK;
+}
+
+static enum lp_status add_regex(struct checker *k, const char *pattern, struct lp_diag *d)
+{
+	struct lp_keyphrase *p = &k->r->phrases[k->r->n_phrases];
+	struct lp_diag rd;
+	enum lp_status st;
+
+	lp_diag_init(&rd);
+	p->text = lp_arena_strdup(&k->doc->arena, pattern);
+	if (!p->text)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory matching keyphrases");
+	p->origin = "regex";
+	st = lp_match_regex_search(pattern, k->out, k->out_len, &p->survived, &rd);
+	if (st == LP_E_NOMEM) {
+		*d = rd;
+		return st;
+	}
+	if (st) /* a match limit hit: count the pattern as missing, say why */
+		lp_warn("verify: %s", rd.msg);
+	k->r->n_phrases++;
+	k->r->n_survived += p->survived != 0;
+	return LP_OK;
+}
+
+/* Is `phrase` one of the must phrases (same normal form)? */
+static int is_must(const struct verify_opts *o, const char *phrase, struct lp_buf *a,
+		   struct lp_buf *b)
+{
+	lp_buf_reset(a);
+	if (lp_match_normalize(phrase, strlen(phrase), a))
+		return 0;
+	for (size_t i = 0; i < o->n_must; i++) {
+		lp_buf_reset(b);
+		if (!lp_match_normalize(o->must[i], strlen(o->must[i]), b) && a->len == b->len &&
+		    !memcmp(a->data, b->data, a->len))
+			return 1;
+	}
+	return 0;
+}
+
+static enum lp_status add_auto(struct checker *k, const struct verify_opts *o,
+			       struct lp_diag *d)
+{
+	const char *text, **found = NULL;
+	char *owned;
+	size_t len, n_found = 0, added = 0;
+	struct lp_buf a, b;
+	enum lp_status st;
+
+	if (!o->n_auto)
+		return LP_OK;
+	st = auto_source(k->doc, &text, &len, &owned, d);
+	if (!st)
+		st = lp_keyphrase_extract(text, len, (size_t)o->n_auto + o->n_must,
+					  &k->doc->arena, &found, &n_found, d);
+	lp_mem_free(owned);
+	lp_buf_init(&a);
+	lp_buf_init(&b);
+	for (size_t i = 0; i < n_found && added < (size_t)o->n_auto && !st; i++) {
+		if (is_must(o, found[i], &a, &b))
+			continue;
+		st = add_literal(k, found[i], "auto", d);
+		added++;
+	}
+	lp_buf_release(&a);
+	lp_buf_release(&b);
+	return st;
+}
+
+/* One line naming what failed, for the warning or the error. */
+static const char *failure_text(struct lp_doc *doc, const struct lp_verify_result *r)
+{
+	struct lp_buf b;
+	const char *s;
+	size_t missing = 0;
+
+	lp_buf_init(&b);
+	lp_buf_adds(&b, "verification failed:");
+	for (size_t i = 0; i < r->n_phrases; i++) {
+		const struct lp_keyphrase *p = &r->phrases[i];
+		if (p->survived || !strcmp(p->origin, "auto"))
+			continue;
+		lp_buf_addf(&b, "%s '%s'", missing++ ? "," : " missing", p->text);
+	}
+	if (r->words < r->min_words)
+		lp_buf_addf(&b, "%s %zu words, fewer than min_words %zu", missing ? ";" : "",
+			    r->words, r->min_words);
+	s = lp_arena_strndup(&doc->arena, b.data, b.len);
+	lp_buf_release(&b);
+	return s ? s : "verification failed";
+}
+
+static void set_note(struct lp_doc *doc, const char *kind, const char *note)
+{
+	struct lp_stage_trace *t = doc->n_trace ? &doc->trace[doc->n_trace - 1] : NULL;
+
+	if (note && t && t->kind && !strcmp(t->kind, kind))
+		t->note = note;
+	lp_debug("%s: %s", kind, note ? note : "");
+}
+
+static void finish(struct lp_verify_result *r)
+{
+	r->passed = r->words >= r->min_words;
+	for (size_t i = 0; i < r->n_phrases; i++)
+		if (!r->phrases[i].survived && strcmp(r->phrases[i].origin, "auto"))
+			r->passed = 0;
+	r->survival_rate = r->n_phrases ? (double)r->n_survived / (double)r->n_phrases : 1.0;
+	r->done = 1;
+}
+
+static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *d)
+{
+	const struct verify_opts *o = opts;
+	struct lp_verify_result *r = &doc->verify;
+	struct checker k;
+	size_t cap = o->n_must + o->n_regex + (size_t)o->n_auto;
+	enum lp_status st = LP_OK;
+
+	memset(r, 0, sizeof(*r));
+	memset(&k, 0, sizeof(k));
+	k.doc = doc;
+	k.r = r;
+	k.out = lp_doc_result(doc);
+	r->phrases = lp_arena_alloc(&doc->arena, (cap + 1) * sizeof(*r->phrases));
+	if (!k.out || !r->phrases)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for verification");
+	k.out_len = strlen(k.out);
+	if (lp_match_init(&k.m, k.out, k.out_len, d))
+		return LP_E_NOMEM;
+	for (size_t i = 0; i < o->n_must && !st; i++)
+		st = add_literal(&k, o->must[i], "must", d);
+	for (size_t i = 0; i < o->n_regex && !st; i++)
+		st = add_regex(&k, o->regex[i], d);
+	if (!st)
+		st = add_auto(&k, o, d);
+	lp_match_release(&k.m);
+	if (st)
+		return st;
+	r->words = lp_match_count_words(k.out, k.out_len);
+	r->min_words = (size_t)o->min_words;
+	finish(r);
+	set_note(doc, "verify", lp_arena_printf(&doc->arena, "%zu/%zu keyphrases survived",
+						r->n_survived, r->n_phrases));
+	if (r->passed)
+		return LP_OK;
+	if (o->on_fail == ON_FAIL_FAIL)
+		return lp_diag_set(d, LP_E_VERIFY, NULL, 0, 0, "%s", failure_text(doc, r));
+	lp_warn("%s", failure_text(doc, r));
+	return LP_OK;
+}
+
+const struct lp_stage_kind lp_stage_verify = {
+	.name = "verify",
+	.parse = parse,
+	.run = run,
+	.describe = describe,
+};

@@ -1,0 +1,62 @@
+/*
+ * extractive.h - extractive summaries: keep the most central sentences.
+ *
+ * Sentences (lp_sentence_next) are ranked by centrality, LexRank style:
+ * each sentence is a vector of term weights (tf * idf over the sentences
+ * of its group), terms being lower-case words without stop words (see
+ * text/match.h) and, for CJK, character bigrams; edges are cosine
+ * similarities; the score is the stationary vector of a random walk on that
+ * graph with damping 0.85 (power iteration, at most 100 steps, stopped when
+ * the L1 change falls below 1e-6). A sentence similar to many others is
+ * central; one that stands alone is not.
+ *
+ * Cost is bounded per call: sentences are ranked in groups of at most
+ * LP_EXTRACTIVE_GROUP consecutive sentences (the graph is quadratic in its
+ * size), and scores are rescaled by group size so that groups compare. Time
+ * is linear in the text beyond that, memory is O(sentences + group^2).
+ *
+ * Selection walks sentences from the best score down (ties: earlier first),
+ * keeping each one that still fits max_words and max_sentences and is not
+ * a near repeat of one already kept (cosine of the two term sets >= 0.7),
+ * and prints the kept ones in document order. Words are counted by lp_match_count_words,
+ * so every CJK character counts as a word. If not even one sentence fits, the
+ * best one is cut after max_words words so that a summary is never empty
+ * when the text is not. White space inside sentences is collapsed to one
+ * space (dropped between CJK characters); sentences are joined by a space,
+ * or directly after a CJK sentence.
+ */
+#ifndef LP_TEXT_EXTRACTIVE_H
+#define LP_TEXT_EXTRACTIVE_H
+
+#include <stddef.h>
+
+#include "core/status.h"
+#include "text/sentence.h"
+
+#define LP_EXTRACTIVE_GROUP 400
+
+struct lp_extractive_opts {
+	size_t max_words;     /* 0: no limit */
+	size_t max_sentences; /* 0: no limit */
+};
+
+/*
+ * Centrality scores of the n sentences `spans` of `text` into scores[n]
+ * (they sum to 1 when n > 0). Returns LP_OK or LP_E_NOMEM (tracked scratch,
+ * tag LP_MEM_SCRATCH).
+ */
+enum lp_status lp_extractive_rank(const char *text, const struct lp_span *spans, size_t n,
+				  double *scores, struct lp_diag *d);
+
+/*
+ * Summarise text[0..len) (valid UTF-8). On LP_OK, *out is a new
+ * NUL-terminated string of *out_len bytes in tracked memory that the caller
+ * frees with lp_mem_free (empty when the text holds no sentence). Returns
+ * LP_E_NOMEM with `d` filled when memory or the budget runs out; *out is then
+ * NULL.
+ */
+enum lp_status lp_extractive_summarize(const char *text, size_t len,
+				       const struct lp_extractive_opts *o,
+				       char **out, size_t *out_len, struct lp_diag *d);
+
+#endif

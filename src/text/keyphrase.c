@@ -1,0 +1,645 @@
+#include "text/keyphrase.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/mem.h"
+#include "core/utf8.h"
+#include "text/match.h"
+
+enum kind { K_RAKE, K_NUMBER, K_IDENT, K_QUOTED, K_CJK, K_N };
+
+#define RAKE_MAX_WORDS 4
+#define QUOTE_MAX_WORDS 6
+#define QUOTE_MAX_BYTES 80
+#define UNIT_MAX_BYTES 16
+
+struct entry {
+	uint64_t h;          /* 0: empty slot */
+	size_t key_off;      /* normal form, in table.keys */
+	size_t src_off, src_len; /* first occurrence in the text */
+	uint32_t key_len;
+	uint32_t units;      /* words (RAKE) or characters (CJK) */
+	uint32_t freq[K_N];
+	double degree;       /* word table: summed lengths of its phrases */
+	double score;
+};
+
+/* Open addressing, load <= 1/2, at most LP_KEYPHRASE_MAX_CANDIDATES keys. */
+struct table {
+	struct entry *e;
+	size_t cap, n;
+	struct lp_buf keys;
+};
+
+struct extractor {
+	const char *text;
+	size_t len;
+	struct table phrases, words;
+	struct lp_buf norm;
+	struct lp_diag *d;
+	enum lp_status st;
+	struct lp_token rake[RAKE_MAX_WORDS];
+	size_t n_rake;
+	struct lp_token cjk[3]; /* the last CJK letters of the current run */
+	size_t n_cjk;
+	struct lp_token prev, prev2;
+	uint32_t prev_cp, prev2_cp;
+	size_t n_seen;
+	int have_num;
+	struct lp_token num;
+	uint32_t quote_close; /* 0: not inside a quote */
+	int quote_symmetric;
+	size_t q_first, q_end, q_words;
+};
+
+static uint64_t hash_key(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h ? h : 1;
+}
+
+static struct entry *slot(struct table *t, uint64_t h, const char *key, size_t klen)
+{
+	size_t mask = t->cap - 1;
+
+	for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+		struct entry *e = &t->e[i];
+		if (!e->h || (e->h == h && e->key_len == klen &&
+			      !memcmp(t->keys.data + e->key_off, key, klen)))
+			return e;
+	}
+}
+
+static enum lp_status table_grow(struct table *t, struct lp_diag *d)
+{
+	size_t cap = t->cap ? t->cap * 2 : 256;
+	struct entry *old = t->e, *ne = lp_mem_calloc(LP_MEM_SCRATCH, cap, sizeof(*ne), d);
+
+	if (!ne)
+		return LP_E_NOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		if (old[i].h) {
+			size_t j = (size_t)old[i].h & (cap - 1);
+			while (ne[j].h)
+				j = (j + 1) & (cap - 1);
+			ne[j] = old[i];
+		}
+	}
+	t->e = ne;
+	t->cap = cap;
+	lp_mem_free(old);
+	return LP_OK;
+}
+
+/* The entry for key, created if there is room; NULL when the table is
+ * full (not an error) or on LP_E_NOMEM (*st set). */
+static struct entry *table_add(struct table *t, const char *key, size_t klen,
+			       enum lp_status *st, struct lp_diag *d)
+{
+	uint64_t h = hash_key(key, klen);
+	struct entry *e;
+
+	if ((t->n + 1) * 2 > t->cap && t->n < LP_KEYPHRASE_MAX_CANDIDATES &&
+	    (*st = table_grow(t, d)))
+		return NULL;
+	e = slot(t, h, key, klen);
+	if (e->h)
+		return e;
+	if (t->n >= LP_KEYPHRASE_MAX_CANDIDATES)
+		return NULL;
+	e->key_off = t->keys.len;
+	if ((*st = lp_buf_add(&t->keys, key, klen))) {
+		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory collecting keyphrases");
+		return NULL;
+	}
+	e->h = h;
+	e->key_len = (uint32_t)klen;
+	t->n++;
+	return e;
+}
+
+static void table_release(struct table *t)
+{
+	lp_mem_free(t->e);
+	lp_buf_release(&t->keys);
+}
+
+static struct entry *add_span(struct extractor *x, struct table *t, size_t off, size_t len)
+{
+	struct entry *e;
+
+	if (x->st || len > 1024)
+		return NULL;
+	lp_buf_reset(&x->norm);
+	if (lp_match_normalize(x->text + off, len, &x->norm)) {
+		x->st = lp_diag_set(x->d, LP_E_NOMEM, NULL, 0, 0,
+				    "out of memory collecting keyphrases");
+		return NULL;
+	}
+	if (!x->norm.len)
+		return NULL;
+	e = table_add(t, x->norm.data, x->norm.len, &x->st, x->d);
+	if (e && !e->src_len) {
+		e->src_off = off;
+		e->src_len = len;
+	}
+	return e;
+}
+
+static void add_candidate(struct extractor *x, enum kind k, size_t off, size_t end,
+			  uint32_t units)
+{
+	struct entry *e = add_span(x, &x->phrases, off, end - off);
+
+	if (e) {
+		e->freq[k]++;
+		if (units > e->units)
+			e->units = units;
+	}
+}
+
+static void rake_flush(struct extractor *x)
+{
+	size_t n = x->n_rake;
+
+	if (!n)
+		return;
+	add_candidate(x, K_RAKE, x->rake[0].off, x->rake[n - 1].off + x->rake[n - 1].len,
+		      (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		struct entry *w = add_span(x, &x->words, x->rake[i].off, x->rake[i].len);
+		if (w) {
+			w->freq[K_RAKE]++;
+			w->degree += (double)n;
+		}
+	}
+	x->n_rake = 0;
+}
+
+static uint32_t first_cp(const char *s, size_t len)
+{
+	uint32_t cp;
+
+	if (lp_utf8_decode((const unsigned char *)s, len, &cp) <= 0)
+		return 0xFFFD;
+	return cp;
+}
+
+static int is_number(const char *s, size_t len)
+{
+	if (!len || s[0] < '0' || s[0] > '9')
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == ','))
+			return 0;
+	return 1;
+}
+
+struct letter_counts {
+	size_t upper, lower, other;
+	int camel; /* starts lower-case, and a lower-case letter is directly
+		    * followed by an upper-case one: getValue, not GiB */
+	int underscore;
+};
+
+static struct letter_counts count_letters(const char *s, size_t len)
+{
+	struct letter_counts c = {0};
+	size_t i = 0;
+	int prev_lower = 0, first_lower = 0;
+
+	while (i < len) {
+		uint32_t cp;
+		int n = lp_utf8_decode((const unsigned char *)s + i, len - i, &cp);
+		int up = 0, low = 0;
+		if (n <= 0)
+			n = 1, cp = 0xFFFD;
+		if (cp == '_')
+			c.underscore = 1;
+		if (lp_utf8_tolower(cp) != cp)
+			up = 1;
+		else if (lp_utf8_is_alnum(cp) && !(cp >= '0' && cp <= '9'))
+			low = 1;
+		c.upper += up;
+		c.lower += low;
+		c.other += !up && !low;
+		if (prev_lower && up && first_lower)
+			c.camel = 1;
+		if (i == 0)
+			first_lower = low;
+		prev_lower = low;
+		i += (size_t)n;
+	}
+	return c;
+}
+
+/* CAPS (HISTFILE, UTF8), snake_case or camelCase. */
+static int is_identifier(const char *s, size_t len)
+{
+	struct letter_counts c = count_letters(s, len);
+
+	if (c.underscore)
+		return 1;
+	if (c.upper >= 2 && !c.lower)
+		return 1;
+	return c.camel;
+}
+
+/* A unit after a number: a short word without digits that is not a stop
+ * word; capitalised only when short (GiB, MB, Hz), so that "1989 Brian"
+ * is not taken as a quantity. */
+static int is_unit(const char *s, size_t len)
+{
+	char low[UNIT_MAX_BYTES];
+	size_t n;
+	struct letter_counts c;
+
+	if (len > UNIT_MAX_BYTES)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] >= '0' && s[i] <= '9')
+			return 0;
+	n = lp_match_lower(s, len, low, sizeof(low));
+	if (n > sizeof(low) || lp_match_is_stopword(low, n))
+		return 0;
+	c = count_letters(s, len);
+	return !c.upper || len <= 4 || !c.lower;
+}
+
+static int is_rake_break(const char *s, size_t len)
+{
+	char low[16];
+	size_t n;
+
+	if (lp_utf8_count((const unsigned char *)s, len) == 1)
+		return 1; /* a lone letter carries no topic */
+	n = lp_match_lower(s, len, low, sizeof(low));
+	return n <= sizeof(low) && lp_match_is_stopword(low, n);
+}
+
+static uint32_t closing_quote(uint32_t cp, int *symmetric)
+{
+	*symmetric = 0;
+	switch (cp) {
+	case '"': case '\'': case '`':
+		*symmetric = 1;
+		return cp;
+	case 0x201C: return 0x201D; /* “ ” */
+	case 0x2018: return 0x2019; /* ‘ ’ */
+	case 0x00AB: return 0x00BB; /* « » */
+	case 0x300C: return 0x300D; /* 「 」 */
+	case 0x300E: return 0x300F; /* 『 』 */
+	default: return 0;
+	}
+}
+
+/* Feed one token to the quote detector; returns 1 when it closed a quote
+ * (the token is then not an opener). */
+static int quote_step(struct extractor *x, const struct lp_token *t, uint32_t cp)
+{
+	int sym;
+	uint32_t close;
+
+	if (x->quote_close) {
+		if (t->newlines_before)
+			x->quote_close = 0;
+		else if (t->kind == LP_TOKEN_PUNCT && cp == x->quote_close &&
+			 !(x->quote_symmetric && t->space_before)) {
+			if (x->q_words)
+				add_candidate(x, K_QUOTED, x->q_first, x->q_end,
+					      (uint32_t)x->q_words);
+			x->quote_close = 0;
+			return 1;
+		} else {
+			if (t->kind != LP_TOKEN_PUNCT) {
+				if (!x->q_words++)
+					x->q_first = t->off;
+				x->q_end = t->off + t->len;
+			}
+			if (x->q_words > QUOTE_MAX_WORDS ||
+			    (x->q_words && x->q_end - x->q_first > QUOTE_MAX_BYTES))
+				x->quote_close = 0;
+			return 0;
+		}
+	}
+	if (t->kind != LP_TOKEN_PUNCT || !(close = closing_quote(cp, &sym)))
+		return 0;
+	/* a straight quote glued to a word is an apostrophe or a closer */
+	if (sym && x->n_seen && !t->space_before && x->prev.kind != LP_TOKEN_PUNCT)
+		return 0;
+	x->quote_close = close;
+	x->quote_symmetric = sym;
+	x->q_words = 0;
+	return 0;
+}
+
+/* Chinese function characters (particles, pronouns, prepositions): an
+ * n-gram that starts or ends with one is a fragment of grammar, not a term
+ * ("的软件包", "软件包的"). Sorted by code point for bsearch. */
+static const uint32_t cjk_function_chars[] = {
+	0x4E0E, /* 与 */ 0x4E2A, /* 个 */ 0x4E3A, /* 为 */ 0x4E48, /* 么 */
+	0x4E4B, /* 之 */ 0x4E5F, /* 也 */ 0x4E86, /* 了 */ 0x4ECE, /* 从 */
+	0x4EE5, /* 以 */ 0x5176, /* 其 */ 0x5230, /* 到 */ 0x53CA, /* 及 */
+	0x5417, /* 吗 */ 0x5427, /* 吧 */ 0x5462, /* 呢 */ 0x548C, /* 和 */
+	0x554A, /* 啊 */ 0x5728, /* 在 */ 0x5BF9, /* 对 */ 0x5C31, /* 就 */
+	0x6216, /* 或 */ 0x628A, /* 把 */ 0x662F, /* 是 */ 0x7684, /* 的 */
+	0x7740, /* 着 */ 0x7B49, /* 等 */ 0x800C, /* 而 */ 0x88AB, /* 被 */
+	0x8FC7, /* 过 */ 0x8FD9, /* 这 */ 0x90A3, /* 那 */ 0x90FD, /* 都 */
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int is_cjk_function(const char *s, size_t len)
+{
+	uint32_t cp;
+
+	if (lp_utf8_decode((const unsigned char *)s, len, &cp) <= 0)
+		return 0;
+	return bsearch(&cp, cjk_function_chars,
+		       sizeof(cjk_function_chars) / sizeof(cjk_function_chars[0]),
+		       sizeof(uint32_t), cmp_u32) != NULL;
+}
+
+static void cjk_step(struct extractor *x, const struct lp_token *t)
+{
+	const struct lp_token *last = x->n_cjk ? &x->cjk[x->n_cjk - 1] : NULL;
+	int ends_badly = is_cjk_function(x->text + t->off, t->len);
+
+	if (last && (t->space_before || last->off + last->len != t->off))
+		x->n_cjk = 0;
+	for (size_t k = 1; k <= x->n_cjk && !ends_badly; k++) {
+		const struct lp_token *first = &x->cjk[x->n_cjk - k];
+		if (!is_cjk_function(x->text + first->off, first->len))
+			add_candidate(x, K_CJK, first->off, t->off + t->len, (uint32_t)(k + 1));
+	}
+	if (x->n_cjk == 3) {
+		memmove(x->cjk, x->cjk + 1, 2 * sizeof(*x->cjk));
+		x->n_cjk = 2;
+	}
+	x->cjk[x->n_cjk++] = *t;
+}
+
+/* "--name": two glued dashes after a space (or at the start) and a word. */
+static int is_long_option(const struct extractor *x, const struct lp_token *t)
+{
+	return x->n_seen >= 2 && !t->space_before && x->prev_cp == '-' &&
+	       !x->prev.space_before && x->prev2_cp == '-' &&
+	       (x->prev2.space_before || x->prev2.off == 0);
+}
+
+static void word_step(struct extractor *x, const struct lp_token *t)
+{
+	const char *s = x->text + t->off;
+
+	if (is_number(s, t->len)) {
+		rake_flush(x);
+		x->have_num = 1;
+		x->num = *t;
+	} else if (is_long_option(x, t)) {
+		rake_flush(x);
+		add_candidate(x, K_IDENT, x->prev2.off, t->off + t->len, 1);
+	} else if (is_identifier(s, t->len)) {
+		rake_flush(x);
+		add_candidate(x, K_IDENT, t->off, t->off + t->len, 1);
+	} else if (is_rake_break(s, t->len)) {
+		rake_flush(x);
+	} else {
+		if (x->n_rake == RAKE_MAX_WORDS)
+			rake_flush(x);
+		x->rake[x->n_rake++] = *t;
+	}
+}
+
+/* Returns 1 when t was the unit of the pending number (it is then used up). */
+static int number_step(struct extractor *x, const struct lp_token *t, uint32_t cp)
+{
+	size_t end = t->off + t->len;
+
+	x->have_num = 0;
+	if (t->newlines_before)
+		return 0;
+	if ((t->kind == LP_TOKEN_WORD && is_unit(x->text + t->off, t->len)) ||
+	    (t->kind == LP_TOKEN_PUNCT && cp == '%' && !t->space_before)) {
+		add_candidate(x, K_NUMBER, x->num.off, end, 2);
+		return 1;
+	}
+	return 0;
+}
+
+static void on_token(struct extractor *x, const struct lp_token *t)
+{
+	uint32_t cp = first_cp(x->text + t->off, t->len);
+	int unit = 0;
+
+	if (t->newlines_before >= 2) { /* paragraph break */
+		rake_flush(x);
+		x->n_cjk = 0;
+	}
+	if (x->have_num)
+		unit = number_step(x, t, cp);
+	quote_step(x, t, cp);
+	if (t->kind == LP_TOKEN_WORD) {
+		if (unit)
+			rake_flush(x);
+		else
+			word_step(x, t);
+		x->n_cjk = 0;
+	} else {
+		rake_flush(x);
+		if (t->kind == LP_TOKEN_CJK)
+			cjk_step(x, t);
+		else
+			x->n_cjk = 0;
+	}
+	x->prev2 = x->prev;
+	x->prev2_cp = x->prev_cp;
+	x->prev = *t;
+	x->prev_cp = cp;
+	x->n_seen++;
+}
+
+/* Classic RAKE: the phrase's words' degree / frequency, summed. A word that
+ * mostly stands alone scores about 1, one that always comes in a 3-word
+ * term about 3. */
+static double rake_weight(struct extractor *x, const struct entry *e)
+{
+	const char *key = x->phrases.keys.data + e->key_off, *end = key + e->key_len;
+	double sum = 0;
+
+	while (key < end) {
+		const char *sp = memchr(key, ' ', (size_t)(end - key));
+		size_t wl = sp ? (size_t)(sp - key) : (size_t)(end - key);
+		struct entry *w = slot(&x->words, hash_key(key, wl), key, wl);
+		if (w->h && w->freq[K_RAKE])
+			sum += w->degree / (double)w->freq[K_RAKE];
+		key += wl + (sp != NULL);
+	}
+	return sum;
+}
+
+static double best(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+/* log2(1 + frequency) times the weight of its kind: frequency matters,
+ * but slowly enough that a frequent generic word ("line", 2000 times)
+ * does not bury a specific term seen 50 times. */
+static double kind_score(uint32_t freq, double weight)
+{
+	return freq ? log2(1.0 + (double)freq) * weight : 0;
+}
+
+static void score_entry(struct extractor *x, struct entry *e)
+{
+	double s = 0;
+
+	/* a RAKE phrase seen once counts half: long one-off phrases, which
+	 * RAKE weighs highest, are its known weakness as a keyphrase */
+	if (e->freq[K_RAKE] == 1)
+		s = 0.5 * rake_weight(x, e);
+	else if (e->freq[K_RAKE])
+		s = kind_score(e->freq[K_RAKE], rake_weight(x, e));
+	s = best(s, kind_score(e->freq[K_NUMBER], 3.0));
+	s = best(s, kind_score(e->freq[K_QUOTED], 4.0));
+	s = best(s, kind_score(e->freq[K_IDENT], 4.0));
+	if (e->freq[K_CJK] >= 2)
+		s = best(s, kind_score(e->freq[K_CJK], (double)e->units - 0.5));
+	e->score = s;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = *(const struct entry *const *)a;
+	const struct entry *y = *(const struct entry *const *)b;
+
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	return x->src_off < y->src_off ? -1 : x->src_off > y->src_off;
+}
+
+/* Does the normal form of e overlap (contain or sit inside) a chosen one? */
+static int overlaps(const struct extractor *x, const struct entry *e,
+		    struct entry *const *chosen, size_t n)
+{
+	const char *k = x->phrases.keys.data + e->key_off;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *c = x->phrases.keys.data + chosen[i]->key_off;
+		if (lp_match_find_normal(c, chosen[i]->key_len, k, e->key_len) ||
+		    lp_match_find_normal(k, e->key_len, c, chosen[i]->key_len))
+			return 1;
+	}
+	return 0;
+}
+
+/* The source form of a phrase with white space collapsed, in the arena. */
+static const char *surface(struct extractor *x, const struct entry *e, struct lp_arena *a)
+{
+	const char *s = x->text + e->src_off;
+	char *out = lp_arena_alloc(a, e->src_len + 1);
+	size_t o = 0;
+	int space = 0;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < e->src_len; i++) {
+		char c = s[i];
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') {
+			space = 1;
+			continue;
+		}
+		if (space && o)
+			out[o++] = ' ';
+		space = 0;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static enum lp_status rank(struct extractor *x, size_t n, struct lp_arena *arena,
+			   const char ***out, size_t *n_out)
+{
+	struct entry **v = NULL, **chosen;
+	const char **res;
+	size_t m = 0, k = 0;
+
+	if (!x->phrases.n || !n)
+		return LP_OK;
+	v = lp_mem_alloc(LP_MEM_SCRATCH, (x->phrases.n + n) * sizeof(*v), x->d);
+	res = lp_arena_alloc(arena, n * sizeof(*res));
+	if (!v || !res) {
+		lp_mem_free(v);
+		return lp_diag_set(x->d, LP_E_NOMEM, NULL, 0, 0, "out of memory ranking keyphrases");
+	}
+	for (size_t i = 0; i < x->phrases.cap; i++) {
+		struct entry *e = &x->phrases.e[i];
+		if (!e->h)
+			continue;
+		score_entry(x, e);
+		if (e->score > 0)
+			v[m++] = e;
+	}
+	qsort(v, m, sizeof(*v), cmp_entry);
+	chosen = v + m; /* room for n after the candidates */
+	for (size_t i = 0; i < m && k < n; i++) {
+		if (overlaps(x, v[i], chosen, k))
+			continue;
+		chosen[k] = v[i];
+		if (!(res[k] = surface(x, v[i], arena))) {
+			lp_mem_free(v);
+			return lp_diag_set(x->d, LP_E_NOMEM, NULL, 0, 0,
+					   "out of memory ranking keyphrases");
+		}
+		k++;
+	}
+	lp_mem_free(v);
+	*out = k ? res : NULL;
+	*n_out = k;
+	return LP_OK;
+}
+
+enum lp_status lp_keyphrase_extract(const char *text, size_t len, size_t n,
+				    struct lp_arena *arena, const char ***out,
+				    size_t *n_out, struct lp_diag *d)
+{
+	struct extractor x;
+	struct lp_token t;
+	size_t pos = 0;
+	enum lp_status st;
+
+	*out = NULL;
+	*n_out = 0;
+	memset(&x, 0, sizeof(x));
+	x.text = text;
+	x.len = len;
+	x.d = d;
+	lp_buf_init(&x.norm);
+	lp_buf_init(&x.phrases.keys);
+	lp_buf_init(&x.words.keys);
+	if (!(x.st = table_grow(&x.phrases, d)))
+		x.st = table_grow(&x.words, d);
+	while (!x.st && lp_match_token_next(text, len, &pos, &t))
+		on_token(&x, &t);
+	rake_flush(&x);
+	st = x.st ? x.st : rank(&x, n, arena, out, n_out);
+	table_release(&x.phrases);
+	table_release(&x.words);
+	lp_buf_release(&x.norm);
+	return st;
+}

@@ -1,0 +1,57 @@
+/*
+ * keyphrase.h - the phrases a faithful summary of a text should keep.
+ *
+ * The verify stage checks that the keyphrases of the source survive into
+ * the output; when the user does not list them, they are extracted here.
+ * Candidates come from five detectors over the tokens of text/match.h:
+ *
+ *  - RAKE phrases: runs of at most 4 content words between stop words,
+ *    punctuation, numbers, identifiers and paragraph breaks. A word's
+ *    weight is its degree (the lengths of the phrases it occurs in, summed)
+ *    over its frequency; a phrase's is the sum of its words';
+ *  - numbers with their unit: "128 tokens", "3.5 GiB", "50%";
+ *  - identifiers: CAPS words (HISTFILE, UTF8), code-like words
+ *    (snake_case, camelCase) and long options (--max-words); the unit of
+ *    a number is used up by the number ("3.5 GiB", not "GiB");
+ *  - quoted terms of 1 to 6 words on one line: "...", '...', `...`,
+ *    “...”, ‘...’, «...», 「...」, 『...』;
+ *  - in CJK text, character n-grams of 2 to 4 letters that occur at least
+ *    twice, do not cross punctuation or spaces, and neither start nor
+ *    end with a function character (的, 了, 是, ...).
+ *
+ * A candidate scores log2(1 + frequency) times the weight of its kind
+ * (RAKE: as above, halved for a phrase seen once; numbers 3; quoted terms and identifiers 4; a CJK n-gram
+ * n - 1/2), taking the best kind when several detectors found the same
+ * phrase. The logarithm keeps a generic word seen thousands of times from
+ * burying a specific term seen fifty times. Candidates are
+ * ranked by score (ties: first occurrence first) and deduplicated
+ * case-insensitively: one whose normal form contains, or is contained in,
+ * an already chosen one is skipped ("bash shell" hides "shell").
+ *
+ * Memory is bounded whatever the input size: at most
+ * LP_KEYPHRASE_MAX_CANDIDATES distinct phrases (and as many distinct words)
+ * are tracked; once the table is full, new phrases are ignored while known
+ * ones keep counting. Time is linear in the text plus a sort of the table.
+ */
+#ifndef LP_TEXT_KEYPHRASE_H
+#define LP_TEXT_KEYPHRASE_H
+
+#include <stddef.h>
+
+#include "core/arena.h"
+#include "core/status.h"
+
+#define LP_KEYPHRASE_MAX_CANDIDATES 65536
+
+/*
+ * Extract up to `n` keyphrases from text[0..len), best first. Each phrase
+ * is its first occurrence in the text with white space collapsed (case
+ * kept). On LP_OK, *out is an array of *n_out strings, all in `arena`
+ * (*out is NULL when n_out is 0). Returns LP_E_NOMEM with `d` filled when
+ * memory or the budget runs out. Tolerates invalid UTF-8.
+ */
+enum lp_status lp_keyphrase_extract(const char *text, size_t len, size_t n,
+				    struct lp_arena *arena, const char ***out,
+				    size_t *n_out, struct lp_diag *d);
+
+#endif

@@ -1,0 +1,406 @@
+#include "text/match.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "core/utf8.h"
+
+/* Decode at text[i]; an invalid byte reads as U+FFFD, one byte long, so
+ * scanning never stalls and never reads past len. */
+static size_t decode_at(const char *text, size_t len, size_t i, uint32_t *cp)
+{
+	int n = lp_utf8_decode((const unsigned char *)text + i, len - i, cp);
+
+	if (n <= 0) {
+		*cp = 0xFFFD;
+		return 1;
+	}
+	return (size_t)n;
+}
+
+static int is_word_cp(uint32_t cp)
+{
+	return lp_utf8_is_alnum(cp) && !lp_utf8_is_cjk(cp);
+}
+
+static int is_cjk_letter(uint32_t cp)
+{
+	return lp_utf8_is_cjk(cp) && lp_utf8_is_alnum(cp);
+}
+
+static int is_digit(uint32_t cp)
+{
+	return cp >= '0' && cp <= '9';
+}
+
+/* Can the connector `c` between `prev` and `next` stay inside a word? */
+static int joins(uint32_t prev, uint32_t c, uint32_t next)
+{
+	if (!is_word_cp(next))
+		return 0;
+	switch (c) {
+	case '_':
+	case '-':
+	case '.':
+	case '\'':
+	case 0x2019: /* right single quotation mark used as apostrophe */
+		return 1;
+	case ',':
+		return is_digit(prev) && is_digit(next);
+	default:
+		return 0;
+	}
+}
+
+/* End of the WORD token that starts at i with code point `first`. */
+static size_t word_end(const char *text, size_t len, size_t i, uint32_t first)
+{
+	uint32_t prev = first, cp, next;
+	size_t n;
+
+	i += decode_at(text, len, i, &cp);
+	while (i < len) {
+		n = decode_at(text, len, i, &cp);
+		if (is_word_cp(cp)) {
+			prev = cp;
+			i += n;
+			continue;
+		}
+		if (i + n >= len)
+			break;
+		decode_at(text, len, i + n, &next);
+		if (!joins(prev, cp, next))
+			break;
+		prev = cp;
+		i += n;
+	}
+	return i;
+}
+
+int lp_match_token_next(const char *text, size_t len, size_t *pos, struct lp_token *t)
+{
+	size_t i = *pos, n;
+	unsigned space = 0, nl = 0;
+	uint32_t cp;
+
+	while (i < len) {
+		n = decode_at(text, len, i, &cp);
+		if (!lp_utf8_is_space(cp))
+			break;
+		space = 1;
+		nl += cp == '\n';
+		i += n;
+	}
+	if (i >= len) {
+		*pos = len;
+		return 0;
+	}
+	t->off = i;
+	t->space_before = space;
+	t->newlines_before = nl;
+	if (is_word_cp(cp)) {
+		t->kind = LP_TOKEN_WORD;
+		i = word_end(text, len, i, cp);
+	} else {
+		t->kind = is_cjk_letter(cp) ? LP_TOKEN_CJK : LP_TOKEN_PUNCT;
+		i += n;
+	}
+	t->len = i - t->off;
+	*pos = i;
+	return 1;
+}
+
+size_t lp_match_count_words(const char *text, size_t len)
+{
+	struct lp_token t;
+	size_t pos = 0, n = 0;
+
+	while (lp_match_token_next(text, len, &pos, &t))
+		n += t.kind != LP_TOKEN_PUNCT;
+	return n;
+}
+
+size_t lp_match_lower(const char *s, size_t len, char *out, size_t cap)
+{
+	size_t i = 0, o = 0, n;
+	unsigned char enc[4];
+	uint32_t cp;
+	int m;
+
+	while (i < len) {
+		int k = lp_utf8_decode((const unsigned char *)s + i, len - i, &cp);
+		if (k <= 0) {
+			/* keep an invalid byte as it is */
+			enc[0] = (unsigned char)s[i];
+			n = 1;
+			m = 1;
+		} else {
+			n = (size_t)k;
+			m = lp_utf8_encode(lp_utf8_tolower(cp), enc);
+			if (m <= 0) {
+				memcpy(enc, s + i, n);
+				m = (int)n;
+			}
+		}
+		if (o + (size_t)m <= cap)
+			memcpy(out + o, enc, (size_t)m);
+		o += (size_t)m;
+		i += n;
+	}
+	return o;
+}
+
+/* Function words that carry no topic, sorted for bsearch. */
+static const char *const stopwords[] = {
+	"a", "about", "above", "after", "again", "against", "all", "also", "am",
+	"an", "and", "any", "are", "as", "at", "be", "because", "been", "before",
+	"being", "below", "between", "both", "but", "by", "can", "cannot",
+	"could", "did", "do", "does", "doing", "done", "down", "during", "each",
+	"either", "else", "etc", "even", "ever", "every", "few", "for", "from",
+	"further", "had", "has", "have", "having", "he", "her", "here", "hers",
+	"herself", "him", "himself", "his", "how", "however", "i", "if", "in",
+	"into", "is", "it", "its", "itself", "just", "least", "less", "let",
+	"like", "many", "may", "me", "might", "more", "most", "much", "must",
+	"my", "myself", "neither", "no", "nor", "not", "now", "of", "off",
+	"often", "on", "once", "one", "only", "or", "other", "otherwise", "our",
+	"ours", "ourselves", "out", "over", "own", "per", "rather", "same",
+	"shall", "she", "should", "since", "so", "some", "such", "than", "that",
+	"the", "their", "theirs", "them", "themselves", "then", "there",
+	"therefore", "these", "they", "this", "those", "though", "through",
+	"thus", "to", "too", "under", "until", "up", "upon", "us", "use", "used",
+	"uses", "using", "very", "via", "was", "we", "were", "what", "when",
+	"whenever", "where", "whether", "which", "while", "who", "whom", "whose",
+	"why", "will", "with", "within", "without", "would", "yet", "you",
+	"your", "yours", "yourself", "yourselves",
+};
+
+struct word_key {
+	const char *w;
+	size_t len;
+};
+
+static int cmp_stop(const void *k, const void *e)
+{
+	const struct word_key *key = k;
+	const char *s = *(const char *const *)e;
+	size_t sl = strlen(s);
+	int c = strncmp(key->w, s, key->len < sl ? key->len : sl);
+
+	if (c)
+		return c;
+	return key->len < sl ? -1 : key->len > sl;
+}
+
+int lp_match_is_stopword(const char *w, size_t len)
+{
+	struct word_key key = {w, len};
+
+	if (len == 0 || len > 12)
+		return 0;
+	return bsearch(&key, stopwords, sizeof(stopwords) / sizeof(stopwords[0]),
+		       sizeof(stopwords[0]), cmp_stop) != NULL;
+}
+
+static enum lp_status add_lower(struct lp_buf *out, const char *s, size_t len)
+{
+	size_t need = lp_match_lower(s, len, NULL, 0);
+
+	if (lp_buf_grow(out, need))
+		return LP_E_NOMEM;
+	lp_match_lower(s, len, out->data + out->len, need);
+	out->len += need;
+	out->data[out->len] = '\0';
+	return LP_OK;
+}
+
+enum lp_status lp_match_normalize(const char *text, size_t len, struct lp_buf *out)
+{
+	struct lp_token t;
+	size_t pos = 0;
+	int have_prev = 0, prev_cjk = 0;
+
+	while (lp_match_token_next(text, len, &pos, &t)) {
+		int cjk = t.kind == LP_TOKEN_CJK;
+		if (have_prev && t.space_before && !(prev_cjk && cjk) && lp_buf_addc(out, ' '))
+			return LP_E_NOMEM;
+		if (add_lower(out, text + t.off, t.len))
+			return LP_E_NOMEM;
+		have_prev = 1;
+		prev_cjk = cjk;
+	}
+	return LP_OK;
+}
+
+/* The code point that ends just before s[i] (i > 0). */
+static uint32_t cp_before(const char *s, size_t i)
+{
+	size_t j = i - 1;
+	uint32_t cp;
+
+	while (j > 0 && i - j < 4 && ((unsigned char)s[j] & 0xC0) == 0x80)
+		j--;
+	if (decode_at(s, i, j, &cp) != i - j)
+		return 0xFFFD;
+	return cp;
+}
+
+static uint32_t cp_at(const char *s, size_t len, size_t i)
+{
+	uint32_t cp;
+
+	decode_at(s, len, i, &cp);
+	return cp;
+}
+
+/* Is there a word character right before hay[at]? '_' counts when a word
+ * character precedes it (snake_case is one name), as in tokenisation; a
+ * hyphen does not (the parts of "long-context" are words). */
+static int word_before(const char *hay, size_t at)
+{
+	uint32_t cp;
+
+	if (!at)
+		return 0;
+	cp = cp_before(hay, at);
+	if (is_word_cp(cp))
+		return 1;
+	return cp == '_' && at > 1 && is_word_cp(cp_before(hay, at - 1));
+}
+
+/* Same after hay[0..at): a word character, or '_' and then one. */
+static int word_after(const char *hay, size_t hlen, size_t at)
+{
+	uint32_t cp;
+
+	if (at >= hlen)
+		return 0;
+	cp = cp_at(hay, hlen, at);
+	if (is_word_cp(cp))
+		return 1;
+	return cp == '_' && at + 1 < hlen && is_word_cp(cp_at(hay, hlen, at + 1));
+}
+
+int lp_match_find_normal(const char *hay, size_t hlen, const char *needle, size_t nlen)
+{
+	int word_start, word_end;
+	const char *p = hay, *end = hay + hlen;
+
+	if (!nlen || nlen > hlen)
+		return 0;
+	word_start = is_word_cp(cp_at(needle, nlen, 0));
+	word_end = is_word_cp(cp_before(needle, nlen));
+	while ((p = memmem(p, (size_t)(end - p), needle, nlen))) {
+		size_t at = (size_t)(p - hay);
+		if (!(word_start && word_before(hay, at)) &&
+		    !(word_end && word_after(hay, hlen, at + nlen)))
+			return 1;
+		if (++p >= end)
+			break;
+	}
+	return 0;
+}
+
+enum lp_status lp_match_init(struct lp_match *m, const char *text, size_t len,
+			     struct lp_diag *d)
+{
+	lp_buf_init(&m->norm);
+	lp_buf_init(&m->tmp);
+	if (lp_match_normalize(text, len, &m->norm)) {
+		lp_buf_release(&m->norm);
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
+				   "out of memory normalising %zu bytes for matching", len);
+	}
+	return LP_OK;
+}
+
+enum lp_status lp_match_contains(struct lp_match *m, const char *phrase, size_t len,
+				 int *found)
+{
+	*found = 0;
+	lp_buf_reset(&m->tmp);
+	if (lp_match_normalize(phrase, len, &m->tmp))
+		return LP_E_NOMEM;
+	*found = lp_match_find_normal(m->norm.data, m->norm.len, m->tmp.data, m->tmp.len);
+	return LP_OK;
+}
+
+void lp_match_release(struct lp_match *m)
+{
+	lp_buf_release(&m->norm);
+	lp_buf_release(&m->tmp);
+}
+
+static pcre2_code *regex_compile(const char *pattern, int *err, PCRE2_SIZE *off)
+{
+	return pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+			     PCRE2_UTF | PCRE2_UCP, err, off, NULL);
+}
+
+int lp_match_regex_valid(const char *pattern, char *msg, size_t cap, size_t *offset)
+{
+	int err = 0;
+	PCRE2_SIZE off = 0;
+	pcre2_code *re = regex_compile(pattern, &err, &off);
+
+	if (re) {
+		pcre2_code_free(re);
+		return 1;
+	}
+	if (msg && cap) {
+		msg[0] = '\0';
+		pcre2_get_error_message(err, (PCRE2_UCHAR *)msg, cap);
+	}
+	if (offset)
+		*offset = off;
+	return 0;
+}
+
+/* Bounds on backtracking: generous for keyphrase patterns, small enough
+ * that a catastrophic pattern fails in well under a second. */
+#define REGEX_MATCH_LIMIT 10000000u
+#define REGEX_DEPTH_LIMIT 100000u
+
+enum lp_status lp_match_regex_search(const char *pattern, const char *text, size_t len,
+				     int *found, struct lp_diag *d)
+{
+	char msg[256];
+	int err = 0, rc;
+	PCRE2_SIZE off = 0;
+	pcre2_code *re;
+	pcre2_match_context *mc;
+	pcre2_match_data *md;
+	enum lp_status st = LP_OK;
+
+	*found = 0;
+	re = regex_compile(pattern, &err, &off);
+	if (!re) {
+		pcre2_get_error_message(err, (PCRE2_UCHAR *)msg, sizeof(msg));
+		return lp_diag_set(d, LP_E_CONFIG, NULL, 0, 0,
+				   "regex '%s': %s at offset %zu", pattern, msg, (size_t)off);
+	}
+	mc = pcre2_match_context_create(NULL);
+	md = pcre2_match_data_create_from_pattern(re, NULL);
+	if (!mc || !md) {
+		st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory matching regex '%s'",
+				 pattern);
+		goto out;
+	}
+	pcre2_set_match_limit(mc, REGEX_MATCH_LIMIT);
+	pcre2_set_depth_limit(mc, REGEX_DEPTH_LIMIT);
+	rc = pcre2_match(re, (PCRE2_SPTR)text, len, 0, 0, md, mc);
+	if (rc >= 0) {
+		*found = 1;
+	} else if (rc != PCRE2_ERROR_NOMATCH) {
+		pcre2_get_error_message(rc, (PCRE2_UCHAR *)msg, sizeof(msg));
+		st = lp_diag_set(d, LP_E_INPUT, NULL, 0, 0, "regex '%s': %s", pattern, msg);
+	}
+out:
+	pcre2_match_data_free(md);
+	pcre2_match_context_free(mc);
+	pcre2_code_free(re);
+	return st;
+}

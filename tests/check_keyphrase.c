@@ -1,0 +1,586 @@
+/* check_keyphrase.c - tokens and matching, keyphrase extraction, the
+ * verify stage. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "config/node.h"
+#include "core/arena.h"
+#include "core/mem.h"
+#include "core/status.h"
+#include "stages/doc.h"
+#include "stages/stage.h"
+#include "text/keyphrase.h"
+#include "text/match.h"
+
+extern const struct lp_stage_kind lp_stage_verify;
+
+/* Tokens of text as "KIND:text" joined by spaces (W, C, P). */
+static const char *tokens(const char *text)
+{
+	static char out[1024];
+	struct lp_token t;
+	size_t pos = 0, n = 0, len = strlen(text);
+
+	out[0] = '\0';
+	while (lp_match_token_next(text, len, &pos, &t))
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%c:%.*s", n ? " " : "",
+				      "WCP"[t.kind], (int)t.len, text + t.off);
+	return out;
+}
+
+START_TEST(test_tokens)
+{
+	ck_assert_str_eq(tokens("snake_case e-mail 3.5 1,024 don't"),
+			 "W:snake_case W:e-mail W:3.5 W:1,024 W:don't");
+	ck_assert_str_eq(tokens("end. a,b --opt"), "W:end P:. W:a P:, W:b P:- P:- W:opt");
+	ck_assert_str_eq(tokens("人工智能。AI"), "C:人 C:工 C:智 C:能 P:。 W:AI");
+	/* invalid bytes are one-byte punctuation, never skipped or overrun */
+	ck_assert_str_eq(tokens("a\xff" "b"), "W:a P:\xff W:b");
+	ck_assert_str_eq(tokens("a \xe4\xba"), "W:a P:\xe4 P:\xba");
+}
+END_TEST
+
+START_TEST(test_word_counts)
+{
+	ck_assert_uint_eq(lp_match_count_words("", 0), 0);
+	ck_assert_uint_eq(lp_match_count_words(" ,.;  ", 6), 0);
+	ck_assert_uint_eq(lp_match_count_words("Hello, world!", 13), 2);
+	ck_assert_uint_eq(lp_match_count_words("It costs 3.5 GiB.", 17), 4);
+	/* every CJK character is a word */
+	ck_assert_uint_eq(lp_match_count_words("你好，世界！ ok", strlen("你好，世界！ ok")), 5);
+	ck_assert_uint_eq(lp_match_count_words("ひらがなカタカナ", strlen("ひらがなカタカナ")), 8);
+}
+END_TEST
+
+START_TEST(test_stopwords)
+{
+	ck_assert(lp_match_is_stopword("the", 3));
+	ck_assert(lp_match_is_stopword("yourselves", 10));
+	ck_assert(lp_match_is_stopword("a", 1));
+	ck_assert(!lp_match_is_stopword("bash", 4));
+	ck_assert(!lp_match_is_stopword("th", 2));
+	ck_assert(!lp_match_is_stopword("", 0));
+}
+END_TEST
+
+static int contains(const char *text, const char *phrase)
+{
+	struct lp_match m;
+	struct lp_diag d;
+	int found = -1;
+
+	ck_assert_int_eq(lp_match_init(&m, text, strlen(text), &d), LP_OK);
+	ck_assert_int_eq(lp_match_contains(&m, phrase, strlen(phrase), &found), LP_OK);
+	lp_match_release(&m);
+	return found;
+}
+
+START_TEST(test_matcher)
+{
+	const char *t = "The  Bash\n  Shell reads HISTFILE at exit; it keeps e-mail.";
+	struct lp_buf b;
+
+	lp_buf_init(&b);
+	ck_assert_int_eq(lp_match_normalize(t, strlen(t), &b), LP_OK);
+	ck_assert_str_eq(b.data, "the bash shell reads histfile at exit; it keeps e-mail.");
+	lp_buf_release(&b);
+
+	ck_assert_int_eq(contains(t, "bash shell"), 1);
+	ck_assert_int_eq(contains(t, "BASH \t SHELL"), 1);
+	ck_assert_int_eq(contains(t, "histfile"), 1);
+	ck_assert_int_eq(contains(t, "e-mail"), 1);
+	/* a phrase must not cut a word at either end */
+	ck_assert_int_eq(contains(t, "ash shell"), 0);
+	ck_assert_int_eq(contains(t, "bash shel"), 0);
+	ck_assert_int_eq(contains("an email", "mail"), 0);
+	ck_assert_int_eq(contains("call snake_case", "snake"), 0);
+	ck_assert_int_eq(contains("a long-context model", "context model"), 1);
+	ck_assert_int_eq(contains(t, "zsh"), 0);
+	ck_assert_int_eq(contains(t, ""), 0);
+	/* Unicode case and CJK: hard-wrapped CJK still matches, and a CJK
+	 * phrase may sit inside a longer run */
+	ck_assert_int_eq(contains("ÉCOLE Straße", "école straße"), 1);
+	ck_assert_int_eq(contains("研究人工\n智能的方法", "人工智能"), 1);
+	ck_assert_int_eq(contains("研究人工智能的方法", "智能"), 1);
+	ck_assert_int_eq(contains("研究人工智能的方法", "智慧"), 0);
+}
+END_TEST
+
+START_TEST(test_regex)
+{
+	char msg[128];
+	size_t off = 0;
+	struct lp_diag d;
+	int found = -1;
+	char hostile[64];
+
+	ck_assert(lp_match_regex_valid("[0-9]+ tokens", msg, sizeof(msg), &off));
+	ck_assert(!lp_match_regex_valid("ab(c", msg, sizeof(msg), &off));
+	ck_assert_uint_eq(off, 4);
+	ck_assert(strlen(msg) > 0);
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_match_regex_search("[0-9]+ tokens", "read 128 tokens", 15, &found, &d), LP_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_int_eq(lp_match_regex_search("^tokens", "read 128 tokens", 15, &found, &d), LP_OK);
+	ck_assert_int_eq(found, 0);
+	ck_assert_int_eq(lp_match_regex_search("\\p{Han}{2}", "汉字", strlen("汉字"), &found, &d), LP_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_int_eq(lp_match_regex_search("(x", "x", 1, &found, &d), LP_E_CONFIG);
+	ck_assert_ptr_nonnull(strstr(d.msg, "offset 2"));
+	/* catastrophic backtracking stops at the match limit */
+	memset(hostile, 'a', 40);
+	strcpy(hostile + 40, "!");
+	ck_assert_int_eq(lp_match_regex_search("^(a|a?)+$", hostile, strlen(hostile), &found, &d),
+			 LP_E_INPUT);
+	ck_assert_int_eq(found, 0);
+}
+END_TEST
+
+/* Extract n phrases; returns them joined by '|'. */
+static const char *extract(const char *text, size_t n)
+{
+	static char out[4096];
+	struct lp_arena a;
+	struct lp_diag d;
+	const char **v;
+	size_t k, o = 0;
+
+	lp_arena_init(&a);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_keyphrase_extract(text, strlen(text), n, &a, &v, &k, &d), LP_OK);
+	ck_assert_uint_le(k, n);
+	out[0] = '\0';
+	for (size_t i = 0; i < k; i++)
+		o += (size_t)snprintf(out + o, sizeof(out) - o, "%s%s", i ? "|" : "", v[i]);
+	lp_arena_release(&a);
+	return out;
+}
+
+static int has(const char *list, const char *phrase)
+{
+	size_t n = strlen(phrase);
+
+	for (const char *p = list; (p = strstr(p, phrase)); p++)
+		if ((p == list || p[-1] == '|') && (p[n] == '|' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+static const char rake_text[] =
+	"Compatibility of systems of linear constraints over the set of natural numbers. "
+	"Criteria of compatibility of a system of linear Diophantine equations, strict "
+	"inequations, and nonstrict inequations are considered. Upper bounds for components "
+	"of a minimal set of solutions and algorithms of construction of minimal generating "
+	"sets of solutions for all types of systems are given. These criteria and the "
+	"corresponding algorithms for constructing a minimal supporting set of solutions can "
+	"be used in solving all the considered types of systems and systems of mixed types.";
+
+START_TEST(test_rake)
+{
+	const char *top = extract(rake_text, 6);
+	const char *all = extract(rake_text, 40);
+
+	/* the multi-word technical terms lead; stop words never start or end
+	 * a phrase, so "of", "the", "and" never appear as phrase edges */
+	ck_assert_msg(has(top, "linear Diophantine equations"), "%s", top);
+	ck_assert_msg(has(top, "minimal generating sets"), "%s", top);
+	ck_assert_msg(has(top, "minimal supporting set"), "%s", top);
+	ck_assert_msg(!strstr(all, "|of ") && !strstr(all, " of|") && !strstr(all, "|the "), "%s", all);
+	/* deduplicated: "minimal set" is inside no chosen phrase's words, but
+	 * "linear constraints" and "linear Diophantine equations" both stay */
+	ck_assert_msg(has(all, "linear constraints"), "%s", all);
+	ck_assert_msg(!has(all, "Diophantine equations"), "%s", all);
+	ck_assert_msg(!has(all, "equations"), "%s", all);
+	ck_assert_str_eq(extract(rake_text, 0), "");
+	ck_assert_str_eq(extract("", 5), "");
+	ck_assert_str_eq(extract("the of and, to.", 5), "");
+}
+END_TEST
+
+START_TEST(test_numbers_and_units)
+{
+	const char *t = "The model reads 128 tokens per step and needs 3.5 GiB of memory; "
+			"50% of it is cache. It was released in 2019 and costs 12 dollars.";
+	const char *all = extract(t, 20);
+
+	ck_assert_msg(has(all, "128 tokens"), "%s", all);
+	ck_assert_msg(has(all, "3.5 GiB"), "%s", all);
+	ck_assert_msg(has(all, "50%"), "%s", all);
+	ck_assert_msg(has(all, "12 dollars"), "%s", all);
+	/* the unit is used up by its number; a bare year is not a quantity */
+	ck_assert_msg(!has(all, "GiB") && !has(all, "2019"), "%s", all);
+}
+END_TEST
+
+START_TEST(test_identifiers)
+{
+	const char *t = "Set HISTFILE and HISTSIZE before you call snake_case_name or "
+			"getValue, then run it with --max-words and an Ordinary Word.";
+	const char *all = extract(t, 20);
+
+	ck_assert_msg(has(all, "HISTFILE"), "%s", all);
+	ck_assert_msg(has(all, "HISTSIZE"), "%s", all);
+	ck_assert_msg(has(all, "snake_case_name"), "%s", all);
+	ck_assert_msg(has(all, "getValue"), "%s", all);
+	ck_assert_msg(has(all, "--max-words"), "%s", all);
+	/* identifiers outrank a plain phrase that occurs as often */
+	ck_assert_msg(!strncmp(all, "HISTFILE|", 9) || !strncmp(all, "HISTSIZE|", 9) ||
+		      !strncmp(all, "--max-words|", 12) || !strncmp(all, "snake", 5) ||
+		      !strncmp(all, "getValue|", 9), "%s", all);
+	ck_assert_msg(!has(all, "Ordinary") && !has(all, "max-words"), "%s", all);
+}
+END_TEST
+
+START_TEST(test_quoted_terms)
+{
+	const char *t = "The manual calls it \"history expansion\" and also \xe2\x80\x98word "
+			"splitting\xe2\x80\x99; the 'tilde prefix' matters, but \"this quote runs "
+			"far too long to be a term at all\" does not. Don't drop `set -o vi`.";
+	const char *all = extract(t, 30);
+
+	ck_assert_msg(has(all, "history expansion"), "%s", all);
+	ck_assert_msg(has(all, "word splitting"), "%s", all);
+	ck_assert_msg(has(all, "tilde prefix"), "%s", all);
+	ck_assert_msg(has(all, "set -o vi"), "%s", all);
+	ck_assert_msg(!strstr(all, "this quote runs far"), "%s", all);
+}
+END_TEST
+
+START_TEST(test_chinese_ngrams)
+{
+	const char *t = "人工智能是计算机科学的一个分支。人工智能研究如何让计算机模拟人类智能。"
+			"机器学习是人工智能的核心技术之一。深度学习推动了机器学习的发展。"
+			"今天天气很好，我们去公园散步。";
+	const char *all = extract(t, 5);
+
+	ck_assert_msg(!strncmp(all, "人工智能|", strlen("人工智能|")), "%s", all);
+	ck_assert_msg(has(all, "机器学习"), "%s", all);
+	ck_assert_msg(has(all, "计算机"), "%s", all);
+	/* inside a chosen phrase: not repeated; seen once: not a candidate;
+	 * never across punctuation */
+	ck_assert_msg(!has(all, "人工") && !has(all, "智能") && !has(all, "公园"), "%s", all);
+	ck_assert_msg(!strstr(all, "。"), "%s", all);
+}
+END_TEST
+
+START_TEST(test_dedupe_case_insensitive)
+{
+	const char *t = "The Bash shell is popular. Many use a bash Shell for work. "
+			"Every bash shell differs. The shell prompt waits.";
+	const char *all = extract(t, 10);
+	int shells = 0;
+
+	for (const char *p = all; (p = strcasestr(p, "shell")); p++)
+		shells++;
+	/* one spelling of "bash shell" (its first), and no bare "shell" */
+	ck_assert_msg(has(all, "Bash shell"), "%s", all);
+	ck_assert_msg(!has(all, "bash Shell") && !has(all, "shell"), "%s", all);
+	ck_assert_msg(shells == 2, "%s", all); /* Bash shell, shell prompt */
+}
+END_TEST
+
+START_TEST(test_bounded_table)
+{
+	size_t n = 150000, len = n * 8;
+	char *t = malloc(len + 1);
+	struct lp_arena a;
+	struct lp_diag d;
+	const char **v;
+	size_t k;
+
+	for (size_t i = 0; i < n; i++)
+		snprintf(t + i * 8, 9, "w%06zx ", i);
+	lp_arena_init(&a);
+	lp_mem_reset_peaks();
+	ck_assert_int_eq(lp_keyphrase_extract(t, len, 5, &a, &v, &k, &d), LP_OK);
+	ck_assert_uint_eq(k, 5);
+	/* 65536 phrases and as many words at most: tables of 2 x 131072 slots
+	 * and their keys, well under 64 MiB whatever the input */
+	ck_assert_uint_lt(lp_mem_peak_total(), 64u << 20);
+	lp_arena_release(&a);
+	free(t);
+}
+END_TEST
+
+/* Every tracked allocation of an extraction and a match, failed in turn:
+ * a clean LP_E_NOMEM and nothing leaked, success past the last one. */
+START_TEST(test_fault_sweep)
+{
+	static const char text[] =
+		"Set HISTFILE before the \"history list\" grows to 500 lines. The history "
+		"list keeps 3.5 GiB. 人工智能研究人工智能。";
+	struct lp_arena a;
+	struct lp_diag d;
+	struct lp_match m;
+	const char **v;
+	char n[16];
+	size_t k;
+	int found = 0;
+	enum lp_status st;
+
+	/* set before the first allocation: the allocator reads it once */
+	snprintf(n, sizeof(n), "%d", _i);
+	setenv("LPIPE_FAIL_ALLOC", n, 1); /* forked test: stays in this child */
+	lp_arena_init(&a);
+	lp_diag_init(&d);
+	st = lp_keyphrase_extract(text, strlen(text), 4, &a, &v, &k, &d);
+	if (!st && !(st = lp_match_init(&m, text, strlen(text), &d))) {
+		st = lp_match_contains(&m, "History  LIST", 13, &found);
+		lp_match_release(&m);
+	}
+	if (st) {
+		ck_assert_int_eq(st, LP_E_NOMEM);
+	} else {
+		ck_assert_uint_eq(k, 4);
+		ck_assert_int_eq(found, 1);
+	}
+	if (_i == 1)
+		ck_assert_int_eq(st, LP_E_NOMEM);
+	if (_i == 60)
+		ck_assert_int_eq(st, LP_OK);
+	lp_arena_release(&a);
+	ck_assert_uint_eq(lp_mem_current_total(), 0);
+}
+END_TEST
+
+/* ---- the verify stage ---------------------------------------------- */
+
+struct fixture {
+	struct lp_arena cfg;
+	struct lp_diag d;
+	struct lp_doc doc;
+	void *opts;
+};
+
+static enum lp_status parse_opts(struct fixture *f, const char *yaml)
+{
+	struct lp_node *root;
+	struct lp_cfg_ctx c = {"t.yaml", "stages[0].verify", &f->cfg, &f->d};
+
+	lp_arena_init(&f->cfg);
+	lp_diag_init(&f->d);
+	ck_assert_int_eq(lp_yaml_parse("t.yaml", yaml, strlen(yaml), NULL, &f->cfg, &root, &f->d),
+			 LP_OK);
+	return lp_stage_verify.parse(&c, root, NULL, &f->opts);
+}
+
+/* A doc whose text is `src` cut in two chunks, and `summary` as result. */
+static void make_doc(struct fixture *f, const char *src, const char *summary)
+{
+	lp_doc_init(&f->doc, NULL);
+	f->doc.text = src;
+	f->doc.len = strlen(src);
+	f->doc.chunks = lp_arena_alloc(&f->doc.arena, 2 * sizeof(struct lp_chunk));
+	f->doc.chunks[0].off = 0;
+	f->doc.chunks[0].len = f->doc.len / 2;
+	f->doc.chunks[1].off = f->doc.len / 2;
+	f->doc.chunks[1].len = f->doc.len - f->doc.len / 2;
+	f->doc.n_chunks = 2;
+	f->doc.summary = summary;
+}
+
+static void fixture_release(struct fixture *f)
+{
+	lp_doc_release(&f->doc);
+	lp_arena_release(&f->cfg);
+}
+
+static const char verify_src[] =
+	"Bash stores the command history in HISTFILE. The history list has 500 lines. "
+	"On exit the shell writes the history list to the history file.";
+
+START_TEST(test_verify_pass_and_fail)
+{
+	struct fixture f;
+	const char *summary = "The   shell writes the HISTORY list to HISTFILE on exit.";
+
+	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {must: [history list, histfile], "
+				    "regex: ['[0-9]+ lines']}, min_words: 5, on_fail: fail}"), LP_OK);
+	make_doc(&f, verify_src, summary);
+	ck_assert_int_eq(lp_stage_verify.run(&f.doc, f.opts, &f.d), LP_E_VERIFY);
+	ck_assert(f.doc.verify.done);
+	ck_assert_uint_eq(f.doc.verify.n_phrases, 3);
+	ck_assert_uint_eq(f.doc.verify.n_survived, 2);
+	ck_assert_str_eq(f.doc.verify.phrases[2].text, "[0-9]+ lines");
+	ck_assert_str_eq(f.doc.verify.phrases[2].origin, "regex");
+	ck_assert_int_eq(f.doc.verify.phrases[2].survived, 0);
+	ck_assert_str_eq(f.doc.verify.phrases[0].origin, "must");
+	ck_assert_int_eq(f.doc.verify.phrases[0].survived, 1);
+	ck_assert_uint_eq(f.doc.verify.words, 10);
+	ck_assert(!f.doc.verify.passed);
+	ck_assert_double_eq_tol(f.doc.verify.survival_rate, 2.0 / 3.0, 1e-9);
+	ck_assert_ptr_nonnull(strstr(f.d.msg, "'[0-9]+ lines'"));
+	fixture_release(&f);
+
+	/* the same output passes once the pattern is satisfiable */
+	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {must: [history list], regex: ['exit\\.$']},"
+				    " min_words: 10, on_fail: fail}"), LP_OK);
+	make_doc(&f, verify_src, summary);
+	ck_assert_int_eq(lp_stage_verify.run(&f.doc, f.opts, &f.d), LP_OK);
+	ck_assert(f.doc.verify.passed);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_verify_min_words_and_warn)
+{
+	struct fixture f;
+
+	/* warn: the failure is reported in doc->verify, the run goes on */
+	ck_assert_int_eq(parse_opts(&f, "{min_words: 11}"), LP_OK);
+	make_doc(&f, verify_src, "One two three four five six seven eight nine ten.");
+	ck_assert_int_eq(lp_stage_verify.run(&f.doc, f.opts, &f.d), LP_OK);
+	ck_assert(!f.doc.verify.passed);
+	ck_assert_uint_eq(f.doc.verify.words, 10);
+	ck_assert_uint_eq(f.doc.verify.min_words, 11);
+	ck_assert_double_eq(f.doc.verify.survival_rate, 1.0);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_verify_auto)
+{
+	struct fixture f;
+
+	/* auto phrases come from the source, skip the must ones, and only
+	 * move the survival rate: the run passes */
+	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {auto: 3, must: [HISTFILE]}, on_fail: fail}"),
+			 LP_OK);
+	make_doc(&f, verify_src, "The history list goes to HISTFILE.");
+	ck_assert_int_eq(lp_stage_verify.run(&f.doc, f.opts, &f.d), LP_OK);
+	ck_assert(f.doc.verify.passed);
+	ck_assert_uint_eq(f.doc.verify.n_phrases, 4);
+	for (size_t i = 1; i < 4; i++) {
+		ck_assert_str_eq(f.doc.verify.phrases[i].origin, "auto");
+		ck_assert_str_ne(f.doc.verify.phrases[i].text, "HISTFILE");
+	}
+	ck_assert_str_eq(f.doc.verify.phrases[1].text, "history list");
+	ck_assert_int_eq(f.doc.verify.phrases[1].survived, 1);
+	ck_assert_uint_lt(f.doc.verify.n_survived, 4);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_verify_result_without_summary)
+{
+	struct fixture f;
+
+	/* no summary: the chunks are the output */
+	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {must: ['command history', 'history file']},"
+				    " on_fail: fail}"), LP_OK);
+	make_doc(&f, verify_src, NULL);
+	ck_assert_int_eq(lp_stage_verify.run(&f.doc, f.opts, &f.d), LP_OK);
+	ck_assert(f.doc.verify.phrases[0].survived);
+	ck_assert(f.doc.verify.phrases[1].survived);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_verify_huge_source_uses_working_set)
+{
+	struct fixture f;
+	size_t pad = (4u << 20) + 100;
+	const char *head = "The history list keeps HISTFILE lines. ";
+	const char *tail = " ZEBRAFISH ZEBRAFISH ZEBRAFISH ZEBRAFISH.";
+	char *src = malloc(strlen(head) + pad + strlen(tail) + 1);
+	static size_t sel[] = {0};
+
+	strcpy(src, head);
+	memset(src + strlen(head), ' ', pad);
+	strcpy(src + strlen(head) + pad, tail);
+	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {auto: 5}}"), LP_OK);
+	make_doc(&f, src, "HISTFILE");
+	f.doc.chunks[0].len = strlen(head);
+	f.doc.chunks[1].off = strlen(head);
+	f.doc.chunks[1].len = f.doc.len - strlen(head);
+	f.doc.selection = sel;
+	f.doc.n_selection = 1;
+	ck_assert_int_eq(lp_stage_verify.run(&f.doc, f.opts, &f.d), LP_OK);
+	/* over 4 MiB: phrases come from the working set (chunk 0) only */
+	ck_assert_uint_ge(f.doc.verify.n_phrases, 2);
+	for (size_t i = 0; i < f.doc.verify.n_phrases; i++)
+		ck_assert_str_ne(f.doc.verify.phrases[i].text, "ZEBRAFISH");
+	fixture_release(&f);
+	free(src);
+}
+END_TEST
+
+START_TEST(test_verify_parse_errors)
+{
+	struct fixture f;
+
+	ck_assert_int_eq(parse_opts(&f, "{on_fail: retry}"), LP_E_CONFIG);
+	ck_assert_ptr_nonnull(strstr(f.d.msg, "on_fail 'retry' needs a model"));
+	lp_arena_release(&f.cfg);
+
+	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {regex: [ok, 'bad(x']}}"), LP_E_CONFIG);
+	ck_assert_ptr_nonnull(strstr(f.d.msg, "regex 'bad(x'"));
+	ck_assert_msg(strstr(f.d.msg, "at offset 5"), "%s", f.d.msg);
+	ck_assert_int_eq(f.d.line, 1);
+	lp_arena_release(&f.cfg);
+
+	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {atuo: 3}}"), LP_E_CONFIG);
+	ck_assert_ptr_nonnull(strstr(f.d.msg, "atuo"));
+	lp_arena_release(&f.cfg);
+
+	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {must: ['  ,, ']}}"), LP_E_CONFIG);
+	lp_arena_release(&f.cfg);
+
+	ck_assert_int_eq(parse_opts(&f, "{min_words: -1}"), LP_E_CONFIG);
+	lp_arena_release(&f.cfg);
+}
+END_TEST
+
+START_TEST(test_verify_describe)
+{
+	struct fixture f;
+	struct lp_buf b;
+
+	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {auto: 2, must: [a \"b\"]}}"), LP_OK);
+	lp_buf_init(&b);
+	lp_stage_verify.describe(f.opts, &b);
+	ck_assert_str_eq(b.data, "{keyphrases: {auto: 2, must: ['a \"b\"'], regex: []}, "
+			 "min_words: 0, on_fail: warn}");
+	lp_buf_release(&b);
+	lp_arena_release(&f.cfg);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("keyphrase");
+	TCase *tc = tcase_create("keyphrase");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_tokens);
+	tcase_add_test(tc, test_word_counts);
+	tcase_add_test(tc, test_stopwords);
+	tcase_add_test(tc, test_matcher);
+	tcase_add_test(tc, test_regex);
+	tcase_add_test(tc, test_rake);
+	tcase_add_test(tc, test_numbers_and_units);
+	tcase_add_test(tc, test_identifiers);
+	tcase_add_test(tc, test_quoted_terms);
+	tcase_add_test(tc, test_chinese_ngrams);
+	tcase_add_test(tc, test_dedupe_case_insensitive);
+	tcase_add_test(tc, test_bounded_table);
+	tcase_add_loop_test(tc, test_fault_sweep, 1, 61);
+	tcase_add_test(tc, test_verify_pass_and_fail);
+	tcase_add_test(tc, test_verify_min_words_and_warn);
+	tcase_add_test(tc, test_verify_auto);
+	tcase_add_test(tc, test_verify_result_without_summary);
+	tcase_add_test(tc, test_verify_huge_source_uses_working_set);
+	tcase_add_test(tc, test_verify_parse_errors);
+	tcase_add_test(tc, test_verify_describe);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
