@@ -14,3 +14,4 @@ TESTS += tests/check_core
 tests_check_core_SOURCES = tests/check_core.c
 tests_check_core_CFLAGS = $(TEST_CFLAGS)
 tests_check_core_LDADD = $(TEST_LIBS)
+liblpipe_la_SOURCES += src/core/threadpool.c src/core/threadpool.h

@@ -48,6 +48,7 @@ liblpipe_la_SOURCES += src/model/vocab_gguf.c src/cli/cmd_tokenize.c
 check_PROGRAMS += tests/check_tokenizer tests/check_tokenizer_model
 TESTS += tests/check_tokenizer tests/check_tokenizer_model
 tests_check_tokenizer_SOURCES = tests/check_tokenizer.c \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
 tests_check_tokenizer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_check_tokenizer_CFLAGS = $(TEST_CFLAGS)
 tests_check_tokenizer_LDADD = $(TEST_LIBS)
@@ -84,3 +85,26 @@ tests_bench_bench_tokenizer_LDADD = liblpipe.la $(LP_LIBS)
 EXTRA_DIST += tests/bench/tokenizer-speed.py
 TESTS += tests/cli/tokenize.sh
 EXTRA_DIST += tests/cli/tokenize.sh
+
+
+# model: forward pass (model views, KV cache, evaluation context)
+liblpipe_la_SOURCES += \
+	src/model/model.c src/model/model.h \
+	src/model/kvcache.c src/model/kvcache.h \
+	src/model/forward.c src/model/forward.h \
+	src/model/gemm.c src/model/gemm.h
+
+check_PROGRAMS += tests/check_forward
+TESTS += tests/check_forward
+tests_check_forward_SOURCES = tests/check_forward.c tests/ref_forward.c tests/ref_forward.h \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_check_forward_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_check_forward_CFLAGS = $(TEST_CFLAGS)
+tests_check_forward_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/check_smollm2
+TESTS += tests/check_smollm2
+tests_check_smollm2_SOURCES = tests/check_smollm2.c
+tests_check_smollm2_CFLAGS = $(TEST_CFLAGS)
+tests_check_smollm2_LDADD = $(TEST_LIBS)
+EXTRA_DIST += tests/data/smollm2

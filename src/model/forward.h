@@ -1,0 +1,93 @@
+/*
+ * forward.h - the forward pass of a llama/qwen2 model: an evaluation
+ * context holding the KV cache, the activation scratch, the logits and a
+ * thread pool.
+ *
+ * Everything a context needs is allocated by lp_ctx_new and sized by its
+ * parameters (n_ctx tokens of KV cache, n_batch tokens of scratch): no
+ * allocation happens while tokens are evaluated, so a context that was
+ * created will not run out of memory later. The bytes it takes are known
+ * in advance (lp_ctx_plan_bytes), tagged LP_MEM_KV, LP_MEM_SCRATCH and
+ * LP_MEM_LOGITS.
+ *
+ * Evaluation appends tokens at position `pos` (the number of tokens
+ * already in the cache, or fewer to overwrite a tail). Prompts are
+ * processed n_batch tokens per step; generation evaluates one token at a
+ * time with lp_matvec (activations quantized to 8 bits for quantized
+ * weights). A step of at least gemm_min tokens instead dequantizes blocks
+ * of weight rows to float and multiplies them with CBLAS sgemm, which is
+ * faster for long prompts and exact up to float rounding; steps below it
+ * use lp_matvec over each block of rows for every token, which gives the
+ * same logits as token-by-token evaluation.
+ *
+ * A context is used by one thread at a time; it uses its own pool inside.
+ * The model (and its GGUF) must outlive the context.
+ */
+#ifndef LP_MODEL_FORWARD_H
+#define LP_MODEL_FORWARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "model/model.h"
+
+struct lp_ctx_params {
+	uint32_t n_ctx;          /* tokens of KV cache; 0: the model's training context */
+	enum lp_qtype kv_type;   /* LP_Q_F32, LP_Q_F16 or LP_Q_Q8_0 */
+	int n_threads;           /* <= 0: the number of online CPUs */
+	uint32_t n_batch;        /* tokens per prefill step; 0: 512 */
+	uint32_t gemm_min;       /* steps of at least this many tokens dequantize
+				  * weight blocks to float and use sgemm; 0: 32,
+				  * UINT32_MAX: never */
+};
+
+/* Bytes a context takes, by tag. */
+struct lp_ctx_bytes {
+	size_t kv, scratch, logits;
+};
+
+struct lp_ctx;
+
+/* n_ctx 2048, kv_type F16, all CPUs, n_batch 512, gemm_min 32. */
+struct lp_ctx_params lp_ctx_default_params(void);
+
+/* Bytes lp_ctx_new would allocate for `m` with `p` (after defaults). */
+void lp_ctx_plan_bytes(const struct lp_model *m, const struct lp_ctx_params *p,
+		       struct lp_ctx_bytes *out);
+
+/*
+ * Create a context. On success *out is owned by the caller (lp_ctx_free).
+ * Returns LP_E_NOMEM when the budget refuses the KV cache, scratch or
+ * logits (the message names the phase, "load"), LP_E_USAGE for an unusable
+ * KV type (q8_0 needs head_dim % 32 == 0) and LP_E_NOMEM when threads
+ * cannot start.
+ */
+enum lp_status lp_ctx_new(const struct lp_model *m, const struct lp_ctx_params *p,
+			  struct lp_ctx **out, struct lp_diag *d);
+void lp_ctx_free(struct lp_ctx *c);
+
+/*
+ * Evaluate tokens[0..n) at positions pos..pos+n-1 and write the logits of
+ * the last one (n_vocab floats) to `logits_last` (may be NULL: read them
+ * with lp_ctx_logits). Requires pos <= lp_ctx_n_past and pos + n <= n_ctx.
+ * Returns LP_OK; LP_E_INPUT for a token id out of range or a full context
+ * (nothing is evaluated); LP_E_USAGE for n == 0 or a gap before pos.
+ * Sets the memory phase to "prefill" (n > 1) or "decode" (n == 1).
+ */
+enum lp_status lp_ctx_eval(struct lp_ctx *c, const int32_t *tokens, size_t n, uint32_t pos,
+			   float *logits_last, struct lp_diag *d);
+/* Same, writing the logits of every token: logits[i*n_vocab ..] for i < n. */
+enum lp_status lp_ctx_eval_all(struct lp_ctx *c, const int32_t *tokens, size_t n,
+			       uint32_t pos, float *logits, struct lp_diag *d);
+
+/* Logits of the last token evaluated (n_vocab floats, owned by the context). */
+const float *lp_ctx_logits(const struct lp_ctx *c);
+/* Forget every cached token (n_past becomes 0); allocates nothing. */
+void lp_ctx_reset(struct lp_ctx *c);
+uint32_t lp_ctx_n_past(const struct lp_ctx *c);
+uint32_t lp_ctx_n_ctx(const struct lp_ctx *c);
+int lp_ctx_n_threads(const struct lp_ctx *c);
+const struct lp_model *lp_ctx_model(const struct lp_ctx *c);
+
+#endif

@@ -1,0 +1,102 @@
+/*
+ * model.h - a llama or qwen2 model as described by a GGUF file:
+ * hyper-parameters and views of the weight tensors.
+ *
+ * Loading copies no weights: every struct lp_tensor points into the GGUF
+ * mapping, which is already reserved against the memory budget under
+ * LP_MEM_WEIGHTS by the GGUF reader. Only 1-D tensors (norms, biases)
+ * stored in a type other than F32 are converted to float, into a small
+ * block tracked under LP_MEM_WEIGHTS, so the forward pass can read every
+ * vector as float.
+ *
+ * Every tensor's type and shape is checked against the hyper-parameters at
+ * load time; afterwards the forward pass trusts them.
+ *
+ * The struct lp_gguf must outlive the model.
+ */
+#ifndef LP_MODEL_MODEL_H
+#define LP_MODEL_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "model/gguf.h"
+#include "model/quant.h"
+
+enum lp_arch { LP_ARCH_LLAMA, LP_ARCH_QWEN2 };
+
+/* How RoPE pairs the elements of a head. llama.cpp rotates adjacent pairs
+ * (x[2i], x[2i+1]) for llama GGUF files, whose converter permuted the Q/K
+ * rows to match, and pairs (x[i], x[i + n_rot/2]) ("neox") for qwen2. */
+enum lp_rope_mode { LP_ROPE_ADJACENT, LP_ROPE_NEOX };
+
+struct lp_hparams {
+	enum lp_arch arch;
+	enum lp_rope_mode rope_mode;
+	uint32_t n_vocab;
+	uint32_t n_embd;       /* model width */
+	uint32_t n_layer;
+	uint32_t n_ff;         /* FFN hidden width */
+	uint32_t n_head;
+	uint32_t n_head_kv;    /* < n_head for grouped-query attention */
+	uint32_t head_dim;     /* n_embd / n_head */
+	uint32_t n_rot;        /* rotated elements per head (<= head_dim) */
+	uint32_t n_ctx_train;  /* context the model was trained with */
+	float rope_base;       /* RoPE frequency base */
+	float norm_eps;        /* RMSNorm epsilon */
+};
+
+/* A matrix (or vector) inside the mapping: `rows` rows of `cols` elements
+ * of `type`, each row `row_bytes` long. ne[0] of the GGUF tensor is cols. */
+struct lp_tensor {
+	const char *name;      /* for messages; points into a static table */
+	enum lp_qtype type;
+	const void *data;
+	uint64_t rows, cols;
+	size_t row_bytes;
+};
+
+struct lp_layer {
+	const float *attn_norm;   /* (n_embd) */
+	struct lp_tensor wq;      /* (n_head*head_dim rows, n_embd cols) */
+	struct lp_tensor wk;      /* (n_head_kv*head_dim, n_embd) */
+	struct lp_tensor wv;      /* (n_head_kv*head_dim, n_embd) */
+	struct lp_tensor wo;      /* (n_embd, n_head*head_dim) */
+	const float *bq;          /* (n_head*head_dim), qwen2 only, else NULL */
+	const float *bk;          /* (n_head_kv*head_dim), qwen2 only */
+	const float *bv;          /* (n_head_kv*head_dim), qwen2 only */
+	const float *ffn_norm;    /* (n_embd) */
+	struct lp_tensor w_gate;  /* (n_ff, n_embd) */
+	struct lp_tensor w_up;    /* (n_ff, n_embd) */
+	struct lp_tensor w_down;  /* (n_embd, n_ff) */
+};
+
+struct lp_model {
+	struct lp_hparams hp;
+	const struct lp_gguf *gguf;
+	struct lp_tensor tok_embd;    /* (n_vocab rows, n_embd cols) */
+	const float *output_norm;     /* (n_embd) */
+	struct lp_tensor output;      /* (n_vocab, n_embd); == tok_embd when tied */
+	int tied_output;              /* 1 when output.weight is absent */
+	struct lp_layer *layers;      /* n_layer */
+	float *vec_store;             /* tracked: converted 1-D tensors */
+};
+
+/*
+ * Read the hyper-parameters and tensor views of `g`. On success *out is
+ * owned by the caller (free with lp_model_free). Returns LP_E_MODEL with a
+ * message naming the key or tensor (and the expected shape) when the file
+ * does not describe a supported model, LP_E_NOMEM when the budget refuses
+ * the small converted vectors (phase "load").
+ */
+enum lp_status lp_model_load(const struct lp_gguf *g, struct lp_model **out,
+			     struct lp_diag *d);
+void lp_model_free(struct lp_model *m);
+
+/* "llama" or "qwen2". */
+const char *lp_arch_name(enum lp_arch a);
+/* Bytes of mapped weight data the tensors of the model cover. */
+size_t lp_model_weight_bytes(const struct lp_model *m);
+
+#endif
