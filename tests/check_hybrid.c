@@ -11,14 +11,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/pipeline.h"
+#include "core/buf.h"
 #include "core/mem.h"
 #include "core/status.h"
 #include "retrieve/embcache.h"
 #include "retrieve/embedder.h"
+#include "retrieve/embscore.h"
 #include "retrieve/fusion.h"
 #include "retrieve/hash.h"
 #include "retrieve/hashembed.h"
 #include "retrieve/vecindex.h"
+#include "stages/doc.h"
+#include "stages/stage.h"
+
+extern const struct lp_stage_kind lp_stage_retrieve;
 
 /* ---- hash ---- */
 
@@ -676,6 +683,334 @@ START_TEST(test_embcache_dirs_and_keys)
 }
 END_TEST
 
+/* ---- embscore: embedding through the cache ---- */
+
+static const char *const spans[] = {
+	"the prompt is printed.",
+	"bash can check mail.",
+	"history is saved on exit.",
+	"mail check mail check interval.",
+	"check the spelling.",
+};
+
+static void span_scores(struct lp_embedder *e, struct lp_embcache *c, double *scores,
+			struct lp_embscore_stats *st)
+{
+	size_t lens[5];
+	struct lp_diag d;
+
+	for (size_t i = 0; i < 5; i++)
+		lens[i] = strlen(spans[i]);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_embscore(e, c, spans, lens, 5, "mail check", 10, scores, st, &d),
+			 LP_OK);
+}
+
+START_TEST(test_embscore_cache_recompute)
+{
+	struct lp_embedder *e = NULL;
+	struct lp_embcache *c;
+	struct lp_embscore_stats st;
+	struct lp_diag d;
+	double ref[5], got[5];
+	char path[400];
+
+	make_cache_dir();
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_embedder_new_hash(64, &e, &d), LP_OK);
+	/* Without a cache: every span embedded; "mail check" ranks 3, 1, 4. */
+	span_scores(e, NULL, ref, &st);
+	ck_assert_uint_eq(st.embedded, 5);
+	ck_assert_uint_eq(st.cached, 0);
+	ck_assert_int_eq(st.query_empty, 0);
+	ck_assert(ref[3] > ref[1] && ref[1] > ref[4] && ref[4] > ref[0]);
+	ck_assert_double_eq_tol(ref[2], 0.0, 0.3);
+
+	/* First run fills the cache, the second reads it back. */
+	ck_assert_int_eq(lp_embcache_open(cache_dir, lp_embedder_id(e), 7, 64, &c, &d), LP_OK);
+	span_scores(e, c, got, &st);
+	ck_assert_uint_eq(st.embedded, 5);
+	ck_assert_int_eq(lp_embcache_save(c, &d), LP_OK);
+	snprintf(path, sizeof(path), "%s", lp_embcache_path(c));
+	lp_embcache_free(c);
+	ck_assert_int_eq(lp_embcache_open(cache_dir, lp_embedder_id(e), 7, 64, &c, &d), LP_OK);
+	span_scores(e, c, got, &st);
+	ck_assert_uint_eq(st.embedded, 0);
+	ck_assert_uint_eq(st.cached, 5);
+	ck_assert_int_eq(memcmp(got, ref, sizeof(ref)), 0);
+	lp_embcache_free(c);
+
+	/* A damaged record is recomputed; the scores do not change. */
+	patch_file(path, 32 + (16 + 64 * 4) * 2 + 40, 0x04);
+	ck_assert_int_eq(lp_embcache_open(cache_dir, lp_embedder_id(e), 7, 64, &c, &d), LP_OK);
+	ck_assert_uint_eq(lp_embcache_stats(c).corrupt, 1);
+	span_scores(e, c, got, &st);
+	ck_assert_uint_eq(st.embedded, 1);
+	ck_assert_uint_eq(st.cached, 4);
+	ck_assert_int_eq(memcmp(got, ref, sizeof(ref)), 0);
+	ck_assert_int_eq(lp_embcache_save(c, &d), LP_OK);
+	lp_embcache_free(c);
+	ck_assert_int_eq(lp_embcache_open(cache_dir, lp_embedder_id(e), 7, 64, &c, &d), LP_OK);
+	ck_assert_uint_eq(lp_embcache_stats(c).corrupt, 0);
+	ck_assert_uint_eq(lp_embcache_stats(c).loaded, 5);
+	lp_embcache_free(c);
+
+	/* A query with nothing to embed says so. */
+	{
+		size_t lens[5] = { 1, 1, 1, 1, 1 };
+		ck_assert_int_eq(lp_embscore(e, NULL, spans, lens, 5, "the of", 6, got, &st, &d),
+				 LP_OK);
+		ck_assert_int_eq(st.query_empty, 1);
+	}
+	lp_embedder_free(e);
+	remove_cache_dir();
+}
+END_TEST
+
+/* ---- the retrieve stage ---- */
+
+static struct lp_pipeline *load(const char *yaml)
+{
+	struct lp_pipeline *p = NULL;
+	struct lp_diag d;
+	enum lp_status st;
+
+	lp_diag_init(&d);
+	st = lp_pipeline_load_text("r.yaml", yaml, strlen(yaml), NULL, NULL, 0, &p, &d);
+	ck_assert_msg(st == LP_OK, "%s:%d:%d: %s", d.file, d.line, d.col, d.msg);
+	return p;
+}
+
+static void describe_is(const char *retrieval, const char *opts, const char *want)
+{
+	char yaml[512];
+	struct lp_pipeline *p;
+	struct lp_buf b;
+
+	snprintf(yaml, sizeof(yaml), "version: 1\nretrieval: %s\nstages:\n  - retrieve: %s\n",
+		 retrieval, opts);
+	p = load(yaml);
+	lp_buf_init(&b);
+	p->stages[0].kind->describe(p->stages[0].opts, &b);
+	ck_assert_str_eq(b.data, want);
+	lp_buf_release(&b);
+	lp_pipeline_free(p);
+}
+
+static void load_fails(const char *yaml, const char *frag)
+{
+	struct lp_pipeline *p = NULL;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_pipeline_load_text("r.yaml", yaml, strlen(yaml), NULL, NULL, 0,
+					       &p, &d), LP_E_CONFIG);
+	ck_assert_msg(strstr(d.msg, frag), "expected '...%s...', got '%s'", frag, d.msg);
+}
+
+START_TEST(test_stage_parse_scorers)
+{
+	describe_is("{scorer: hash}", "{query: q}",
+		    "{query: \"q\", top_k: 8, order: score, cache: off, scorer: hash, "
+		    "hash_dim: 1024}");
+	describe_is("{scorer: hash, hash_dim: 256}", "{query: q, cache: on}",
+		    "{query: \"q\", top_k: 8, order: score, cache: on, scorer: hash, "
+		    "hash_dim: 256}");
+	describe_is("{scorer: dense}", "{query: q, top_k: 3}",
+		    "{query: \"q\", top_k: 3, order: score, cache: on, scorer: dense}");
+	describe_is("{scorer: hybrid, rrf_k: 20}", "{query: q, cache: off}",
+		    "{query: \"q\", top_k: 8, order: score, cache: off, scorer: hybrid, "
+		    "k1: 1.2, b: 0.75, fusion: rrf, rrf_k: 20}");
+	describe_is("{scorer: hybrid, fusion: weighted, weight: 0.3}", "{query: q}",
+		    "{query: \"q\", top_k: 8, order: score, cache: on, scorer: hybrid, "
+		    "k1: 1.2, b: 0.75, fusion: weighted, weight: 0.3}");
+	describe_is("{scorer: bm25}", "{query: q, must_include: [Mail, \"a: b\"]}",
+		    "{query: \"q\", top_k: 8, order: score, must_include: [Mail, \"a: b\"], "
+		    "scorer: bm25, k1: 1.2, b: 0.75}");
+	describe_is("{}", "{query: q, must_include: history}",
+		    "{query: \"q\", top_k: 8, order: score, must_include: [history], "
+		    "scorer: bm25, k1: 1.2, b: 0.75}");
+
+	load_fails("version: 1\nretrieval: {fusion: max}\nstages:\n  - retrieve: {query: q}\n",
+		   "'fusion' must be one of rrf, weighted");
+	load_fails("version: 1\nretrieval: {weight: 2}\n", "weight");
+	load_fails("version: 1\nretrieval: {hash_dim: 8}\n", "hash_dim");
+	load_fails("version: 1\nstages:\n  - retrieve: {query: q, must_include: ['']}\n",
+		   "empty keyphrase");
+	load_fails("version: 1\nstages:\n  - retrieve: {query: q, cache: maybe}\n", "cache");
+}
+END_TEST
+
+/* Five one-line chunks, as in check_retrieve. */
+static const char stage_text[] =
+	"the prompt is printed.\n"
+	"bash can check mail.\n"
+	"history is\n  saved on exit.\n"
+	"mail check mail check interval.\n"
+	"check the spelling.\n";
+
+static const size_t stage_lines[] = { 23, 21, 28, 32, 20 };
+
+static enum lp_status run_stage(const char *retrieval, const char *opts, struct lp_doc *doc,
+				struct lp_pipeline **p, struct lp_diag *d)
+{
+	char yaml[512];
+	size_t off = 0;
+
+	snprintf(yaml, sizeof(yaml), "version: 1\nretrieval: %s\nstages:\n  - retrieve: %s\n",
+		 retrieval, opts);
+	*p = load(yaml);
+	lp_doc_init(doc, *p);
+	doc->text = stage_text;
+	doc->len = strlen(stage_text);
+	doc->chunks = lp_arena_alloc(&doc->arena, 5 * sizeof(*doc->chunks));
+	for (size_t i = 0; i < 5; i++) {
+		doc->chunks[i].off = off;
+		doc->chunks[i].len = stage_lines[i];
+		off += stage_lines[i];
+	}
+	ck_assert_uint_eq(off, doc->len);
+	doc->n_chunks = 5;
+	doc->trace = lp_arena_alloc(&doc->arena, sizeof(*doc->trace));
+	memset(doc->trace, 0, sizeof(*doc->trace));
+	doc->n_trace = 1;
+	lp_diag_init(d);
+	return (*p)->stages[0].kind->run(doc, (*p)->stages[0].opts, d);
+}
+
+static void selection_is(const struct lp_doc *doc, size_t n, const size_t *want)
+{
+	ck_assert_uint_eq(doc->n_selection, n);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(doc->selection[i], want[i]);
+		ck_assert_int_eq(doc->chunks[want[i]].selected, 1);
+	}
+}
+
+START_TEST(test_stage_run_hash)
+{
+	struct lp_pipeline *p;
+	struct lp_doc doc;
+	struct lp_diag d;
+
+	make_cache_dir();
+	setenv("LPIPE_CACHE_DIR", cache_dir, 1);
+	ck_assert_int_eq(run_stage("{scorer: hash}", "{query: mail check, top_k: 3}",
+				   &doc, &p, &d), LP_OK);
+	selection_is(&doc, 3, (const size_t[]){ 3, 1, 4 });
+	ck_assert(doc.chunks[3].score > doc.chunks[1].score);
+	ck_assert_str_eq(doc.trace[0].note, "kept 3 of 5 chunks");
+	ck_assert_uint_eq(count_files(cache_dir), 0); /* cache off by default */
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+
+	/* cache: on writes one file for this document and embedder. */
+	ck_assert_int_eq(run_stage("{scorer: hash, hash_dim: 64}",
+				   "{query: mail check, top_k: 3, cache: on}", &doc, &p, &d), LP_OK);
+	selection_is(&doc, 3, (const size_t[]){ 3, 1, 4 });
+	ck_assert_uint_eq(count_files(cache_dir), 1);
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+
+	ck_assert_int_eq(run_stage("{scorer: hash}", "{query: 'the, of'}", &doc, &p, &d),
+			 LP_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(d.msg, "no words"));
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+	unsetenv("LPIPE_CACHE_DIR");
+	remove_cache_dir();
+}
+END_TEST
+
+START_TEST(test_stage_run_dense_without_model)
+{
+	static const char *const scorers[] = { "{scorer: dense}", "{scorer: hybrid}" };
+	struct lp_pipeline *p;
+	struct lp_doc doc;
+	struct lp_diag d;
+
+	setenv("LPIPE_EMBED_MODEL", "/nonexistent/lpipe-minilm", 1);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(run_stage(scorers[i], "{query: mail}", &doc, &p, &d), LP_E_MODEL);
+		ck_assert_str_eq(d.msg, "dense scorer needs the MiniLM model: run "
+				 "scripts/fetch-embedder (or make models)");
+		lp_doc_release(&doc);
+		lp_pipeline_free(p);
+	}
+	unsetenv("LPIPE_EMBED_MODEL");
+}
+END_TEST
+
+START_TEST(test_stage_must_include)
+{
+	struct lp_pipeline *p;
+	struct lp_doc doc;
+	struct lp_diag d;
+
+	/* BM25 alone keeps 3 and 1; "HISTORY is saved" (other case, other
+	 * white space) forces chunk 2 in, in the place of 1. */
+	ck_assert_int_eq(run_stage("{}", "{query: mail check, top_k: 2, "
+				   "must_include: ['HISTORY is saved']}", &doc, &p, &d), LP_OK);
+	selection_is(&doc, 2, (const size_t[]){ 3, 2 });
+	ck_assert_int_eq(doc.chunks[1].selected, 0);
+	ck_assert_str_eq(doc.trace[0].note, "kept 2 of 5 chunks, 1 by must_include");
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+
+	/* Already selected, or found nowhere: nothing changes. */
+	ck_assert_int_eq(run_stage("{}", "{query: mail check, top_k: 2, "
+				   "must_include: [interval, zebra]}", &doc, &p, &d), LP_OK);
+	selection_is(&doc, 2, (const size_t[]){ 3, 1 });
+	ck_assert_str_eq(doc.trace[0].note, "kept 2 of 5 chunks");
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+
+	/* Two forced into one place: the better-scoring one wins; document order. */
+	ck_assert_int_eq(run_stage("{}", "{query: mail check, top_k: 1, order: document, "
+				   "must_include: [spelling, prompt]}", &doc, &p, &d), LP_OK);
+	selection_is(&doc, 1, (const size_t[]){ 4 });
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+}
+END_TEST
+
+/* The real MiniLM, when it is installed: dense ranks the mail chunks
+ * first, and hybrid agrees with both on the best chunk. */
+START_TEST(test_stage_run_dense_model)
+{
+	struct lp_pipeline *p;
+	struct lp_doc doc;
+	struct lp_diag d;
+
+	make_cache_dir();
+	setenv("LPIPE_CACHE_DIR", cache_dir, 1);
+	ck_assert_int_eq(run_stage("{scorer: dense}", "{query: how often is mail checked, "
+				   "top_k: 2}", &doc, &p, &d), LP_OK);
+	ck_assert(doc.selection[0] == 1 || doc.selection[0] == 3);
+	ck_assert(doc.selection[1] == 1 || doc.selection[1] == 3);
+	ck_assert_uint_eq(count_files(cache_dir), 1);
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+	ck_assert_int_eq(run_stage("{scorer: hybrid}", "{query: mail check, top_k: 1}",
+				   &doc, &p, &d), LP_OK);
+	selection_is(&doc, 1, (const size_t[]){ 3 });
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+	unsetenv("LPIPE_CACHE_DIR");
+	remove_cache_dir();
+}
+END_TEST
+
+static int have_dense_model(void)
+{
+	char dir[4096], path[4200];
+
+	if (!lp_embedder_dense_dir(dir, sizeof(dir)))
+		return 0;
+	snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+	return access(path, R_OK) == 0;
+}
+
 int main(void)
 {
 	Suite *s = suite_create("hybrid");
@@ -706,6 +1041,18 @@ int main(void)
 	tcase_add_test(tc, test_embcache_round_trip);
 	tcase_add_test(tc, test_embcache_corruption);
 	tcase_add_test(tc, test_embcache_dirs_and_keys);
+	tcase_add_test(tc, test_embscore_cache_recompute);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("stage");
+	tcase_add_test(tc, test_stage_parse_scorers);
+	tcase_add_test(tc, test_stage_run_hash);
+	tcase_add_test(tc, test_stage_run_dense_without_model);
+	tcase_add_test(tc, test_stage_must_include);
+	/* Only with the model on disk (scripts/fetch-embedder). */
+	if (have_dense_model())
+		tcase_add_test(tc, test_stage_run_dense_model);
+	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 
 	sr = srunner_create(s);
