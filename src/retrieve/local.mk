@@ -57,3 +57,8 @@ TESTS += tests/check_hybrid
 tests_check_hybrid_SOURCES = tests/check_hybrid.c
 tests_check_hybrid_CFLAGS = $(TEST_CFLAGS)
 tests_check_hybrid_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/fuzz/fuzz_hybrid
+TESTS += tests/fuzz/fuzz_hybrid
+tests_fuzz_fuzz_hybrid_SOURCES = tests/fuzz/fuzz_hybrid.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_hybrid_LDADD = $(TEST_LIBS)
