@@ -22,8 +22,8 @@
  * 6-letter word gives 15), so each counts for less than a whole word. */
 #define W_WORD   1.0f
 #define W_BIGRAM 1.0f
-#define W_CHAR   0.35f
-#define W_CJK1   0.5f
+#define W_CHAR   0.15f
+#define W_CJK1   0.25f
 #define W_CJK2   1.0f
 
 #define WORD_MAX LP_TERMS_MAX_BYTES
