@@ -3,12 +3,13 @@
  * spot checks.
  *
  *   embed-texts MODEL_DIR FILE [--chunk-words N] [--group N] [--repeat N]
- *               [--out F32_FILE] [--ids]
+ *               [--max-texts N] [--out F32_FILE] [--ids]
  *
  * Without --chunk-words every line of FILE is one text; with it the file's
  * words are cut into chunks of N words. Texts are embedded `group` at a time
- * (default 64), so memory stays bounded. Prints texts, seconds, texts per
- * second, the tracked peak and the process peak RSS. --out writes the
+ * (default 64), so memory stays bounded; --max-texts embeds only the first
+ * N (the whole file is still mapped and cut). Prints texts, seconds, texts per
+ * second (median of the runs), the tracked peak and the process peak RSS. --out writes the
  * float32 embeddings [n, dim]; --ids prints each text's WordPiece ids.
  */
 #include <stdio.h>
@@ -71,11 +72,11 @@ static size_t cut_words(const char *s, size_t len, size_t words, struct span *ou
 	return n;
 }
 
-static double now(void)
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -93,7 +94,7 @@ static void print_ids(const struct lp_bert *m, const struct span *t)
 
 int main(int argc, char **argv)
 {
-	size_t chunk_words = 0, group = 64, repeat = 1, n, dim;
+	size_t chunk_words = 0, group = 64, repeat = 1, max_texts = 0, n, dim;
 	const char *out_path = NULL;
 	int want_ids = 0;
 	struct lp_diag d;
@@ -101,11 +102,11 @@ int main(int argc, char **argv)
 	struct lp_bert *m;
 	struct span *texts;
 	FILE *out = NULL;
-	double best = 0;
+	double times[64], best;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: embed-texts MODEL_DIR FILE [--chunk-words N] [--group N] "
-				"[--repeat N] [--out F] [--ids]\n");
+				"[--repeat N] [--max-texts N] [--out F] [--ids]\n");
 		return 2;
 	}
 	for (int i = 3; i < argc; i++) {
@@ -115,6 +116,8 @@ int main(int argc, char **argv)
 			group = strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
 			repeat = strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--max-texts") && i + 1 < argc)
+			max_texts = strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
 			out_path = argv[++i];
 		else if (!strcmp(argv[i], "--ids"))
@@ -126,6 +129,8 @@ int main(int argc, char **argv)
 	}
 	if (!group)
 		group = 1;
+	if (repeat < 1 || repeat > 64)
+		repeat = repeat < 1 ? 1 : 64;
 	lp_diag_init(&d);
 	lp_mem_set_phase("load");
 	if (lp_bert_load(argv[1], &m, &d) || lp_file_map(argv[2], LP_MEM_DOC, &file, &d)) {
@@ -136,6 +141,8 @@ int main(int argc, char **argv)
 	n = chunk_words ? cut_words(s, file.len, chunk_words, NULL) : cut_lines(s, file.len, NULL);
 	texts = calloc(n + 1, sizeof(*texts));
 	chunk_words ? cut_words(s, file.len, chunk_words, texts) : cut_lines(s, file.len, texts);
+	if (max_texts && n > max_texts)
+		n = max_texts;
 	dim = lp_bert_dim(m);
 	if (want_ids)
 		for (size_t i = 0; i < n; i++)
@@ -149,7 +156,7 @@ int main(int argc, char **argv)
 	}
 	lp_mem_set_phase("embed");
 	for (size_t r = 0; r < repeat; r++) {
-		double t0 = now();
+		double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 		for (size_t i = 0; i < n; i += group) {
 			size_t k = n - i < group ? n - i : group;
 			for (size_t j = 0; j < k; j++) {
@@ -163,13 +170,20 @@ int main(int argc, char **argv)
 			if (out && r == 0)
 				fwrite(emb, sizeof(float), k * dim, out);
 		}
-		double dt = now() - t0;
-		if (r == 0 || dt < best)
-			best = dt;
-		fprintf(stderr, "run %zu: %.3f s\n", r + 1, dt);
+		double dt = clock_s(CLOCK_MONOTONIC) - t0;
+		times[r] = dt;
+		fprintf(stderr, "run %zu: %.3f s (cpu %.3f s)\n", r + 1, dt,
+			clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0);
 	}
 	if (out)
 		fclose(out);
+	for (size_t i = 1; i < repeat; i++) /* insertion sort for the median */
+		for (size_t j = i; j > 0 && times[j - 1] > times[j]; j--) {
+			double t = times[j];
+			times[j] = times[j - 1];
+			times[j - 1] = t;
+		}
+	best = times[repeat / 2];
 	char b1[32], b2[32];
 	printf("texts %zu seconds %.3f texts_per_s %.1f tracked_peak %s peak_rss %s\n", n, best,
 	       best > 0 ? (double)n / best : 0.0,

@@ -708,6 +708,11 @@ START_TEST(test_bert_tiny_texts_and_windows)
 	int32_t win[16];
 	size_t body, n;
 
+	/* Scratch is sized for the texts at hand, not for a full batch. */
+	lp_mem_reset_peaks();
+	ck_assert_int_eq(lp_bert_embed(m, texts, lens, 1, out, &d), LP_OK);
+	ck_assert_uint_gt(lp_mem_peak(LP_MEM_SCRATCH), 0);
+	ck_assert_uint_lt(lp_mem_peak(LP_MEM_SCRATCH), 64 * (5 * TE + TF) * sizeof(float));
 	ck_assert_int_eq(lp_bert_set_window(m, 8, 3, &d), LP_OK);
 	ck_assert_uint_eq(lp_bert_stride(m), 3);
 	ck_assert_int_eq(lp_bert_embed(m, texts, lens, 3, out, &d), LP_OK);

@@ -258,7 +258,8 @@ struct type_case {
 };
 static const struct type_case type_cases[] = {
 	{ LP_Q_F32, 1e-4 },  { LP_Q_F16, 1e-5 },  { LP_Q_BF16, 1e-5 },
-	{ LP_Q_Q4_0, 3e-2 }, { LP_Q_Q4_1, 3e-2 }, { LP_Q_Q8_0, 3e-2 },
+	{ LP_Q_Q4_0, 3e-2 }, { LP_Q_Q4_1, 3e-2 }, { LP_Q_Q5_0, 3e-2 },
+	{ LP_Q_Q5_1, 3e-2 }, { LP_Q_Q8_0, 3e-2 },
 	{ LP_Q_Q4_K, 3e-2 }, { LP_Q_Q5_K, 3e-2 }, { LP_Q_Q6_K, 3e-2 },
 };
 

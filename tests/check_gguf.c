@@ -14,8 +14,8 @@
 #include "tools/gguf_writer.h"
 
 static const enum lp_qtype all_types[] = {
-	LP_Q_F32, LP_Q_F16, LP_Q_BF16, LP_Q_Q4_0, LP_Q_Q4_1, LP_Q_Q8_0,
-	LP_Q_Q4_K, LP_Q_Q5_K, LP_Q_Q6_K,
+	LP_Q_F32, LP_Q_F16, LP_Q_BF16, LP_Q_Q4_0, LP_Q_Q4_1, LP_Q_Q5_0, LP_Q_Q5_1,
+	LP_Q_Q8_0, LP_Q_Q4_K, LP_Q_Q5_K, LP_Q_Q6_K,
 };
 #define N_TYPES (sizeof(all_types) / sizeof(all_types[0]))
 

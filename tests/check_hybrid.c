@@ -811,30 +811,35 @@ static void load_fails(const char *yaml, const char *frag)
 START_TEST(test_stage_parse_scorers)
 {
 	describe_is("{scorer: hash}", "{query: q}",
-		    "{query: \"q\", top_k: 8, order: score, cache: off, scorer: hash, "
-		    "hash_dim: 1024}");
+		    "{query: \"q\", top_k: 8, order: score, cache: off}");
 	describe_is("{scorer: hash, hash_dim: 256}", "{query: q, cache: on}",
-		    "{query: \"q\", top_k: 8, order: score, cache: on, scorer: hash, "
-		    "hash_dim: 256}");
+		    "{query: \"q\", top_k: 8, order: score, cache: on}");
 	describe_is("{scorer: dense}", "{query: q, top_k: 3}",
-		    "{query: \"q\", top_k: 3, order: score, cache: on, scorer: dense}");
+		    "{query: \"q\", top_k: 3, order: score, cache: on}");
 	describe_is("{scorer: hybrid, rrf_k: 20}", "{query: q, cache: off}",
-		    "{query: \"q\", top_k: 8, order: score, cache: off, scorer: hybrid, "
-		    "k1: 1.2, b: 0.75, fusion: rrf, rrf_k: 20}");
-	describe_is("{scorer: hybrid, fusion: weighted, weight: 0.3}", "{query: q}",
-		    "{query: \"q\", top_k: 8, order: score, cache: on, scorer: hybrid, "
-		    "k1: 1.2, b: 0.75, fusion: weighted, weight: 0.3}");
+		    "{query: \"q\", top_k: 8, order: score, cache: off}");
 	describe_is("{scorer: bm25}", "{query: q, must_include: [Mail, \"a: b\"]}",
-		    "{query: \"q\", top_k: 8, order: score, must_include: [Mail, \"a: b\"], "
-		    "scorer: bm25, k1: 1.2, b: 0.75}");
+		    "{query: \"q\", top_k: 8, order: score, must_include: [Mail, \"a: b\"]}");
 	describe_is("{}", "{query: q, must_include: history}",
-		    "{query: \"q\", top_k: 8, order: score, must_include: [history], "
-		    "scorer: bm25, k1: 1.2, b: 0.75}");
+		    "{query: \"q\", top_k: 8, order: score, must_include: [history]}");
+	/* The retrieval keys reach the stage. */
+	{
+		struct lp_pipeline *p = load("version: 1\nretrieval: {scorer: hybrid, fusion: weighted, "
+					     "weight: 0.3, rrf_k: 7, hash_dim: 64}\n"
+					     "stages:\n  - retrieve: {query: q}\n");
+		ck_assert_int_eq(p->retrieval.fusion, LP_FUSION_WEIGHTED);
+		ck_assert_double_eq(p->retrieval.weight, 0.3);
+		ck_assert_int_eq(p->retrieval.rrf_k, 7);
+		ck_assert_int_eq(p->retrieval.hash_dim, 64);
+		lp_pipeline_free(p);
+	}
 
 	load_fails("version: 1\nretrieval: {fusion: max}\nstages:\n  - retrieve: {query: q}\n",
 		   "'fusion' must be one of rrf, weighted");
-	load_fails("version: 1\nretrieval: {weight: 2}\n", "weight");
-	load_fails("version: 1\nretrieval: {hash_dim: 8}\n", "hash_dim");
+	load_fails("version: 1\nretrieval: {weight: 2}\nstages:\n  - retrieve: {query: q}\n",
+		   "weight");
+	load_fails("version: 1\nretrieval: {hash_dim: 8}\nstages:\n  - retrieve: {query: q}\n",
+		   "hash_dim");
 	load_fails("version: 1\nstages:\n  - retrieve: {query: q, must_include: ['']}\n",
 		   "empty keyphrase");
 	load_fails("version: 1\nstages:\n  - retrieve: {query: q, cache: maybe}\n", "cache");

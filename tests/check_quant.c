@@ -12,8 +12,8 @@
 #include "model/quant_blocks.h"
 
 static const enum lp_qtype all_types[] = {
-	LP_Q_F32, LP_Q_F16, LP_Q_BF16, LP_Q_Q4_0, LP_Q_Q4_1, LP_Q_Q8_0,
-	LP_Q_Q4_K, LP_Q_Q5_K, LP_Q_Q6_K,
+	LP_Q_F32, LP_Q_F16, LP_Q_BF16, LP_Q_Q4_0, LP_Q_Q4_1, LP_Q_Q5_0, LP_Q_Q5_1,
+	LP_Q_Q8_0, LP_Q_Q4_K, LP_Q_Q5_K, LP_Q_Q6_K,
 };
 #define N_TYPES (sizeof(all_types) / sizeof(all_types[0]))
 
@@ -37,6 +37,9 @@ START_TEST(test_sizes)
 {
 	ck_assert_uint_eq(lp_qtype_row_bytes(LP_Q_Q4_0, 64), 36);
 	ck_assert_uint_eq(lp_qtype_row_bytes(LP_Q_Q4_1, 576), 18 * 20);
+	ck_assert_uint_eq(lp_qtype_row_bytes(LP_Q_Q5_0, 64), 44);
+	ck_assert_uint_eq(lp_qtype_row_bytes(LP_Q_Q5_1, 576), 18 * 24);
+	ck_assert_uint_eq(lp_qtype_row_bytes(LP_Q_Q5_1, 48), 0);
 	ck_assert_uint_eq(lp_qtype_row_bytes(LP_Q_Q8_0, 32), 34);
 	ck_assert_uint_eq(lp_qtype_row_bytes(LP_Q_Q4_K, 512), 288);
 	ck_assert_uint_eq(lp_qtype_row_bytes(LP_Q_Q5_K, 256), 176);
@@ -48,7 +51,11 @@ START_TEST(test_sizes)
 	ck_assert_uint_eq(lp_qtype_row_bytes(LP_Q_Q4_0, 0), 0);
 	ck_assert_uint_eq(lp_qtype_row_bytes(LP_Q_F32, 1ull << 62), 0); /* overflows */
 	ck_assert(lp_qtype_supported(14) && !lp_qtype_supported(10) && !lp_qtype_supported(31));
+	ck_assert(lp_qtype_supported(6) && lp_qtype_supported(7));
+	ck_assert(!lp_qtype_supported(4) && !lp_qtype_supported(5)); /* retired Q4_2/Q4_3 */
 	ck_assert_str_eq(lp_qtype_name(LP_Q_Q4_K), "q4_K");
+	ck_assert_str_eq(lp_qtype_name(LP_Q_Q5_0), "q5_0");
+	ck_assert_str_eq(lp_qtype_name(LP_Q_Q5_1), "q5_1");
 }
 END_TEST
 
@@ -169,6 +176,68 @@ START_TEST(test_dequant_legacy_blocks)
 }
 END_TEST
 
+START_TEST(test_dequant_q5_blocks)
+{
+	struct lp_blk_q5_0 a;
+	struct lp_blk_q5_1 b;
+	float y[32];
+
+	/* Q5_0: d = 0.5; nibbles 0 and fifth bits 1 everywhere: q = 16, value 0 */
+	memset(&a, 0, sizeof(a));
+	memset(a.qh, 0xFF, 4);
+	a.d = 0x3800;
+	a.qs[0] = 0x3F;                 /* e0: q = 15|16 = 31 -> (31-16)*0.5 = 7.5
+					 * e16: q = 3|16 = 19 -> 1.5 */
+	a.qh[2] = 0xFE;                 /* e16 loses its fifth bit: q = 3 -> -6.5 */
+	a.qs[9] = 0x02;
+	a.qh[1] = 0xFD;                 /* e9: fifth bit (qh[1] bit 1) off: q = 2 -> -7 */
+	a.qh[3] = 0x7F;                 /* e31: q = 0 -> -16*0.5 = -8 */
+	lp_dequantize_row(LP_Q_Q5_0, &a, y, 32);
+	ck_assert_float_eq(y[0], 7.5f);
+	ck_assert_float_eq(y[16], -6.5f);
+	ck_assert_float_eq(y[9], -7.0f);
+	ck_assert_float_eq(y[31], -8.0f);
+	ck_assert_float_eq(y[1], 0.0f);
+	ck_assert_float_eq(y[17], 0.0f);  /* qh[2] bit 1 still set: q = 16 */
+
+	/* Q5_1: d = 0.25, m = -2; value 0.25 q - 2 */
+	memset(&b, 0, sizeof(b));
+	b.d = 0x3400;
+	b.m = 0xC000;
+	b.qs[4] = 0xA7;                 /* e4 low nibble 7, e20 high nibble 10 */
+	b.qs[5] = 0x0F;
+	b.qh[0] = 0x30;                 /* e4: q = 7+16 = 23 -> 3.75; e5: q = 31 -> 5.75 */
+	b.qh[2] = 0x10;                 /* e20: q = 10+16 = 26 -> 4.5 */
+	b.qh[3] = 0x80;                 /* e31: q = 16 -> 2 */
+	lp_dequantize_row(LP_Q_Q5_1, &b, y, 32);
+	ck_assert_float_eq(y[4], 3.75f);
+	ck_assert_float_eq(y[5], 5.75f);
+	ck_assert_float_eq(y[20], 4.5f);
+	ck_assert_float_eq(y[31], 2.0f);
+	ck_assert_float_eq(y[0], -2.0f);
+	ck_assert_float_eq(y[15], -2.0f);
+
+	/* the reference quantizer round-trips these blocks exactly: they use
+	 * the extreme levels (Q5_0: -16 at e31; Q5_1: 0 and 31), so it finds
+	 * the same d (and m) */
+	{
+		struct lp_blk_q5_0 a2;
+		struct lp_blk_q5_1 b2;
+		float z[32];
+		lp_dequantize_row(LP_Q_Q5_0, &a, y, 32);
+		lp_quantize_row(LP_Q_Q5_0, y, &a2, 32);
+		lp_dequantize_row(LP_Q_Q5_0, &a2, z, 32);
+		for (int j = 0; j < 32; j++)
+			ck_assert_float_eq(z[j], y[j]);
+		lp_dequantize_row(LP_Q_Q5_1, &b, y, 32);
+		lp_quantize_row(LP_Q_Q5_1, y, &b2, 32);
+		lp_dequantize_row(LP_Q_Q5_1, &b2, z, 32);
+		for (int j = 0; j < 32; j++)
+			ck_assert_float_eq(z[j], y[j]);
+	}
+}
+END_TEST
+
 START_TEST(test_dequant_k_blocks)
 {
 	struct lp_blk_q4_k a;
@@ -258,6 +327,7 @@ START_TEST(test_quantize_error_bounds)
 	static const struct { enum lp_qtype t; float bound; } b[] = {
 		{ LP_Q_F32, 0.0f },    { LP_Q_F16, 0x1p-11f }, { LP_Q_BF16, 0x1p-8f },
 		{ LP_Q_Q8_0, 0.0042f }, { LP_Q_Q4_0, 0.126f },  { LP_Q_Q4_1, 0.0675f },
+		{ LP_Q_Q5_0, 0.0635f }, { LP_Q_Q5_1, 0.0325f },
 		{ LP_Q_Q4_K, 0.075f }, { LP_Q_Q5_K, 0.037f },  { LP_Q_Q6_K, 0.036f },
 	};
 	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++) {
@@ -371,17 +441,25 @@ END_TEST
 /* Legacy formats and floats also take widths that are not multiples of 256. */
 START_TEST(test_matvec_legacy_widths)
 {
-	static const enum lp_qtype t[] = { LP_Q_Q4_0, LP_Q_Q4_1, LP_Q_Q8_0, LP_Q_F32,
-					   LP_Q_F16, LP_Q_BF16 };
-	const struct lp_cpu_kernels *fast = lp_cpu_kernels();
+	static const enum lp_qtype t[] = { LP_Q_Q4_0, LP_Q_Q4_1, LP_Q_Q5_0, LP_Q_Q5_1,
+					   LP_Q_Q8_0, LP_Q_F32, LP_Q_F16, LP_Q_BF16 };
+	const struct lp_cpu_kernels *sets[2] = { lp_cpu_kernels_scalar(), lp_cpu_kernels_avx2() };
 
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		check_matvec(t[i], 9, 32, fast);
-		check_matvec(t[i], 9, 96, fast);
-		check_matvec(t[i], 4, 576, fast);
+	for (int s = 0; s < 2; s++) {
+		if (!sets[s])
+			continue;
+		for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+			check_matvec(t[i], 9, 32, sets[s]);
+			check_matvec(t[i], 9, 96, sets[s]);
+			check_matvec(t[i], 4, 576, sets[s]);
+			check_matvec(t[i], 3, 160, sets[s]);  /* an odd number of blocks */
+		}
 	}
-	check_matvec(LP_Q_F32, 3, 7, fast);
-	check_matvec(LP_Q_F16, 3, 13, fast);
+	{
+		const struct lp_cpu_kernels *fast = lp_cpu_kernels();
+		check_matvec(LP_Q_F32, 3, 7, fast);
+		check_matvec(LP_Q_F16, 3, 13, fast);
+	}
 }
 END_TEST
 
@@ -419,6 +497,8 @@ START_TEST(test_act_quantize)
 	ck_assert_uint_eq(lp_q8_act_bytes(LP_Q_F32, 100), 0);
 	ck_assert_uint_eq(lp_q8_act_bytes(LP_Q_Q6_K, 512), 2 * sizeof(struct lp_act_q8_256));
 	ck_assert_uint_eq(lp_q8_act_bytes(LP_Q_Q4_1, 64), 2 * sizeof(struct lp_act_q8_32));
+	ck_assert_uint_eq(lp_q8_act_bytes(LP_Q_Q5_0, 64), 2 * sizeof(struct lp_act_q8_32));
+	ck_assert_uint_eq(lp_q8_act_bytes(LP_Q_Q5_1, 96), 3 * sizeof(struct lp_act_q8_32));
 }
 END_TEST
 
@@ -446,6 +526,7 @@ static Suite *quant_suite(void)
 #endif
 	tcase_add_test(tc, test_bf16_edges);
 	tcase_add_test(tc, test_dequant_legacy_blocks);
+	tcase_add_test(tc, test_dequant_q5_blocks);
 	tcase_add_test(tc, test_dequant_k_blocks);
 	tcase_add_test(tc, test_quantize_error_bounds);
 	tcase_add_test(tc, test_matvec_random);

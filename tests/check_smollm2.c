@@ -1,5 +1,5 @@
 /* check_smollm2.c - the real SmolLM2-135M-Instruct Q4_1 model against
- * fixtures from an external implementation (tests/data/smollm2/): top-5
+ * fixtures from an external implementation (tests/data/smollm2-forward/): top-5
  * next tokens of a few prompts and a greedy continuation of a chat prompt.
  * Skipped (exit 77) when the model file is absent. */
 #include <check.h>
@@ -192,7 +192,7 @@ int main(void)
 		printf("skip: no model at %s\n", model_path);
 		return 77;
 	}
-	snprintf(fixture, sizeof(fixture), "%s/tests/data/smollm2/logits.txt", src ? src : ".");
+	snprintf(fixture, sizeof(fixture), "%s/tests/data/smollm2-forward/logits.txt", src ? src : ".");
 	if (load_fixture(fixture)) {
 		fprintf(stderr, "cannot read the fixture %s\n", fixture);
 		return EXIT_FAILURE;

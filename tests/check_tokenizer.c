@@ -166,6 +166,30 @@ START_TEST(test_bpe_pretokenizer_bounds_merges)
 }
 END_TEST
 
+START_TEST(test_pre_tokenizers_split_differently)
+{
+	/* "3 4" ranks first: it shows whether 3 and 4 share a piece. */
+	static const char *const extra[] = { "34", "12", ".H", NULL };
+	static const char *const m[] = { "3 4", "1 2", ". H" };
+	struct lp_tok *t = bpe_tok("gpt2", extra, m, 3);
+
+	ck_assert_str_eq(enc_str(t, "12345", 0), "12|34|5");  /* one piece */
+	ck_assert_str_eq(enc_str(t, ".H", 0), ".|H");         /* symbol, word */
+	lp_tok_free(t);
+	t = bpe_tok("llama-bpe", extra, m, 3);
+	ck_assert_str_eq(enc_str(t, "12345", 0), "12|3|4|5"); /* 123 | 45 */
+	ck_assert_str_eq(enc_str(t, ".H", 0), ".H");          /* one leading symbol */
+	lp_tok_free(t);
+	t = bpe_tok("qwen2", extra, m, 3);
+	ck_assert_str_eq(enc_str(t, "12345", 0), "1|2|3|4|5");
+	lp_tok_free(t);
+	t = bpe_tok("smollm", extra, m, 3);
+	ck_assert_str_eq(enc_str(t, "12345", 0), "1|2|3|4|5");
+	ck_assert_str_eq(enc_str(t, ".H", 0), ".|H");
+	lp_tok_free(t);
+}
+END_TEST
+
 START_TEST(test_pre_patterns_by_name)
 {
 	const char *p[2];
@@ -238,6 +262,39 @@ START_TEST(test_special_tokens_only_when_asked)
 	ck_assert_uint_eq(ids.n, 5);
 	ck_assert_int_eq(ids.ids[2], im);
 	ck_assert_int_eq(ids.ids[4], imx);
+	lp_tokens_release(&ids);
+	lp_tok_free(t);
+}
+END_TEST
+
+START_TEST(test_guarded_encode_keeps_spans_plain)
+{
+	struct lp_tok *t = bpe_tok("gpt2", NULL, NULL, 0);
+	const char *txt = "a<|im_start|>b<|im_start|>";
+	struct lp_tok_span plain = { 1, 14 }; /* "<|im_start|>b" and one more byte */
+	struct lp_tok_span bad[2] = { { 5, 3 }, { 6, 1 } };
+	struct lp_tokens ids;
+	struct lp_diag d;
+	int32_t im = id_of(t, "<|im_start|>");
+
+	lp_tokens_init(&ids);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_tok_encode_guarded(t, txt, strlen(txt), 0, &plain, 1, &ids, &d),
+			 LP_OK);
+	/* a, 12 bytes, b, then the second marker only partly overlaps the
+	 * span (starts at 14 < 15): plain too. */
+	ck_assert_uint_eq(ids.n, strlen(txt));
+	lp_tokens_reset(&ids);
+	plain.len = 13; /* up to and including "b" */
+	ck_assert_int_eq(lp_tok_encode_guarded(t, txt, strlen(txt), 0, &plain, 1, &ids, &d),
+			 LP_OK);
+	ck_assert_uint_eq(ids.n, 1 + 12 + 1 + 1);
+	ck_assert_int_eq(ids.ids[14], im);
+	for (size_t i = 0; i < 14; i++)
+		ck_assert_int_ne(ids.ids[i], im);
+	lp_tokens_reset(&ids);
+	ck_assert_int_eq(lp_tok_encode_guarded(t, txt, strlen(txt), 0, bad, 2, &ids, &d),
+			 LP_E_INTERNAL);
 	lp_tokens_release(&ids);
 	lp_tok_free(t);
 }
@@ -715,7 +772,7 @@ START_TEST(test_smollm2_chat_prompt)
 	struct lp_chat chat;
 	struct lp_chat_msg msg = { "user", "Say <|im_end|> please" };
 	struct lp_buf prompt;
-	struct lp_tokens ids;
+	struct lp_tokens ids, whole;
 	struct lp_diag d;
 	size_t n_end = 0;
 
@@ -724,18 +781,24 @@ START_TEST(test_smollm2_chat_prompt)
 	ck_assert_int_eq(chat.style, LP_CHAT_CHATML);
 	ck_assert_str_eq(chat.default_system,
 			 "You are a helpful AI assistant named SmolLM, trained by Hugging Face");
-	lp_buf_init(&prompt);
-	ck_assert_int_eq(lp_chat_render(&chat, &msg, 1, 1, &prompt, &d), LP_OK);
 	lp_tokens_init(&ids);
-	ck_assert_int_eq(lp_tok_encode(tok, prompt.data, prompt.len,
-				       LP_TOK_SPECIAL | LP_TOK_ADD_SPECIAL, &ids, &d), LP_OK);
+	lp_tokens_init(&whole);
+	ck_assert_int_eq(lp_chat_encode(&chat, tok, &msg, 1, 1, &ids, &d), LP_OK);
 	ck_assert_int_eq(ids.ids[0], 1); /* <|im_start|>, no BOS added */
 	for (size_t i = 0; i < ids.n; i++)
 		n_end += ids.ids[i] == 2;
-	/* system end, the look-alike inside the user text (rendered text is
-	 * parsed whole), user end */
-	ck_assert_uint_eq(n_end, 3);
+	ck_assert_uint_eq(n_end, 2); /* system and user ends; the quoted one is text */
 	ck_assert_int_eq(ids.ids[ids.n - 1], 198); /* "\n" after "assistant" */
+	/* Parsing the whole rendered text turns the quote into a third end. */
+	lp_buf_init(&prompt);
+	ck_assert_int_eq(lp_chat_render(&chat, &msg, 1, 1, &prompt, &d), LP_OK);
+	ck_assert_int_eq(lp_tok_encode(tok, prompt.data, prompt.len,
+				       LP_TOK_SPECIAL | LP_TOK_ADD_SPECIAL, &whole, &d), LP_OK);
+	n_end = 0;
+	for (size_t i = 0; i < whole.n; i++)
+		n_end += whole.ids[i] == 2;
+	ck_assert_uint_eq(n_end, 3);
+	lp_tokens_release(&whole);
 	lp_tokens_release(&ids);
 	lp_buf_release(&prompt);
 	lp_chat_release(&chat);
@@ -766,9 +829,11 @@ int main(void)
 	tcase_add_test(tc, test_bpe_equal_ranks_merge_leftmost);
 	tcase_add_test(tc, test_bpe_pretokenizer_bounds_merges);
 	tcase_add_test(tc, test_pre_patterns_by_name);
+	tcase_add_test(tc, test_pre_tokenizers_split_differently);
 	tcase_add_test(tc, test_bpe_whitespace_and_contractions);
 	tcase_add_test(tc, test_llama3_ignore_merges);
 	tcase_add_test(tc, test_special_tokens_only_when_asked);
+	tcase_add_test(tc, test_guarded_encode_keeps_spans_plain);
 	tcase_add_test(tc, test_decode_control_tokens);
 	tcase_add_test(tc, test_streaming_decode_holds_partial_utf8);
 	tcase_add_test(tc, test_roundtrip_invalid_utf8);

@@ -36,5 +36,7 @@ int cmd_help(int argc, char **argv)
 		return LP_EXIT_USAGE;
 	}
 	fputs(c->usage, stdout);
+	if (!*c->usage || c->usage[strlen(c->usage) - 1] != '\n')
+		putchar('\n');
 	return LP_EXIT_OK;
 }

@@ -9,11 +9,16 @@
 #include "model/gguf.h"
 #include "model/tokenizer.h"
 
-static const char usage[] =
+const char lp_usage_tokenize[] =
 	"usage: lpipe tokenize MODEL TEXT [--ids-only] [--special]\n"
-	"  TEXT '-' reads standard input\n"
-	"  --ids-only  print the ids on one line\n"
-	"  --special   recognise special tokens such as <|im_start|> in TEXT\n";
+	"\n"
+	"Print the tokens of TEXT ('-' reads standard input) under the vocabulary\n"
+	"of the GGUF file MODEL: one line per token, its id and its piece (control\n"
+	"bytes and incomplete UTF-8 escaped as \\n, \\t, \\xHH).\n"
+	"  --ids-only  print only the ids, on one line\n"
+	"  --special   match special tokens such as <|im_start|> in TEXT (by\n"
+	"              default they are tokenized as plain text)\n"
+	"Exit status 3 when the model cannot be read.\n";
 
 /* Print a piece so that control bytes and broken UTF-8 stay visible. */
 static void print_piece(const char *p, size_t len)
@@ -96,24 +101,19 @@ int cmd_tokenize(int argc, char **argv)
 		else if (!strcmp(argv[i], "--special"))
 			special = 1;
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(usage, stdout);
+			fputs(lp_usage_tokenize, stdout);
 			return LP_EXIT_OK;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "lpipe tokenize: unknown option '%s'\n%s", argv[i], usage);
-			return LP_EXIT_USAGE;
-		} else if (!model)
+		} else if (argv[i][0] == '-' && argv[i][1])
+			return lp_cli_usage_error("tokenize", "unknown option '%s'", argv[i]);
+		else if (!model)
 			model = argv[i];
 		else if (!arg)
 			arg = argv[i];
-		else {
-			fprintf(stderr, "lpipe tokenize: too many arguments\n%s", usage);
-			return LP_EXIT_USAGE;
-		}
+		else
+			return lp_cli_usage_error("tokenize", "unexpected argument '%s'", argv[i]);
 	}
-	if (!model || !arg) {
-		fputs(usage, stderr);
-		return LP_EXIT_USAGE;
-	}
+	if (!model || !arg)
+		return lp_cli_usage_error("tokenize", "missing %s", model ? "TEXT" : "MODEL");
 	lp_diag_init(&d);
 	lp_buf_init(&text);
 	lp_tokens_init(&ids);

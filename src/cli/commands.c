@@ -13,7 +13,10 @@ static const struct lp_command commands[] = {
 	{ "help", cmd_help, "show help for lpipe or one command", lp_usage_help },
 	{ "version", cmd_version, "print the version", lp_usage_version },
 	{ "model", cmd_model, "inspect a GGUF model file", lp_usage_model },
-	{ "tokenize", cmd_tokenize, "show the tokens of a text", "lpipe tokenize MODEL TEXT [--ids-only] [--special]" },
+	{ "tokenize", cmd_tokenize, "show the tokens of a text", lp_usage_tokenize },
+	{ "generate", cmd_generate, "continue a prompt with a model", lp_usage_generate },
+	{ "probe", cmd_probe, "measure memory and speed against context length", lp_usage_probe },
+	{ "plan", cmd_plan, "turn a memory budget into context, chunk and KV settings", lp_usage_plan },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -36,6 +36,13 @@ extern const char lp_usage_version[];
 int cmd_model(int argc, char **argv);
 extern const char lp_usage_model[];
 int cmd_tokenize(int argc, char **argv);
+extern const char lp_usage_tokenize[];
+int cmd_generate(int argc, char **argv);
+extern const char lp_usage_generate[];
+int cmd_probe(int argc, char **argv);
+extern const char lp_usage_probe[];
+int cmd_plan(int argc, char **argv);
+extern const char lp_usage_plan[];
 
 /* Dispatch argv[1] through the command table; returns the exit code. */
 int lp_cli_main(int argc, char **argv);

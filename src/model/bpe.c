@@ -26,6 +26,7 @@ static void try_pair(const struct lp_tok *t, struct lp_tok_ws *ws, int32_t left)
 	it.pos = left;
 	it.a = ws->id[left];
 	it.b = ws->id[right];
+	it.res = result;
 	lp_tok_heap_push(ws, it);
 }
 
@@ -75,7 +76,7 @@ static enum lp_status bpe_word(const struct lp_tok *t, struct lp_tok_ws *ws,
 		/* Stale: one side merged since this pair was queued. */
 		if (r < 0 || ws->id[l] != it.a || ws->id[r] != it.b)
 			continue;
-		lp_vocab_merge(t->v, it.a, it.b, &ws->id[l]);
+		ws->id[l] = it.res;
 		ws->id[r] = -1;
 		nr = ws->next[r];
 		ws->next[l] = nr;

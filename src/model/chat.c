@@ -4,6 +4,7 @@
 
 #include "core/log.h"
 #include "core/mem.h"
+#include "model/tokenizer.h"
 
 static const char *const style_names[] = {
 	[LP_CHAT_UNKNOWN] = "unknown", [LP_CHAT_CHATML] = "chatml",
@@ -127,127 +128,153 @@ void lp_chat_release(struct lp_chat *c)
 
 /* ---- rendering -------------------------------------------------------------- */
 
+/* The prompt being written, and where message contents landed in it. */
+struct render {
+	struct lp_buf *b;
+	struct lp_tok_span *spans; /* NULL: not recorded */
+	size_t n_spans;
+	enum lp_status st;         /* first failure; later writes are skipped */
+};
+
 static int is_role(const struct lp_chat_msg *m, const char *role)
 {
 	return !strcmp(m->role, role);
 }
 
-/* Append content without leading and trailing white space. */
-static enum lp_status add_trimmed(struct lp_buf *b, const char *s)
+static int is_ws(char c)
 {
-	size_t n;
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
 
-	while (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r')
-		s++;
+/* Template text (may hold special-token strings). */
+static void put(struct render *r, const char *s)
+{
+	if (!r->st)
+		r->st = lp_buf_adds(r->b, s);
+}
+
+/* Message text, optionally without surrounding white space; its range is
+ * recorded so that special strings in it can be kept plain. */
+static void put_content(struct render *r, const char *s, int trim)
+{
+	size_t n, at = r->b->len;
+
+	if (trim)
+		while (is_ws(*s))
+			s++;
 	n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\n' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-		n--;
-	return lp_buf_add(b, s, n);
-}
-
-static enum lp_status render_chatml(const struct lp_chat *c, const struct lp_chat_msg *m,
-				    size_t n, int gen, struct lp_buf *b)
-{
-	enum lp_status st = LP_OK;
-
-	if (c->default_system && (!n || !is_role(&m[0], "system")))
-		st = lp_buf_addf(b, "<|im_start|>system\n%s<|im_end|>\n", c->default_system);
-	for (size_t i = 0; i < n && !st; i++)
-		st = lp_buf_addf(b, "<|im_start|>%s\n%s<|im_end|>\n", m[i].role, m[i].content);
-	if (!st && gen)
-		st = lp_buf_adds(b, "<|im_start|>assistant\n");
-	return st;
-}
-
-static enum lp_status render_llama3(const struct lp_chat_msg *m, size_t n, int gen,
-				    struct lp_buf *b)
-{
-	enum lp_status st = LP_OK;
-
-	for (size_t i = 0; i < n && !st; i++) {
-		st = lp_buf_addf(b, "<|start_header_id|>%s<|end_header_id|>\n\n", m[i].role);
-		if (!st)
-			st = add_trimmed(b, m[i].content);
-		if (!st)
-			st = lp_buf_adds(b, "<|eot_id|>");
+	if (trim)
+		while (n && is_ws(s[n - 1]))
+			n--;
+	if (r->st || (r->st = lp_buf_add(r->b, s, n)))
+		return;
+	if (r->spans && n) {
+		r->spans[r->n_spans].start = at;
+		r->spans[r->n_spans++].len = n;
 	}
-	if (!st && gen)
-		st = lp_buf_adds(b, "<|start_header_id|>assistant<|end_header_id|>\n\n");
-	return st;
+}
+
+static void render_chatml(const struct lp_chat *c, const struct lp_chat_msg *m, size_t n,
+			  int gen, struct render *r)
+{
+	if (c->default_system && (!n || !is_role(&m[0], "system"))) {
+		put(r, "<|im_start|>system\n");
+		put(r, c->default_system); /* from the model's own template */
+		put(r, "<|im_end|>\n");
+	}
+	for (size_t i = 0; i < n; i++) {
+		put(r, "<|im_start|>");
+		put(r, m[i].role);
+		put(r, "\n");
+		put_content(r, m[i].content, 0);
+		put(r, "<|im_end|>\n");
+	}
+	if (gen)
+		put(r, "<|im_start|>assistant\n");
+}
+
+static void render_llama3(const struct lp_chat_msg *m, size_t n, int gen, struct render *r)
+{
+	for (size_t i = 0; i < n; i++) {
+		put(r, "<|start_header_id|>");
+		put(r, m[i].role);
+		put(r, "<|end_header_id|>\n\n");
+		put_content(r, m[i].content, 1);
+		put(r, "<|eot_id|>");
+	}
+	if (gen)
+		put(r, "<|start_header_id|>assistant<|end_header_id|>\n\n");
 }
 
 /* [INST] formats: the first user turn carries the system prompt, in a
  * <<SYS>> block (llama2) or in front of the text (mistral). */
-static enum lp_status render_inst(enum lp_chat_style style, const struct lp_chat_msg *m,
-				  size_t n, struct lp_buf *b)
+static void render_inst(enum lp_chat_style style, const struct lp_chat_msg *m, size_t n,
+			struct render *r)
 {
 	const char *sys = NULL;
 	int first_user = 1, llama2 = style == LP_CHAT_LLAMA2;
-	enum lp_status st = LP_OK;
 
-	for (size_t i = 0; i < n && !st; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (is_role(&m[i], "system")) {
 			sys = m[i].content;
 		} else if (is_role(&m[i], "user")) {
-			st = lp_buf_adds(b, !first_user && llama2 ? "<s>[INST] " : "[INST] ");
-			if (!st && sys && first_user)
-				st = llama2 ? lp_buf_addf(b, "<<SYS>>\n%s\n<</SYS>>\n\n", sys)
-					    : lp_buf_addf(b, "%s\n\n", sys);
-			if (!st)
-				st = lp_buf_addf(b, "%s [/INST]", m[i].content);
+			put(r, !first_user && llama2 ? "<s>[INST] " : "[INST] ");
+			if (sys && first_user) {
+				put(r, llama2 ? "<<SYS>>\n" : "");
+				put_content(r, sys, 0);
+				put(r, llama2 ? "\n<</SYS>>\n\n" : "\n\n");
+			}
+			put_content(r, m[i].content, 0);
+			put(r, " [/INST]");
 			first_user = 0;
 		} else {
-			st = lp_buf_addf(b, llama2 ? " %s </s>" : "%s</s>", m[i].content);
+			put(r, llama2 ? " " : "");
+			put_content(r, m[i].content, 0);
+			put(r, llama2 ? " </s>" : "</s>");
 		}
 	}
-	return st;
 }
 
-static enum lp_status render_gemma(const struct lp_chat_msg *m, size_t n, int gen,
-				   struct lp_buf *b)
+static void render_gemma(const struct lp_chat_msg *m, size_t n, int gen, struct render *r)
 {
 	const char *sys = NULL;
-	enum lp_status st = LP_OK;
 
-	for (size_t i = 0; i < n && !st; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (is_role(&m[i], "system")) {
 			sys = m[i].content;
 			continue;
 		}
-		st = lp_buf_addf(b, "<start_of_turn>%s\n",
-				 is_role(&m[i], "assistant") ? "model" : m[i].role);
-		if (!st && sys && is_role(&m[i], "user")) {
-			st = lp_buf_addf(b, "%s\n\n", sys);
+		put(r, "<start_of_turn>");
+		put(r, is_role(&m[i], "assistant") ? "model" : m[i].role);
+		put(r, "\n");
+		if (sys && is_role(&m[i], "user")) {
+			put_content(r, sys, 0);
+			put(r, "\n\n");
 			sys = NULL;
 		}
-		if (!st)
-			st = add_trimmed(b, m[i].content);
-		if (!st)
-			st = lp_buf_adds(b, "<end_of_turn>\n");
+		put_content(r, m[i].content, 1);
+		put(r, "<end_of_turn>\n");
 	}
-	if (!st && gen)
-		st = lp_buf_adds(b, "<start_of_turn>model\n");
-	return st;
+	if (gen)
+		put(r, "<start_of_turn>model\n");
 }
 
-static enum lp_status render_phi3(const struct lp_chat_msg *m, size_t n, int gen,
-				  struct lp_buf *b)
+static void render_phi3(const struct lp_chat_msg *m, size_t n, int gen, struct render *r)
 {
-	enum lp_status st = LP_OK;
-
-	for (size_t i = 0; i < n && !st; i++)
-		st = lp_buf_addf(b, "<|%s|>\n%s<|end|>\n", m[i].role, m[i].content);
-	if (!st && gen)
-		st = lp_buf_adds(b, "<|assistant|>\n");
-	return st;
+	for (size_t i = 0; i < n; i++) {
+		put(r, "<|");
+		put(r, m[i].role);
+		put(r, "|>\n");
+		put_content(r, m[i].content, 0);
+		put(r, "<|end|>\n");
+	}
+	if (gen)
+		put(r, "<|assistant|>\n");
 }
 
-enum lp_status lp_chat_render(const struct lp_chat *c, const struct lp_chat_msg *msgs,
-			      size_t n, int add_generation_prompt, struct lp_buf *out,
-			      struct lp_diag *d)
+static enum lp_status render(const struct lp_chat *c, const struct lp_chat_msg *msgs, size_t n,
+			     int gen, struct render *r, struct lp_diag *d)
 {
-	enum lp_status st;
-
 	for (size_t i = 0; i < n; i++)
 		if (!msgs[i].role || !msgs[i].content)
 			return lp_diag_set(d, LP_E_INPUT, NULL, 0, 0,
@@ -255,23 +282,54 @@ enum lp_status lp_chat_render(const struct lp_chat *c, const struct lp_chat_msg 
 					   msgs[i].role ? "content" : "role");
 	switch (c->style) {
 	case LP_CHAT_LLAMA3:
-		st = render_llama3(msgs, n, add_generation_prompt, out);
+		render_llama3(msgs, n, gen, r);
 		break;
 	case LP_CHAT_LLAMA2:
 	case LP_CHAT_MISTRAL:
-		st = render_inst(c->style, msgs, n, out);
+		render_inst(c->style, msgs, n, r);
 		break;
 	case LP_CHAT_GEMMA:
-		st = render_gemma(msgs, n, add_generation_prompt, out);
+		render_gemma(msgs, n, gen, r);
 		break;
 	case LP_CHAT_PHI3:
-		st = render_phi3(msgs, n, add_generation_prompt, out);
+		render_phi3(msgs, n, gen, r);
 		break;
 	default:
-		st = render_chatml(c, msgs, n, add_generation_prompt, out);
+		render_chatml(c, msgs, n, gen, r);
 		break;
 	}
-	if (st)
-		return lp_diag_set(d, st, NULL, 0, 0, "out of memory rendering the chat prompt");
+	if (r->st)
+		return lp_diag_set(d, r->st, NULL, 0, 0, "out of memory rendering the chat prompt");
 	return LP_OK;
+}
+
+enum lp_status lp_chat_render(const struct lp_chat *c, const struct lp_chat_msg *msgs,
+			      size_t n, int add_generation_prompt, struct lp_buf *out,
+			      struct lp_diag *d)
+{
+	struct render r = { out, NULL, 0, LP_OK };
+
+	return render(c, msgs, n, add_generation_prompt, &r, d);
+}
+
+enum lp_status lp_chat_encode(const struct lp_chat *c, const struct lp_tok *tok,
+			      const struct lp_chat_msg *msgs, size_t n, int add_generation_prompt,
+			      struct lp_tokens *out, struct lp_diag *d)
+{
+	struct lp_buf b;
+	struct render r = { &b, NULL, 0, LP_OK };
+	enum lp_status st;
+
+	lp_buf_init(&b);
+	/* At most one span per message (Gemma moves the system text, once). */
+	r.spans = lp_mem_alloc(LP_MEM_OTHER, (n + 1) * sizeof(*r.spans), d);
+	if (!r.spans)
+		return LP_E_NOMEM;
+	st = render(c, msgs, n, add_generation_prompt, &r, d);
+	if (!st)
+		st = lp_tok_encode_guarded(tok, b.data, b.len, LP_TOK_ADD_SPECIAL, r.spans,
+					   r.n_spans, out, d);
+	lp_mem_free(r.spans);
+	lp_buf_release(&b);
+	return st;
 }

@@ -24,10 +24,12 @@
  *            message; generation prompt <start_of_turn>model\n
  *   phi3     <|system|>\nS<|end|>\n<|user|>\nU<|end|>\n<|assistant|>\n
  *
- * The rendered text contains special-token strings: encode it with
- * LP_TOK_SPECIAL | LP_TOK_ADD_SPECIAL. Message contents are copied as they
- * are (user text that looks like a special token is the caller's concern:
- * encode untrusted parts separately if that matters).
+ * The rendered text contains special-token strings. lp_chat_encode turns
+ * messages into ids safely: the template's markers become special tokens,
+ * while a marker string inside a message (a document that quotes
+ * "<|im_end|>") stays plain text, so a document cannot end its own turn.
+ * lp_chat_render gives the text alone (for display, or for callers that
+ * trust every message).
  */
 #ifndef LP_MODEL_CHAT_H
 #define LP_MODEL_CHAT_H
@@ -36,6 +38,7 @@
 
 #include "core/buf.h"
 #include "core/status.h"
+#include "model/tokenizer.h"
 
 enum lp_chat_style {
 	LP_CHAT_UNKNOWN = 0,
@@ -89,6 +92,16 @@ char *lp_chat_template_default_system(const char *tmpl);
 enum lp_status lp_chat_render(const struct lp_chat *c, const struct lp_chat_msg *msgs,
 			      size_t n, int add_generation_prompt, struct lp_buf *out,
 			      struct lp_diag *d);
+
+/*
+ * Append the ids of the prompt for msgs[0..n) to `out`: the prompt of
+ * lp_chat_render, encoded with special tokens matched in the template's
+ * text only, and BOS/EOS as the vocabulary asks. Returns LP_OK, LP_E_INPUT,
+ * LP_E_NOMEM.
+ */
+enum lp_status lp_chat_encode(const struct lp_chat *c, const struct lp_tok *tok,
+			      const struct lp_chat_msg *msgs, size_t n, int add_generation_prompt,
+			      struct lp_tokens *out, struct lp_diag *d);
 
 /* Text of the special token that ends a turn in this format ("<|im_end|>",
  * "<|eot_id|>", "</s>", "<end_of_turn>", "<|end|>"); never NULL. */

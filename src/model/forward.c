@@ -57,7 +57,7 @@ struct lp_ctx {
 struct lp_ctx_params lp_ctx_default_params(void)
 {
 	return (struct lp_ctx_params){ .n_ctx = 2048, .kv_type = LP_Q_F16,
-				       .n_threads = 0, .n_batch = 512, .gemm_min = 32 };
+				       .n_threads = 0, .n_batch = 512, .gemm_min = 16 };
 }
 
 static struct lp_ctx_params resolve(const struct lp_model *m, const struct lp_ctx_params *p)
@@ -73,7 +73,7 @@ static struct lp_ctx_params resolve(const struct lp_model *m, const struct lp_ct
 	if (r.n_threads <= 0)
 		r.n_threads = lp_pool_default_threads();
 	if (r.gemm_min == 0)
-		r.gemm_min = 32;
+		r.gemm_min = 16;
 	return r;
 }
 

@@ -38,7 +38,7 @@ struct lp_ctx_params {
 	int n_threads;           /* <= 0: the number of online CPUs */
 	uint32_t n_batch;        /* tokens per prefill step; 0: 512 */
 	uint32_t gemm_min;       /* steps of at least this many tokens dequantize
-				  * weight blocks to float and use sgemm; 0: 32,
+				  * weight blocks to float and use sgemm; 0: 16,
 				  * UINT32_MAX: never */
 };
 
@@ -49,7 +49,7 @@ struct lp_ctx_bytes {
 
 struct lp_ctx;
 
-/* n_ctx 2048, kv_type F16, all CPUs, n_batch 512, gemm_min 32. */
+/* n_ctx 2048, kv_type F16, all CPUs, n_batch 512, gemm_min 16. */
 struct lp_ctx_params lp_ctx_default_params(void);
 
 /* Bytes lp_ctx_new would allocate for `m` with `p` (after defaults). */

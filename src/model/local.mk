@@ -57,7 +57,6 @@ tests_check_tokenizer_model_SOURCES = $(tests_check_tokenizer_SOURCES)
 tests_check_tokenizer_model_CPPFLAGS = $(tests_check_tokenizer_CPPFLAGS) -DLP_TOK_REAL_MODEL
 tests_check_tokenizer_model_CFLAGS = $(TEST_CFLAGS)
 tests_check_tokenizer_model_LDADD = $(TEST_LIBS)
-EXTRA_DIST += tests/data/smollm2
 check_PROGRAMS += tests/check_sampler tests/check_chat
 TESTS += tests/check_sampler tests/check_chat
 tests_check_sampler_SOURCES = tests/check_sampler.c
@@ -86,13 +85,20 @@ EXTRA_DIST += tests/bench/tokenizer-speed.py
 TESTS += tests/cli/tokenize.sh
 EXTRA_DIST += tests/cli/tokenize.sh
 
+check_PROGRAMS += tests/fuzz/fuzz_vocab
+TESTS += tests/fuzz/fuzz_vocab
+tests_fuzz_fuzz_vocab_SOURCES = tests/fuzz/fuzz_vocab.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_vocab_LDADD = $(TEST_LIBS)
+EXTRA_DIST += tests/fuzz/make-vocab-seeds.py
+
 
 # model: forward pass (model views, KV cache, evaluation context)
 liblpipe_la_SOURCES += \
 	src/model/model.c src/model/model.h \
 	src/model/kvcache.c src/model/kvcache.h \
 	src/model/forward.c src/model/forward.h \
-	src/model/gemm.c src/model/gemm.h
+	src/model/gemm.c src/model/gemm.h \
+	src/cli/cmd_generate.c
 
 check_PROGRAMS += tests/check_forward
 TESTS += tests/check_forward
@@ -108,3 +114,40 @@ tests_check_smollm2_SOURCES = tests/check_smollm2.c
 tests_check_smollm2_CFLAGS = $(TEST_CFLAGS)
 tests_check_smollm2_LDADD = $(TEST_LIBS)
 EXTRA_DIST += tests/data/smollm2
+
+EXTRA_DIST += tests/data/smollm2-forward
+TESTS += tests/cli/generate.sh
+EXTRA_DIST += tests/cli/generate.sh
+
+# Benchmark helper for bench/llm, built with the tests but not run by them.
+check_PROGRAMS += tests/bench/bench_forward
+tests_bench_bench_forward_SOURCES = tests/bench/bench_forward.c
+tests_bench_bench_forward_LDADD = liblpipe.la $(LP_LIBS)
+EXTRA_DIST += bench/llm
+
+check_PROGRAMS += tests/fuzz/fuzz_model
+TESTS += tests/fuzz/fuzz_model
+tests_fuzz_fuzz_model_SOURCES = tests/fuzz/fuzz_model.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_model_LDADD = $(TEST_LIBS)
+
+# model: the memory planner (`lpipe plan`) and the probe (`lpipe probe`)
+liblpipe_la_SOURCES += src/model/plan.c src/model/plan.h \
+	src/report/probe.c src/report/probe_out.c src/report/probe.h \
+	src/cli/cmd_probe.c src/cli/cmd_plan.c
+check_PROGRAMS += tests/check_probe
+TESTS += tests/check_probe
+tests_check_probe_SOURCES = tests/check_probe.c \
+	tests/tools/tiny_model.c tests/tools/tiny_model.h \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_check_probe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_check_probe_CFLAGS = $(TEST_CFLAGS)
+tests_check_probe_LDADD = $(TEST_LIBS)
+# Writes the tiny model the CLI test of probe and plan runs on.
+check_PROGRAMS += tests/tools/gen_tiny_model
+tests_tools_gen_tiny_model_SOURCES = tests/tools/gen_tiny_model.c \
+	tests/tools/tiny_model.c tests/tools/tiny_model.h \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_tools_gen_tiny_model_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_tools_gen_tiny_model_LDADD = $(TEST_LIBS)
+TESTS += tests/cli/probe.sh
+EXTRA_DIST += tests/cli/probe.sh

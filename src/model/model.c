@@ -122,6 +122,11 @@ static enum lp_status get_mat(struct loader *L, const char *name, uint64_t rows,
 		return lp_diag_set(L->d, LP_E_MODEL, L->path, 0, 0,
 				   "tensor '%s' has type %u, which cannot hold rows of %llu",
 				   name, (unsigned)gt->type, (unsigned long long)cols);
+	/* Real files align tensors to 32; kernels read blocks and floats in
+	 * place, so anything less than 4 would mean misaligned loads. */
+	if ((uintptr_t)gt->data % 4)
+		return lp_diag_set(L->d, LP_E_MODEL, L->path, 0, 0,
+				   "tensor '%s' data is not aligned to 4 bytes", name);
 	t->name = name;
 	t->type = gt->type;
 	t->data = gt->data;

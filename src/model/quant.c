@@ -17,7 +17,7 @@ int lp_qtype_supported(uint32_t t)
 {
 	switch (t) {
 	case LP_Q_F32: case LP_Q_F16: case LP_Q_BF16: case LP_Q_Q4_0: case LP_Q_Q4_1:
-	case LP_Q_Q8_0: case LP_Q_Q4_K: case LP_Q_Q5_K: case LP_Q_Q6_K:
+	case LP_Q_Q5_0: case LP_Q_Q5_1: case LP_Q_Q8_0: case LP_Q_Q4_K: case LP_Q_Q5_K: case LP_Q_Q6_K:
 		return 1;
 	}
 	return 0;
@@ -31,6 +31,8 @@ const char *lp_qtype_name(enum lp_qtype t)
 	case LP_Q_BF16: return "bf16";
 	case LP_Q_Q4_0: return "q4_0";
 	case LP_Q_Q4_1: return "q4_1";
+	case LP_Q_Q5_0: return "q5_0";
+	case LP_Q_Q5_1: return "q5_1";
 	case LP_Q_Q8_0: return "q8_0";
 	case LP_Q_Q4_K: return "q4_K";
 	case LP_Q_Q5_K: return "q5_K";
@@ -43,7 +45,8 @@ size_t lp_qtype_block_elems(enum lp_qtype t)
 {
 	switch (t) {
 	case LP_Q_F32: case LP_Q_F16: case LP_Q_BF16: return 1;
-	case LP_Q_Q4_0: case LP_Q_Q4_1: case LP_Q_Q8_0: return LP_QK;
+	case LP_Q_Q4_0: case LP_Q_Q4_1: case LP_Q_Q5_0: case LP_Q_Q5_1: case LP_Q_Q8_0:
+		return LP_QK;
 	case LP_Q_Q4_K: case LP_Q_Q5_K: case LP_Q_Q6_K: return LP_QK_K;
 	}
 	return 0;
@@ -56,6 +59,8 @@ size_t lp_qtype_block_bytes(enum lp_qtype t)
 	case LP_Q_F16: case LP_Q_BF16: return 2;
 	case LP_Q_Q4_0: return sizeof(struct lp_blk_q4_0);
 	case LP_Q_Q4_1: return sizeof(struct lp_blk_q4_1);
+	case LP_Q_Q5_0: return sizeof(struct lp_blk_q5_0);
+	case LP_Q_Q5_1: return sizeof(struct lp_blk_q5_1);
 	case LP_Q_Q8_0: return sizeof(struct lp_blk_q8_0);
 	case LP_Q_Q4_K: return sizeof(struct lp_blk_q4_k);
 	case LP_Q_Q5_K: return sizeof(struct lp_blk_q5_k);
@@ -178,6 +183,24 @@ static void deq_q4_1(const struct lp_blk_q4_1 *b, float *y, size_t nb)
 	}
 }
 
+static void deq_q5_0(const struct lp_blk_q5_0 *b, float *y, size_t nb)
+{
+	for (size_t i = 0; i < nb; i++, y += LP_QK) {
+		float d = lp_fp16_to_fp32(b[i].d);
+		for (int j = 0; j < LP_QK; j++)
+			y[j] = d * (float)(lp_q5_get(b[i].qs, b[i].qh, j) - 16);
+	}
+}
+
+static void deq_q5_1(const struct lp_blk_q5_1 *b, float *y, size_t nb)
+{
+	for (size_t i = 0; i < nb; i++, y += LP_QK) {
+		float d = lp_fp16_to_fp32(b[i].d), m = lp_fp16_to_fp32(b[i].m);
+		for (int j = 0; j < LP_QK; j++)
+			y[j] = d * (float)lp_q5_get(b[i].qs, b[i].qh, j) + m;
+	}
+}
+
 static void deq_q8_0(const struct lp_blk_q8_0 *b, float *y, size_t nb)
 {
 	for (size_t i = 0; i < nb; i++, y += LP_QK) {
@@ -245,6 +268,8 @@ void lp_dequantize_row(enum lp_qtype t, const void *src, float *dst, size_t n)
 	case LP_Q_BF16: for (size_t i = 0; i < n; i++) dst[i] = lp_bf16_to_fp32(h[i]); break;
 	case LP_Q_Q4_0: deq_q4_0(src, dst, n / LP_QK); break;
 	case LP_Q_Q4_1: deq_q4_1(src, dst, n / LP_QK); break;
+	case LP_Q_Q5_0: deq_q5_0(src, dst, n / LP_QK); break;
+	case LP_Q_Q5_1: deq_q5_1(src, dst, n / LP_QK); break;
 	case LP_Q_Q8_0: deq_q8_0(src, dst, n / LP_QK); break;
 	case LP_Q_Q4_K: deq_q4_k(src, dst, n / LP_QK_K); break;
 	case LP_Q_Q5_K: deq_q5_k(src, dst, n / LP_QK_K); break;
@@ -302,6 +327,54 @@ static void quant_q4_1(const float *x, struct lp_blk_q4_1 *b, size_t nb)
 			int q1 = clampi(qround(x[j + 16] - m, d), 0, 15);
 			b[i].qs[j] = (uint8_t)(q0 | (q1 << 4));
 		}
+	}
+}
+
+/* Pack 32 five-bit values into a Q5_0/Q5_1 block's nibbles and fifth bits. */
+static void pack_q5(const int q[LP_QK], uint8_t qs[16], uint8_t qh[4])
+{
+	memset(qh, 0, 4);
+	for (int j = 0; j < 16; j++)
+		qs[j] = (uint8_t)((q[j] & 0xF) | ((q[j + 16] & 0xF) << 4));
+	for (int j = 0; j < LP_QK; j++)
+		qh[j / 8] |= (uint8_t)((q[j] >> 4) << (j % 8));
+}
+
+static void quant_q5_0(const float *x, struct lp_blk_q5_0 *b, size_t nb)
+{
+	for (size_t i = 0; i < nb; i++, x += LP_QK) {
+		float max = 0, amax = 0, d;
+		int q[LP_QK];
+		for (int j = 0; j < LP_QK; j++)
+			if (fabsf(x[j]) > amax) {
+				amax = fabsf(x[j]);
+				max = x[j];
+			}
+		/* as in Q4_0: the extreme value takes -16, the level without a mirror */
+		b[i].d = lp_fp32_to_fp16(max / -16.0f);
+		d = lp_fp16_to_fp32(b[i].d);
+		for (int j = 0; j < LP_QK; j++)
+			q[j] = clampi(qround(x[j], d) + 16, 0, 31);
+		pack_q5(q, b[i].qs, b[i].qh);
+	}
+}
+
+static void quant_q5_1(const float *x, struct lp_blk_q5_1 *b, size_t nb)
+{
+	for (size_t i = 0; i < nb; i++, x += LP_QK) {
+		float mn = x[0], mx = x[0], d, m;
+		int q[LP_QK];
+		for (int j = 1; j < LP_QK; j++) {
+			mn = fminf(mn, x[j]);
+			mx = fmaxf(mx, x[j]);
+		}
+		b[i].d = lp_fp32_to_fp16((mx - mn) / 31.0f);
+		b[i].m = lp_fp32_to_fp16(mn);
+		d = lp_fp16_to_fp32(b[i].d);
+		m = lp_fp16_to_fp32(b[i].m);
+		for (int j = 0; j < LP_QK; j++)
+			q[j] = clampi(qround(x[j] - m, d), 0, 31);
+		pack_q5(q, b[i].qs, b[i].qh);
 	}
 }
 
@@ -435,6 +508,8 @@ void lp_quantize_row(enum lp_qtype t, const float *src, void *dst, size_t n)
 	case LP_Q_BF16: for (size_t i = 0; i < n; i++) h[i] = lp_fp32_to_bf16(src[i]); break;
 	case LP_Q_Q4_0: quant_q4_0(src, dst, n / LP_QK); break;
 	case LP_Q_Q4_1: quant_q4_1(src, dst, n / LP_QK); break;
+	case LP_Q_Q5_0: quant_q5_0(src, dst, n / LP_QK); break;
+	case LP_Q_Q5_1: quant_q5_1(src, dst, n / LP_QK); break;
 	case LP_Q_Q8_0: quant_q8_0(src, dst, n / LP_QK); break;
 	case LP_Q_Q4_K: quant_q4_k(src, dst, n / LP_QK_K); break;
 	case LP_Q_Q5_K: quant_q5_k(src, dst, n / LP_QK_K); break;

@@ -21,7 +21,7 @@
 
 enum lp_qtype {
 	LP_Q_F32 = 0, LP_Q_F16 = 1, LP_Q_Q4_0 = 2, LP_Q_Q4_1 = 3,
-	LP_Q_Q8_0 = 8, LP_Q_Q4_K = 12, LP_Q_Q5_K = 13, LP_Q_Q6_K = 14,
+	LP_Q_Q5_0 = 6, LP_Q_Q5_1 = 7, LP_Q_Q8_0 = 8, LP_Q_Q4_K = 12, LP_Q_Q5_K = 13, LP_Q_Q6_K = 14,
 	LP_Q_BF16 = 30,
 };
 

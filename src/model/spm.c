@@ -28,7 +28,8 @@ static void try_pair(const struct lp_tok *t, struct lp_tok_ws *ws, int32_t left)
 	it.key = -(double)lp_vocab_score(t->v, id);
 	it.pos = left;
 	it.a = (int32_t)total;
-	it.b = id;
+	it.b = 0;
+	it.res = id;
 	lp_tok_heap_push(ws, it);
 }
 

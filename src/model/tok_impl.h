@@ -38,6 +38,7 @@ struct lp_tok_heap_item {
 	double key;   /* BPE: merge rank; SPM: minus the merged token's score */
 	int32_t pos;  /* left symbol */
 	int32_t a, b; /* BPE: left/right ids; SPM: byte length of the pair */
+	int32_t res;  /* id the merge produces */
 };
 
 struct lp_tok_ws {

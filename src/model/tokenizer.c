@@ -347,25 +347,55 @@ static enum lp_status encode_segment(const struct lp_tok *t, struct lp_tok_ws *w
 /* next[i]: -1 not searched yet, NONE_LEFT no more occurrences. */
 #define NONE_LEFT ((size_t)-2)
 
-/* Next occurrence of special i at or after `pos`, cached in next[i]. */
+/* Text where special tokens may not be matched (sorted, disjoint). */
+struct plain_spans {
+	const struct lp_tok_span *v;
+	size_t n;
+};
+
+/* 1 when [at, at + n) overlaps a plain span. */
+static int in_plain(const struct plain_spans *p, size_t at, size_t n)
+{
+	size_t lo = 0, hi = p->n;
+
+	/* First span that ends after `at`. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->v[mid].start + p->v[mid].len <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->n && p->v[lo].start < at + n;
+}
+
+/* Next occurrence of special i at or after `pos` outside the plain spans,
+ * cached in next[i]. */
 static size_t special_next(const struct lp_tok *t, size_t *next, size_t i,
-			   const char *text, size_t len, size_t pos)
+			   const char *text, size_t len, size_t pos,
+			   const struct plain_spans *plain)
 {
 	size_t slen;
-	const char *s, *hit;
+	const char *s, *hit = NULL;
 
 	if (next[i] == NONE_LEFT)
 		return (size_t)-1;
 	if (next[i] != (size_t)-1 && next[i] >= pos)
 		return next[i];
 	s = lp_vocab_text(t->v, t->specials[i], &slen);
-	hit = pos < len ? memmem(text + pos, len - pos, s, slen) : NULL;
+	while (pos < len && (hit = memmem(text + pos, len - pos, s, slen)) &&
+	       in_plain(plain, (size_t)(hit - text), slen))
+		pos = (size_t)(hit - text) + 1;
+	if (pos >= len)
+		hit = NULL;
 	next[i] = hit ? (size_t)(hit - text) : NONE_LEFT;
 	return hit ? next[i] : (size_t)-1;
 }
 
 static enum lp_status encode_with_specials(const struct lp_tok *t, struct lp_tok_ws *ws,
 					   const char *text, size_t len,
+					   const struct plain_spans *plain,
 					   struct lp_tok_sink *sink, struct lp_diag *d)
 {
 	size_t *next, pos = 0;
@@ -382,7 +412,7 @@ static enum lp_status encode_with_specials(const struct lp_tok *t, struct lp_tok
 
 		/* Earliest match wins; at one position the longest (listed first). */
 		for (size_t i = 0; i < t->n_specials; i++) {
-			size_t at = special_next(t, next, i, text, len, pos);
+			size_t at = special_next(t, next, i, text, len, pos, plain);
 
 			if (at < best) {
 				best = at;
@@ -405,7 +435,8 @@ static enum lp_status encode_with_specials(const struct lp_tok *t, struct lp_tok
 }
 
 static enum lp_status encode_run(const struct lp_tok *t, const char *text, size_t len,
-				 unsigned flags, struct lp_tok_sink *sink, struct lp_diag *d)
+				 unsigned flags, const struct plain_spans *plain,
+				 struct lp_tok_sink *sink, struct lp_diag *d)
 {
 	struct lp_tok_ws ws;
 	enum lp_status st = LP_OK;
@@ -415,7 +446,7 @@ static enum lp_status encode_run(const struct lp_tok *t, const char *text, size_
 	if ((flags & LP_TOK_ADD_SPECIAL) && lp_vocab_add_bos(v))
 		st = lp_tok_emit(sink, lp_vocab_bos(v), 0);
 	if (!st && (flags & LP_TOK_SPECIAL) && t->n_specials)
-		st = encode_with_specials(t, &ws, text, len, sink, d);
+		st = encode_with_specials(t, &ws, text, len, plain, sink, d);
 	else if (!st)
 		st = encode_segment(t, &ws, text, 0, len, 1, sink, d);
 	if (!st && (flags & LP_TOK_ADD_SPECIAL) && lp_vocab_add_eos(v))
@@ -430,15 +461,31 @@ enum lp_status lp_tok_encode(const struct lp_tok *t, const char *text, size_t le
 			     unsigned flags, struct lp_tokens *out, struct lp_diag *d)
 {
 	struct lp_tok_sink sink = { out, (flags & LP_TOK_OFFSETS) != 0, 0 };
+	struct plain_spans none = { NULL, 0 };
 
-	return encode_run(t, text, len, flags, &sink, d);
+	return encode_run(t, text, len, flags, &none, &sink, d);
+}
+
+enum lp_status lp_tok_encode_guarded(const struct lp_tok *t, const char *text, size_t len,
+				     unsigned flags, const struct lp_tok_span *plain,
+				     size_t n_plain, struct lp_tokens *out, struct lp_diag *d)
+{
+	struct lp_tok_sink sink = { out, (flags & LP_TOK_OFFSETS) != 0, 0 };
+	struct plain_spans spans = { plain, n_plain };
+
+	for (size_t i = 1; i < n_plain; i++)
+		if (plain[i].start < plain[i - 1].start + plain[i - 1].len)
+			return lp_diag_set(d, LP_E_INTERNAL, NULL, 0, 0,
+					   "plain spans are not sorted and disjoint");
+	return encode_run(t, text, len, flags | LP_TOK_SPECIAL, &spans, &sink, d);
 }
 
 enum lp_status lp_tok_count(const struct lp_tok *t, const char *text, size_t len,
 			    unsigned flags, size_t *n_tokens, struct lp_diag *d)
 {
 	struct lp_tok_sink sink = { NULL, 0, 0 };
-	enum lp_status st = encode_run(t, text, len, flags, &sink, d);
+	struct plain_spans none = { NULL, 0 };
+	enum lp_status st = encode_run(t, text, len, flags, &none, &sink, d);
 
 	*n_tokens = sink.count;
 	return st;

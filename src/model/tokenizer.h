@@ -99,6 +99,22 @@ int lp_tok_pre_patterns(const char *pre, const char *pats[2], int *known);
  */
 enum lp_status lp_tok_encode(const struct lp_tok *t, const char *text, size_t len,
 			     unsigned flags, struct lp_tokens *out, struct lp_diag *d);
+/* A byte range of a text. */
+struct lp_tok_span {
+	size_t start;
+	size_t len;
+};
+
+/*
+ * lp_tok_encode with LP_TOK_SPECIAL, except that no special token is
+ * matched overlapping plain[0..n_plain) (sorted, disjoint byte ranges):
+ * a rendered chat prompt is tokenized exactly as a whole, while special
+ * strings inside message contents stay plain text. Returns LP_E_INTERNAL
+ * for unsorted or overlapping spans, else as lp_tok_encode.
+ */
+enum lp_status lp_tok_encode_guarded(const struct lp_tok *t, const char *text, size_t len,
+				     unsigned flags, const struct lp_tok_span *plain,
+				     size_t n_plain, struct lp_tokens *out, struct lp_diag *d);
 /* Number of tokens lp_tok_encode would produce, without storing them. */
 enum lp_status lp_tok_count(const struct lp_tok *t, const char *text, size_t len,
 			    unsigned flags, size_t *n_tokens, struct lp_diag *d);

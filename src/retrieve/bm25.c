@@ -308,6 +308,8 @@ enum lp_status lp_bm25_finish(struct lp_bm25 *ix, struct lp_diag *d)
 	grouped = lp_mem_alloc(LP_MEM_INDEX, (ix->n_post ? ix->n_post : 1) * sizeof(*grouped), d);
 	if (!ix->term_start || !grouped) {
 		lp_mem_free(grouped);
+		lp_mem_free(ix->term_start);
+		ix->term_start = NULL;
 		return LP_E_NOMEM;
 	}
 	/* Counting sort by term: the group sizes are the dfs. */
@@ -373,35 +375,81 @@ static enum lp_status query_ids(const struct lp_bm25 *ix, const char *query, siz
 	return LP_OK;
 }
 
+/* Weight of one occurrence count `tf` of a term with `idf` in span `span`. */
+static double term_score(const struct lp_bm25 *ix, double avgdl, double idf, uint32_t span,
+			 double tf)
+{
+	const double k1 = ix->params.k1, b = ix->params.b;
+	double rel = avgdl > 0 ? ix->span_len[span] / avgdl : 1.0;
+
+	return idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * rel));
+}
+
+static double term_idf(const struct lp_bm25 *ix, uint32_t t)
+{
+	double N = (double)ix->n_spans, df = ix->terms[t].df;
+
+	return log(1.0 + (N - df + 0.5) / (df + 0.5));
+}
+
+/* Finished index: walk the posting list of each query term. */
+static void score_grouped(const struct lp_bm25 *ix, double avgdl, const uint32_t *ids,
+			  size_t n_ids, double *scores)
+{
+	for (size_t q = 0; q < n_ids; q++) {
+		uint32_t t = ids[q];
+		double idf = term_idf(ix, t);
+
+		for (uint32_t i = ix->term_start[t]; i < ix->term_start[t + 1]; i++)
+			scores[ix->post[i].span] += term_score(ix, avgdl, idf, ix->post[i].span,
+							       ix->post[i].tf);
+	}
+}
+
+/* Unfinished index: one pass over every pending posting, with the query's
+ * idf per term id in a table (0 for terms not in the query). */
+static enum lp_status score_pending(const struct lp_bm25 *ix, double avgdl,
+				    const uint32_t *ids, size_t n_ids, double *scores,
+				    struct lp_diag *d)
+{
+	double *idf = lp_mem_calloc(LP_MEM_SCRATCH, ix->n_terms ? ix->n_terms : 1,
+				    sizeof(*idf), d);
+	size_t from = 0;
+
+	if (!idf)
+		return LP_E_NOMEM;
+	for (size_t q = 0; q < n_ids; q++)
+		idf[ids[q]] = term_idf(ix, ids[q]);
+	for (size_t s = 0; s < ix->n_spans; s++) {
+		for (size_t i = from; i < ix->span_post_end[s]; i++) {
+			const struct pending *p = &ix->blocks[i / PENDING_BLOCK][i % PENDING_BLOCK];
+			if (idf[p->term] != 0.0)
+				scores[s] += term_score(ix, avgdl, idf[p->term], (uint32_t)s, p->tf);
+		}
+		from = ix->span_post_end[s];
+	}
+	lp_mem_free(idf);
+	return LP_OK;
+}
+
 enum lp_status lp_bm25_score(const struct lp_bm25 *ix, const char *query, size_t len,
 			     double *scores, size_t *n_terms, struct lp_diag *d)
 {
-	const double k1 = ix->params.k1, b = ix->params.b;
-	double avgdl, N = (double)ix->n_spans;
+	double avgdl = ix->n_spans ? ix->total_len / (double)ix->n_spans : 0.0;
+	enum lp_status st = LP_OK;
 	uint32_t *ids;
 	size_t n_ids;
 
-	if (!ix->finished)
-		return lp_diag_set(d, LP_E_INTERNAL, NULL, 0, 0, "bm25 index not finished");
 	for (size_t s = 0; s < ix->n_spans; s++)
 		scores[s] = 0.0;
 	if (query_ids(ix, query, len, &ids, &n_ids, n_terms, d))
 		return LP_E_NOMEM;
-	avgdl = ix->n_spans ? ix->total_len / N : 0.0;
-	for (size_t q = 0; q < n_ids; q++) {
-		uint32_t t = ids[q];
-		double df = ix->terms[t].df;
-		double idf = log(1.0 + (N - df + 0.5) / (df + 0.5));
-
-		for (uint32_t i = ix->term_start[t]; i < ix->term_start[t + 1]; i++) {
-			const struct posting *p = &ix->post[i];
-			double rel = avgdl > 0 ? ix->span_len[p->span] / avgdl : 1.0;
-			double tf = p->tf;
-			scores[p->span] += idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * rel));
-		}
-	}
+	if (ix->finished)
+		score_grouped(ix, avgdl, ids, n_ids, scores);
+	else if (n_ids)
+		st = score_pending(ix, avgdl, ids, n_ids, scores, d);
 	lp_mem_free(ids);
-	return LP_OK;
+	return st;
 }
 
 size_t lp_bm25_n_spans(const struct lp_bm25 *ix) { return ix->n_spans; }

@@ -2,14 +2,20 @@
  * bm25.h - an Okapi BM25 index over the spans (chunks) of one text.
  *
  * Spans are added one at a time, numbered 0, 1, ... in the order added;
- * lp_bm25_finish then freezes the index and lp_bm25_score ranks every span
- * against a query. Terms come from terms.h with LP_TERMS_STOPWORDS, for
- * spans and queries alike. The index never keeps the text: it holds a
- * dictionary of distinct terms (an open-addressing hash table over a pool
- * of term bytes) and, per term, the spans that contain it with the term's
- * frequency there (postings, stored as one array grouped by term). Building
- * is O(total terms); memory is O(distinct terms + postings + spans), all
- * under the tracked tag LP_MEM_INDEX.
+ * lp_bm25_score then ranks every span against a query. Terms come from
+ * terms.h with LP_TERMS_STOPWORDS, for spans and queries alike. The index
+ * never keeps the text: it holds a dictionary of distinct terms (an
+ * open-addressing hash table over a pool of term bytes) and, per span, the
+ * distinct terms it contains with their frequencies (postings). Building is
+ * O(total terms); memory is O(distinct terms + postings + spans), all under
+ * the tracked tag LP_MEM_INDEX, about 8 bytes per posting.
+ *
+ * Two ways to query: as built, a query reads every posting once, which is
+ * the cheapest way to answer a single query. lp_bm25_finish regroups the
+ * postings by term (a counting sort that briefly holds both copies, so the
+ * peak doubles), after which a query reads only the postings of its own
+ * terms: worth it when many queries hit one index. Both give the same
+ * scores, up to the order in which floating-point sums are added.
  *
  * Score of span D for query Q, summing over the distinct terms t of Q:
  *
@@ -56,8 +62,10 @@ void lp_bm25_free(struct lp_bm25 *ix);
 enum lp_status lp_bm25_add(struct lp_bm25 *ix, const char *text, size_t len,
 			   struct lp_diag *d);
 
-/* Freeze the index: group the postings by term and drop build-only
- * buffers. Returns LP_OK or LP_E_NOMEM. Calling it twice is harmless. */
+/* Freeze the index for many queries: group the postings by term and drop
+ * build-only buffers; no span can be added after. Returns LP_OK or
+ * LP_E_NOMEM (the index is then still usable as built). Calling it twice
+ * is harmless. */
 enum lp_status lp_bm25_finish(struct lp_bm25 *ix, struct lp_diag *d);
 
 /*
@@ -66,8 +74,8 @@ enum lp_status lp_bm25_finish(struct lp_bm25 *ix, struct lp_diag *d);
  * term with the query. *n_terms (may be NULL) gets the number of terms in
  * the query, repeats included, so callers can tell an empty query (0) from
  * one that simply matches nothing. A term repeated in the query counts once
- * in the score. Returns LP_OK, LP_E_NOMEM, or LP_E_INTERNAL when the
- * index is not finished.
+ * in the score. Returns LP_OK or LP_E_NOMEM. Works finished or not (see
+ * above).
  */
 enum lp_status lp_bm25_score(const struct lp_bm25 *ix, const char *query, size_t len,
 			     double *scores, size_t *n_terms, struct lp_diag *d);

@@ -28,6 +28,7 @@ liblpipe_la_SOURCES += \
 check_PROGRAMS += bench/embed-texts
 bench_embed_texts_SOURCES = bench/embed-texts.c
 bench_embed_texts_LDADD = liblpipe.la $(LP_LIBS)
+EXTRA_DIST += bench/embed scripts/fetch-embedder
 
 check_PROGRAMS += tests/check_embed tests/check_embed_model
 TESTS += tests/check_embed tests/check_embed_model
@@ -40,6 +41,11 @@ tests_check_embed_model_SOURCES = tests/check_embed.c
 tests_check_embed_model_CFLAGS = $(TEST_CFLAGS) -DCHECK_REAL_MODEL -Wno-unused-variable
 tests_check_embed_model_LDADD = $(TEST_LIBS)
 EXTRA_DIST += tests/data/minilm
+
+check_PROGRAMS += tests/fuzz/fuzz_safetensors
+TESTS += tests/fuzz/fuzz_safetensors
+tests_fuzz_fuzz_safetensors_SOURCES = tests/fuzz/fuzz_safetensors.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_safetensors_LDADD = $(TEST_LIBS)
 
 # retrieve (hybrid): hashed embedder, embedder interface, vector index,
 # fusion, embedding cache

@@ -72,11 +72,10 @@ void lp_wp_free(struct lp_wordpiece *wp)
 static enum lp_status index_lines(struct lp_wordpiece *wp, size_t len, const char *name,
 				  struct lp_diag *d)
 {
-	size_t start = 0, lines = 0;
+	size_t start = 0, lines = len && wp->blob[len - 1] != '\n';
 
-	for (size_t i = 0; i <= len; i++)
-		if (i == len ? i > start : wp->blob[i] == '\n')
-			lines++;
+	for (size_t i = 0; i < len; i++)
+		lines += wp->blob[i] == '\n';
 	if (!lines || lines > INT32_MAX || len > UINT32_MAX)
 		return lp_diag_set(d, LP_E_MODEL, name, 0, 0, "vocabulary is empty or too large");
 	wp->offs = lp_mem_alloc(LP_MEM_WEIGHTS, lines * sizeof(*wp->offs), d);

@@ -111,8 +111,8 @@ static enum lp_status score_bm25(struct lp_doc *doc, const struct retrieve_opts 
 		const struct lp_chunk *c = &doc->chunks[set[i]];
 		st = lp_bm25_add(ix, doc->text + c->off, c->len, d);
 	}
-	if (st == LP_OK)
-		st = lp_bm25_finish(ix, d);
+	/* One query: scoring the index as built reads each posting once and
+	 * skips the regrouping copy that lp_bm25_finish would make. */
 	if (st == LP_OK)
 		st = lp_bm25_score(ix, o->query, strlen(o->query), scores, &n_terms, d);
 	lp_bm25_free(ix);
@@ -408,6 +408,8 @@ static void retrieve_describe(const void *opts, struct lp_buf *out)
 			lp_buf_addc(out, '\\');
 		lp_buf_addc(out, *s == '\n' ? ' ' : *s);
 	}
+	/* Only the stage's own keys: the plan is read back as a pipeline, and
+	 * the scorer and its parameters belong to the retrieval section. */
 	lp_buf_addf(out, "\", top_k: %lld, order: %s", o->top_k, order_names[o->order]);
 	if (o->n_must) {
 		lp_buf_addf(out, ", must_include: [");
@@ -418,17 +420,9 @@ static void retrieve_describe(const void *opts, struct lp_buf *out)
 		}
 		lp_buf_addc(out, ']');
 	}
+	/* cache means nothing to BM25; print it where it acts. */
 	if (o->r.scorer != LP_SCORER_BM25)
 		lp_buf_addf(out, ", cache: %s", o->cache ? "on" : "off");
-	lp_buf_addf(out, ", scorer: %s", lp_scorer_name(o->r.scorer));
-	if (o->r.scorer == LP_SCORER_BM25 || o->r.scorer == LP_SCORER_HYBRID)
-		lp_buf_addf(out, ", k1: %g, b: %g", o->bm25.k1, o->bm25.b);
-	if (o->r.scorer == LP_SCORER_HASH)
-		lp_buf_addf(out, ", hash_dim: %lld", o->r.hash_dim);
-	if (o->r.scorer == LP_SCORER_HYBRID && o->r.fusion == LP_FUSION_RRF)
-		lp_buf_addf(out, ", fusion: rrf, rrf_k: %lld", o->r.rrf_k);
-	else if (o->r.scorer == LP_SCORER_HYBRID)
-		lp_buf_addf(out, ", fusion: weighted, weight: %g", o->r.weight);
 	lp_buf_addc(out, '}');
 }
 

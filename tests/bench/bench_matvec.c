@@ -40,8 +40,9 @@ static double time_it(matvec_fn f, enum lp_qtype t, const void *w, size_t rows, 
 
 int main(int argc, char **argv)
 {
-	static const enum lp_qtype types[] = { LP_Q_Q4_0, LP_Q_Q4_1, LP_Q_Q8_0, LP_Q_Q4_K,
-					       LP_Q_Q5_K, LP_Q_Q6_K, LP_Q_F16, LP_Q_BF16, LP_Q_F32 };
+	static const enum lp_qtype types[] = { LP_Q_Q4_0, LP_Q_Q4_1, LP_Q_Q5_0, LP_Q_Q5_1,
+					       LP_Q_Q8_0, LP_Q_Q4_K, LP_Q_Q5_K, LP_Q_Q6_K,
+					       LP_Q_F16, LP_Q_BF16, LP_Q_F32 };
 	/* rows x cols: output projection (vocab), ffn up/gate, ffn down */
 	static const size_t shapes[][2] = { { 49152, 576 }, { 1536, 576 }, { 576, 1536 } };
 	double budget = argc > 1 ? atof(argv[1]) : 0.5;

@@ -24,7 +24,10 @@ expect "run --help" 0
 if cmp -s "$OUT" "$WORK/help-run"; then ok "run --help = help run"; else fail "run --help differs from help run"; fi
 
 # Every option of every command's help is documented in lpipe(1).
-for cmd in run check help version; do
+lp --help
+commands=$(sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p' "$OUT")
+[ -n "$commands" ] && ok "--help lists the commands" || fail "no commands in --help"
+for cmd in $commands; do
 	lp help $cmd
 	for opt in $(grep -o -- '--[a-z][a-z-]*' "$OUT" | sort -u); do
 		esc=$(printf '%s' "$opt" | sed 's/-/\\\\-/g')
@@ -36,8 +39,7 @@ for cmd in run check help version; do
 	done
 done
 # ... and so is every command of the table.
-lp --help
-for cmd in $(sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p' "$OUT"); do
+for cmd in $commands; do
 	if grep -q "^\.BI* \"*$cmd\( \|\"\|\$\)" "$top_srcdir/man/lpipe.1"; then
 		ok "lpipe.1 documents command $cmd"
 	else

@@ -44,6 +44,13 @@ assert v["min_words"] == 40 and v["words"] > 0
 PY
 then ok "JSON summary and verification"; else fail "JSON summary and verification"; fi
 
+# Progress: off when stderr is not a terminal, on with --progress.
+[ -s "$ERR" ] && fail "stderr not empty without --progress" || ok "no progress by default"
+lp run "$P" "$DOC" --progress
+expect "--progress draws on stderr" 0 "summarize" "3/3"
+lp run "$P" "$DOC" --progress --quiet
+[ -s "$ERR" ] && fail "--quiet after --progress still draws" || ok "--quiet wins when last"
+
 lp run "$P" "$DOC" --format markdown
 expect_out "markdown verification table" "## Verification" "| Keyphrase | Origin | Survived |"
 

@@ -27,12 +27,6 @@ static inline float hsum_ps(__m256 v)
 	return _mm_cvtss_f32(s);
 }
 
-/* fp16 -> float in one instruction (F16C); same result as lp_fp16_to_fp32. */
-static inline float h2f(uint16_t h)
-{
-	return _cvtsh_ss(h);
-}
-
 static inline __m256i ones16(void)
 {
 	return _mm256_set1_epi16(1);
@@ -44,13 +38,15 @@ static inline __m256i dot_u8_i8(__m256i u, __m256i s)
 	return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), ones16());
 }
 
-/* 32 nibbles of 16 bytes: low nibbles in bytes 0..15, high in 16..31. */
+/* 32 nibbles of 16 bytes: low nibbles in bytes 0..15, high in 16..31.
+ * A broadcast load and a blend instead of a lane insert keep this off the
+ * shuffle port (see fp16_tab). */
 static inline __m256i unpack_nibbles16(const uint8_t *p)
 {
-	__m128i b = _mm_loadu_si128((const __m128i *)p);
-	__m128i m = _mm_set1_epi8(0x0F);
+	__m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
+	__m256i both = _mm256_blend_epi32(b, _mm256_srli_epi16(b, 4), 0xF0);
 
-	return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
+	return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
 }
 
 /* ---- float weights ---- */
@@ -130,6 +126,26 @@ static inline __m256 q4_block(const uint8_t *qs, const int8_t *qa)
 }
 
 /*
+ * fp16 -> float by table for the per-block scales of the legacy types:
+ * with the value in memory, the broadcast to 8 lanes is a plain load, while
+ * converting in a register and broadcasting both need the shuffle port, the
+ * bottleneck of these kernels. 256 KiB, filled once (lp_cpu_avx2_init).
+ */
+static float fp16_tab[1 << 16];
+
+void lp_cpu_avx2_init(void)
+{
+	for (uint32_t h = 0; h < (1u << 16); h++)
+		fp16_tab[h] = lp_fp16_to_fp32((uint16_t)h);
+}
+
+/* d_w * d_a in all 8 lanes. */
+static inline __m256 block_scale(uint16_t dw, const float *da)
+{
+	return _mm256_mul_ps(_mm256_broadcast_ss(&fp16_tab[dw]), _mm256_broadcast_ss(da));
+}
+
+/*
  * Q4_0: sum (q - 8) a = sum q a - 8 sum a, and da * sum a is the
  * activation block's s. Two blocks per step, in two accumulators, so that
  * the multiply-adds do not wait on each other.
@@ -139,22 +155,21 @@ static float dot_q4_0(const void *w, const void *a, size_t n)
 	const struct lp_blk_q4_0 *x = w;
 	const struct lp_act_q8_32 *y = a;
 	__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+	__m256 corr = _mm256_setzero_ps();  /* every lane holds the same sum */
 	size_t nb = n / LP_QK, i = 0;
-	float corr = 0;
 
 	for (; i + 2 <= nb; i += 2) {
-		float d0 = h2f(x[i].d), d1 = h2f(x[i + 1].d);
-		acc0 = _mm256_fmadd_ps(_mm256_set1_ps(d0 * y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
-		acc1 = _mm256_fmadd_ps(_mm256_set1_ps(d1 * y[i + 1].d),
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
+		acc1 = _mm256_fmadd_ps(block_scale(x[i + 1].d, &y[i + 1].d),
 				       q4_block(x[i + 1].qs, y[i + 1].qs), acc1);
-		corr += d0 * y[i].s + d1 * y[i + 1].s;
+		corr = _mm256_add_ps(corr, _mm256_add_ps(block_scale(x[i].d, &y[i].s),
+							  block_scale(x[i + 1].d, &y[i + 1].s)));
 	}
 	for (; i < nb; i++) {
-		float d0 = h2f(x[i].d);
-		acc0 = _mm256_fmadd_ps(_mm256_set1_ps(d0 * y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
-		corr += d0 * y[i].s;
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
+		corr = _mm256_add_ps(block_scale(x[i].d, &y[i].s), corr);
 	}
-	return hsum_ps(_mm256_add_ps(acc0, acc1)) - 8.0f * corr;
+	return hsum_ps(_mm256_add_ps(acc0, acc1)) - 8.0f * _mm256_cvtss_f32(corr);
 }
 
 /* Q4_1: sum (d q + m) a = d * da * sum q a + m * s. */
@@ -163,22 +178,103 @@ static float dot_q4_1(const void *w, const void *a, size_t n)
 	const struct lp_blk_q4_1 *x = w;
 	const struct lp_act_q8_32 *y = a;
 	__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+	__m256 mins0 = _mm256_setzero_ps(), mins1 = _mm256_setzero_ps(); /* lanes equal */
 	size_t nb = n / LP_QK, i = 0;
-	float mins = 0;
 
 	for (; i + 2 <= nb; i += 2) {
-		acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d),
-				       q4_block(x[i].qs, y[i].qs), acc0);
-		acc1 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i + 1].d) * y[i + 1].d),
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
+		acc1 = _mm256_fmadd_ps(block_scale(x[i + 1].d, &y[i + 1].d),
 				       q4_block(x[i + 1].qs, y[i + 1].qs), acc1);
-		mins += h2f(x[i].m) * y[i].s + h2f(x[i + 1].m) * y[i + 1].s;
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+					_mm256_broadcast_ss(&y[i].s), mins0);
+		mins1 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i + 1].m]),
+					_mm256_broadcast_ss(&y[i + 1].s), mins1);
 	}
 	for (; i < nb; i++) {
-		acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d),
-				       q4_block(x[i].qs, y[i].qs), acc0);
-		mins += h2f(x[i].m) * y[i].s;
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+					_mm256_broadcast_ss(&y[i].s), mins0);
 	}
-	return hsum_ps(_mm256_add_ps(acc0, acc1)) + mins;
+	return hsum_ps(_mm256_add_ps(acc0, acc1)) + _mm256_cvtss_f32(_mm256_add_ps(mins0, mins1));
+}
+
+/*
+ * The fifth bits of a Q5_0/Q5_1 block as 0x10 in byte i when bit i of the
+ * little-endian word qh is set: each byte gets its qh byte (i / 8) by a
+ * shuffle, then keeps only its own bit.
+ */
+static inline __m256i q5_high_bits(const uint8_t *qh)
+{
+	uint32_t u;
+	__m256i v, bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+
+	memcpy(&u, qh, 4);
+	v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)u),
+				_mm256_set_epi64x(0x0303030303030303ll, 0x0202020202020202ll,
+						  0x0101010101010101ll, 0));
+	v = _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
+	return _mm256_and_si256(v, _mm256_set1_epi8(0x10));
+}
+
+/* Block of Q5_0/Q5_1 (values 0..31) against its activations, as 8 floats. */
+static inline __m256 q5_block(const uint8_t *qs, const uint8_t *qh, const int8_t *qa)
+{
+	__m256i q = _mm256_or_si256(unpack_nibbles16(qs), q5_high_bits(qh));
+
+	return _mm256_cvtepi32_ps(dot_u8_i8(q, _mm256_loadu_si256((const __m256i *)qa)));
+}
+
+/* Q5_0: sum (q - 16) a = sum q a - 16 sum a, as Q4_0 does with 8. */
+static float dot_q5_0(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q5_0 *x = w;
+	const struct lp_act_q8_32 *y = a;
+	__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+	__m256 corr = _mm256_setzero_ps();  /* every lane holds the same sum */
+	size_t nb = n / LP_QK, i = 0;
+
+	for (; i + 2 <= nb; i += 2) {
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d),
+				       q5_block(x[i].qs, x[i].qh, y[i].qs), acc0);
+		acc1 = _mm256_fmadd_ps(block_scale(x[i + 1].d, &y[i + 1].d),
+				       q5_block(x[i + 1].qs, x[i + 1].qh, y[i + 1].qs), acc1);
+		corr = _mm256_add_ps(corr, _mm256_add_ps(block_scale(x[i].d, &y[i].s),
+							  block_scale(x[i + 1].d, &y[i + 1].s)));
+	}
+	for (; i < nb; i++) {
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d),
+				       q5_block(x[i].qs, x[i].qh, y[i].qs), acc0);
+		corr = _mm256_add_ps(block_scale(x[i].d, &y[i].s), corr);
+	}
+	return hsum_ps(_mm256_add_ps(acc0, acc1)) - 16.0f * _mm256_cvtss_f32(corr);
+}
+
+/* Q5_1: sum (d q + m) a = d * da * sum q a + m * s, as Q4_1. */
+static float dot_q5_1(const void *w, const void *a, size_t n)
+{
+	const struct lp_blk_q5_1 *x = w;
+	const struct lp_act_q8_32 *y = a;
+	__m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+	__m256 mins0 = _mm256_setzero_ps(), mins1 = _mm256_setzero_ps(); /* lanes equal */
+	size_t nb = n / LP_QK, i = 0;
+
+	for (; i + 2 <= nb; i += 2) {
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d),
+				       q5_block(x[i].qs, x[i].qh, y[i].qs), acc0);
+		acc1 = _mm256_fmadd_ps(block_scale(x[i + 1].d, &y[i + 1].d),
+				       q5_block(x[i + 1].qs, x[i + 1].qh, y[i + 1].qs), acc1);
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+					_mm256_broadcast_ss(&y[i].s), mins0);
+		mins1 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i + 1].m]),
+					_mm256_broadcast_ss(&y[i + 1].s), mins1);
+	}
+	for (; i < nb; i++) {
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d),
+				       q5_block(x[i].qs, x[i].qh, y[i].qs), acc0);
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+					_mm256_broadcast_ss(&y[i].s), mins0);
+	}
+	return hsum_ps(_mm256_add_ps(acc0, acc1)) + _mm256_cvtss_f32(_mm256_add_ps(mins0, mins1));
 }
 
 /* Q8_0: |w| * (a with w's sign) makes the product unsigned by signed. */
@@ -198,14 +294,12 @@ static float dot_q8_0(const void *w, const void *a, size_t n)
 	size_t nb = n / LP_QK, i = 0;
 
 	for (; i + 2 <= nb; i += 2) {
-		acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d),
-				       q8_block(x[i].qs, y[i].qs), acc0);
-		acc1 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i + 1].d) * y[i + 1].d),
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q8_block(x[i].qs, y[i].qs), acc0);
+		acc1 = _mm256_fmadd_ps(block_scale(x[i + 1].d, &y[i + 1].d),
 				       q8_block(x[i + 1].qs, y[i + 1].qs), acc1);
 	}
 	for (; i < nb; i++)
-		acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d),
-				       q8_block(x[i].qs, y[i].qs), acc0);
+		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q8_block(x[i].qs, y[i].qs), acc0);
 	return hsum_ps(_mm256_add_ps(acc0, acc1));
 }
 
@@ -277,8 +371,8 @@ static float dot_q4_k(const void *w, const void *a, size_t n)
 			sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, alo), slo));
 			sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(hi, ahi), shi));
 		}
-		acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d), _mm256_cvtepi32_ps(sumi), acc);
-		accm = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].dmin) * y[i].d),
+		acc = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), _mm256_cvtepi32_ps(sumi), acc);
+		accm = _mm256_fmadd_ps(block_scale(x[i].dmin, &y[i].d),
 				       _mm256_cvtepi32_ps(k_mins(m, y[i].bsums)), accm);
 	}
 	return hsum_ps(_mm256_sub_ps(acc, accm));
@@ -314,8 +408,8 @@ static float dot_q5_k(const void *w, const void *a, size_t n)
 			sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(hi, ahi), shi));
 			qh = _mm256_srli_epi16(qh, 2);
 		}
-		acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d), _mm256_cvtepi32_ps(sumi), acc);
-		accm = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].dmin) * y[i].d),
+		acc = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), _mm256_cvtepi32_ps(sumi), acc);
+		accm = _mm256_fmadd_ps(block_scale(x[i].dmin, &y[i].d),
 				       _mm256_cvtepi32_ps(k_mins(m, y[i].bsums)), accm);
 	}
 	return hsum_ps(_mm256_sub_ps(acc, accm));
@@ -365,12 +459,12 @@ static float dot_q6_k(const void *w, const void *a, size_t n)
 				sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_shuffle_epi8(s16, sel[k])));
 			}
 		}
-		acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * y[i].d), _mm256_cvtepi32_ps(sumi), acc);
+		acc = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), _mm256_cvtepi32_ps(sumi), acc);
 	}
 	return hsum_ps(acc);
 }
 
 const struct lp_cpu_kernels lp_cpu_kernels_avx2_set = {
-	"avx2", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q8_0,
+	"avx2", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0,
 	dot_q4_k, dot_q5_k, dot_q6_k,
 };

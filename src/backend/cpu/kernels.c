@@ -24,12 +24,18 @@ static int has_f16c(void)
 }
 #endif
 
+#if defined(LP_HAVE_AVX2_KERNELS) && defined(__x86_64__)
+static pthread_once_t avx2_once = PTHREAD_ONCE_INIT;
+#endif
+
 const struct lp_cpu_kernels *lp_cpu_kernels_avx2(void)
 {
 #if defined(LP_HAVE_AVX2_KERNELS) && defined(__x86_64__)
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c())
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c()) {
+		pthread_once(&avx2_once, lp_cpu_avx2_init);
 		return &lp_cpu_kernels_avx2_set;
+	}
 #endif
 	return NULL;
 }
@@ -59,6 +65,8 @@ lp_dot_fn lp_cpu_dot(const struct lp_cpu_kernels *k, enum lp_qtype t)
 	case LP_Q_BF16: return k->bf16;
 	case LP_Q_Q4_0: return k->q4_0;
 	case LP_Q_Q4_1: return k->q4_1;
+	case LP_Q_Q5_0: return k->q5_0;
+	case LP_Q_Q5_1: return k->q5_1;
 	case LP_Q_Q8_0: return k->q8_0;
 	case LP_Q_Q4_K: return k->q4_k;
 	case LP_Q_Q5_K: return k->q5_k;

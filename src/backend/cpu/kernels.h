@@ -24,7 +24,7 @@ typedef float (*lp_dot_fn)(const void *w, const void *a, size_t n);
 
 struct lp_cpu_kernels {
 	const char *name;  /* "scalar", "avx2" */
-	lp_dot_fn f32, f16, bf16, q4_0, q4_1, q8_0, q4_k, q5_k, q6_k;
+	lp_dot_fn f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k;
 };
 
 /* The fastest set this CPU supports (decided once; thread-safe). */
@@ -36,7 +36,9 @@ const struct lp_cpu_kernels *lp_cpu_kernels_avx2(void);
 /* The kernel of set `k` for weight type `t` (never NULL for a supported t). */
 lp_dot_fn lp_cpu_dot(const struct lp_cpu_kernels *k, enum lp_qtype t);
 
-/* Defined in dot_avx2.c (only when built for x86-64). */
+/* Defined in dot_avx2.c (only when built for x86-64); the set needs
+ * lp_cpu_avx2_init() once before use (lp_cpu_kernels_avx2 does it). */
 extern const struct lp_cpu_kernels lp_cpu_kernels_avx2_set;
+void lp_cpu_avx2_init(void);
 
 #endif

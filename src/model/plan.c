@@ -1,0 +1,197 @@
+/* plan.c - predicted bytes per term and the choice of context, KV type and
+ * batch under a budget (see plan.h). */
+#include "model/plan.h"
+
+#include "core/mem.h"
+#include "core/threadpool.h"
+#include "model/kvcache.h"
+
+size_t lp_plan_weight_bytes(const struct lp_model *m)
+{
+	const struct lp_gguf *g = m->gguf;
+	size_t n = lp_gguf_file_bytes(g);
+
+	/* The loader converts these to float (model.h); the same rule. */
+	for (size_t i = 0; i < lp_gguf_n_tensors(g); i++) {
+		const struct lp_gguf_tensor *t = lp_gguf_tensor_at(g, i);
+		if (t->n_dims == 1 && (t->type != LP_Q_F32 || (uintptr_t)t->data % 4))
+			n += (size_t)t->ne[0] * sizeof(float);
+	}
+	return n;
+}
+
+void lp_plan_predict(const struct lp_model *m, size_t other, const struct lp_ctx_params *p,
+		     struct lp_plan_bytes *out)
+{
+	struct lp_ctx_bytes cb;
+
+	lp_ctx_plan_bytes(m, p, &cb);
+	out->weights = lp_plan_weight_bytes(m);
+	out->other = other;
+	out->kv = cb.kv;
+	out->scratch = cb.scratch;
+	out->logits = cb.logits;
+	out->total = out->weights + out->other + out->kv + out->scratch + out->logits;
+}
+
+/* Context lengths tried, ascending: powers of two below 256, then
+ * multiples of 256, none above the training context. */
+static uint32_t next_ctx(uint32_t n)
+{
+	return n < 256 ? n * 2 : n + 256;
+}
+
+/* The training context; a file that does not say gets 2048. */
+static uint32_t ctx_cap(const struct lp_model *m)
+{
+	return m->hp.n_ctx_train ? m->hp.n_ctx_train : 2048;
+}
+
+static uint32_t smallest_ctx(uint32_t cap)
+{
+	uint32_t n = 64;
+
+	while (n > 1 && n > cap)
+		n /= 2;
+	return n;
+}
+
+static size_t predict_total(const struct lp_model *m, const struct lp_plan_request *r,
+			    uint32_t n_ctx, enum lp_qtype kv, uint32_t n_batch,
+			    struct lp_plan_bytes *b)
+{
+	struct lp_ctx_params p = lp_ctx_default_params();
+
+	p.n_ctx = n_ctx;
+	p.kv_type = kv;
+	p.n_threads = r->n_threads;
+	p.n_batch = n_batch;
+	lp_plan_predict(m, r->other, &p, b);
+	return b->total;
+}
+
+/* Largest candidate context that fits `usable`, or 0. Totals grow with the
+ * context, so the scan stops at the first that does not fit. */
+static uint32_t largest_fit(const struct lp_model *m, const struct lp_plan_request *r,
+			    enum lp_qtype kv, uint32_t n_batch, size_t usable)
+{
+	uint32_t cap = ctx_cap(m), best = 0;
+	struct lp_plan_bytes b;
+
+	for (uint32_t n = smallest_ctx(cap); n <= cap; n = next_ctx(n)) {
+		if (predict_total(m, r, n, kv, n_batch, &b) > usable)
+			break;
+		best = n;
+	}
+	return best;
+}
+
+static const uint32_t batches[] = { 512, 256, 128, 64, 32 };
+
+/* The largest context for `kv`. A smaller batch (slower prefill) is taken
+ * only when it buys a quarter more context, or when nothing fits at 512.
+ * Sets *n_batch; returns 0 when nothing fits at all. */
+static uint32_t fit_kv(const struct lp_model *m, const struct lp_plan_request *r,
+		       enum lp_qtype kv, size_t usable, uint32_t *n_batch)
+{
+	uint32_t best = 0;
+
+	for (size_t i = 0; i < sizeof(batches) / sizeof(batches[0]); i++) {
+		uint32_t n = largest_fit(m, r, kv, batches[i], usable);
+		if (n && (uint64_t)n * 4 >= (uint64_t)best * 5) {
+			best = n;
+			*n_batch = batches[i];
+		}
+	}
+	return best;
+}
+
+static int kv_usable(const struct lp_model *m, enum lp_qtype kv)
+{
+	const struct lp_hparams *hp = &m->hp;
+
+	return lp_kvcache_bytes_per_token(hp->n_layer, hp->n_head_kv * hp->head_dim,
+					  hp->head_dim, kv) != 0;
+}
+
+static enum lp_status too_small(const struct lp_model *m, const struct lp_plan_request *r,
+				enum lp_qtype kv, size_t usable, struct lp_diag *d)
+{
+	uint32_t n = smallest_ctx(ctx_cap(m));
+	struct lp_plan_bytes b;
+	char need[32], have[32], margin[32];
+	size_t weights;
+
+	predict_total(m, r, n, kv, batches[sizeof(batches) / sizeof(batches[0]) - 1], &b);
+	weights = b.weights + b.other;
+	lp_mem_format_size(r->budget, have, sizeof(have));
+	lp_mem_format_size(r->budget - usable, margin, sizeof(margin));
+	if (weights >= r->budget)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
+				   "the weights alone need %s, more than the budget %s",
+				   lp_mem_format_size(weights, need, sizeof(need)), have);
+	if (weights >= usable)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
+				   "the weights alone need %s, more than the budget %s less "
+				   "its margin of %s", lp_mem_format_size(weights, need, sizeof(need)),
+				   have, margin);
+	return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
+			   "the smallest context (%u tokens, kv %s) needs %s, more than the "
+			   "budget %s less its margin of %s", n, lp_qtype_name(kv),
+			   lp_mem_format_size(b.total, need, sizeof(need)), have, margin);
+}
+
+/* Chunk = context less the template and the generated text (at most half
+ * the context), in steps of 16 tokens; overlap about 12% of it. */
+static void chunking(struct lp_plan *p)
+{
+	uint32_t reserve = LP_PLAN_TEMPLATE_TOKENS + LP_PLAN_MAX_TOKENS;
+
+	if (reserve > p->n_ctx / 2)
+		reserve = p->n_ctx / 2;
+	p->chunk = (p->n_ctx - reserve) / 16 * 16;
+	if (!p->chunk)
+		p->chunk = p->n_ctx - reserve;
+	p->overlap = (uint32_t)((p->chunk * 12ull + 400) / 800) * 8;
+}
+
+enum lp_status lp_plan_choose(const struct lp_model *m, const struct lp_plan_request *r,
+			      struct lp_plan *out, struct lp_diag *d)
+{
+	const struct lp_hparams *hp = &m->hp;
+	size_t margin = (size_t)((double)r->budget * LP_PLAN_MARGIN);
+	size_t usable;
+	enum lp_qtype kv = r->kv_auto ? LP_Q_F16 : r->kv_type;
+	uint32_t n_batch = 0, n;
+
+	if (margin < LP_PLAN_MARGIN_MIN)
+		margin = LP_PLAN_MARGIN_MIN;
+	usable = r->budget > margin ? r->budget - margin : 0;
+	if (!kv_usable(m, kv))
+		return lp_diag_set(d, LP_E_USAGE, NULL, 0, 0,
+				   "kv type '%s' cannot hold heads of %u elements",
+				   lp_qtype_name(kv), hp->head_dim);
+	n = fit_kv(m, r, kv, usable, &n_batch);
+	if (r->kv_auto && n != ctx_cap(m) && kv_usable(m, LP_Q_Q8_0)) {
+		uint32_t b8 = 0, n8 = fit_kv(m, r, LP_Q_Q8_0, usable, &b8);
+		if (n8 > n) {
+			n = n8;
+			n_batch = b8;
+			kv = LP_Q_Q8_0;
+		}
+	}
+	if (!n)
+		return too_small(m, r, r->kv_auto && kv_usable(m, LP_Q_Q8_0) ? LP_Q_Q8_0 : kv,
+				 usable, d);
+	out->n_ctx = n;
+	out->kv_type = kv;
+	out->n_batch = n_batch > n ? n : n_batch;
+	out->usable = usable;
+	out->kv_per_token = lp_kvcache_bytes_per_token(hp->n_layer,
+							hp->n_head_kv * hp->head_dim,
+							hp->head_dim, kv);
+	predict_total(m, r, n, kv, n_batch, &out->bytes);
+	out->n_threads = r->n_threads > 0 ? r->n_threads : lp_pool_default_threads();
+	chunking(out);
+	return LP_OK;
+}
