@@ -844,6 +844,7 @@ START_TEST(test_pipeline_print_round_trips)
 			 "  context: 2048\n  kv_type: f16\n  gpu_layers: all\n"
 			 "  chat_template: ~\nmemory:\n  budget: 0\n  on_oom: shrink\n"
 			 "retrieval:\n  scorer: bm25\n  k1: 1.2\n  b: 0.75\n  rrf_k: 60\n"
+			 "  fusion: rrf\n  weight: 0.5\n  hash_dim: 1024\n"
 			 "input:\n  invalid_utf8: error\noutput:\n  format: text\n"
 			 "stages:\n  - split: {unit: tokens, size: 100, overlap: 0, "
 			 "boundary: sentence}\n");

@@ -494,20 +494,6 @@ START_TEST(test_stage_parse)
 }
 END_TEST
 
-START_TEST(test_stage_parse_scorer_not_available)
-{
-	static const char *const other[] = { "hash", "dense", "hybrid" };
-
-	for (int i = 0; i < 3; i++) {
-		char yaml[256], want[64];
-		snprintf(yaml, sizeof(yaml), "version: 1\nretrieval:\n  scorer: %s\nstages:\n"
-			 "  - retrieve: {query: q}\n", other[i]);
-		snprintf(want, sizeof(want), "scorer '%s' is not available yet; use bm25", other[i]);
-		load_fails(yaml, 3, 11, want);
-	}
-}
-END_TEST
-
 /* Five one-line chunks. After stop words: 0 prompt printed; 1 bash check
  * mail; 2 history saved exit; 3 mail check mail check interval; 4 check
  * spelling. For "mail check" chunk 3 (both terms twice) beats chunk 1
@@ -675,7 +661,6 @@ int main(void)
 
 	tc = tcase_create("stage");
 	tcase_add_test(tc, test_stage_parse);
-	tcase_add_test(tc, test_stage_parse_scorer_not_available);
 	tcase_add_test(tc, test_stage_run_orders);
 	tcase_add_test(tc, test_stage_uses_retrieval_params);
 	tcase_add_test(tc, test_stage_run_errors_and_narrowing);

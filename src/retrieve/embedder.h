@@ -1,0 +1,79 @@
+/*
+ * embedder.h - one interface over the ways to turn texts into vectors, so
+ * the retrieve stage treats the hashed embedder and a dense model alike.
+ *
+ * An embedder has a width (dim), an identity (a 64-bit id that changes
+ * whenever the vectors it produces could change: the kind, the dim, the
+ * model's bytes; embedding caches are keyed by it) and one operation,
+ * embedding a batch of texts into unit-length rows [n, dim] (a text with
+ * nothing to embed may give the zero row). Implementations fill struct
+ * lp_embedder_ops; callers use only the functions below.
+ *
+ * The dense embedder loads a BERT sentence model (bert.h) from a directory:
+ * the one given, else $LPIPE_EMBED_MODEL, else
+ * ${LPIPE_MODEL_DIR:-~/.cache/lpipe/models}/all-MiniLM-L6-v2. Its id
+ * hashes config.json, vocab.txt and model.safetensors, read once at load.
+ *
+ * An embedder is not thread-safe (the hashed one keeps scratch).
+ */
+#ifndef LP_RETRIEVE_EMBEDDER_H
+#define LP_RETRIEVE_EMBEDDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+
+#define LP_EMBEDDER_DENSE_MODEL "all-MiniLM-L6-v2"
+
+struct lp_embedder;
+
+struct lp_embedder_ops {
+	const char *name; /* "hash", "dense" */
+	enum lp_status (*embed)(struct lp_embedder *e, const char *const *texts,
+				const size_t *lens, size_t n, float *out,
+				struct lp_diag *d);
+	void (*release)(struct lp_embedder *e); /* free what `impl` holds */
+};
+
+struct lp_embedder {
+	const struct lp_embedder_ops *ops;
+	size_t dim;
+	uint64_t id;
+	void *impl;
+};
+
+/* The hashed n-gram embedder (hashembed.h) with `dim` buckets. Returns
+ * LP_OK with *out owned by the caller, LP_E_USAGE (bad dim) or
+ * LP_E_NOMEM. */
+enum lp_status lp_embedder_new_hash(size_t dim, struct lp_embedder **out,
+				    struct lp_diag *d);
+
+/*
+ * The dense embedder from `dir` (NULL: the default, see above). Returns
+ * LP_OK with *out owned by the caller; LP_E_MODEL when the directory has
+ * no model ("dense scorer needs the MiniLM model: run
+ * scripts/fetch-embedder (or make models)") or a bad one; LP_E_IO,
+ * LP_E_NOMEM.
+ */
+enum lp_status lp_embedder_new_dense(const char *dir, struct lp_embedder **out,
+				     struct lp_diag *d);
+
+/* The default dense model directory into buf (cap bytes); NULL when no
+ * variable gives one or it does not fit. */
+const char *lp_embedder_dense_dir(char *buf, size_t cap);
+
+/* NULL is a no-op. */
+void lp_embedder_free(struct lp_embedder *e);
+
+static inline size_t lp_embedder_dim(const struct lp_embedder *e) { return e->dim; }
+static inline uint64_t lp_embedder_id(const struct lp_embedder *e) { return e->id; }
+static inline const char *lp_embedder_name(const struct lp_embedder *e) { return e->ops->name; }
+
+/* Embed texts[i] (lens[i] bytes) for i < n into out[n * dim]. Returns
+ * LP_OK, or LP_E_NOMEM (out is then unspecified). */
+enum lp_status lp_embedder_embed(struct lp_embedder *e, const char *const *texts,
+				 const size_t *lens, size_t n, float *out,
+				 struct lp_diag *d);
+
+#endif

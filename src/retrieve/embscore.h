@@ -1,0 +1,39 @@
+/*
+ * embscore.h - cosine scores of spans against a query with an embedder,
+ * going through an embedding cache when one is given.
+ *
+ * The spans are embedded (cached vectors are reused; the others are
+ * embedded in batches of LP_EMBSCORE_BATCH and put into the cache) into a
+ * vector index (LP_MEM_INDEX), the query is embedded the same way (never
+ * cached), and one GEMM gives every span's cosine with it. This is the
+ * whole work of the hash and dense scorers and the dense half of hybrid.
+ */
+#ifndef LP_RETRIEVE_EMBSCORE_H
+#define LP_RETRIEVE_EMBSCORE_H
+
+#include <stddef.h>
+
+#include "core/status.h"
+#include "retrieve/embcache.h"
+#include "retrieve/embedder.h"
+
+#define LP_EMBSCORE_BATCH 32
+
+struct lp_embscore_stats {
+	size_t embedded;  /* spans run through the embedder */
+	size_t cached;    /* spans whose vector came from the cache */
+	int query_empty;  /* the query embedded to the zero vector */
+};
+
+/*
+ * scores[i] (caller-owned, room for n) = cosine of span i (texts[i],
+ * lens[i] bytes) with query[0..qlen). `cache` may be NULL. *stats (may be
+ * NULL) says what was done. Returns LP_OK, LP_E_NOMEM, or an embedder's
+ * error. The cache is not saved here.
+ */
+enum lp_status lp_embscore(struct lp_embedder *e, struct lp_embcache *cache,
+			   const char *const *texts, const size_t *lens, size_t n,
+			   const char *query, size_t qlen, double *scores,
+			   struct lp_embscore_stats *stats, struct lp_diag *d);
+
+#endif
