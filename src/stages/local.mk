@@ -8,6 +8,14 @@ liblpipe_la_SOURCES += \
 liblpipe_la_SOURCES += \
 	src/stages/summarize.c src/stages/verify.c
 
+# stages: the model chain (session, tree/refine summaries, answer, generate,
+# truncate)
+liblpipe_la_SOURCES += \
+	src/model/session.c src/model/session.h \
+	src/stages/model_stage.c src/stages/model_stage.h \
+	src/stages/summarize_model.c src/stages/summarize_model.h \
+	src/stages/answer.c src/stages/generate.c src/stages/truncate.c
+
 check_PROGRAMS += tests/check_summarize
 TESTS += tests/check_summarize
 tests_check_summarize_SOURCES = tests/check_summarize.c
