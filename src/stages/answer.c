@@ -137,17 +137,16 @@ static enum lp_status build_user(struct lp_doc *doc, struct lp_session *s,
 	return LP_OK;
 }
 
-static int given(const struct prompt *pr, size_t id)
+static int given(const size_t *ids, size_t n_ids, size_t id)
 {
-	for (size_t i = 0; i < pr->n_ids; i++)
-		if (pr->ids[i] == id)
+	for (size_t i = 0; i < n_ids; i++)
+		if (ids[i] == id)
 			return 1;
 	return 0;
 }
 
-/* Copy `gen` without citations of ids not given; collect the valid ones. */
-static void filter_citations(const char *gen, const struct prompt *pr, struct lp_buf *out,
-			     size_t *cited, size_t *n_cited)
+void lp_stage_filter_citations(const char *gen, const size_t *ids, size_t n_ids,
+			       struct lp_buf *out, size_t *cited, size_t *n_cited)
 {
 	const char *p = gen;
 
@@ -165,14 +164,17 @@ static void filter_citations(const char *gen, const struct prompt *pr, struct lp
 			lp_buf_addc(out, *p++);
 			continue;
 		}
-		if (given(pr, (size_t)id)) {
+		if (given(ids, n_ids, (size_t)id)) {
 			lp_buf_add(out, p, (size_t)(end + 1 - p));
 			for (k = 0; k < *n_cited && cited[k] != id; k++)
 				;
 			if (k == *n_cited)
 				cited[(*n_cited)++] = (size_t)id;
-		} else if (out->len && out->data[out->len - 1] == ' ' && end[1] != ' ') {
+		} else if (out->len && out->data[out->len - 1] == ' ') {
+			/* "and [chunk 99] or" -> "and or", "at [chunk 99]." -> "at." */
 			out->data[--out->len] = '\0';
+			if (end[1] != ' ' && end[1] != '\0' && !ispunct((unsigned char)end[1]))
+				lp_buf_addc(out, ' ');
 		}
 		p = end + 1;
 	}
@@ -190,7 +192,7 @@ static enum lp_status finish(struct lp_doc *doc, const char *gen, const struct p
 	while (gen[a] == ' ' || gen[a] == '\n')
 		a++;
 	lp_buf_init(&out);
-	filter_citations(gen + a, pr, &out, cited, &n);
+	lp_stage_filter_citations(gen + a, pr->ids, pr->n_ids, &out, cited, &n);
 	while (out.len && (out.data[out.len - 1] == ' ' || out.data[out.len - 1] == '\n'))
 		out.data[--out.len] = '\0';
 	if (!out.len)

@@ -21,3 +21,20 @@ TESTS += tests/check_summarize
 tests_check_summarize_SOURCES = tests/check_summarize.c
 tests_check_summarize_CFLAGS = $(TEST_CFLAGS)
 tests_check_summarize_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/check_chain
+TESTS += tests/check_chain
+tests_check_chain_SOURCES = tests/check_chain.c \
+	tests/tools/tiny_model.c tests/tools/tiny_model.h \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_check_chain_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_check_chain_CFLAGS = $(TEST_CFLAGS)
+tests_check_chain_LDADD = $(TEST_LIBS)
+
+# Writes the tiny model the CLI test of the model stages runs on.
+check_PROGRAMS += tests/tools/gen_tiny_model
+tests_tools_gen_tiny_model_SOURCES = tests/tools/gen_tiny_model.c \
+	tests/tools/tiny_model.c tests/tools/tiny_model.h \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_tools_gen_tiny_model_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_tools_gen_tiny_model_LDADD = $(TEST_LIBS)

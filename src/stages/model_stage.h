@@ -60,6 +60,16 @@ char *lp_stage_head_tokens(struct lp_doc *doc, struct lp_session *s, const char 
 const char *lp_stage_expand(struct lp_doc *doc, const char *tmpl);
 
 /*
+ * Copy the model's answer `gen` to `out` without the citations "[chunk N]"
+ * (any case) whose N is not in ids[0..n_ids) (a space before a dropped one
+ * goes too), and store the distinct ids it does cite, in order of first
+ * citation, in cited[] (room for n_ids) and their count in *n_cited.
+ */
+struct lp_buf;
+void lp_stage_filter_citations(const char *gen, const size_t *ids, size_t n_ids,
+			       struct lp_buf *out, size_t *cited, size_t *n_cited);
+
+/*
  * Parse the `prompt` (inline) and `prompt_file` keys of a stage's options
  * (at most one of them): *prompt is the text in c->arena, or NULL when
  * neither is given. A relative prompt_file is read beside the pipeline
