@@ -87,6 +87,8 @@ static void describe(const void *opts, struct lp_buf *out)
 	lp_buf_adds(out, "}");
 }
 
+static const char closing[] = "Answer the question: ";
+
 struct prompt {
 	struct lp_buf user;
 	size_t *ids;      /* [n_ids] chunk ids given */
@@ -113,7 +115,9 @@ static enum lp_status build_user(struct lp_doc *doc, struct lp_session *s,
 		lp_buf_addf(u, "Summary of the document:\n%s\n\n", sum);
 	}
 	lp_buf_addf(u, "Question: %s\n\nPassages:\n", question);
-	used = lp_session_count_tokens(s, u->data, u->len) + 16; /* + the closing line */
+	used = lp_session_count_tokens(s, u->data, u->len) + 4 +
+	       lp_session_count_tokens(s, question, strlen(question)) +
+	       lp_session_count_tokens(s, closing, strlen(closing)); /* the closing line */
 	set = o->context == CONTEXT_SUMMARY && doc->summary ? NULL : lp_doc_working_set(doc, &n);
 	for (size_t i = 0; set && i < n && pr->n_ids < max_chunks; i++) {
 		const struct lp_chunk *c = &doc->chunks[set[i]];
@@ -131,7 +135,7 @@ static enum lp_status build_user(struct lp_doc *doc, struct lp_session *s,
 		used += th + (keep < c->len ? budget - used - th : t);
 		pr->ids[pr->n_ids++] = set[i];
 	}
-	lp_buf_addf(u, "Answer the question: %s", question);
+	lp_buf_addf(u, "%s%s", closing, question);
 	if (u->len == 0 || lp_buf_adds(u, ""))
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the prompt");
 	return LP_OK;

@@ -38,3 +38,5 @@ tests_tools_gen_tiny_model_SOURCES = tests/tools/gen_tiny_model.c \
 	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
 tests_tools_gen_tiny_model_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_tools_gen_tiny_model_LDADD = $(TEST_LIBS)
+TESTS += tests/cli/chain.sh
+EXTRA_DIST += tests/cli/chain.sh

@@ -67,16 +67,17 @@ struct run {
 	struct lp_summary_level *level; /* being written, for token counts */
 };
 
-/* The system message: the instruction, plus must-keep facts on a retry. */
+/* The system message: the instruction, plus the first `keep` bytes of the
+ * must-keep facts on a retry. */
 static const char *instruction_of(struct lp_doc *doc, const struct lp_summarize_model_opts *o,
-				  const char *base)
+				  const char *base, size_t keep)
 {
 	const char *p = o->prompt ? lp_stage_expand(doc, o->prompt) : base;
 
-	if (!p || !doc->must_keep)
+	if (!p || !doc->must_keep || !keep)
 		return p;
-	return lp_arena_printf(&doc->arena, "%s\n\nThe summary must keep these facts:\n%s", p,
-			       doc->must_keep);
+	return lp_arena_printf(&doc->arena, "%s\n\nThe summary must keep these facts:\n%.*s", p,
+			       (int)keep, doc->must_keep);
 }
 
 static enum lp_status set_budget(struct run *r, size_t reserved, struct lp_diag *d)
@@ -86,6 +87,36 @@ static enum lp_status set_budget(struct run *r, size_t reserved, struct lp_diag 
 
 	return lp_stage_input_budget(r->s, m, 2, r->o->max_tokens, instr + reserved, &r->budget,
 				     d);
+}
+
+/*
+ * Set the instruction and the text budget. Must-keep facts that would
+ * leave too little room for the text are cut, by halves, down to none: a
+ * retry must never fail for the facts it was asked to keep.
+ */
+static enum lp_status fit_instruction(struct run *r, size_t reserved, struct lp_diag *d)
+{
+	const char *base = r->o->strategy == LP_SUMMARIZE_TREE ? default_prompt : refine_prompt;
+	size_t keep = r->doc->must_keep ? strlen(r->doc->must_keep) : 0;
+	enum lp_status st;
+
+	for (;;) {
+		r->instruction = instruction_of(r->doc, r->o, base, keep);
+		if (!r->instruction)
+			return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a prompt");
+		st = set_budget(r, reserved, d);
+		/* keep room for a few inputs' worth of text, not just the floor */
+		if (!st && keep && r->budget < 4 * LP_STAGE_MIN_INPUT)
+			st = LP_E_CONFIG;
+		if (st != LP_E_CONFIG || !keep)
+			return st;
+		lp_diag_init(d);
+		keep /= 2;
+		while (keep && ((unsigned char)r->doc->must_keep[keep] & 0xC0) == 0x80)
+			keep--;
+		if (!keep)
+			lp_doc_event(r->doc, "retry: must-keep facts dropped (context)");
+	}
 }
 
 /* A byte near the middle of text[0..len) to cut at: after a sentence end,
@@ -357,9 +388,8 @@ static enum lp_status run_refine(struct run *r, const size_t *set, size_t n, str
 	if ((st = level_alloc(doc, r->level, n0, d)))
 		return st;
 	doc->n_levels = 1;
-	/* the previous summary takes at most max_tokens of the context */
-	if ((st = set_budget(r, r->o->max_tokens + 16, d)))
-		return st;
+	/* the previous summary takes at most max_tokens of the context
+	 * (budget set by fit_instruction) */
 	lp_progress_begin(&pr, "refine", "chunks", n0);
 	for (size_t i = 0; i < n0 && !st; i++) {
 		size_t len, budget = r->budget;
@@ -423,10 +453,7 @@ enum lp_status lp_summarize_model_run(struct lp_doc *doc,
 	doc->summary = NULL;
 	if ((st = lp_stage_session(doc, &r.s, d)))
 		return st;
-	r.instruction = instruction_of(doc, o, tree ? default_prompt : refine_prompt);
-	if (!r.instruction)
-		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a prompt");
-	if (tree && (st = set_budget(&r, 0, d)))
+	if ((st = fit_instruction(&r, tree ? 0 : o->max_tokens + 16, d)))
 		return st;
 	lp_mem_set_phase("summarize");
 	st = tree ? run_tree(&r, set, n, d) : run_refine(&r, set, n, d);
