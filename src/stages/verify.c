@@ -40,12 +40,14 @@
 #include "core/buf.h"
 #include "core/log.h"
 #include "core/mem.h"
+#include "stages/model_stage.h"
 #include "stages/stage.h"
 #include "stages/summarize_model.h"
 #include "text/keyphrase.h"
 #include "text/match.h"
 
 #define VERIFY_MAX_SOURCE (4u << 20)
+#define VERIFY_MIN_SOURCE (16u << 10) /* on_oom shrink stops halving here */
 
 enum on_fail { ON_FAIL_WARN, ON_FAIL_FAIL, ON_FAIL_RETRY };
 
@@ -176,8 +178,8 @@ static void describe(const void *opts, struct lp_buf *out)
 
 /* The text auto phrases are drawn from: the document, or its working set
  * cut at VERIFY_MAX_SOURCE bytes (then *owned is set; free it). */
-static enum lp_status auto_source(struct lp_doc *doc, const char **text, size_t *len,
-				  char **owned, struct lp_diag *d)
+static enum lp_status auto_source(struct lp_doc *doc, size_t cap, const char **text,
+				  size_t *len, char **owned, struct lp_diag *d)
 {
 	struct lp_buf b;
 	const size_t *set;
@@ -186,7 +188,7 @@ static enum lp_status auto_source(struct lp_doc *doc, const char **text, size_t 
 	*owned = NULL;
 	*text = doc->text ? doc->text : "";
 	*len = doc->len;
-	if (doc->len <= VERIFY_MAX_SOURCE || !doc->n_chunks)
+	if (doc->len <= cap || !doc->n_chunks)
 		return LP_OK;
 	set = lp_doc_working_set(doc, &n);
 	if (!set)
@@ -195,7 +197,7 @@ static enum lp_status auto_source(struct lp_doc *doc, const char **text, size_t 
 	for (size_t i = 0; i < n; i++) {
 		const struct lp_chunk *c = &doc->chunks[set[i]];
 		size_t take = c->len;
-		if (b.len + take + 2 > VERIFY_MAX_SOURCE)
+		if (b.len + take + 2 > cap)
 			break; /* whole chunks only: never cut a character */
 		if ((b.len && lp_buf_adds(&b, "\n\n")) || lp_buf_add(&b, doc->text + c->off, take)) {
 			lp_buf_release(&b);
@@ -285,11 +287,21 @@ static enum lp_status add_auto(struct checker *k, const struct verify_opts *o,
 
 	if (!o->n_auto)
 		return LP_OK;
-	st = auto_source(k->doc, &text, &len, &owned, d);
-	if (!st)
-		st = lp_keyphrase_extract(text, len, (size_t)o->n_auto + o->n_must,
-					  &k->doc->arena, &found, &n_found, d);
-	lp_mem_free(owned);
+	for (size_t cap = VERIFY_MAX_SOURCE;; cap /= 2) {
+		st = auto_source(k->doc, cap, &text, &len, &owned, d);
+		if (!st)
+			st = lp_keyphrase_extract(text, len, (size_t)o->n_auto + o->n_must,
+						  &k->doc->arena, &found, &n_found, d);
+		lp_mem_free(owned);
+		/* on_oom shrink: draw from less text (the working set first) */
+		if (st != LP_E_NOMEM || !lp_stage_shrink(k->doc) || cap < VERIFY_MIN_SOURCE)
+			break;
+		if (cap > len)
+			cap = len;
+		lp_doc_event(k->doc, "shrink: keyphrases drawn from at most %zu bytes (budget)",
+			     cap / 2);
+		lp_diag_init(d);
+	}
 	lp_buf_init(&a);
 	lp_buf_init(&b);
 	for (size_t i = 0; i < n_found && added < (size_t)o->n_auto && !st; i++) {
