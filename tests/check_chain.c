@@ -314,6 +314,38 @@ START_TEST(test_tree_context_too_small)
 }
 END_TEST
 
+/* extract_words: the model reads each chunk's central sentences only. */
+START_TEST(test_tree_extract)
+{
+	size_t in[2];
+	char *text;
+
+	write_model();
+	text = make_text(4, 600);
+	for (int e = 0; e < 2; e++) {
+		struct lp_pipeline *p = load("version: 1\nmodel: {path: '%s', context: 1024}\n"
+					     "stages:\n  - summarize: {strategy: tree, fanout: 4, "
+					     "max_tokens: 16, extract_words: %d}\n", model_path,
+					     e ? 12 : 0);
+		struct lp_doc doc;
+		struct lp_diag d;
+
+		doc_over(&doc, p, text);
+		lp_diag_init(&d);
+		ck_assert_msg(p->stages[0].kind->run(&doc, p->stages[0].opts, &d) == LP_OK, "%s",
+			      d.msg);
+		check_tree(&doc, 4, 4);
+		in[e] = doc.levels[0].tokens_in;
+		lp_doc_release(&doc);
+		lp_pipeline_free(p);
+	}
+	/* 4 prompts of ~600 text tokens against 4 of at most ~12 words */
+	ck_assert_uint_lt(in[1] + 4 * 400, in[0]);
+	lp_mem_free(text);
+	remove_files();
+}
+END_TEST
+
 START_TEST(test_refine)
 {
 	struct lp_pipeline *p;
@@ -657,6 +689,7 @@ static Suite *chain_suite(void)
 	tcase_add_test(t, test_session_context_shrinks);
 	tcase_add_test(t, test_tree_shapes);
 	tcase_add_test(t, test_tree_context_too_small);
+	tcase_add_test(t, test_tree_extract);
 	tcase_add_test(t, test_refine);
 	tcase_add_test(t, test_answer_cites_existing_chunks);
 	tcase_add_test(t, test_citation_filter);

@@ -254,8 +254,8 @@ static enum lp_status level_alloc(struct lp_doc *doc, struct lp_summary_level *l
 	return LP_OK;
 }
 
-static const char *chunk_text(struct lp_doc *doc, const size_t *set, size_t n, size_t i,
-			      size_t *len)
+static const char *raw_chunk(struct lp_doc *doc, const size_t *set, size_t n, size_t i,
+			     size_t *len)
 {
 	if (!n) {
 		*len = doc->len;
@@ -263,6 +263,30 @@ static const char *chunk_text(struct lp_doc *doc, const size_t *set, size_t n, s
 	}
 	*len = doc->chunks[set[i]].len;
 	return doc->text + doc->chunks[set[i]].off;
+}
+
+/*
+ * Chunk i as the model reads it: verbatim, or (extract_words) its most
+ * central sentences in document order. Prefill is most of a summary's
+ * cost on a CPU, and a chunk's central sentences carry most of what its
+ * summary would keep. NULL when out of memory.
+ */
+static const char *chunk_text(struct run *r, const size_t *set, size_t n, size_t i,
+			      size_t *len, struct lp_diag *d)
+{
+	struct lp_extractive_opts eo = { r->o->extract_words, 0 };
+	const char *t = raw_chunk(r->doc, set, n, i, len);
+	char *s, *out;
+
+	if (!r->o->extract_words)
+		return t;
+	if (lp_extractive_summarize(t, *len, &eo, &s, len, d))
+		return NULL;
+	out = lp_arena_strndup(&r->doc->arena, s, *len);
+	lp_mem_free(s);
+	if (!out)
+		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a chunk extract");
+	return out;
 }
 
 static enum lp_status tree_level0(struct run *r, const size_t *set, size_t n,
@@ -276,11 +300,11 @@ static enum lp_status tree_level0(struct run *r, const size_t *set, size_t n,
 	lp_progress_begin(&pr, "summarize", "chunks", n0);
 	for (size_t i = 0; i < n0 && !st; i++) {
 		size_t len;
-		const char *t = chunk_text(r->doc, set, n, i, &len);
+		const char *t = chunk_text(r, set, n, i, &len, d);
 		snprintf(label, sizeof(label), "chunk %zu", n ? set[i] : 0);
 		l->first_input[i] = i;
 		l->n_inputs[i] = 1;
-		st = summarize_text(r, label, t, len, r->budget, &l->texts[i], d);
+		st = t ? summarize_text(r, label, t, len, r->budget, &l->texts[i], d) : d->status;
 		l->n = i + 1;
 		lp_progress_update(&pr, i + 1);
 	}
@@ -409,7 +433,11 @@ static enum lp_status run_refine(struct run *r, const size_t *set, size_t n, str
 	lp_progress_begin(&pr, "refine", "chunks", n0);
 	for (size_t i = 0; i < n0 && !st; i++) {
 		size_t len, budget = r->budget;
-		const char *t = chunk_text(doc, set, n, i, &len);
+		const char *t = chunk_text(r, set, n, i, &len, d);
+		if (!t) {
+			st = d->status;
+			break;
+		}
 		if (i) {
 			int cut;
 			const char *prev = lp_stage_head_tokens(doc, r->s, r->level->texts[i - 1],

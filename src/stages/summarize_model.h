@@ -24,6 +24,9 @@ struct lp_summarize_model_opts {
 	size_t fanout;       /* tree: inputs per group above level 0, >= 2 */
 	size_t max_tokens;   /* per summary */
 	const char *prompt;  /* instruction (system message); NULL: default */
+	size_t extract_words; /* > 0: each chunk is first cut to its most central
+			       * sentences, at most this many words, so the
+			       * model reads (prefills) less; 0: off */
 };
 
 /* Run the strategy over the working set. Returns LP_OK; LP_E_MODEL (no
