@@ -11,7 +11,7 @@ MODEL=$WORK/tiny.gguf
 DOC=$DATA/small.txt
 export LPIPE_MODEL="$MODEL"
 
-for name in summarize refine summarize-answer qa; do
+for name in summarize refine summarize-answer qa long-generate; do
 	lp run "$PIPELINES/$name.yaml" "$DOC" -q "which words does the text use?" \
 		--set model.context=1024 -o "$WORK/$name.txt"
 	[ "$rc" -eq 1 ] && rc=0 # junk text may fail verification; the run completed
