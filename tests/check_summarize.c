@@ -422,8 +422,7 @@ START_TEST(test_parse)
 	lp_arena_release(&f.cfg);
 
 	ck_assert_int_eq(parse_opts(&f, "{strategy: tree}"), LP_E_CONFIG);
-	ck_assert_ptr_nonnull(strstr(f.d.msg, "strategy 'tree' needs a model, which this build "
-					      "does not have yet; use extractive"));
+	ck_assert_ptr_nonnull(strstr(f.d.msg, "strategy 'tree' needs a model: add a model section"));
 	ck_assert_int_eq(f.d.line, 1);
 	lp_arena_release(&f.cfg);
 	ck_assert_int_eq(parse_opts(&f, "{strategy: refine}"), LP_E_CONFIG);

@@ -105,6 +105,12 @@ static json_t *stages_json(const struct lp_doc *doc, int *ok)
 			put(o, "seconds", real(t->seconds), ok);
 			put(o, "peak_tracked_bytes", json_integer((json_int_t)t->peak_tracked_bytes), ok);
 			put(o, "note", str_or_null(t->note), ok);
+			if (t->n_events) {
+				json_t *ev = json_array();
+				for (size_t k = 0; ev && k < t->n_events; k++)
+					push(ev, json_string(t->events[k]), ok);
+				put(o, "events", ev, ok);
+			}
 		}
 		push(a, o, ok);
 	}
@@ -182,6 +188,10 @@ static json_t *levels_json(const struct lp_doc *doc, int *ok)
 		}
 		if (o) {
 			put(o, "level", json_integer((json_int_t)l), ok);
+			if (lv->tokens_in) {
+				put(o, "tokens_in", json_integer((json_int_t)lv->tokens_in), ok);
+				put(o, "tokens_out", json_integer((json_int_t)lv->tokens_out), ok);
+			}
 			put(o, "summaries", sums, ok);
 		} else {
 			json_decref(sums);

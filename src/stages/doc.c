@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/log.h"
 #include "core/mem.h"
+#include "model/session.h"
 
 void lp_doc_init(struct lp_doc *doc, const struct lp_pipeline *p)
 {
@@ -16,6 +18,7 @@ void lp_doc_init(struct lp_doc *doc, const struct lp_pipeline *p)
 
 void lp_doc_release(struct lp_doc *doc)
 {
+	lp_session_free(doc->session);
 	lp_document_release(&doc->src);
 	lp_arena_release(&doc->arena);
 	memset(doc, 0, sizeof(*doc));
@@ -82,4 +85,30 @@ void lp_doc_note(struct lp_doc *doc, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	doc->trace[doc->n_trace - 1].note = lp_arena_strdup(&doc->arena, line);
+}
+
+void lp_doc_event(struct lp_doc *doc, const char *fmt, ...)
+{
+	struct lp_stage_trace *t;
+	const char **v;
+	char line[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (!strncmp(line, "shrink", 6))
+		lp_info("%s", line); /* the user should know the budget bit */
+	else
+		lp_debug("%s", line);
+	if (!doc->trace || !doc->n_trace)
+		return;
+	t = &doc->trace[doc->n_trace - 1];
+	v = lp_arena_alloc(&doc->arena, (t->n_events + 1) * sizeof(*v));
+	if (!v || !(v[t->n_events] = lp_arena_strdup(&doc->arena, line)))
+		return;
+	if (t->n_events)
+		memcpy(v, t->events, t->n_events * sizeof(*v));
+	t->events = v;
+	t->n_events++;
 }

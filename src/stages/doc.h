@@ -34,6 +34,8 @@ struct lp_summary_level {
 	const char **texts;      /* [n] summaries */
 	size_t *first_input;     /* [n] index of the first input at the level below */
 	size_t *n_inputs;        /* [n] how many inputs it covers */
+	size_t tokens_in;        /* model strategies: prompt tokens of the level */
+	size_t tokens_out;       /* model strategies: tokens generated */
 };
 
 /* A keyphrase checked by the verify stage. */
@@ -41,6 +43,8 @@ struct lp_keyphrase {
 	const char *text;   /* phrase as shown (for regex: the first match in the source, or the pattern) */
 	const char *origin; /* "must", "regex" or "auto" */
 	int survived;       /* found in the output */
+	int lost_level;     /* lowest summary level none of whose texts holds
+			     * it (when it is missing), -1: not lost in the tree */
 };
 
 struct lp_verify_result {
@@ -51,6 +55,7 @@ struct lp_verify_result {
 	size_t words;             /* words (or CJK characters) in the output */
 	size_t min_words;
 	int passed;
+	int retries;              /* on_fail retry: re-runs made */
 };
 
 /* What a stage did, for the JSON trace and progress reports. */
@@ -59,7 +64,12 @@ struct lp_stage_trace {
 	double seconds;
 	size_t peak_tracked_bytes; /* tracked peak while the stage ran */
 	const char *note;          /* one line: "42 chunks", "kept 8 of 42", ... */
+	const char **events;       /* [n_events] what the stage had to adapt:
+				    * "shrink: chunk 4 split in 2 (budget)" */
+	size_t n_events;
 };
+
+struct lp_session;
 
 struct lp_doc {
 	struct lp_arena arena;
@@ -80,12 +90,20 @@ struct lp_doc {
 	struct lp_summary_level *levels; /* [n_levels], bottom-up */
 	size_t n_levels;
 	const char *summary;       /* the top of the tree, or NULL */
-	const char *answer;        /* from an answer stage, or NULL */
+	const char *answer;        /* from an answer or generate stage, or NULL */
+	const size_t *cited;       /* [n_cited] chunk ids the answer cites */
+	size_t n_cited;
+	const char *must_keep;     /* set by verify on_fail retry: facts a model
+				    * summary must keep, or NULL */
 
 	struct lp_verify_result verify;
 
 	struct lp_stage_trace *trace; /* [n_trace], one per stage run */
 	size_t n_trace;
+
+	struct lp_session *session; /* the model, opened by the first model
+				     * stage (stages/model_stage.h), freed by
+				     * lp_doc_release */
 };
 
 /*
@@ -111,6 +129,14 @@ const char *lp_doc_result(struct lp_doc *doc);
  * memory (it is informative only).
  */
 void lp_doc_note(struct lp_doc *doc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Append an event to the running stage's trace entry (and log it at debug
+ * level), printf style. Dropped, like a note, when no stage runs or memory
+ * is short.
+ */
+void lp_doc_event(struct lp_doc *doc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 void lp_doc_init(struct lp_doc *doc, const struct lp_pipeline *p);

@@ -8,8 +8,35 @@ liblpipe_la_SOURCES += \
 liblpipe_la_SOURCES += \
 	src/stages/summarize.c src/stages/verify.c
 
+# stages: the model chain (session, tree/refine summaries, answer, generate,
+# truncate)
+liblpipe_la_SOURCES += \
+	src/model/session.c src/model/session.h \
+	src/stages/model_stage.c src/stages/model_stage.h \
+	src/stages/summarize_model.c src/stages/summarize_model.h \
+	src/stages/answer.c src/stages/generate.c src/stages/truncate.c
+
 check_PROGRAMS += tests/check_summarize
 TESTS += tests/check_summarize
 tests_check_summarize_SOURCES = tests/check_summarize.c
 tests_check_summarize_CFLAGS = $(TEST_CFLAGS)
 tests_check_summarize_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/check_chain
+TESTS += tests/check_chain
+tests_check_chain_SOURCES = tests/check_chain.c \
+	tests/tools/chat_model.c tests/tools/chat_model.h \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_check_chain_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_check_chain_CFLAGS = $(TEST_CFLAGS)
+tests_check_chain_LDADD = $(TEST_LIBS)
+
+# Writes the tiny model the CLI test of the model stages runs on.
+check_PROGRAMS += tests/tools/gen_chat_model
+tests_tools_gen_chat_model_SOURCES = tests/tools/gen_chat_model.c \
+	tests/tools/chat_model.c tests/tools/chat_model.h \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_tools_gen_chat_model_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_tools_gen_chat_model_LDADD = $(TEST_LIBS)
+TESTS += tests/cli/chain.sh
+EXTRA_DIST += tests/cli/chain.sh

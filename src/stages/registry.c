@@ -6,12 +6,18 @@ extern const struct lp_stage_kind lp_stage_split;
 extern const struct lp_stage_kind lp_stage_retrieve;
 extern const struct lp_stage_kind lp_stage_summarize;
 extern const struct lp_stage_kind lp_stage_verify;
+extern const struct lp_stage_kind lp_stage_truncate;
+extern const struct lp_stage_kind lp_stage_answer;
+extern const struct lp_stage_kind lp_stage_generate;
 
 /* One line per stage kind; keep in the order of a typical pipeline. */
 static const struct lp_stage_kind *const stage_kinds[] = {
 	&lp_stage_split,
+	&lp_stage_truncate,
 	&lp_stage_retrieve,
 	&lp_stage_summarize,
+	&lp_stage_answer,
+	&lp_stage_generate,
 	&lp_stage_verify,
 	NULL
 };

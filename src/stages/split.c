@@ -13,6 +13,7 @@
 
 #include "config/config.h"
 #include "core/mem.h"
+#include "stages/model_stage.h"
 #include "stages/stage.h"
 #include "text/split.h"
 
@@ -104,12 +105,22 @@ static enum lp_status copy_chunks(struct lp_doc *doc, const struct lp_span *v, s
 
 static enum lp_status split_run(struct lp_doc *doc, const void *opts, struct lp_diag *d)
 {
+	struct lp_split_params sp = *(const struct lp_split_params *)opts;
 	struct lp_splitter *s;
+	struct lp_session *session;
 	struct lp_span *v;
 	size_t n;
 	enum lp_status st;
 
-	if ((st = lp_split_new(opts, &s, d)))
+	/* With a model, tokens are the model's own, so a chunk plus its
+	 * prompt fits the context the model stages budget for. */
+	if (sp.unit == LP_SPLIT_TOKENS && doc->pipeline && doc->pipeline->model.present) {
+		if ((st = lp_stage_session(doc, &session, d)))
+			return st;
+		sp.counter.count = lp_stage_count_tokens;
+		sp.counter.ctx = session;
+	}
+	if ((st = lp_split_new(&sp, &s, d)))
 		return st;
 	st = lp_split_run(s, doc->text, doc->len, &v, &n, d);
 	lp_split_free(s);

@@ -13,8 +13,8 @@
  * the mapped text, only summaries (at most max_words words each) move up,
  * and the scratch of one extractive call is freed before the next.
  *
- * Only the extractive strategy runs in this build; `tree` and `refine`
- * summarise with a model and are refused when the pipeline is loaded.
+ * `tree` and `refine` summarise with the pipeline's model instead
+ * (summarize_model.c); they need a model section.
  */
 #include <stdio.h>
 #include <string.h>
@@ -24,10 +24,16 @@
 #include "core/log.h"
 #include "core/mem.h"
 #include "core/progress.h"
+#include "stages/model_stage.h"
 #include "stages/stage.h"
+#include "stages/summarize_model.h"
 #include "text/extractive.h"
 
-enum strategy { STRATEGY_EXTRACTIVE, STRATEGY_TREE, STRATEGY_REFINE };
+enum strategy {
+	STRATEGY_EXTRACTIVE = LP_SUMMARIZE_EXTRACTIVE,
+	STRATEGY_TREE = LP_SUMMARIZE_TREE,
+	STRATEGY_REFINE = LP_SUMMARIZE_REFINE,
+};
 
 static const char *const strategy_names[] = {"extractive", "tree", "refine", NULL};
 
@@ -37,13 +43,17 @@ struct summarize_opts {
 	long long max_words;     /* per summary; CJK characters count as words */
 	long long max_sentences; /* per summary, 0: no limit */
 	const char *prompt;      /* for model strategies; NULL when not given */
+	long long max_tokens;    /* model strategies: tokens per summary */
+	long long extract_words; /* model strategies: pre-extract chunks, 0: off */
+	struct lp_summarize_model_opts model; /* filled for tree and refine */
 };
 
 static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 			    const struct lp_pipeline *p, void **out)
 {
-	static const char *const keys[] = {"strategy", "fanout", "max_words",
-					   "max_sentences", "prompt", NULL};
+	static const char *const keys[] = {"strategy", "fanout", "max_words", "max_sentences",
+					   "prompt", "prompt_file", "max_tokens", "extract_words",
+					   NULL};
 	struct summarize_opts *o = lp_arena_alloc(c->arena, sizeof(*o));
 	int s = STRATEGY_EXTRACTIVE;
 
@@ -54,13 +64,20 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	    lp_cfg_get_int(c, opts, "fanout", 4, 2, 64, &o->fanout) ||
 	    lp_cfg_get_int(c, opts, "max_words", 120, 1, 1000000, &o->max_words) ||
 	    lp_cfg_get_int(c, opts, "max_sentences", 0, 0, 1000000, &o->max_sentences) ||
-	    lp_cfg_get_string(c, opts, "prompt", NULL, &o->prompt))
+	    lp_cfg_get_int(c, opts, "max_tokens", 128, 8, 1000000, &o->max_tokens) ||
+	    lp_cfg_get_int(c, opts, "extract_words", 0, 0, 1000000, &o->extract_words) ||
+	    lp_stage_parse_prompt(c, opts, p, &o->prompt))
 		return LP_E_CONFIG;
-	if (s != STRATEGY_EXTRACTIVE)
+	if (s != STRATEGY_EXTRACTIVE && !(p && p->model.present))
 		return lp_cfg_error(c, lp_node_get(opts, "strategy"),
-				    "strategy '%s' needs a model, which this build does not "
-				    "have yet; use extractive", strategy_names[s]);
+				    "strategy '%s' needs a model: add a model section (or use "
+				    "extractive)", strategy_names[s]);
 	o->strategy = (enum strategy)s;
+	o->model.strategy = (enum lp_summarize_strategy)s;
+	o->model.fanout = (size_t)o->fanout;
+	o->model.max_tokens = (size_t)o->max_tokens;
+	o->model.prompt = o->prompt;
+	o->model.extract_words = (size_t)o->extract_words;
 	*out = o;
 	return LP_OK;
 }
@@ -89,8 +106,12 @@ static void describe(const void *opts, struct lp_buf *out)
 {
 	const struct summarize_opts *o = opts;
 
-	lp_buf_addf(out, "{strategy: %s, fanout: %lld, max_words: %lld, max_sentences: %lld",
-		    strategy_names[o->strategy], o->fanout, o->max_words, o->max_sentences);
+	if (o->strategy == STRATEGY_EXTRACTIVE)
+		lp_buf_addf(out, "{strategy: %s, fanout: %lld, max_words: %lld, max_sentences: %lld",
+			    strategy_names[o->strategy], o->fanout, o->max_words, o->max_sentences);
+	else
+		lp_buf_addf(out, "{strategy: %s, fanout: %lld, max_tokens: %lld, extract_words: %lld",
+			    strategy_names[o->strategy], o->fanout, o->max_tokens, o->extract_words);
 	if (o->prompt) {
 		lp_buf_adds(out, ", prompt: ");
 		add_yaml_string(out, o->prompt);
@@ -224,6 +245,8 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 	const size_t *set = lp_doc_working_set(doc, &n);
 	enum lp_status st;
 
+	if (o->strategy != STRATEGY_EXTRACTIVE)
+		return lp_summarize_model_run(doc, &o->model, d);
 	if (!set && doc->n_chunks)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the working set");
 	n0 = n ? n : 1;
@@ -249,6 +272,23 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 	doc->summary = doc->levels[n_levels - 1].texts[0];
 	set_note(doc, "summarize", levels_note(doc));
 	return LP_OK;
+}
+
+extern const struct lp_stage_kind lp_stage_summarize;
+
+const struct lp_summarize_model_opts *lp_summarize_model_opts_of(const struct lp_doc *doc,
+								 size_t before, size_t *index)
+{
+	const struct lp_pipeline *p = doc->pipeline;
+
+	for (size_t i = p ? (before < p->n_stages ? before : p->n_stages) : 0; i-- > 0;) {
+		const struct summarize_opts *o = p->stages[i].opts;
+		if (p->stages[i].kind == &lp_stage_summarize && o->strategy != STRATEGY_EXTRACTIVE) {
+			*index = i;
+			return &o->model;
+		}
+	}
+	return NULL;
 }
 
 const struct lp_stage_kind lp_stage_summarize = {

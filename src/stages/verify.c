@@ -25,7 +25,13 @@
  *
  * on_fail: warn logs the failure and returns LP_OK; fail returns
  * LP_E_VERIFY (the run still writes its output: the CLI decides the exit
- * status). retry needs a model and is refused when the pipeline is loaded.
+ * status). retry (needs a model) re-runs the last model summarize stage
+ * before this one, with the missing keyphrases and the source sentences
+ * that hold them given as must-keep facts (doc->must_keep), then the stages
+ * between it and this one (an answer, say), and checks again; up to
+ * `retries` times, then it warns. Whenever phrases are missing, each one's
+ * lost_level says at which level of the summary tree it disappeared, and
+ * the trace gets an event per phrase.
  */
 #include <stdio.h>
 #include <string.h>
@@ -34,11 +40,14 @@
 #include "core/buf.h"
 #include "core/log.h"
 #include "core/mem.h"
+#include "stages/model_stage.h"
 #include "stages/stage.h"
+#include "stages/summarize_model.h"
 #include "text/keyphrase.h"
 #include "text/match.h"
 
 #define VERIFY_MAX_SOURCE (4u << 20)
+#define VERIFY_MIN_SOURCE (16u << 10) /* on_oom shrink stops halving here */
 
 enum on_fail { ON_FAIL_WARN, ON_FAIL_FAIL, ON_FAIL_RETRY };
 
@@ -52,6 +61,7 @@ struct verify_opts {
 	size_t n_regex;
 	long long min_words;
 	enum on_fail on_fail;
+	long long retries;   /* on_fail retry: re-runs at most */
 };
 
 /* The node of item i of `key` in map, for positions in messages. */
@@ -99,7 +109,7 @@ static enum lp_status parse_keyphrases(struct lp_cfg_ctx *c, const struct lp_nod
 static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 			    const struct lp_pipeline *p, void **out)
 {
-	static const char *const keys[] = {"keyphrases", "min_words", "on_fail", NULL};
+	static const char *const keys[] = {"keyphrases", "min_words", "on_fail", "retries", NULL};
 	struct verify_opts *o = lp_arena_alloc(c->arena, sizeof(*o));
 	int f = ON_FAIL_WARN;
 
@@ -108,12 +118,13 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	if (lp_cfg_check_keys(c, opts, keys) ||
 	    parse_keyphrases(c, lp_node_get(opts, "keyphrases"), o) ||
 	    lp_cfg_get_int(c, opts, "min_words", 0, 0, 100000000, &o->min_words) ||
-	    lp_cfg_get_enum(c, opts, "on_fail", on_fail_names, ON_FAIL_WARN, &f))
+	    lp_cfg_get_enum(c, opts, "on_fail", on_fail_names, ON_FAIL_WARN, &f) ||
+	    lp_cfg_get_int(c, opts, "retries", 1, 0, 10, &o->retries))
 		return LP_E_CONFIG;
-	if (f == ON_FAIL_RETRY)
+	if (f == ON_FAIL_RETRY && !(p && p->model.present))
 		return lp_cfg_error(c, lp_node_get(opts, "on_fail"),
-				    "on_fail 'retry' needs a model, which this build does not "
-				    "have yet; use warn or fail");
+				    "on_fail 'retry' needs a model: add a model section (or use "
+				    "warn or fail)");
 	o->on_fail = (enum on_fail)f;
 	*out = o;
 	return LP_OK;
@@ -158,14 +169,17 @@ static void describe(const void *opts, struct lp_buf *out)
 	lp_buf_addf(out, "{keyphrases: {auto: %lld", o->n_auto);
 	add_quoted_list(out, "must", o->must, o->n_must);
 	add_quoted_list(out, "regex", o->regex, o->n_regex);
-	lp_buf_addf(out, "}, min_words: %lld, on_fail: %s}", o->min_words,
+	lp_buf_addf(out, "}, min_words: %lld, on_fail: %s", o->min_words,
 		    on_fail_names[o->on_fail]);
+	if (o->on_fail == ON_FAIL_RETRY)
+		lp_buf_addf(out, ", retries: %lld", o->retries);
+	lp_buf_addc(out, '}');
 }
 
 /* The text auto phrases are drawn from: the document, or its working set
  * cut at VERIFY_MAX_SOURCE bytes (then *owned is set; free it). */
-static enum lp_status auto_source(struct lp_doc *doc, const char **text, size_t *len,
-				  char **owned, struct lp_diag *d)
+static enum lp_status auto_source(struct lp_doc *doc, size_t cap, const char **text,
+				  size_t *len, char **owned, struct lp_diag *d)
 {
 	struct lp_buf b;
 	const size_t *set;
@@ -174,7 +188,7 @@ static enum lp_status auto_source(struct lp_doc *doc, const char **text, size_t 
 	*owned = NULL;
 	*text = doc->text ? doc->text : "";
 	*len = doc->len;
-	if (doc->len <= VERIFY_MAX_SOURCE || !doc->n_chunks)
+	if (doc->len <= cap || !doc->n_chunks)
 		return LP_OK;
 	set = lp_doc_working_set(doc, &n);
 	if (!set)
@@ -183,7 +197,7 @@ static enum lp_status auto_source(struct lp_doc *doc, const char **text, size_t 
 	for (size_t i = 0; i < n; i++) {
 		const struct lp_chunk *c = &doc->chunks[set[i]];
 		size_t take = c->len;
-		if (b.len + take + 2 > VERIFY_MAX_SOURCE)
+		if (b.len + take + 2 > cap)
 			break; /* whole chunks only: never cut a character */
 		if ((b.len && lp_buf_adds(&b, "\n\n")) || lp_buf_add(&b, doc->text + c->off, take)) {
 			lp_buf_release(&b);
@@ -214,6 +228,7 @@ static enum lp_status add_literal(struct checker *k, const char *phrase, const c
 	/* the doc may outlive the pipeline whose options hold the phrase */
 	p->text = lp_arena_strdup(&k->doc->arena, phrase);
 	p->origin = origin;
+	p->lost_level = -1;
 	if (!p->text || lp_match_contains(&k->m, phrase, strlen(phrase), &p->survived))
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory matching keyphrases");
 	k->r->n_phrases++;
@@ -232,6 +247,7 @@ static enum lp_status add_regex(struct checker *k, const char *pattern, struct l
 	if (!p->text)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory matching keyphrases");
 	p->origin = "regex";
+	p->lost_level = -1;
 	st = lp_match_regex_search(pattern, k->out, k->out_len, &p->survived, &rd);
 	if (st == LP_E_NOMEM) {
 		*d = rd;
@@ -271,11 +287,21 @@ static enum lp_status add_auto(struct checker *k, const struct verify_opts *o,
 
 	if (!o->n_auto)
 		return LP_OK;
-	st = auto_source(k->doc, &text, &len, &owned, d);
-	if (!st)
-		st = lp_keyphrase_extract(text, len, (size_t)o->n_auto + o->n_must,
-					  &k->doc->arena, &found, &n_found, d);
-	lp_mem_free(owned);
+	for (size_t cap = VERIFY_MAX_SOURCE;; cap /= 2) {
+		st = auto_source(k->doc, cap, &text, &len, &owned, d);
+		if (!st)
+			st = lp_keyphrase_extract(text, len, (size_t)o->n_auto + o->n_must,
+						  &k->doc->arena, &found, &n_found, d);
+		lp_mem_free(owned);
+		/* on_oom shrink: draw from less text (the working set first) */
+		if (st != LP_E_NOMEM || !lp_stage_shrink(k->doc) || cap < VERIFY_MIN_SOURCE)
+			break;
+		if (cap > len)
+			cap = len;
+		lp_doc_event(k->doc, "shrink: keyphrases drawn from at most %zu bytes (budget)",
+			     cap / 2);
+		lp_diag_init(d);
+	}
 	lp_buf_init(&a);
 	lp_buf_init(&b);
 	for (size_t i = 0; i < n_found && added < (size_t)o->n_auto && !st; i++) {
@@ -331,15 +357,17 @@ static void finish(struct lp_verify_result *r)
 	r->done = 1;
 }
 
-static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *d)
+/* Check the output once into doc->verify. */
+static enum lp_status check(struct lp_doc *doc, const struct verify_opts *o, struct lp_diag *d)
 {
-	const struct verify_opts *o = opts;
 	struct lp_verify_result *r = &doc->verify;
 	struct checker k;
 	size_t cap = o->n_must + o->n_regex + (size_t)o->n_auto;
+	int retries = r->retries;
 	enum lp_status st = LP_OK;
 
 	memset(r, 0, sizeof(*r));
+	r->retries = retries;
 	memset(&k, 0, sizeof(k));
 	k.doc = doc;
 	k.r = r;
@@ -362,8 +390,151 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 	r->words = lp_match_count_words(k.out, k.out_len);
 	r->min_words = (size_t)o->min_words;
 	finish(r);
-	set_note(doc, "verify", lp_arena_printf(&doc->arena, "%zu/%zu keyphrases survived",
-						r->n_survived, r->n_phrases));
+	return LP_OK;
+}
+
+/* Is the phrase in `text`? (Regexes by search, literals by match.) */
+static int phrase_in(const struct lp_keyphrase *p, const char *text)
+{
+	struct lp_match m;
+	struct lp_diag d;
+	int found = 0;
+
+	lp_diag_init(&d);
+	if (!strcmp(p->origin, "regex")) {
+		lp_match_regex_search(p->text, text, strlen(text), &found, &d);
+		return found;
+	}
+	if (lp_match_init(&m, text, strlen(text), &d))
+		return 1; /* out of memory: do not claim it was lost */
+	if (lp_match_contains(&m, p->text, strlen(p->text), &found))
+		found = 1;
+	lp_match_release(&m);
+	return found;
+}
+
+/* For each missing phrase: the lowest summary level that lost it; with
+ * `events`, one trace event per phrase. */
+static void find_losses(struct lp_doc *doc, int events)
+{
+	struct lp_verify_result *r = &doc->verify;
+
+	for (size_t i = 0; i < r->n_phrases; i++) {
+		struct lp_keyphrase *p = &r->phrases[i];
+		if (p->survived)
+			continue;
+		for (size_t l = 0; l < doc->n_levels && p->lost_level < 0; l++) {
+			int any = 0;
+			for (size_t j = 0; j < doc->levels[l].n && !any; j++)
+				any = doc->levels[l].texts[j] && phrase_in(p, doc->levels[l].texts[j]);
+			if (!any)
+				p->lost_level = (int)l;
+		}
+		if (!events)
+			continue;
+		if (p->lost_level >= 0)
+			lp_doc_event(doc, "lost: '%s' (%s) at summary level %d", p->text, p->origin,
+				     p->lost_level);
+		else if (doc->n_levels)
+			lp_doc_event(doc, "lost: '%s' (%s) after the summary", p->text, p->origin);
+	}
+}
+
+/* The sentence of the source around the first place `phrase` occurs. */
+static void add_source_sentence(struct lp_buf *b, const struct lp_doc *doc, const char *phrase)
+{
+	const char *text = doc->src.text ? doc->src.text : doc->text, *hit, *a, *e;
+	size_t len = doc->src.text ? doc->src.len : doc->len;
+
+	if (!text || !(hit = strcasestr(text, phrase)))
+		return;
+	for (a = hit; a > text && hit - a < 160 && a[-1] != '.' && a[-1] != '\n'; a--)
+		;
+	for (e = hit + strlen(phrase); e < text + len && e - hit < 200 && *e != '.' && *e != '\n'; e++)
+		;
+	while (a < hit && *a == ' ')
+		a++;
+	lp_buf_addf(b, " (source: \"%.*s%s\")", (int)(e - a), a, e < text + len && *e == '.' ? "." : "");
+}
+
+/* doc->must_keep from the phrases now missing. */
+static enum lp_status set_must_keep(struct lp_doc *doc, struct lp_diag *d)
+{
+	const struct lp_verify_result *r = &doc->verify;
+	struct lp_buf b;
+
+	lp_buf_init(&b);
+	for (size_t i = 0; i < r->n_phrases && b.len < 2000; i++) {
+		if (r->phrases[i].survived)
+			continue;
+		lp_buf_addf(&b, "- %s", r->phrases[i].text);
+		if (strcmp(r->phrases[i].origin, "regex"))
+			add_source_sentence(&b, doc, r->phrases[i].text);
+		lp_buf_addc(&b, '\n');
+	}
+	doc->must_keep = b.len ? lp_arena_strndup(&doc->arena, b.data, b.len) : NULL;
+	lp_buf_release(&b);
+	if (b.len && !doc->must_keep)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for must-keep facts");
+	return LP_OK;
+}
+
+/* Index of the stage whose options are `opts` in the doc's pipeline. */
+static size_t own_index(const struct lp_doc *doc, const void *opts)
+{
+	const struct lp_pipeline *p = doc->pipeline;
+	size_t i;
+
+	for (i = 0; p && i < p->n_stages && p->stages[i].opts != opts; i++)
+		;
+	return p ? i : 0;
+}
+
+/* Re-run the summary with doc->must_keep set, and the stages after it. */
+static enum lp_status rerun(struct lp_doc *doc, const struct verify_opts *o,
+			    const struct lp_summarize_model_opts *so, size_t from, size_t to,
+			    struct lp_diag *d)
+{
+	const struct lp_pipeline *p = doc->pipeline;
+	size_t n_missing = doc->verify.n_phrases - doc->verify.n_survived;
+	enum lp_status st;
+
+	(void)o;
+	if ((st = set_must_keep(doc, d)))
+		return st;
+	doc->verify.retries++;
+	lp_doc_event(doc, "retry %d: summarize again keeping %zu missing keyphrase%s",
+		     doc->verify.retries, n_missing, n_missing == 1 ? "" : "s");
+	st = lp_summarize_model_run(doc, so, d);
+	for (size_t i = from + 1; i < to && !st; i++)
+		st = p->stages[i].kind->run(doc, p->stages[i].opts, d);
+	doc->must_keep = NULL;
+	return st == LP_E_VERIFY ? LP_OK : st;
+}
+
+static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *d)
+{
+	const struct verify_opts *o = opts;
+	struct lp_verify_result *r = &doc->verify;
+	const struct lp_summarize_model_opts *so = NULL;
+	size_t self = own_index(doc, opts), from = 0;
+	enum lp_status st;
+
+	r->retries = 0;
+	if ((st = check(doc, o, d)))
+		return st;
+	if (o->on_fail == ON_FAIL_RETRY)
+		so = lp_summarize_model_opts_of(doc, self, &from);
+	for (long long i = 0; !r->passed && so && i < o->retries; i++) {
+		find_losses(doc, 1);
+		if ((st = rerun(doc, o, so, from, self, d)) || (st = check(doc, o, d)))
+			return st;
+	}
+	if (r->n_survived < r->n_phrases)
+		find_losses(doc, o->on_fail == ON_FAIL_RETRY);
+	set_note(doc, "verify", lp_arena_printf(&doc->arena, "%zu/%zu keyphrases survived%s",
+						r->n_survived, r->n_phrases,
+						r->retries ? " after a retry" : ""));
 	if (r->passed)
 		return LP_OK;
 	if (o->on_fail == ON_FAIL_FAIL)

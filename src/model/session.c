@@ -1,0 +1,341 @@
+#include "model/session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/utf8.h"
+#include "model/forward.h"
+#include "model/gguf.h"
+#include "model/model.h"
+#include "model/tokenizer.h"
+
+/* Stands for each message's content while the template is rendered, so the
+ * rendered text can be cut into trusted template pieces and plain content. */
+#define CONTENT_MARK '\x01'
+
+struct lp_session {
+	struct lp_gguf *gguf;
+	struct lp_model *model;
+	struct lp_tok *tok;
+	struct lp_chat chat;
+	struct lp_ctx *ctx;
+	struct lp_sampler *sampler;
+	struct lp_stop stop;
+	uint32_t n_ctx;
+	char note[128];
+};
+
+struct lp_session_params lp_session_default_params(void)
+{
+	struct lp_session_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.kv_type = LP_Q_F16;
+	p.sampler = lp_sampler_default_params();
+	p.sampler.temperature = 0.0f;
+	p.sampler.repeat_penalty = 1.1f;
+	p.sampler.repeat_last_n = 64;
+	return p;
+}
+
+const char *lp_session_default_path(void)
+{
+	static char path[4096];
+	const char *dir = getenv("LPIPE_MODEL_DIR"), *home = getenv("HOME");
+
+	if (dir && *dir)
+		snprintf(path, sizeof(path), "%s/SmolLM2-135M-Instruct.Q4_1.gguf", dir);
+	else
+		snprintf(path, sizeof(path), "%s/.cache/lpipe/models/SmolLM2-135M-Instruct.Q4_1.gguf",
+			 home && *home ? home : ".");
+	return path;
+}
+
+/* Create the context, halving n_ctx while the budget refuses it (when
+ * allowed). */
+static enum lp_status open_ctx(struct lp_session *s, const struct lp_session_params *p,
+			       struct lp_diag *d)
+{
+	struct lp_ctx_params cp = lp_ctx_default_params();
+	uint32_t want = p->n_ctx ? p->n_ctx : 2048;
+	enum lp_status st;
+
+	if (s->model->hp.n_ctx_train && want > s->model->hp.n_ctx_train)
+		want = s->model->hp.n_ctx_train;
+	cp.kv_type = p->kv_type;
+	cp.n_threads = p->n_threads;
+	cp.n_ctx = want;
+	for (;;) {
+		if (cp.n_batch == 0 || cp.n_batch > cp.n_ctx)
+			cp.n_batch = cp.n_ctx < 512 ? cp.n_ctx : 512;
+		st = lp_ctx_new(s->model, &cp, &s->ctx, d);
+		if (st != LP_E_NOMEM || !p->shrink_ctx || cp.n_ctx / 2 < LP_SESSION_MIN_CTX)
+			break;
+		lp_warn("context of %u tokens does not fit: trying %u", cp.n_ctx, cp.n_ctx / 2);
+		cp.n_ctx /= 2;
+		lp_diag_init(d);
+	}
+	if (st)
+		return st;
+	s->n_ctx = cp.n_ctx;
+	if (cp.n_ctx != want)
+		snprintf(s->note, sizeof(s->note), "shrink: context %u -> %u tokens (budget)", want,
+			 cp.n_ctx);
+	return LP_OK;
+}
+
+static enum lp_status open_parts(struct lp_session *s, const struct lp_session_params *p,
+				 const char *path, struct lp_diag *d)
+{
+	const struct lp_vocab *v;
+	enum lp_status st;
+
+	if ((st = lp_gguf_open(path, &s->gguf, d)) || (st = lp_model_load(s->gguf, &s->model, d)) ||
+	    (st = lp_tok_from_gguf(s->gguf, &s->tok, d)))
+		return st;
+	v = lp_tok_vocab(s->tok);
+	if ((st = lp_chat_init(&s->chat, lp_vocab_chat_template(v), p->chat_template, d)))
+		return st;
+	if ((st = open_ctx(s, p, d)))
+		return st;
+	if ((st = lp_sampler_new(&p->sampler, lp_vocab_n_tokens(v), &s->sampler, d)))
+		return st;
+	lp_stop_add_vocab(&s->stop, v);
+	return LP_OK;
+}
+
+enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_session **out,
+			       struct lp_diag *d)
+{
+	const char *path = p->path ? p->path : lp_session_default_path();
+	struct lp_session *s;
+	struct stat sb;
+	enum lp_status st;
+
+	*out = NULL;
+	if (stat(path, &sb))
+		return lp_diag_set(d, LP_E_MODEL, path, 0, 0,
+				   "no model: run `make models` or set model.path");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a model session");
+	lp_stop_init(&s->stop);
+	st = open_parts(s, p, path, d);
+	if (st) {
+		lp_session_free(s);
+		return st;
+	}
+	*out = s;
+	return LP_OK;
+}
+
+void lp_session_free(struct lp_session *s)
+{
+	if (!s)
+		return;
+	lp_stop_release(&s->stop);
+	lp_sampler_free(s->sampler);
+	lp_ctx_free(s->ctx);
+	lp_chat_release(&s->chat);
+	lp_tok_free(s->tok);
+	lp_model_free(s->model);
+	lp_gguf_close(s->gguf);
+	free(s);
+}
+
+uint32_t lp_session_n_ctx(const struct lp_session *s)
+{
+	return s->n_ctx;
+}
+
+const char *lp_session_note(const struct lp_session *s)
+{
+	return s->note[0] ? s->note : NULL;
+}
+
+size_t lp_session_count_tokens(struct lp_session *s, const char *text, size_t len)
+{
+	struct lp_diag d;
+	size_t n = 0;
+
+	if (!len)
+		return 0;
+	lp_diag_init(&d);
+	if (lp_tok_count(s->tok, text, len, 0, &n, &d))
+		return len + 1; /* a byte never makes more than one token */
+	return n;
+}
+
+/*
+ * Tokenize the prompt for msgs: the template's own text with special
+ * tokens, each content as plain text. With `contents` 0 the contents are
+ * skipped (the overhead alone).
+ */
+static enum lp_status encode_prompt(struct lp_session *s, const struct lp_chat_msg *msgs,
+				    size_t n, int contents, struct lp_tokens *out,
+				    struct lp_diag *d)
+{
+	struct lp_chat_msg marks[16];
+	static const char mark[2] = { CONTENT_MARK, 0 };
+	struct lp_buf b;
+	const char *p, *q;
+	size_t k = 0;
+	enum lp_status st;
+
+	if (n > 16)
+		return lp_diag_set(d, LP_E_INTERNAL, NULL, 0, 0, "too many chat messages (%zu)", n);
+	for (size_t i = 0; i < n; i++) {
+		marks[i].role = msgs[i].role;
+		marks[i].content = msgs[i].content ? mark : NULL;
+	}
+	lp_buf_init(&b);
+	st = lp_chat_render(&s->chat, marks, n, 1, &b, d);
+	for (p = b.data; !st; p = q + 1) {
+		size_t len;
+		q = strchr(p, CONTENT_MARK);
+		len = q ? (size_t)(q - p) : strlen(p);
+		/* the first piece also when empty: it carries BOS */
+		if (len || p == b.data)
+			st = lp_tok_encode(s->tok, p, len,
+					   LP_TOK_SPECIAL | (p == b.data ? LP_TOK_ADD_SPECIAL : 0),
+					   out, d);
+		if (!q || st)
+			break;
+		if (contents && k < n)
+			st = lp_tok_encode(s->tok, msgs[k].content, strlen(msgs[k].content), 0, out, d);
+		k++;
+	}
+	lp_buf_release(&b);
+	return st;
+}
+
+enum lp_status lp_session_overhead(struct lp_session *s, const struct lp_chat_msg *msgs,
+				   size_t n, size_t *n_tokens, struct lp_diag *d)
+{
+	struct lp_tokens t;
+	enum lp_status st;
+
+	lp_tokens_init(&t);
+	st = encode_prompt(s, msgs, n, 0, &t, d);
+	*n_tokens = t.n;
+	lp_tokens_release(&t);
+	return st;
+}
+
+enum lp_status lp_session_prefix_bytes(struct lp_session *s, const char *text, size_t len,
+				       size_t max_tokens, size_t *bytes, struct lp_diag *d)
+{
+	struct lp_tokens t;
+	enum lp_status st;
+	size_t cut;
+
+	lp_tokens_init(&t);
+	st = lp_tok_encode(s->tok, text, len, LP_TOK_OFFSETS, &t, d);
+	if (st) {
+		lp_tokens_release(&t);
+		return st;
+	}
+	cut = t.n <= max_tokens ? len : t.offsets[max_tokens];
+	while (cut > 0 && cut < len && ((unsigned char)text[cut] & 0xC0) == 0x80)
+		cut--;
+	*bytes = cut;
+	lp_tokens_release(&t);
+	return LP_OK;
+}
+
+/* Decode up to max_tokens after the prompt already in the cache. */
+static enum lp_status decode(struct lp_session *s, uint32_t pos, size_t max_tokens,
+			     struct lp_buf *out, size_t *n_out, struct lp_diag *d)
+{
+	struct lp_detok dt;
+	enum lp_status st = LP_OK;
+
+	*n_out = 0;
+	lp_detok_init(&dt, s->tok, 0);
+	lp_sampler_reset(s->sampler);
+	for (size_t i = 0; i < max_tokens && !st; i++) {
+		int32_t id = lp_sampler_sample(s->sampler, lp_ctx_logits(s->ctx));
+		if (lp_stop_is_eog(&s->stop, id))
+			break;
+		lp_sampler_accept(s->sampler, id);
+		if (lp_detok_push(&dt, id, out))
+			return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for generated text");
+		(*n_out)++;
+		if (i + 1 < max_tokens)
+			st = lp_ctx_eval(s->ctx, &id, 1, pos++, NULL, d);
+	}
+	if (!st && lp_detok_flush(&dt, out))
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for generated text");
+	return st;
+}
+
+/*
+ * Make generated bytes safe to pass on as text: a model may emit a byte
+ * token that starts a character it never finishes, or a control byte.
+ * Invalid sequences become U+FFFD; control characters other than newline
+ * and tab are dropped (a NUL would cut the string).
+ */
+static enum lp_status clean_text(const struct lp_buf *in, struct lp_buf *out)
+{
+	const unsigned char *p = (const unsigned char *)in->data;
+	size_t i = 0;
+
+	while (i < in->len) {
+		uint32_t cp;
+		int n = lp_utf8_decode(p + i, in->len - i, &cp);
+		if (!n) {
+			if (lp_buf_adds(out, "\xEF\xBF\xBD"))
+				return LP_E_NOMEM;
+			i++;
+			continue;
+		}
+		if ((cp >= 0x20 || cp == '\n' || cp == '\t') && cp != 0x7F &&
+		    lp_buf_add(out, p + i, (size_t)n))
+			return LP_E_NOMEM;
+		i += (size_t)n;
+	}
+	return LP_OK;
+}
+
+enum lp_status lp_session_generate(struct lp_session *s, const struct lp_chat_msg *msgs,
+				   size_t n, const char *prefix, size_t max_tokens,
+				   char **out_text, size_t *n_prompt, size_t *n_out,
+				   struct lp_diag *d)
+{
+	struct lp_tokens t;
+	struct lp_buf out, clean;
+	size_t len, produced = 0;
+	enum lp_status st;
+
+	*out_text = NULL;
+	lp_tokens_init(&t);
+	lp_buf_init(&out);
+	lp_buf_init(&clean);
+	st = encode_prompt(s, msgs, n, 1, &t, d);
+	if (!st && prefix && *prefix)
+		st = lp_tok_encode(s->tok, prefix, strlen(prefix), 0, &t, d);
+	if (!st && (t.n == 0 || t.n + max_tokens > s->n_ctx))
+		st = lp_diag_set(d, LP_E_INTERNAL, NULL, 0, 0,
+				 "token budget broken: prompt of %zu tokens + max_tokens %zu > "
+				 "context %u", t.n, max_tokens, s->n_ctx);
+	if (!st) {
+		lp_ctx_reset(s->ctx);
+		st = lp_ctx_eval(s->ctx, t.ids, t.n, 0, NULL, d);
+	}
+	if (!st)
+		st = decode(s, (uint32_t)t.n, max_tokens, &out, &produced, d);
+	if (!st && (clean_text(&out, &clean) || !(*out_text = lp_buf_detach(&clean, &len))))
+		st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for generated text");
+	if (n_prompt)
+		*n_prompt = t.n;
+	if (n_out)
+		*n_out = produced;
+	lp_tokens_release(&t);
+	lp_buf_release(&out);
+	lp_buf_release(&clean);
+	return st;
+}

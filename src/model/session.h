@@ -1,0 +1,120 @@
+/*
+ * session.h - a model session: one loaded model with its tokenizer, chat
+ * format, evaluation context, sampler and stop conditions, ready to answer
+ * chat prompts. Every model stage of a run shares one session.
+ *
+ * Invariants
+ *  - The context is created once, at open, so its KV cache, scratch and
+ *    logits are the only large model allocations besides the mapped
+ *    weights; a generation allocates only token lists and the output text.
+ *  - A generation never runs past the context: lp_session_generate refuses
+ *    (LP_E_INTERNAL) a prompt whose tokens plus max_tokens exceed n_ctx.
+ *    Callers size their inputs with lp_session_count_tokens and
+ *    lp_session_overhead first, so the refusal marks a bug, not an input.
+ *  - Special tokens are recognised only in the text the chat template adds:
+ *    message contents are tokenized as plain text, so a document that
+ *    contains "<|im_end|>" cannot end a turn.
+ *  - Decoding is greedy by default (reproducible), with a mild repetition
+ *    penalty so small models do not loop.
+ *
+ * Memory: when lp_ctx_new is refused by the budget and `shrink_ctx` is set,
+ * the session halves n_ctx (down to LP_SESSION_MIN_CTX) until the context
+ * fits; lp_session_n_ctx says what it got and lp_session_note what happened.
+ *
+ * A session is used by one thread at a time.
+ */
+#ifndef LP_MODEL_SESSION_H
+#define LP_MODEL_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "core/status.h"
+#include "model/chat.h"
+#include "model/quant.h"
+#include "model/sampler.h"
+
+/* The smallest context a shrinking session goes down to, tokens. */
+#define LP_SESSION_MIN_CTX 256
+
+struct lp_session_params {
+	const char *path;          /* GGUF file; NULL: lp_session_default_path() */
+	const char *chat_template; /* format name override, NULL: from the file */
+	uint32_t n_ctx;            /* tokens; 0: min(2048, trained context) */
+	enum lp_qtype kv_type;     /* LP_Q_F32, LP_Q_F16 or LP_Q_Q8_0 */
+	int n_threads;             /* <= 0: every online CPU */
+	int shrink_ctx;            /* halve n_ctx when the budget refuses it */
+	struct lp_sampler_params sampler; /* temperature <= 0: greedy */
+};
+
+struct lp_session;
+
+/* The default model, path NULL, n_ctx 2048, F16 KV cache, all CPUs, no
+ * shrinking, greedy decoding with repeat_penalty 1.1 over 64 tokens. */
+struct lp_session_params lp_session_default_params(void);
+
+/* ${LPIPE_MODEL_DIR:-$HOME/.cache/lpipe/models}/SmolLM2-135M-Instruct.Q4_1.gguf
+ * in a static buffer. */
+const char *lp_session_default_path(void);
+
+/*
+ * Open the model and create its context. On success *out is owned by the
+ * caller (lp_session_free). Returns LP_E_MODEL when the file is missing
+ * ("no model: run `make models` or set model.path") or not a supported
+ * model, LP_E_CONFIG for a bad chat template name, LP_E_NOMEM when the
+ * weights or the context do not fit the budget (with shrink_ctx: not even
+ * at LP_SESSION_MIN_CTX tokens).
+ */
+enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_session **out,
+			       struct lp_diag *d);
+/* NULL is a no-op. */
+void lp_session_free(struct lp_session *s);
+
+/* Tokens of context the session got (after any shrinking). */
+uint32_t lp_session_n_ctx(const struct lp_session *s);
+/* What opening did that a trace should show ("context 2048 -> 1024
+ * tokens (budget)"), or NULL. Owned by the session. */
+const char *lp_session_note(const struct lp_session *s);
+
+/* Tokens of text[0..len) as plain message content; 0 for an empty text.
+ * On out of memory it returns an upper bound (len + 1) so that budgets
+ * computed from it stay safe. */
+size_t lp_session_count_tokens(struct lp_session *s, const char *text, size_t len);
+
+/*
+ * Tokens the chat template adds around msgs[0..n) (their contents not
+ * counted), plus the generation prompt: the fixed cost of a prompt.
+ * Returns LP_OK or LP_E_NOMEM.
+ */
+enum lp_status lp_session_overhead(struct lp_session *s, const struct lp_chat_msg *msgs,
+				   size_t n, size_t *n_tokens, struct lp_diag *d);
+
+/*
+ * Byte length of the longest prefix of text[0..len) that holds at most
+ * max_tokens tokens, cut at a token boundary that is also a UTF-8
+ * character boundary. Returns LP_OK or LP_E_NOMEM.
+ */
+enum lp_status lp_session_prefix_bytes(struct lp_session *s, const char *text, size_t len,
+				       size_t max_tokens, size_t *bytes, struct lp_diag *d);
+
+/*
+ * Render msgs[0..n) with the chat template and the generation prompt,
+ * followed by `prefix` (may be NULL: text the assistant's turn already
+ * holds, continued rather than repeated), evaluate it from an empty cache
+ * and decode at most max_tokens tokens, stopping at an end-of-generation
+ * token. On success *out_text is a new string (lp_mem_free) holding only the
+ * generated text, and *n_prompt / *n_out (either may be NULL) the prompt's
+ * and the output's token counts.
+ *
+ * Returns LP_OK; LP_E_INTERNAL when prompt tokens + max_tokens > n_ctx
+ * (the caller broke its budget; nothing is evaluated); LP_E_NOMEM (budget
+ * or allocation, the message names the phase); LP_E_INPUT for a message
+ * without role or content.
+ */
+enum lp_status lp_session_generate(struct lp_session *s, const struct lp_chat_msg *msgs,
+				   size_t n, const char *prefix, size_t max_tokens,
+				   char **out_text, size_t *n_prompt, size_t *n_out,
+				   struct lp_diag *d);
+
+#endif

@@ -1,0 +1,157 @@
+#include "stages/model_stage.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "config/pipeline.h"
+#include "core/buf.h"
+#include "core/mem.h"
+
+static enum lp_qtype kv_qtype(enum lp_kv_type t)
+{
+	return t == LP_KV_F32 ? LP_Q_F32 : t == LP_KV_Q8_0 ? LP_Q_Q8_0 : LP_Q_F16;
+}
+
+int lp_stage_shrink(const struct lp_doc *doc)
+{
+	return doc->pipeline && doc->pipeline->memory.on_oom == LP_ON_OOM_SHRINK;
+}
+
+enum lp_status lp_stage_session(struct lp_doc *doc, struct lp_session **out,
+				struct lp_diag *d)
+{
+	struct lp_session_params sp = lp_session_default_params();
+	const char *phase = lp_mem_phase();
+	enum lp_status st;
+
+	if (doc->session) {
+		*out = doc->session;
+		return LP_OK;
+	}
+	if (doc->pipeline) {
+		const struct lp_model_cfg *m = &doc->pipeline->model;
+		sp.path = m->path && *m->path ? m->path : NULL;
+		sp.chat_template = m->chat_template;
+		sp.n_ctx = (uint32_t)m->context;
+		sp.kv_type = kv_qtype(m->kv_type);
+	}
+	sp.shrink_ctx = lp_stage_shrink(doc);
+	lp_mem_set_phase("load");
+	st = lp_session_open(&sp, &doc->session, d);
+	lp_mem_set_phase(phase);
+	if (st)
+		return st;
+	if (lp_session_note(doc->session))
+		lp_doc_event(doc, "%s", lp_session_note(doc->session));
+	*out = doc->session;
+	return LP_OK;
+}
+
+enum lp_status lp_stage_input_budget(struct lp_session *s, const struct lp_chat_msg *msgs,
+				     size_t n, size_t max_tokens, size_t reserved,
+				     size_t *budget, struct lp_diag *d)
+{
+	size_t over, n_ctx = lp_session_n_ctx(s);
+	enum lp_status st = lp_session_overhead(s, msgs, n, &over, d);
+
+	if (st)
+		return st;
+	if (over + max_tokens + reserved + LP_STAGE_MIN_INPUT > n_ctx)
+		return lp_diag_set(d, LP_E_CONFIG, NULL, 0, 0,
+				   "context of %zu tokens too small: the prompt takes %zu, "
+				   "max_tokens %zu and other inputs %zu, leaving fewer than %d "
+				   "for the text",
+				   n_ctx, over, max_tokens, reserved, LP_STAGE_MIN_INPUT);
+	*budget = n_ctx - over - max_tokens - reserved;
+	return LP_OK;
+}
+
+size_t lp_stage_count_tokens(void *session, const char *text, size_t len)
+{
+	return lp_session_count_tokens(session, text, len);
+}
+
+char *lp_stage_head_tokens(struct lp_doc *doc, struct lp_session *s, const char *text,
+			   size_t len, size_t max_tokens, int *cut, struct lp_diag *d)
+{
+	size_t keep = len;
+	char *out;
+
+	*cut = 0;
+	if (lp_session_count_tokens(s, text, len) > max_tokens) {
+		if (lp_session_prefix_bytes(s, text, len, max_tokens, &keep, d))
+			return NULL;
+		*cut = 1;
+	}
+	out = lp_arena_strndup(&doc->arena, text, keep);
+	if (!out)
+		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a prompt input");
+	return out;
+}
+
+const char *lp_stage_expand(struct lp_doc *doc, const char *tmpl)
+{
+	static const char var[] = "${question}";
+	const char *q = doc->question ? doc->question : "", *p, *hit;
+	struct lp_buf b;
+	char *out;
+
+	lp_buf_init(&b);
+	for (p = tmpl; (hit = strstr(p, var)); p = hit + sizeof(var) - 1) {
+		lp_buf_add(&b, p, (size_t)(hit - p));
+		lp_buf_adds(&b, q);
+	}
+	lp_buf_adds(&b, p);
+	out = lp_arena_strndup(&doc->arena, b.data, b.len);
+	lp_buf_release(&b);
+	return out;
+}
+
+/* The whole file at `path` into the arena. */
+static char *slurp(struct lp_arena *a, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	struct lp_buf b;
+	char chunk[4096], *out = NULL;
+	size_t n;
+
+	if (!f)
+		return NULL;
+	lp_buf_init(&b);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		lp_buf_add(&b, chunk, n);
+	if (!ferror(f))
+		out = lp_arena_strndup(a, b.data, b.len);
+	fclose(f);
+	lp_buf_release(&b);
+	return out;
+}
+
+enum lp_status lp_stage_parse_prompt(struct lp_cfg_ctx *c, const struct lp_node *opts,
+				     const struct lp_pipeline *p, const char **prompt)
+{
+	const char *file = NULL, *slash;
+	char *path, *text;
+
+	*prompt = NULL;
+	if (lp_cfg_get_string(c, opts, "prompt", NULL, prompt) ||
+	    lp_cfg_get_string(c, opts, "prompt_file", NULL, &file))
+		return LP_E_CONFIG;
+	if (!file)
+		return LP_OK;
+	if (*prompt)
+		return lp_cfg_error(c, lp_node_get(opts, "prompt_file"),
+				    "give prompt or prompt_file, not both");
+	slash = p && p->path ? strrchr(p->path, '/') : NULL;
+	if (file[0] != '/' && slash)
+		path = lp_arena_printf(c->arena, "%.*s/%s", (int)(slash - p->path), p->path, file);
+	else
+		path = lp_arena_strdup(c->arena, file);
+	text = path ? slurp(c->arena, path) : NULL;
+	if (!text)
+		return lp_cfg_error(c, lp_node_get(opts, "prompt_file"),
+				    "cannot read prompt_file '%s'", path ? path : file);
+	*prompt = text;
+	return LP_OK;
+}

@@ -1,0 +1,84 @@
+/*
+ * model_stage.h - what the stages that run a model (summarize tree/refine,
+ * answer, generate, truncate, split by model tokens) share: the run's model
+ * session, opened on first use from the pipeline's model section and kept
+ * in doc->session until the run ends, and the prompt defaults.
+ *
+ * Every model step sizes its prompt from the session's n_ctx, the template
+ * overhead and max_tokens (lp_stage_input_budget), so a step that the
+ * engine would refuse for length is a bug, never an input error.
+ */
+#ifndef LP_STAGES_MODEL_STAGE_H
+#define LP_STAGES_MODEL_STAGE_H
+
+#include <stddef.h>
+
+#include "model/chat.h"
+#include "model/session.h"
+#include "stages/doc.h"
+
+/* The fewest tokens of input a step may be given; a shrink never halves
+ * below it and a context that leaves less is a configuration error. */
+#define LP_STAGE_MIN_INPUT 32
+
+/*
+ * doc->session, opened now when it is not yet (phase "load"; the context
+ * halves under the budget when memory.on_oom is shrink, recorded as an
+ * event). Returns LP_OK and *out (owned by the doc), or what
+ * lp_session_open returns.
+ */
+enum lp_status lp_stage_session(struct lp_doc *doc, struct lp_session **out,
+				struct lp_diag *d);
+
+/* 1 when memory.on_oom is shrink. */
+int lp_stage_shrink(const struct lp_doc *doc);
+
+/*
+ * Tokens of content a prompt made of msgs[0..n) (contents ignored) may
+ * carry besides `reserved` tokens already promised (other contents) so that
+ * prompt + max_tokens fits the context. Returns LP_OK; LP_E_CONFIG when
+ * fewer than LP_STAGE_MIN_INPUT tokens are left ("context 512 too small for
+ * max_tokens 480 ..."); LP_E_NOMEM.
+ */
+enum lp_status lp_stage_input_budget(struct lp_session *s, const struct lp_chat_msg *msgs,
+				     size_t n, size_t max_tokens, size_t reserved,
+				     size_t *budget, struct lp_diag *d);
+
+/* lp_session_count_tokens as a text/split.h token counter (ctx: session). */
+size_t lp_stage_count_tokens(void *session, const char *text, size_t len);
+
+/*
+ * A copy of text[0..len) cut to at most max_tokens tokens, in the doc
+ * arena; *cut is set to 1 when it had to be cut. Returns NULL when out of
+ * memory.
+ */
+char *lp_stage_head_tokens(struct lp_doc *doc, struct lp_session *s, const char *text,
+			   size_t len, size_t max_tokens, int *cut, struct lp_diag *d);
+
+/* Replace each "${question}" in `tmpl` by doc->question ("" without one);
+ * an arena string, NULL when out of memory. */
+const char *lp_stage_expand(struct lp_doc *doc, const char *tmpl);
+
+/*
+ * Copy the model's answer `gen` to `out` without the citations "[chunk N]"
+ * (any case) whose N is not in ids[0..n_ids) (a space before a dropped one
+ * goes too), and store the distinct ids it does cite, in order of first
+ * citation, in cited[] (room for n_ids) and their count in *n_cited.
+ */
+struct lp_buf;
+void lp_stage_filter_citations(const char *gen, const size_t *ids, size_t n_ids,
+			       struct lp_buf *out, size_t *cited, size_t *n_cited);
+
+/*
+ * Parse the `prompt` (inline) and `prompt_file` keys of a stage's options
+ * (at most one of them): *prompt is the text in c->arena, or NULL when
+ * neither is given. A relative prompt_file is read beside the pipeline
+ * file. Returns LP_OK or LP_E_CONFIG (both given, unreadable file).
+ */
+struct lp_cfg_ctx;
+struct lp_node;
+struct lp_pipeline;
+enum lp_status lp_stage_parse_prompt(struct lp_cfg_ctx *c, const struct lp_node *opts,
+				     const struct lp_pipeline *p, const char **prompt);
+
+#endif

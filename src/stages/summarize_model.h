@@ -1,0 +1,46 @@
+/*
+ * summarize_model.h - the summarize stage's model strategies (tree and
+ * refine), called by summarize.c; also re-run by verify's on_fail retry.
+ *
+ * Both strategies record their work in doc->levels (with per-level token
+ * counts) and set doc->summary. Every model step is sized so that the
+ * prompt plus max_tokens fits the context (see summarize_model.c for the
+ * rules and the proof that the tree terminates).
+ */
+#ifndef LP_STAGES_SUMMARIZE_MODEL_H
+#define LP_STAGES_SUMMARIZE_MODEL_H
+
+#include "core/status.h"
+#include "stages/doc.h"
+
+enum lp_summarize_strategy {
+	LP_SUMMARIZE_EXTRACTIVE,
+	LP_SUMMARIZE_TREE,
+	LP_SUMMARIZE_REFINE,
+};
+
+struct lp_summarize_model_opts {
+	enum lp_summarize_strategy strategy; /* TREE or REFINE */
+	size_t fanout;       /* tree: inputs per group above level 0, >= 2 */
+	size_t max_tokens;   /* per summary */
+	const char *prompt;  /* instruction (system message); NULL: default */
+	size_t extract_words; /* > 0: each chunk is first cut to its most central
+			       * sentences, at most this many words, so the
+			       * model reads (prefills) less; 0: off */
+};
+
+/* Run the strategy over the working set. Returns LP_OK; LP_E_MODEL (no
+ * model), LP_E_CONFIG (context too small for max_tokens), LP_E_NOMEM
+ * (budget, after any shrinking), LP_E_INTERNAL. */
+enum lp_status lp_summarize_model_run(struct lp_doc *doc,
+				      const struct lp_summarize_model_opts *o,
+				      struct lp_diag *d);
+
+/* The options of the last summarize stage before stage index `before` of
+ * the doc's pipeline that uses a model, or NULL (summarize.c knows its own
+ * options struct). *index is set to that stage's index. */
+const struct lp_summarize_model_opts *lp_summarize_model_opts_of(const struct lp_doc *doc,
+								 size_t before,
+								 size_t *index);
+
+#endif

@@ -1,0 +1,69 @@
+#!/bin/sh
+# chain.sh - the model pipelines from the command line, on the tiny random
+# model (tests/tools/gen_chat_model): they run to a complete result, and a
+# run that fails (no model, over the budget with on_oom: fail, an injected
+# allocation failure) exits with its status and never leaves a partial or
+# replaced -o file.
+. "$top_srcdir/tests/cli/lib.sh"
+
+MODEL=$WORK/tiny.gguf
+"$top_builddir/tests/tools/gen_chat_model" "$MODEL" || { fail "write the tiny model"; finish; }
+DOC=$DATA/small.txt
+export LPIPE_MODEL="$MODEL"
+
+for name in summarize refine summarize-answer qa long-generate; do
+	lp run "$PIPELINES/$name.yaml" "$DOC" -q "which words does the text use?" \
+		--set model.context=1024 -o "$WORK/$name.txt"
+	[ "$rc" -eq 1 ] && rc=0 # junk text may fail verification; the run completed
+	expect "$name.yaml runs on the tiny model" 0
+	[ -s "$WORK/$name.txt" ] && ok "$name.yaml wrote its result" ||
+		fail "$name.yaml wrote no result"
+done
+
+lp run "$PIPELINES/summarize-answer.yaml" "$DOC" -q "which words does the text use?" --format json \
+	--set model.context=1024
+expect "summarize-answer as json" 0
+expect_out "the json holds levels with token counts and a cited answer" \
+	'"tokens_in"' '"summary_levels"' 'Sources: [chunk'
+
+# Failures: exit status, message, and -o untouched.
+echo previous >"$WORK/out.txt"
+LPIPE_MODEL=$WORK/missing.gguf lp run "$PIPELINES/summarize.yaml" "$DOC" -o "$WORK/out.txt"
+expect "a missing model is an input error" 3 "no model: run \`make models\` or set model.path"
+[ "$(cat "$WORK/out.txt")" = previous ] && ok "no model: -o untouched" ||
+	fail "no model: -o was replaced"
+
+lp run "$PIPELINES/summarize.yaml" "$DOC" --set memory.on_oom=fail --mem-budget 64KiB \
+	-o "$WORK/out.txt"
+expect "over the budget with on_oom: fail" 4 "memory"
+[ "$(cat "$WORK/out.txt")" = previous ] && ok "over budget: -o untouched" ||
+	fail "over budget: -o was replaced"
+
+rm -f "$WORK/new.txt"
+lp run "$PIPELINES/summarize.yaml" "$DOC" --set memory.on_oom=fail --mem-budget 64KiB \
+	-o "$WORK/new.txt"
+[ ! -e "$WORK/new.txt" ] && ok "over budget: no partial -o file" ||
+	fail "over budget: a partial -o file was left"
+ls "$WORK" | grep -q '\.tmp\|~' && fail "a temporary file was left in $WORK" ||
+	ok "no temporary file left"
+
+# Allocation failures across a model run: exit 0 (maybe shrunk) or 4.
+n=1
+while [ "$n" -le 400 ]; do
+	echo previous >"$WORK/out.txt"
+	LPIPE_FAIL_ALLOC=$n lp run "$PIPELINES/summarize.yaml" "$DOC" \
+		--set model.context=1024 -o "$WORK/out.txt"
+	[ "$rc" -eq 1 ] && rc=0
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 4 ]; then
+		expect "allocation $n fails cleanly" 4
+		break
+	fi
+	if [ "$rc" -eq 4 ] && [ "$(cat "$WORK/out.txt")" != previous ]; then
+		fail "allocation $n failed but -o was replaced"
+		break
+	fi
+	n=$((n + 37))
+done
+[ "$n" -gt 400 ] && ok "allocation failures end in 0 or 4, -o intact"
+
+finish
