@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/mem.h"
+#include "model/gemm.h"
 #include "retrieve/safetensors.h"
 
 /* One encoder layer; W are [out, in] row-major as stored, b are [out]. */
@@ -287,6 +288,7 @@ struct scratch {
 	float *ctx;         /* [cap, E] attention output before projection */
 	float *h;           /* [cap, F] intermediate; also [cap, E] temporaries */
 	float *att;         /* [window, window] one head's scores */
+	float *vt;          /* [dh, window] one head's V transposed */
 	/* the sequences of the current batch */
 	int32_t *ids;       /* [cap] */
 	size_t *start, *len, *owner; /* [cap] per sequence */
@@ -295,7 +297,8 @@ struct scratch {
 
 static void scratch_release(struct scratch *s)
 {
-	void *p[] = { s->x, s->q, s->k, s->v, s->ctx, s->h, s->att, s->ids, s->start, s->len, s->owner };
+	void *p[] = { s->x, s->q, s->k, s->v, s->ctx, s->h, s->att, s->vt, s->ids, s->start,
+		      s->len, s->owner };
 
 	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
 		lp_mem_free(p[i]);
@@ -317,6 +320,7 @@ static enum lp_status scratch_init(struct scratch *s, const struct lp_bert *m, s
 	    !(s->ctx = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
 	    !(s->h = lp_mem_alloc(LP_MEM_SCRATCH, cap * (F > E ? F : E) * sizeof(float), d)) ||
 	    !(s->att = lp_mem_alloc(LP_MEM_SCRATCH, W * W * sizeof(float), d)) ||
+	    !(s->vt = lp_mem_alloc(LP_MEM_SCRATCH, W * (E / (size_t)m->hp.n_head) * sizeof(float), d)) ||
 	    !(s->ids = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(int32_t), d)) ||
 	    !(s->start = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(size_t), d)) ||
 	    !(s->len = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(size_t), d)) ||
@@ -327,14 +331,48 @@ static enum lp_status scratch_init(struct scratch *s, const struct lp_bert *m, s
 	return LP_OK;
 }
 
+/*
+ * The encoder's matrix products all go through gemm_nt: Y[n, m] = X[n, k]
+ * W[m, k]^T, row-major with the given leading dimensions, Y overwritten.
+ * With AVX2+FMA it runs lp_gemm_nt's kernel, which here beats a CBLAS that
+ * does not know the CPU (OpenBLAS 0.3.21 takes some Xeons for Prescott and
+ * is then 2.5x slower); otherwise CBLAS, which lp_gemm_nt falls back to.
+ * W is cut into blocks of GEMM_BLOCK_BYTES so that a block stays in L2
+ * while every row of X streams past it (the kernel itself does not block).
+ */
+#define GEMM_BLOCK_BYTES (192u * 1024u)
+
+static int gemm_native(void)
+{
+	return strcmp(lp_gemm_kernel_name(), "avx2") == 0;
+}
+
+static void gemm_nt(size_t n, size_t m, size_t k, const float *X, size_t ldx,
+		    const float *W, size_t ldw, float *Y, size_t ldy)
+{
+	size_t rb = GEMM_BLOCK_BYTES / (k * sizeof(float));
+
+	if (!gemm_native()) {   /* CBLAS blocks for itself */
+		lp_gemm_nt_blas(n, m, k, X, ldx, W, ldw, Y, ldy);
+		return;
+	}
+	rb -= rb % 3;   /* the kernel's tile is 3 rows of W */
+	if (rb < 3)
+		rb = 3;
+	for (size_t r = 0; r < m; r += rb)
+		lp_gemm_nt(n, m - r < rb ? m - r : rb, k, X, ldx, W + r * ldw, ldw, Y + r, ldy);
+}
+
 /* y[R, out] = x[R, in] W^T + b, with W stored [out, in]. */
 static void linear(const float *x, size_t R, size_t in, const float *W, const float *b,
 		   size_t out, float *y)
 {
-	for (size_t r = 0; r < R; r++)
-		memcpy(y + r * out, b, out * sizeof(float));
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)R, (int)out, (int)in,
-		    1.0f, x, (int)in, W, (int)in, 1.0f, y, (int)out);
+	gemm_nt(R, out, in, x, in, W, in, y, out);
+	for (size_t r = 0; r < R; r++) {
+		float *row = y + r * out;
+		for (size_t j = 0; j < out; j++)
+			row[j] += b[j];
+	}
 }
 
 /* x = LayerNorm(x + r) row by row; r may be NULL. */
@@ -374,38 +412,53 @@ static void embed_tokens(const struct lp_bert *m, struct scratch *s)
 	add_layernorm(s->x, NULL, s->n_tok, E, m->emb_ln_g, m->emb_ln_b, m->hp.ln_eps);
 }
 
-static void softmax_rows(float *a, size_t rows, size_t cols)
+/* a = softmax(scale * a) row by row (scale > 0). */
+static void softmax_rows(float *a, size_t rows, size_t cols, float scale)
 {
 	for (size_t i = 0; i < rows; i++) {
 		float *r = a + i * cols, mx = r[0], sum = 0;
 		for (size_t j = 1; j < cols; j++)
 			mx = r[j] > mx ? r[j] : mx;
 		for (size_t j = 0; j < cols; j++)
-			sum += (r[j] = expf(r[j] - mx));
+			sum += (r[j] = expf((r[j] - mx) * scale));
 		sum = 1.0f / sum;
 		for (size_t j = 0; j < cols; j++)
 			r[j] *= sum;
 	}
 }
 
+/* ctx[L, dh] (row stride E) = P[L, L] V[L, dh] (row stride E). The native
+ * kernel wants both operands K-contiguous, so V is transposed into vt
+ * first: a copy of L*dh floats against L*L*dh multiply-adds. */
+static void probs_times_v(const float *P, const float *V, size_t L, size_t dh, size_t E,
+			  float *vt, float *ctx)
+{
+	if (!gemm_native()) {
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)L, (int)dh, (int)L,
+			    1.0f, P, (int)L, V, (int)E, 0.0f, ctx, (int)E);
+		return;
+	}
+	for (size_t t = 0; t < L; t++)
+		for (size_t j = 0; j < dh; j++)
+			vt[j * L + t] = V[t * E + j];
+	gemm_nt(L, dh, L, P, L, vt, L, ctx, E);
+}
+
 /* Self-attention of each sequence with itself: ctx = softmax(QK^T/sqrt(dh)) V.
  * Sequences are packed without padding, so no mask is needed. */
 static void attention(const struct lp_bert *m, struct scratch *s)
 {
-	int E = m->hp.n_embd, H = m->hp.n_head, dh = E / H;
+	size_t E = (size_t)m->hp.n_embd, H = (size_t)m->hp.n_head, dh = E / H;
 	float scale = 1.0f / sqrtf((float)dh);
 
 	for (size_t q = 0; q < s->n_seq; q++) {
-		int L = (int)s->len[q];
-		size_t off = s->start[q] * (size_t)E;
-		for (int h = 0; h < H; h++) {
-			const float *Q = s->q + off + (size_t)h * dh, *K = s->k + off + (size_t)h * dh;
-			const float *V = s->v + off + (size_t)h * dh;
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, L, dh, scale,
-				    Q, E, K, E, 0.0f, s->att, L);
-			softmax_rows(s->att, (size_t)L, (size_t)L);
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, dh, L, 1.0f,
-				    s->att, L, V, E, 0.0f, s->ctx + off + (size_t)h * dh, E);
+		size_t L = s->len[q], off = s->start[q] * E;
+		for (size_t h = 0; h < H; h++) {
+			const float *Q = s->q + off + h * dh, *K = s->k + off + h * dh;
+			const float *V = s->v + off + h * dh;
+			gemm_nt(L, L, dh, Q, E, K, E, s->att, L);
+			softmax_rows(s->att, L, L, scale);
+			probs_times_v(s->att, V, L, dh, E, s->vt, s->ctx + off + h * dh);
 		}
 	}
 }
