@@ -6,6 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define HAVE_X86 1
+#endif
+
 #include "core/mem.h"
 #include "model/gemm.h"
 #include "retrieve/safetensors.h"
@@ -412,6 +417,80 @@ static void embed_tokens(const struct lp_bert *m, struct scratch *s)
 	add_layernorm(s->x, NULL, s->n_tok, E, m->emb_ln_g, m->emb_ln_b, m->hp.ln_eps);
 }
 
+#ifdef HAVE_X86
+/*
+ * exp for the softmax and GELU in AVX2, chosen with the GEMM kernel: libm's
+ * expf, one element at a time, took a tenth of the encoder once the
+ * products were fast. e^x = 2^n e^r with n = round(x / ln 2), |r| <= ln2/2,
+ * and e^r from its Taylor series to degree 6 (relative error about 1e-7).
+ * Only x <= 0 is asked for; below -87 the result is clamped near 2^-126.
+ */
+#define TGT __attribute__((target("avx2,fma")))
+
+TGT static __m256 exp_nonpos(__m256 x)
+{
+	__m256 n, r, p;
+	__m256i e;
+
+	x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+	n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
+			    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	/* ln 2 in two parts so that r keeps its low bits */
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+	p = _mm256_set1_ps(1.0f / 720);
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+	e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+	return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+/* r[j] = exp((r[j] - mx) * scale) for j < n8 (a multiple of 8); returns
+ * their sum. */
+TGT static float exp_shift_avx2(float *r, size_t n8, float mx, float scale)
+{
+	__m256 vm = _mm256_set1_ps(mx), vs = _mm256_set1_ps(scale), acc = _mm256_setzero_ps();
+	float lanes[8], sum = 0;
+
+	for (size_t j = 0; j < n8; j += 8) {
+		__m256 v = exp_nonpos(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(r + j), vm), vs));
+		_mm256_storeu_ps(r + j, v);
+		acc = _mm256_add_ps(acc, v);
+	}
+	_mm256_storeu_ps(lanes, acc);
+	for (int i = 0; i < 8; i++)
+		sum += lanes[i];
+	return sum;
+}
+
+/* The GELU below, 8 elements at a time, for i < n8 (a multiple of 8). */
+TGT static void gelu_avx2(float *x, size_t n8)
+{
+	const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+
+	for (size_t i = 0; i < n8; i += 8) {
+		__m256 v = _mm256_loadu_ps(x + i);
+		__m256 z = _mm256_mul_ps(v, _mm256_set1_ps((float)M_SQRT1_2));
+		__m256 a = _mm256_andnot_ps(sign, z);
+		__m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(a, _mm256_set1_ps(0.3275911f), one));
+		__m256 p = _mm256_set1_ps(1.061405429f), r;
+		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
+		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
+		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
+		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
+		p = _mm256_mul_ps(p, t);
+		r = _mm256_fnmadd_ps(p, exp_nonpos(_mm256_mul_ps(_mm256_xor_ps(a, sign), a)), one);
+		r = _mm256_or_ps(r, _mm256_and_ps(sign, z));   /* erf is odd */
+		_mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v),
+						      _mm256_add_ps(one, r)));
+	}
+}
+#endif
+
 /* a = softmax(scale * a) row by row (scale > 0). */
 static void softmax_rows(float *a, size_t rows, size_t cols, float scale)
 {
@@ -419,7 +498,14 @@ static void softmax_rows(float *a, size_t rows, size_t cols, float scale)
 		float *r = a + i * cols, mx = r[0], sum = 0;
 		for (size_t j = 1; j < cols; j++)
 			mx = r[j] > mx ? r[j] : mx;
-		for (size_t j = 0; j < cols; j++)
+		size_t j = 0;
+#ifdef HAVE_X86
+		if (gemm_native()) {
+			j = cols & ~(size_t)7;
+			sum = exp_shift_avx2(r, j, mx, scale);
+		}
+#endif
+		for (; j < cols; j++)
 			sum += (r[j] = expf((r[j] - mx) * scale));
 		sum = 1.0f / sum;
 		for (size_t j = 0; j < cols; j++)
@@ -481,7 +567,15 @@ static float erf_fast(float z)
 
 static void gelu(float *x, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	size_t i = 0;
+
+#ifdef HAVE_X86
+	if (gemm_native()) {
+		i = n & ~(size_t)7;
+		gelu_avx2(x, i);
+	}
+#endif
+	for (; i < n; i++)
 		x[i] = 0.5f * x[i] * (1.0f + erf_fast(x[i] * (float)M_SQRT1_2));
 }
 
