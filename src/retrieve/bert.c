@@ -6,7 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define HAVE_X86 1
+#endif
+
 #include "core/mem.h"
+#include "model/gemm.h"
 #include "retrieve/safetensors.h"
 
 /* One encoder layer; W are [out, in] row-major as stored, b are [out]. */
@@ -287,6 +293,7 @@ struct scratch {
 	float *ctx;         /* [cap, E] attention output before projection */
 	float *h;           /* [cap, F] intermediate; also [cap, E] temporaries */
 	float *att;         /* [window, window] one head's scores */
+	float *vt;          /* [dh, window] one head's V transposed */
 	/* the sequences of the current batch */
 	int32_t *ids;       /* [cap] */
 	size_t *start, *len, *owner; /* [cap] per sequence */
@@ -295,7 +302,8 @@ struct scratch {
 
 static void scratch_release(struct scratch *s)
 {
-	void *p[] = { s->x, s->q, s->k, s->v, s->ctx, s->h, s->att, s->ids, s->start, s->len, s->owner };
+	void *p[] = { s->x, s->q, s->k, s->v, s->ctx, s->h, s->att, s->vt, s->ids, s->start,
+		      s->len, s->owner };
 
 	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
 		lp_mem_free(p[i]);
@@ -317,6 +325,7 @@ static enum lp_status scratch_init(struct scratch *s, const struct lp_bert *m, s
 	    !(s->ctx = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
 	    !(s->h = lp_mem_alloc(LP_MEM_SCRATCH, cap * (F > E ? F : E) * sizeof(float), d)) ||
 	    !(s->att = lp_mem_alloc(LP_MEM_SCRATCH, W * W * sizeof(float), d)) ||
+	    !(s->vt = lp_mem_alloc(LP_MEM_SCRATCH, W * (E / (size_t)m->hp.n_head) * sizeof(float), d)) ||
 	    !(s->ids = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(int32_t), d)) ||
 	    !(s->start = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(size_t), d)) ||
 	    !(s->len = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(size_t), d)) ||
@@ -327,14 +336,48 @@ static enum lp_status scratch_init(struct scratch *s, const struct lp_bert *m, s
 	return LP_OK;
 }
 
+/*
+ * The encoder's matrix products all go through gemm_nt: Y[n, m] = X[n, k]
+ * W[m, k]^T, row-major with the given leading dimensions, Y overwritten.
+ * With AVX2+FMA it runs lp_gemm_nt's kernel, which here beats a CBLAS that
+ * does not know the CPU (OpenBLAS 0.3.21 takes some Xeons for Prescott and
+ * is then 2.5x slower); otherwise CBLAS, which lp_gemm_nt falls back to.
+ * W is cut into blocks of GEMM_BLOCK_BYTES so that a block stays in L2
+ * while every row of X streams past it (the kernel itself does not block).
+ */
+#define GEMM_BLOCK_BYTES (192u * 1024u)
+
+static int gemm_native(void)
+{
+	return strcmp(lp_gemm_kernel_name(), "avx2") == 0;
+}
+
+static void gemm_nt(size_t n, size_t m, size_t k, const float *X, size_t ldx,
+		    const float *W, size_t ldw, float *Y, size_t ldy)
+{
+	size_t rb = GEMM_BLOCK_BYTES / (k * sizeof(float));
+
+	if (!gemm_native()) {   /* CBLAS blocks for itself */
+		lp_gemm_nt_blas(n, m, k, X, ldx, W, ldw, Y, ldy);
+		return;
+	}
+	rb -= rb % 3;   /* the kernel's tile is 3 rows of W */
+	if (rb < 3)
+		rb = 3;
+	for (size_t r = 0; r < m; r += rb)
+		lp_gemm_nt(n, m - r < rb ? m - r : rb, k, X, ldx, W + r * ldw, ldw, Y + r, ldy);
+}
+
 /* y[R, out] = x[R, in] W^T + b, with W stored [out, in]. */
 static void linear(const float *x, size_t R, size_t in, const float *W, const float *b,
 		   size_t out, float *y)
 {
-	for (size_t r = 0; r < R; r++)
-		memcpy(y + r * out, b, out * sizeof(float));
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)R, (int)out, (int)in,
-		    1.0f, x, (int)in, W, (int)in, 1.0f, y, (int)out);
+	gemm_nt(R, out, in, x, in, W, in, y, out);
+	for (size_t r = 0; r < R; r++) {
+		float *row = y + r * out;
+		for (size_t j = 0; j < out; j++)
+			row[j] += b[j];
+	}
 }
 
 /* x = LayerNorm(x + r) row by row; r may be NULL. */
@@ -374,38 +417,134 @@ static void embed_tokens(const struct lp_bert *m, struct scratch *s)
 	add_layernorm(s->x, NULL, s->n_tok, E, m->emb_ln_g, m->emb_ln_b, m->hp.ln_eps);
 }
 
-static void softmax_rows(float *a, size_t rows, size_t cols)
+#ifdef HAVE_X86
+/*
+ * exp for the softmax and GELU in AVX2, chosen with the GEMM kernel: libm's
+ * expf, one element at a time, took a tenth of the encoder once the
+ * products were fast. e^x = 2^n e^r with n = round(x / ln 2), |r| <= ln2/2,
+ * and e^r from its Taylor series to degree 6 (relative error about 1e-7).
+ * Only x <= 0 is asked for; below -87 the result is clamped near 2^-126.
+ */
+#define TGT __attribute__((target("avx2,fma")))
+
+TGT static __m256 exp_nonpos(__m256 x)
+{
+	__m256 n, r, p;
+	__m256i e;
+
+	x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+	n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
+			    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	/* ln 2 in two parts so that r keeps its low bits */
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+	p = _mm256_set1_ps(1.0f / 720);
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+	e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+	return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+/* r[j] = exp((r[j] - mx) * scale) for j < n8 (a multiple of 8); returns
+ * their sum. */
+TGT static float exp_shift_avx2(float *r, size_t n8, float mx, float scale)
+{
+	__m256 vm = _mm256_set1_ps(mx), vs = _mm256_set1_ps(scale), acc = _mm256_setzero_ps();
+	float lanes[8], sum = 0;
+
+	for (size_t j = 0; j < n8; j += 8) {
+		__m256 v = exp_nonpos(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(r + j), vm), vs));
+		_mm256_storeu_ps(r + j, v);
+		acc = _mm256_add_ps(acc, v);
+	}
+	_mm256_storeu_ps(lanes, acc);
+	for (int i = 0; i < 8; i++)
+		sum += lanes[i];
+	return sum;
+}
+
+/* The GELU below, 8 elements at a time, for i < n8 (a multiple of 8). */
+TGT static void gelu_avx2(float *x, size_t n8)
+{
+	const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+
+	for (size_t i = 0; i < n8; i += 8) {
+		__m256 v = _mm256_loadu_ps(x + i);
+		__m256 z = _mm256_mul_ps(v, _mm256_set1_ps((float)M_SQRT1_2));
+		__m256 a = _mm256_andnot_ps(sign, z);
+		__m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(a, _mm256_set1_ps(0.3275911f), one));
+		__m256 p = _mm256_set1_ps(1.061405429f), r;
+		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
+		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
+		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
+		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
+		p = _mm256_mul_ps(p, t);
+		r = _mm256_fnmadd_ps(p, exp_nonpos(_mm256_mul_ps(_mm256_xor_ps(a, sign), a)), one);
+		r = _mm256_or_ps(r, _mm256_and_ps(sign, z));   /* erf is odd */
+		_mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v),
+						      _mm256_add_ps(one, r)));
+	}
+}
+#endif
+
+/* a = softmax(scale * a) row by row (scale > 0). */
+static void softmax_rows(float *a, size_t rows, size_t cols, float scale)
 {
 	for (size_t i = 0; i < rows; i++) {
 		float *r = a + i * cols, mx = r[0], sum = 0;
 		for (size_t j = 1; j < cols; j++)
 			mx = r[j] > mx ? r[j] : mx;
-		for (size_t j = 0; j < cols; j++)
-			sum += (r[j] = expf(r[j] - mx));
+		size_t j = 0;
+#ifdef HAVE_X86
+		if (gemm_native()) {
+			j = cols & ~(size_t)7;
+			sum = exp_shift_avx2(r, j, mx, scale);
+		}
+#endif
+		for (; j < cols; j++)
+			sum += (r[j] = expf((r[j] - mx) * scale));
 		sum = 1.0f / sum;
 		for (size_t j = 0; j < cols; j++)
 			r[j] *= sum;
 	}
 }
 
+/* ctx[L, dh] (row stride E) = P[L, L] V[L, dh] (row stride E). The native
+ * kernel wants both operands K-contiguous, so V is transposed into vt
+ * first: a copy of L*dh floats against L*L*dh multiply-adds. */
+static void probs_times_v(const float *P, const float *V, size_t L, size_t dh, size_t E,
+			  float *vt, float *ctx)
+{
+	if (!gemm_native()) {
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)L, (int)dh, (int)L,
+			    1.0f, P, (int)L, V, (int)E, 0.0f, ctx, (int)E);
+		return;
+	}
+	for (size_t t = 0; t < L; t++)
+		for (size_t j = 0; j < dh; j++)
+			vt[j * L + t] = V[t * E + j];
+	gemm_nt(L, dh, L, P, L, vt, L, ctx, E);
+}
+
 /* Self-attention of each sequence with itself: ctx = softmax(QK^T/sqrt(dh)) V.
  * Sequences are packed without padding, so no mask is needed. */
 static void attention(const struct lp_bert *m, struct scratch *s)
 {
-	int E = m->hp.n_embd, H = m->hp.n_head, dh = E / H;
+	size_t E = (size_t)m->hp.n_embd, H = (size_t)m->hp.n_head, dh = E / H;
 	float scale = 1.0f / sqrtf((float)dh);
 
 	for (size_t q = 0; q < s->n_seq; q++) {
-		int L = (int)s->len[q];
-		size_t off = s->start[q] * (size_t)E;
-		for (int h = 0; h < H; h++) {
-			const float *Q = s->q + off + (size_t)h * dh, *K = s->k + off + (size_t)h * dh;
-			const float *V = s->v + off + (size_t)h * dh;
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, L, dh, scale,
-				    Q, E, K, E, 0.0f, s->att, L);
-			softmax_rows(s->att, (size_t)L, (size_t)L);
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, dh, L, 1.0f,
-				    s->att, L, V, E, 0.0f, s->ctx + off + (size_t)h * dh, E);
+		size_t L = s->len[q], off = s->start[q] * E;
+		for (size_t h = 0; h < H; h++) {
+			const float *Q = s->q + off + h * dh, *K = s->k + off + h * dh;
+			const float *V = s->v + off + h * dh;
+			gemm_nt(L, L, dh, Q, E, K, E, s->att, L);
+			softmax_rows(s->att, L, L, scale);
+			probs_times_v(s->att, V, L, dh, E, s->vt, s->ctx + off + h * dh);
 		}
 	}
 }
@@ -428,7 +567,15 @@ static float erf_fast(float z)
 
 static void gelu(float *x, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	size_t i = 0;
+
+#ifdef HAVE_X86
+	if (gemm_native()) {
+		i = n & ~(size_t)7;
+		gelu_avx2(x, i);
+	}
+#endif
+	for (; i < n; i++)
 		x[i] = 0.5f * x[i] * (1.0f + erf_fast(x[i] * (float)M_SQRT1_2));
 }
 
