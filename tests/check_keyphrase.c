@@ -543,7 +543,7 @@ START_TEST(test_verify_describe)
 	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {auto: 2, must: [a \"b\"]}}"), LP_OK);
 	lp_buf_init(&b);
 	lp_stage_verify.describe(f.opts, &b);
-	ck_assert_str_eq(b.data, "{keyphrases: {auto: 2, must: ['a \"b\"'], regex: []}, "
+	ck_assert_str_eq(b.data, "{keyphrases: {auto: 2, must: [\"a \\\"b\\\"\"], regex: []}, "
 			 "min_words: 0, on_fail: warn}");
 	lp_buf_release(&b);
 	lp_arena_release(&f.cfg);

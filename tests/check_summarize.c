@@ -409,7 +409,7 @@ START_TEST(test_parse)
 	lp_buf_init(&b);
 	lp_stage_summarize.describe(f.opts, &b);
 	ck_assert_str_eq(b.data, "{strategy: extractive, fanout: 4, max_words: 50, max_sentences: 0, "
-			 "prompt: 'Say ''hi'''}");
+			 "prompt: \"Say 'hi'\"}");
 	lp_buf_release(&b);
 	lp_arena_release(&f.cfg);
 

@@ -82,26 +82,6 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	return LP_OK;
 }
 
-/* A YAML flow scalar: single-quoted ('' for '), or double-quoted with
- * escapes when it holds a line break, which single quotes would fold. */
-static void add_yaml_string(struct lp_buf *out, const char *s)
-{
-	int dq = strchr(s, '\n') != NULL;
-
-	lp_buf_addc(out, dq ? '"' : '\'');
-	for (; *s; s++) {
-		if (dq && (*s == '"' || *s == '\\'))
-			lp_buf_addc(out, '\\');
-		if (dq && *s == '\n')
-			lp_buf_adds(out, "\\n");
-		else if (!dq && *s == '\'')
-			lp_buf_adds(out, "''");
-		else
-			lp_buf_addc(out, *s);
-	}
-	lp_buf_addc(out, dq ? '"' : '\'');
-}
-
 static void describe(const void *opts, struct lp_buf *out)
 {
 	const struct summarize_opts *o = opts;
@@ -114,7 +94,7 @@ static void describe(const void *opts, struct lp_buf *out)
 			    strategy_names[o->strategy], o->fanout, o->max_tokens, o->extract_words);
 	if (o->prompt) {
 		lp_buf_adds(out, ", prompt: ");
-		add_yaml_string(out, o->prompt);
+		lp_cfg_quote(out, o->prompt);
 	}
 	lp_buf_addc(out, '}');
 }

@@ -130,26 +130,6 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	return LP_OK;
 }
 
-/* A YAML flow scalar: single-quoted ('' for '), or double-quoted with
- * escapes when it holds a line break, which single quotes would fold. */
-static void add_yaml_string(struct lp_buf *out, const char *s)
-{
-	int dq = strchr(s, '\n') != NULL;
-
-	lp_buf_addc(out, dq ? '"' : '\'');
-	for (; *s; s++) {
-		if (dq && (*s == '"' || *s == '\\'))
-			lp_buf_addc(out, '\\');
-		if (dq && *s == '\n')
-			lp_buf_adds(out, "\\n");
-		else if (!dq && *s == '\'')
-			lp_buf_adds(out, "''");
-		else
-			lp_buf_addc(out, *s);
-	}
-	lp_buf_addc(out, dq ? '"' : '\'');
-}
-
 static void add_quoted_list(struct lp_buf *out, const char *key, const char *const *v,
 			    size_t n)
 {
@@ -157,7 +137,7 @@ static void add_quoted_list(struct lp_buf *out, const char *key, const char *con
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			lp_buf_adds(out, ", ");
-		add_yaml_string(out, v[i]);
+		lp_cfg_quote(out, v[i]);
 	}
 	lp_buf_addc(out, ']');
 }
