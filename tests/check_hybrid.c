@@ -22,6 +22,7 @@
 #include "retrieve/hash.h"
 #include "retrieve/hashembed.h"
 #include "retrieve/vecindex.h"
+#include "retrieve/topk.h"
 #include "stages/doc.h"
 #include "stages/stage.h"
 
@@ -313,18 +314,19 @@ END_TEST
 
 START_TEST(test_vecindex_select_ties_nan)
 {
-	float s[] = { 1, NAN, 3, 3, -1, 2 };
+	/* The index ranks rows with the shared lp_topk_select. */
+	double s[] = { 1, NAN, 3, 3, -1, 2 };
 	size_t out[6];
 
-	ck_assert_uint_eq(lp_vecindex_select(s, 6, 6, out), 6);
+	ck_assert_uint_eq(lp_topk_select(s, 6, 6, out), 6);
 	ck_assert_uint_eq(out[0], 2);
 	ck_assert_uint_eq(out[1], 3);
 	ck_assert_uint_eq(out[2], 5);
 	ck_assert_uint_eq(out[3], 0);
 	ck_assert_uint_eq(out[4], 4);
 	ck_assert_uint_eq(out[5], 1);
-	ck_assert_uint_eq(lp_vecindex_select(s, 6, 0, out), 0);
-	ck_assert_uint_eq(lp_vecindex_select(s, 0, 3, out), 0);
+	ck_assert_uint_eq(lp_topk_select(s, 6, 0, out), 0);
+	ck_assert_uint_eq(lp_topk_select(s, 0, 3, out), 0);
 }
 END_TEST
 

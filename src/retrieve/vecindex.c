@@ -1,4 +1,5 @@
 #include "retrieve/vecindex.h"
+#include "retrieve/topk.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -78,64 +79,13 @@ enum lp_status lp_vecindex_scores(const struct lp_vecindex *ix, const float *que
 	return LP_OK;
 }
 
-/* a ranks below b: lower score, or equal and later; NaN below numbers. */
-static int worse(const float *s, size_t a, size_t b)
-{
-	if (isnan(s[a]) || isnan(s[b]))
-		return isnan(s[a]) && (!isnan(s[b]) || a > b);
-	return s[a] < s[b] || (s[a] == s[b] && a > b);
-}
-
-/* Min-heap of indices with the worst on top. */
-static void sift_down(const float *s, size_t *h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i, t;
-		if (l < n && worse(s, h[l], h[m]))
-			m = l;
-		if (r < n && worse(s, h[r], h[m]))
-			m = r;
-		if (m == i)
-			return;
-		t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
-	}
-}
-
-size_t lp_vecindex_select(const float *scores, size_t n, size_t k, size_t *out)
-{
-	size_t m = k < n ? k : n;
-
-	if (m == 0)
-		return 0;
-	for (size_t i = 0; i < m; i++)
-		out[i] = i;
-	for (size_t i = m / 2; i-- > 0;)
-		sift_down(scores, out, m, i);
-	for (size_t i = m; i < n; i++) {
-		if (worse(scores, out[0], i)) {
-			out[0] = i;
-			sift_down(scores, out, m, 0);
-		}
-	}
-	/* Pop the worst to the back: the array ends sorted best first. */
-	for (size_t end = m; end > 1; end--) {
-		size_t t = out[0];
-		out[0] = out[end - 1];
-		out[end - 1] = t;
-		sift_down(scores, out, end - 1, 0);
-	}
-	return m;
-}
-
 enum lp_status lp_vecindex_topk(const struct lp_vecindex *ix, const float *queries,
 				size_t nq, size_t k, size_t *idx, float *score,
 				size_t *kept, struct lp_diag *d)
 {
 	size_t n = ix->n, m = k < n ? k : n;
 	float *s;
+	double *row;
 	enum lp_status st;
 
 	*kept = m;
@@ -144,15 +94,22 @@ enum lp_status lp_vecindex_topk(const struct lp_vecindex *ix, const float *queri
 	if (n > SIZE_MAX / sizeof(float) / nq)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "too many queries for one product");
 	s = lp_mem_alloc(LP_MEM_SCRATCH, nq * n * sizeof(*s), d);
-	if (!s)
+	/* One query's scores widened for the shared top-k selection. */
+	row = s ? lp_mem_alloc(LP_MEM_SCRATCH, n * sizeof(*row), d) : NULL;
+	if (!row) {
+		lp_mem_free(s);
 		return LP_E_NOMEM;
+	}
 	st = lp_vecindex_scores(ix, queries, nq, s, d);
 	for (size_t q = 0; q < nq && st == LP_OK; q++) {
-		lp_vecindex_select(s + q * n, n, k, idx + q * k);
+		for (size_t i = 0; i < n; i++)
+			row[i] = s[q * n + i];
+		lp_topk_select(row, n, k, idx + q * k);
 		if (score)
 			for (size_t j = 0; j < m; j++)
 				score[q * k + j] = s[q * n + idx[q * k + j]];
 	}
+	lp_mem_free(row);
 	lp_mem_free(s);
 	return st;
 }

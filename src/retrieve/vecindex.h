@@ -58,8 +58,4 @@ enum lp_status lp_vecindex_topk(const struct lp_vecindex *ix, const float *queri
 				size_t nq, size_t k, size_t *idx, float *score,
 				size_t *kept, struct lp_diag *d);
 
-/* Heap selection alone: the indices of the min(k, n) best of scores[0..n)
- * into out (room for k), best first. Returns that count. */
-size_t lp_vecindex_select(const float *scores, size_t n, size_t k, size_t *out);
-
 #endif
