@@ -205,6 +205,8 @@ static void project(const struct lp_hashembed *e, float *out)
 	double norm = 0;
 
 	memset(out, 0, e->dim * sizeof(*out));
+	if (e->n == 0)
+		return; /* nothing counted: the zero vector (and no qsort(NULL)) */
 	qsort(e->feat, e->n, sizeof(*e->feat), cmp_feature);
 	for (size_t i = 0, j; i < e->n; i = j) {
 		uint64_t h = e->feat[i].h;
