@@ -146,27 +146,42 @@ static int k_min_sum(const uint8_t *scales, const int16_t *bsums)
 	return s;
 }
 
+/*
+ * One Q4_K/Q5_K super-block against its activations: the two formats share
+ * scales, mins and nibble layout; Q5_K adds a fifth bit per element from
+ * `qh` (NULL for Q4_K).
+ */
+static float k_block_dot(uint16_t d, uint16_t dmin, const uint8_t *scales,
+			 const uint8_t *qs, const uint8_t *qh, const struct lp_act_q8_256 *y)
+{
+	int isum = 0;
+
+	for (int j = 0; j < 8; j++) {
+		const uint8_t *q = qs + 32 * (j / 2);
+		const int8_t *qa = y->qs + 32 * j;
+		int shift = (j & 1) * 4, sub = 0;
+		uint8_t sc, m;
+		for (int l = 0; l < 32; l++) {
+			int v = (q[l] >> shift) & 0xF;
+			if (qh)
+				v |= ((qh[l] >> j) & 1) << 4;
+			sub += v * qa[l];
+		}
+		lp_k_scale_min(scales, j, &sc, &m);
+		isum += sc * sub;
+	}
+	return y->d * (lp_fp16_to_fp32(d) * (float)isum -
+		       lp_fp16_to_fp32(dmin) * (float)k_min_sum(scales, y->bsums));
+}
+
 static float dot_q4_k(const void *w, const void *a, size_t n)
 {
 	const struct lp_blk_q4_k *x = w;
 	const struct lp_act_q8_256 *y = a;
 	float s = 0;
 
-	for (size_t i = 0; i < n / LP_QK_K; i++) {
-		int isum = 0;
-		for (int j = 0; j < 8; j++) {
-			const uint8_t *q = x[i].qs + 32 * (j / 2);
-			const int8_t *qa = y[i].qs + 32 * j;
-			int shift = (j & 1) * 4, sub = 0;
-			uint8_t sc, m;
-			for (int l = 0; l < 32; l++)
-				sub += ((q[l] >> shift) & 0xF) * qa[l];
-			lp_k_scale_min(x[i].scales, j, &sc, &m);
-			isum += sc * sub;
-		}
-		s += y[i].d * (lp_fp16_to_fp32(x[i].d) * (float)isum -
-			       lp_fp16_to_fp32(x[i].dmin) * (float)k_min_sum(x[i].scales, y[i].bsums));
-	}
+	for (size_t i = 0; i < n / LP_QK_K; i++)
+		s += k_block_dot(x[i].d, x[i].dmin, x[i].scales, x[i].qs, NULL, &y[i]);
 	return s;
 }
 
@@ -176,21 +191,8 @@ static float dot_q5_k(const void *w, const void *a, size_t n)
 	const struct lp_act_q8_256 *y = a;
 	float s = 0;
 
-	for (size_t i = 0; i < n / LP_QK_K; i++) {
-		int isum = 0;
-		for (int j = 0; j < 8; j++) {
-			const uint8_t *q = x[i].qs + 32 * (j / 2);
-			const int8_t *qa = y[i].qs + 32 * j;
-			int shift = (j & 1) * 4, sub = 0;
-			uint8_t sc, m;
-			for (int l = 0; l < 32; l++)
-				sub += (((q[l] >> shift) & 0xF) | (((x[i].qh[l] >> j) & 1) << 4)) * qa[l];
-			lp_k_scale_min(x[i].scales, j, &sc, &m);
-			isum += sc * sub;
-		}
-		s += y[i].d * (lp_fp16_to_fp32(x[i].d) * (float)isum -
-			       lp_fp16_to_fp32(x[i].dmin) * (float)k_min_sum(x[i].scales, y[i].bsums));
-	}
+	for (size_t i = 0; i < n / LP_QK_K; i++)
+		s += k_block_dot(x[i].d, x[i].dmin, x[i].scales, x[i].qs, x[i].qh, &y[i]);
 	return s;
 }
 
