@@ -713,6 +713,7 @@ START_TEST(test_pipeline_valid_and_defaults)
 	ck_assert_int_eq(p->model.kv_type, LP_KV_F16);
 	ck_assert_int_eq(p->model.gpu_layers, -1);
 	ck_assert_ptr_null(p->model.chat_template);
+	ck_assert_int_eq(p->model.weights, LP_WEIGHTS_CFG_MAP);
 	ck_assert_uint_eq(p->memory.budget, 0);
 	ck_assert_int_eq(p->memory.on_oom, LP_ON_OOM_SHRINK);
 	ck_assert_int_eq(p->retrieval.scorer, LP_SCORER_BM25);
@@ -754,6 +755,7 @@ static const char full_pipeline[] =
 	"  kv_type: q8_0\n"
 	"  gpu_layers: 12\n"
 	"  chat_template: \"<|user|>{{q}}\"\n"
+	"  weights: stream\n"
 	"memory: {budget: 1.5GiB, on_oom: fail}\n"
 	"retrieval: {scorer: hybrid, k1: 0.9, b: 0.4, rrf_k: 10}\n"
 	"input: {invalid_utf8: replace}\n"
@@ -777,6 +779,7 @@ START_TEST(test_pipeline_every_section)
 	ck_assert_int_eq(p->model.kv_type, LP_KV_Q8_0);
 	ck_assert_int_eq(p->model.gpu_layers, 12);
 	ck_assert_str_eq(p->model.chat_template, "<|user|>{{q}}");
+	ck_assert_int_eq(p->model.weights, LP_WEIGHTS_CFG_STREAM);
 	ck_assert_uint_eq(p->memory.budget, 3ull << 29);
 	ck_assert_int_eq(p->memory.on_oom, LP_ON_OOM_FAIL);
 	ck_assert_int_eq(p->retrieval.scorer, LP_SCORER_HYBRID);
@@ -842,7 +845,8 @@ START_TEST(test_pipeline_print_round_trips)
 	ck_assert_str_eq(once,
 			 "version: 1\nname: p\nmodel:\n  path: ~\n  device: auto\n"
 			 "  context: 2048\n  kv_type: f16\n  gpu_layers: all\n"
-			 "  chat_template: ~\nmemory:\n  budget: 0\n  on_oom: shrink\n"
+			 "  chat_template: ~\n  weights: map\nmemory:\n  budget: 0\n"
+			 "  on_oom: shrink\n"
 			 "retrieval:\n  scorer: bm25\n  k1: 1.2\n  b: 0.75\n  rrf_k: 60\n"
 			 "  fusion: rrf\n  weight: 0.5\n  hash_dim: 1024\n"
 			 "input:\n  invalid_utf8: error\noutput:\n  format: text\n"
@@ -885,6 +889,8 @@ START_TEST(test_pipeline_section_errors)
 		     "model: 'device' must be one of auto, cpu, cuda, got 'gpu'");
 	expect_error(HEAD "model:\n  kv_type: q4_0\n" STAGES, 3, 12,
 		     "'kv_type' must be one of f32, f16, q8_0, got 'q4_0'");
+	expect_error(HEAD "model:\n  weights: copy\n" STAGES, 3, 12,
+		     "model: 'weights' must be one of map, stream, got 'copy'");
 	expect_error(HEAD "model:\n  gpu_layers: some\n" STAGES, 3, 15,
 		     "'gpu_layers' must be 'all' or a number of layers");
 	expect_error(HEAD "model:\n  gpu_layers: -2\n" STAGES, 3, 15,

@@ -26,7 +26,8 @@ struct fixture {
 	size_t other;
 };
 
-static void fx_open(struct fixture *f, const struct tiny_spec *s)
+/* With `stream`, the weights are streamed per layer (model.h). */
+static void fx_open_mode(struct fixture *f, const struct tiny_spec *s, int stream)
 {
 	struct lp_diag d;
 	int fd;
@@ -37,9 +38,15 @@ static void fx_open(struct fixture *f, const struct tiny_spec *s)
 	close(fd);
 	ck_assert_int_eq(tiny_model_write(f->path, s, 3), 0);
 	lp_diag_init(&d);
-	ck_assert_msg(lp_gguf_open(f->path, &f->g, &d) == LP_OK, "%s", d.msg);
+	ck_assert_msg((stream ? lp_gguf_open_streamed(f->path, &f->g, &d)
+			      : lp_gguf_open(f->path, &f->g, &d)) == LP_OK, "%s", d.msg);
 	ck_assert_msg(lp_model_load(f->g, &f->m, &d) == LP_OK, "%s", d.msg);
 	f->other = lp_mem_current(LP_MEM_OTHER);
+}
+
+static void fx_open(struct fixture *f, const struct tiny_spec *s)
+{
+	fx_open_mode(f, s, 0);
 }
 
 static void fx_close(struct fixture *f)
@@ -75,14 +82,28 @@ static double kv_elem_bytes(enum lp_qtype t)
 	return t == LP_Q_F32 ? 4 : t == LP_Q_F16 ? 2 : 34.0 / 32.0;
 }
 
-static void check_agreement(enum lp_qtype kv, enum lp_qtype wtype)
+/* Six layers: enough that streaming keeps well under the file resident. */
+static struct tiny_spec layered_spec(void)
 {
 	struct tiny_spec s = tiny_default_spec();
+
+	s.layers = 6;
+	s.embd = 128;
+	s.heads = 4;
+	s.kv_heads = 2;
+	s.ffn = 384;
+	return s;
+}
+
+static void check_agreement_mode(enum lp_qtype kv, enum lp_qtype wtype, int stream)
+{
+	struct tiny_spec s = stream ? layered_spec() : tiny_default_spec();
 	struct fixture f;
 	struct lp_probe *pr;
 
 	s.type = wtype;
-	fx_open(&f, &s);
+	fx_open_mode(&f, &s, stream);
+	ck_assert_int_eq(lp_model_streamed(f.m), stream);
 	ck_assert_uint_eq(lp_plan_weight_bytes(f.m), lp_mem_current(LP_MEM_WEIGHTS));
 	pr = probe(&f, 64, 512, kv);
 	ck_assert_uint_eq(pr->n_rows, 4 * 3);
@@ -106,6 +127,17 @@ static void check_agreement(enum lp_qtype kv, enum lp_qtype wtype)
 	lp_probe_free(pr);
 	fx_close(&f);
 }
+
+static void check_agreement(enum lp_qtype kv, enum lp_qtype wtype)
+{
+	check_agreement_mode(kv, wtype, 0);
+}
+
+START_TEST(test_agree_stream)
+{
+	check_agreement_mode(LP_Q_F16, LP_Q_F32, 1);
+}
+END_TEST
 
 START_TEST(test_agree_f32) { check_agreement(LP_Q_F32, LP_Q_F32); }
 END_TEST
@@ -514,6 +546,49 @@ START_TEST(test_plan_too_small)
 }
 END_TEST
 
+/* When the mapped file leaves no room for a context but the window does,
+ * the plan streams the weights, and only when allowed to. */
+START_TEST(test_plan_streams)
+{
+	struct tiny_spec s = layered_spec();
+	struct fixture f;
+	struct lp_plan p;
+	struct lp_plan_request r;
+	struct lp_diag d;
+	struct lp_ctx_params cp = lp_ctx_default_params();
+	struct lp_plan_bytes b;
+	size_t window_total;
+
+	fx_open(&f, &s);
+	lp_diag_init(&d);
+	ck_assert_uint_lt(2 * lp_plan_stream_weight_bytes(f.m), lp_plan_weight_bytes(f.m));
+	/* streamed at 256 tokens, with room to spare but less than the file */
+	cp.n_ctx = 256;
+	cp.kv_type = LP_Q_F16;
+	cp.n_threads = 2;
+	cp.n_batch = 256;
+	lp_plan_predict(f.m, f.other, &cp, &b);
+	window_total = b.total - b.weights + lp_plan_stream_weight_bytes(f.m);
+	ck_assert_uint_lt(window_total, lp_plan_weight_bytes(f.m));
+	r = request(&f, window_total + 1024, 0);
+	ck_assert_int_eq(lp_plan_choose(f.m, &r, &p, &d), LP_E_NOMEM);
+	ck_assert_msg(strstr(d.msg, "the weights alone need"), "%s", d.msg);
+	r.allow_stream = 1;
+	ck_assert_msg(lp_plan_choose(f.m, &r, &p, &d) == LP_OK, "%s", d.msg);
+	ck_assert_int_eq(p.stream, 1);
+	ck_assert_uint_eq(p.bytes.weights, lp_plan_stream_weight_bytes(f.m));
+	ck_assert_uint_ge(p.n_ctx, 256);
+	ck_assert_uint_le(p.bytes.total, p.usable);
+	/* plenty of room: mapped, as before */
+	r = request(&f, (size_t)64 << 20, 1);
+	r.allow_stream = 1;
+	ck_assert_msg(lp_plan_choose(f.m, &r, &p, &d) == LP_OK, "%s", d.msg);
+	ck_assert_int_eq(p.stream, 0);
+	ck_assert_uint_eq(p.bytes.weights, lp_plan_weight_bytes(f.m));
+	fx_close(&f);
+}
+END_TEST
+
 static Suite *probe_suite(void)
 {
 	Suite *s = suite_create("probe");
@@ -522,6 +597,7 @@ static Suite *probe_suite(void)
 	tcase_add_test(tc, test_agree_f32);
 	tcase_add_test(tc, test_agree_f16);
 	tcase_add_test(tc, test_agree_q8_0);
+	tcase_add_test(tc, test_agree_stream);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("output");
 	tcase_add_test(tc, test_csv);
@@ -536,6 +612,7 @@ static Suite *probe_suite(void)
 	tc = tcase_create("plan");
 	tcase_add_test(tc, test_plan_fits);
 	tcase_add_test(tc, test_plan_too_small);
+	tcase_add_test(tc, test_plan_streams);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -24,7 +24,10 @@ const char lp_usage_plan[] =
 	"least 4 MiB, for the tokenizer, the document and indexes), the chunk size\n"
 	"(the context less 96 tokens of template and 256 of output), an overlap of\n"
 	"about 12%, the KV type and the prefill batch, as a YAML fragment to paste\n"
-	"into a pipeline.\n"
+	"into a pipeline. When no context fits with the whole file mapped, the plan\n"
+	"streams the weights a layer at a time (model.weights: stream), which keeps\n"
+	"only a window resident: the metadata, the embedding and output tensors and\n"
+	"two layers.\n"
 	"\n"
 	"  --kv-type TYPE  auto (default) keeps f16 unless q8_0 gives a longer\n"
 	"                  context\n"
@@ -135,11 +138,17 @@ static void print_plan(const struct plan_opts *o, const struct lp_model *m,
 	       lp_mem_format_size(b->other, s[4], 32));
 	printf("#   = %s of %s usable (the rest is the safety margin)\n",
 	       lp_mem_format_size(b->total, s[0], 32), lp_mem_format_size(p->usable, s[1], 32));
+	if (p->stream)
+		printf("# weights streamed per layer: a window of %s resident, not the %s file\n",
+		       lp_mem_format_size(b->weights, s[0], 32),
+		       lp_mem_format_size(lp_gguf_file_bytes(m->gguf), s[1], 32));
 	printf("# kv cache: %zu bytes per token (%s); training context %u\n", p->kv_per_token,
 	       lp_qtype_name(p->kv_type), m->hp.n_ctx_train);
 	printf("# prefill batch: %u tokens per step, scratch sized for %d threads "
 	       "(not pipeline keys)\n", p->n_batch, p->n_threads);
 	printf("model:\n  context: %u\n  kv_type: %s\n", p->n_ctx, lp_qtype_name(p->kv_type));
+	if (p->stream)
+		printf("  weights: stream\n");
 	printf("memory:\n  budget: %s\n", budget);
 	printf("stages:\n  - split: {unit: tokens, size: %u, overlap: %u, boundary: sentence}\n",
 	       p->chunk, p->overlap);
@@ -170,7 +179,8 @@ int cmd_plan(int argc, char **argv)
 	if (!st) {
 		r = (struct lp_plan_request){ .budget = o.budget, .kv_auto = o.kv_auto,
 					      .kv_type = o.kv_type, .n_threads = o.n_threads,
-					      .other = lp_mem_current(LP_MEM_OTHER) };
+					      .other = lp_mem_current(LP_MEM_OTHER),
+					      .allow_stream = 1 };
 		st = lp_plan_choose(m, &r, &p, &d);
 	}
 	if (st) {

@@ -23,6 +23,7 @@ static const char *const top_keys[] = {
 static const char *const device_names[] = { "auto", "cpu", "cuda", NULL };
 static const char *const kv_names[] = { "f32", "f16", "q8_0", NULL };
 static const char *const on_oom_names[] = { "shrink", "fail", NULL };
+static const char *const weights_names[] = { "map", "stream", NULL };
 static const char *const scorer_names[] = { "bm25", "hash", "dense", "hybrid", NULL };
 static const char *const fusion_names[] = { "rrf", "weighted", NULL };
 static const char *const utf8_names[] = { "error", "replace", NULL };
@@ -113,10 +114,10 @@ static enum lp_status parse_model(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 				  const struct lp_node *root)
 {
 	static const char *const keys[] = { "path", "device", "context", "kv_type",
-					    "gpu_layers", "chat_template", NULL };
+					    "gpu_layers", "chat_template", "weights", NULL };
 	struct lp_model_cfg *m = &p->model;
 	const struct lp_node *s;
-	int dev, kv;
+	int dev, kv, w;
 	enum lp_status st;
 
 	if ((st = section(c, root, "model", &s)) != LP_OK ||
@@ -128,10 +129,12 @@ static enum lp_status parse_model(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 	    (st = lp_cfg_get_int(c, s, "context", 2048, 16, 1048576, &m->context)) != LP_OK ||
 	    (st = lp_cfg_get_enum(c, s, "kv_type", kv_names, LP_KV_F16, &kv)) != LP_OK ||
 	    (st = parse_gpu_layers(c, s, &m->gpu_layers)) != LP_OK ||
-	    (st = lp_cfg_get_string(c, s, "chat_template", NULL, &m->chat_template)) != LP_OK)
+	    (st = lp_cfg_get_string(c, s, "chat_template", NULL, &m->chat_template)) != LP_OK ||
+	    (st = lp_cfg_get_enum(c, s, "weights", weights_names, LP_WEIGHTS_CFG_MAP, &w)) != LP_OK)
 		return st;
 	m->device = (enum lp_device)dev;
 	m->kv_type = (enum lp_kv_type)kv;
+	m->weights = (enum lp_weights_cfg)w;
 	return LP_OK;
 }
 
@@ -433,6 +436,7 @@ static void print_model(const struct lp_model_cfg *m, FILE *out)
 	else
 		fprintf(out, "  gpu_layers: %lld\n", m->gpu_layers);
 	print_string("  chat_template", m->chat_template, out);
+	fprintf(out, "  weights: %s\n", weights_names[m->weights]);
 }
 
 void lp_pipeline_print(const struct lp_pipeline *p, FILE *out)

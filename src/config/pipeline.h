@@ -36,6 +36,7 @@ struct lp_stage_kind;
 enum lp_device { LP_DEVICE_AUTO, LP_DEVICE_CPU, LP_DEVICE_CUDA };
 enum lp_kv_type { LP_KV_F32, LP_KV_F16, LP_KV_Q8_0 };
 enum lp_on_oom { LP_ON_OOM_SHRINK, LP_ON_OOM_FAIL };
+enum lp_weights_cfg { LP_WEIGHTS_CFG_MAP, LP_WEIGHTS_CFG_STREAM };
 enum lp_scorer { LP_SCORER_BM25, LP_SCORER_HASH, LP_SCORER_DENSE, LP_SCORER_HYBRID };
 enum lp_fusion { LP_FUSION_RRF, LP_FUSION_WEIGHTED };
 enum lp_invalid_utf8 { LP_UTF8_ERROR, LP_UTF8_REPLACE };
@@ -49,6 +50,7 @@ struct lp_model_cfg {
 	enum lp_kv_type kv_type;
 	long long gpu_layers;  /* -1: all */
 	const char *chat_template; /* override, NULL: from the GGUF */
+	enum lp_weights_cfg weights; /* map (whole file) or stream (per layer) */
 };
 
 struct lp_memory_cfg {

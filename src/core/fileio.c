@@ -45,8 +45,8 @@ static enum lp_status map_read_stream(int fd, const char *path, enum lp_mem_tag 
 	return LP_OK;
 }
 
-enum lp_status lp_file_map(const char *path, enum lp_mem_tag tag,
-			   struct lp_mapped *m, struct lp_diag *d)
+static enum lp_status map_file(const char *path, enum lp_mem_tag tag, int reserve,
+			       struct lp_mapped *m, struct lp_diag *d)
 {
 	struct stat st;
 	int fd;
@@ -78,28 +78,73 @@ enum lp_status lp_file_map(const char *path, enum lp_mem_tag tag,
 		close(fd);
 		return LP_OK;
 	}
-	if ((s = lp_mem_reserve(tag, (size_t)st.st_size, d))) {
+	if (reserve && (s = lp_mem_reserve(tag, (size_t)st.st_size, d))) {
 		close(fd);
 		return s;
 	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED) {
-		lp_mem_unreserve(tag, (size_t)st.st_size);
+		if (reserve)
+			lp_mem_unreserve(tag, (size_t)st.st_size);
 		return lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to map: %s", strerror(errno));
 	}
-	madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+	/* A whole-file reader streams through once; a partial one jumps. */
+	madvise(p, (size_t)st.st_size, reserve ? MADV_SEQUENTIAL : MADV_NORMAL);
 	m->data = p;
 	m->len = (size_t)st.st_size;
 	m->is_mmap = 1;
+	m->reserved = reserve ? m->len : 0;
 	return LP_OK;
+}
+
+enum lp_status lp_file_map(const char *path, enum lp_mem_tag tag,
+			   struct lp_mapped *m, struct lp_diag *d)
+{
+	return map_file(path, tag, 1, m, d);
+}
+
+enum lp_status lp_file_map_unreserved(const char *path, enum lp_mem_tag tag,
+				      struct lp_mapped *m, struct lp_diag *d)
+{
+	return map_file(path, tag, 0, m, d);
+}
+
+int lp_file_advise(const struct lp_mapped *m, size_t off, size_t len,
+		   enum lp_file_advice advice)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), lo, hi;
+	int how = MADV_WILLNEED;
+
+	if (!m->is_mmap || !m->data || off >= m->len || !len)
+		return 0;
+	if (len > m->len - off)
+		len = m->len - off;
+	/* the mapping starts on a page boundary, so offsets round alike; the
+	 * kernel rounds the length up to whole pages itself */
+	lo = off / page * page;
+	hi = off + len;
+	if (advice == LP_ADVISE_DROP)
+		how = MADV_DONTNEED;
+#ifdef MADV_POPULATE_READ
+	else if (advice == LP_ADVISE_POPULATE)
+		how = MADV_POPULATE_READ;
+#endif
+	if (madvise((void *)(m->data + lo), hi - lo, how) == 0)
+		return 0;
+#ifdef MADV_POPULATE_READ
+	/* kernels before 5.14 do not know it: a hint is enough */
+	if (how == MADV_POPULATE_READ && errno == EINVAL)
+		return madvise((void *)(m->data + lo), hi - lo, MADV_WILLNEED) ? -1 : 0;
+#endif
+	return -1;
 }
 
 void lp_file_unmap(struct lp_mapped *m)
 {
 	if (m->is_mmap && m->data) {
 		munmap((void *)m->data, m->len);
-		lp_mem_unreserve(m->tag, m->len);
+		lp_mem_unreserve(m->tag, m->reserved);
 	} else {
 		lp_mem_free((void *)m->data);
 	}

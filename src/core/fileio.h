@@ -24,6 +24,7 @@ struct lp_mapped {
 	size_t len;                /* bytes */
 	int is_mmap;               /* 1: munmap on release; 0: lp_mem_free */
 	enum lp_mem_tag tag;
+	size_t reserved;           /* bytes of an mmap reserved under tag */
 };
 
 /*
@@ -34,6 +35,34 @@ struct lp_mapped {
 enum lp_status lp_file_map(const char *path, enum lp_mem_tag tag,
 			   struct lp_mapped *m, struct lp_diag *d);
 void lp_file_unmap(struct lp_mapped *m);
+
+/*
+ * Same as lp_file_map, except that a regular file's mapping reserves
+ * nothing: the caller keeps only part of it resident (lp_file_advise) and
+ * reserves what it keeps itself. A pipe or stdin is still read into
+ * tracked memory, and is_mmap says which of the two happened.
+ */
+enum lp_status lp_file_map_unreserved(const char *path, enum lp_mem_tag tag,
+				      struct lp_mapped *m, struct lp_diag *d);
+
+enum lp_file_advice {
+	LP_ADVISE_DROP,      /* unmap the pages from the process (they are read
+			      * again from the page cache on the next access) */
+	LP_ADVISE_PREFETCH,  /* start reading the pages into the page cache */
+	LP_ADVISE_POPULATE,  /* map the pages now, in one call rather than one
+			      * page fault at a time (PREFETCH where the kernel
+			      * cannot) */
+};
+
+/*
+ * Advise the kernel about bytes [off, off + len) of a mapping, widened to
+ * whole pages and clipped to the file. Only a read-only file mapping is
+ * ever advised: for memory read from a pipe, dropping would lose the
+ * bytes, so nothing is done. Returns 0, or -1 when the kernel refused
+ * (the mapping is unchanged and still readable).
+ */
+int lp_file_advise(const struct lp_mapped *m, size_t off, size_t len,
+		   enum lp_file_advice advice);
 
 struct lp_afile {
 	FILE *fp;         /* write here */

@@ -509,8 +509,10 @@ static void step(struct lp_ctx *c, const int32_t *tokens, size_t n, uint32_t pos
 		lp_dequantize_row(m->tok_embd.type, (const uint8_t *)m->tok_embd.data +
 				  (size_t)tokens[t] * m->tok_embd.row_bytes, c->x + t * E, E);
 	rope_tables(c, pos, n);
-	for (uint32_t il = 0; il < hp->n_layer; il++)
+	for (uint32_t il = 0; il < hp->n_layer; il++) {
+		lp_model_stream_layer(m, il);
 		layer_step(c, il, pos, n);
+	}
 	if (all) {
 		for (size_t t = 0; t < n; t++)
 			rmsnorm(c->xb + t * E, c->x + t * E, m->output_norm, E, hp->norm_eps);
@@ -520,6 +522,8 @@ static void step(struct lp_ctx *c, const int32_t *tokens, size_t n, uint32_t pos
 		rmsnorm(c->xb, c->x + (n - 1) * E, m->output_norm, E, hp->norm_eps);
 		matmul(c, &m->output, c->xb, 1, c->logits, hp->n_vocab);
 	}
+	/* after the output: its norm may share pages with the last layer */
+	lp_model_stream_done(m);
 }
 
 static enum lp_status eval(struct lp_ctx *c, const int32_t *tokens, size_t n, uint32_t pos,

@@ -32,6 +32,7 @@ struct lp_gguf {
 	char *path;
 	struct lp_mapped map;       /* when opened from a file */
 	int mapped;
+	int streamed;               /* mapped without a reservation */
 	const unsigned char *base;  /* file bytes */
 	size_t len;
 	uint32_t version;
@@ -620,7 +621,8 @@ static struct lp_gguf *gguf_new(const char *name, struct lp_diag *d)
 	return g;
 }
 
-enum lp_status lp_gguf_open(const char *path, struct lp_gguf **out, struct lp_diag *d)
+static enum lp_status open_file(const char *path, int streamed, struct lp_gguf **out,
+				struct lp_diag *d)
 {
 	struct lp_gguf *g;
 	enum lp_status s;
@@ -628,14 +630,44 @@ enum lp_status lp_gguf_open(const char *path, struct lp_gguf **out, struct lp_di
 	*out = NULL;
 	if (!(g = gguf_new(path, d)))
 		return LP_E_NOMEM;
-	if ((s = lp_file_map(path, LP_MEM_WEIGHTS, &g->map, d))) {
+	s = streamed ? lp_file_map_unreserved(path, LP_MEM_WEIGHTS, &g->map, d)
+		     : lp_file_map(path, LP_MEM_WEIGHTS, &g->map, d);
+	if (s) {
 		lp_gguf_close(g);
 		return s;
 	}
 	g->mapped = 1;
+	/* a pipe was read into tracked memory: nothing there can be dropped */
+	g->streamed = streamed && g->map.is_mmap;
 	g->base = g->map.data;
 	g->len = g->map.len;
 	return open_common(g, out, d);
+}
+
+enum lp_status lp_gguf_open(const char *path, struct lp_gguf **out, struct lp_diag *d)
+{
+	return open_file(path, 0, out, d);
+}
+
+enum lp_status lp_gguf_open_streamed(const char *path, struct lp_gguf **out,
+				     struct lp_diag *d)
+{
+	return open_file(path, 1, out, d);
+}
+
+int lp_gguf_streamed(const struct lp_gguf *g)
+{
+	return g->streamed;
+}
+
+int lp_gguf_advise(const struct lp_gguf *g, const void *p, size_t len,
+		   enum lp_file_advice advice)
+{
+	const unsigned char *b = p;
+
+	if (!g->streamed || b < g->base || b > g->base + g->len)
+		return 0;
+	return lp_file_advise(&g->map, (size_t)(b - g->base), len, advice);
 }
 
 enum lp_status lp_gguf_open_bytes(const char *name, const void *data, size_t len,

@@ -2,7 +2,8 @@
  * gguf.h - reading GGUF model files (versions 2 and 3) safely.
  *
  * The file is mapped read-only (and reserved against the memory budget under
- * LP_MEM_WEIGHTS); metadata and tensor infos are parsed into tables owned by
+ * LP_MEM_WEIGHTS, unless opened for streaming: then the model reserves the
+ * part it keeps resident, see model.h); metadata and tensor infos are parsed into tables owned by
  * the struct lp_gguf; tensor data is never copied: lp_gguf_tensor_data
  * points into the mapping.
  *
@@ -17,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/fileio.h"
 #include "core/status.h"
 #include "model/quant.h"
 
@@ -72,6 +74,11 @@ struct lp_gguf;
  * with lp_gguf_close). On failure returns LP_E_IO, LP_E_MODEL or LP_E_NOMEM
  * with `d` naming the file and the byte offset. */
 enum lp_status lp_gguf_open(const char *path, struct lp_gguf **out, struct lp_diag *d);
+/* Same, but the mapping reserves nothing against the budget: for a model
+ * that streams its weights a layer at a time and reserves that window
+ * itself (lp_model_load). */
+enum lp_status lp_gguf_open_streamed(const char *path, struct lp_gguf **out,
+				     struct lp_diag *d);
 /* Same over bytes in memory (tests and fuzzing); `data` must outlive it. */
 enum lp_status lp_gguf_open_bytes(const char *name, const void *data, size_t len,
 				  struct lp_gguf **out, struct lp_diag *d);
@@ -101,6 +108,15 @@ size_t lp_gguf_n_tensors(const struct lp_gguf *g);
 const struct lp_gguf_tensor *lp_gguf_tensor_at(const struct lp_gguf *g, size_t i);
 /* Tensor by name; NULL when absent. */
 const struct lp_gguf_tensor *lp_gguf_find_tensor(const struct lp_gguf *g, const char *name);
+
+/* 1 when opened with lp_gguf_open_streamed from a regular file: only then
+ * may its pages be dropped (lp_gguf_advise). */
+int lp_gguf_streamed(const struct lp_gguf *g);
+/* lp_file_advise (core/fileio.h) for bytes [p, p + len) of the file; a
+ * no-op unless lp_gguf_streamed(g). Returns 0 or -1 (refused: the bytes
+ * stay readable). */
+int lp_gguf_advise(const struct lp_gguf *g, const void *p, size_t len,
+		   enum lp_file_advice advice);
 
 /* Path given to open, for messages. */
 const char *lp_gguf_path(const struct lp_gguf *g);

@@ -152,3 +152,14 @@ tests_tools_gen_tiny_model_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_tools_gen_tiny_model_LDADD = $(TEST_LIBS)
 TESTS += tests/cli/probe.sh
 EXTRA_DIST += tests/cli/probe.sh
+
+# model: streamed weights (a window of the mapping resident, layer by layer)
+check_PROGRAMS += tests/check_stream
+TESTS += tests/check_stream
+tests_check_stream_SOURCES = tests/check_stream.c \
+	tests/tools/tiny_model.c tests/tools/tiny_model.h \
+	tests/tools/chat_model.c tests/tools/chat_model.h \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_check_stream_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_check_stream_CFLAGS = $(TEST_CFLAGS)
+tests_check_stream_LDADD = $(TEST_LIBS)

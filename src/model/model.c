@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/mem.h"
 
@@ -182,6 +183,43 @@ static size_t store_need(const struct lp_gguf *g)
 	return need;
 }
 
+static int span_cmp(const void *a, const void *b)
+{
+	const struct lp_span *x = a, *y = b;
+
+	return (uintptr_t)x->p < (uintptr_t)y->p ? -1 : (uintptr_t)x->p > (uintptr_t)y->p;
+}
+
+/* The file bytes of a layer's tensors (converted vectors included: their
+ * source is read once at load, and a few bytes more do no harm), sorted,
+ * with neighbours merged across the alignment padding, so that a layer
+ * stored in one piece, as converters write it, takes one call. */
+static void collect_spans(const struct lp_gguf *g, char names[][64], int n,
+			  struct lp_layer *ly)
+{
+	size_t gap = lp_gguf_alignment(g);
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		const struct lp_gguf_tensor *t = lp_gguf_find_tensor(g, names[i]);
+		if (t && t->bytes)
+			ly->spans[k++] = (struct lp_span){ t->data, (size_t)t->bytes };
+	}
+	qsort(ly->spans, (size_t)k, sizeof(ly->spans[0]), span_cmp);
+	ly->n_spans = 0;
+	for (int i = 0; i < k; i++) {
+		struct lp_span *last = ly->n_spans ? &ly->spans[ly->n_spans - 1] : NULL;
+		const char *end = last ? (const char *)last->p + last->len : NULL;
+		if (last && (const char *)ly->spans[i].p <= end + gap) {
+			const char *e = (const char *)ly->spans[i].p + ly->spans[i].len;
+			if (e > end)
+				last->len = (size_t)(e - (const char *)last->p);
+		} else {
+			ly->spans[ly->n_spans++] = ly->spans[i];
+		}
+	}
+}
+
 static enum lp_status load_layer(struct loader *L, const struct lp_hparams *hp,
 				 uint32_t il, struct lp_layer *ly)
 {
@@ -214,10 +252,89 @@ static enum lp_status load_layer(struct loader *L, const struct lp_hparams *hp,
 	    (st = get_mat(L, nm[10], F, E, &ly->w_up)) ||
 	    (st = get_mat(L, nm[11], E, F, &ly->w_down)))
 		return st;
+	collect_spans(L->g, nm, 12, ly);
 	/* The names were on the stack: keep only the generic label. */
 	ly->wq.name = "attn_q"; ly->wk.name = "attn_k"; ly->wv.name = "attn_v";
 	ly->wo.name = "attn_output"; ly->w_gate.name = "ffn_gate";
 	ly->w_up.name = "ffn_up"; ly->w_down.name = "ffn_down";
+	return LP_OK;
+}
+
+static void drop_layer(const struct lp_model *m, uint32_t il);
+
+/* A span and the layer it belongs to (UINT32_MAX: always resident). */
+struct owned_span {
+	uintptr_t p;
+	size_t len;
+	uint32_t owner;
+};
+
+static int owned_cmp(const void *a, const void *b)
+{
+	const struct owned_span *x = a, *y = b;
+
+	return x->p < y->p ? -1 : x->p > y->p;
+}
+
+static void add_neighbour(struct lp_model *m, uint32_t owner, uint32_t nb)
+{
+	uint32_t *ids = owner == UINT32_MAX ? m->neighbours : m->layers[owner].neighbours;
+	int *n = owner == UINT32_MAX ? &m->n_neighbours : &m->layers[owner].n_neighbours;
+
+	if (nb == UINT32_MAX || nb == owner)
+		return;
+	for (int i = 0; i < *n; i++)
+		if (ids[i] == nb)
+			return;
+	/* past the cap a neighbour keeps a few stray pages: memory, not
+	 * correctness */
+	if (*n < LP_MAX_NEIGHBOURS)
+		ids[(*n)++] = nb;
+}
+
+/* Which layers lie next to each layer, and next to the always-resident
+ * tensors, in the file. */
+static enum lp_status find_neighbours(struct lp_model *m, struct lp_diag *d)
+{
+	const struct lp_tensor *keep[2] = { &m->tok_embd, &m->output };
+	const struct lp_gguf_tensor *norm = lp_gguf_find_tensor(m->gguf, "output_norm.weight");
+	size_t n = 0, cap = 3 + (size_t)m->hp.n_layer * LP_LAYER_MAX_SPANS;
+	struct owned_span *all = malloc(cap * sizeof(*all));
+
+	if (!all)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "cannot allocate the span table");
+	for (int i = 0; i < (m->tied_output ? 1 : 2); i++)
+		all[n++] = (struct owned_span){ (uintptr_t)keep[i]->data,
+						(size_t)keep[i]->rows * keep[i]->row_bytes,
+						UINT32_MAX };
+	if (norm)
+		all[n++] = (struct owned_span){ (uintptr_t)norm->data, (size_t)norm->bytes,
+						UINT32_MAX };
+	for (uint32_t il = 0; il < m->hp.n_layer; il++)
+		for (int i = 0; i < m->layers[il].n_spans; i++)
+			all[n++] = (struct owned_span){ (uintptr_t)m->layers[il].spans[i].p,
+							m->layers[il].spans[i].len, il };
+	qsort(all, n, sizeof(*all), owned_cmp);
+	for (size_t i = 1; i < n; i++) {
+		add_neighbour(m, all[i - 1].owner, all[i].owner);
+		add_neighbour(m, all[i].owner, all[i - 1].owner);
+	}
+	free(all);
+	return LP_OK;
+}
+
+/* Reserve the window and drop whatever loading touched of the layers. */
+static enum lp_status start_streaming(struct lp_model *m, struct lp_diag *d)
+{
+	size_t window = lp_model_window_bytes(m);
+	enum lp_status st = find_neighbours(m, d);
+
+	if (st || (st = lp_mem_reserve(LP_MEM_WEIGHTS, window, d)))
+		return st;
+	m->window_reserved = window;
+	m->streamed = 1;
+	for (uint32_t il = 0; il < m->hp.n_layer; il++)
+		drop_layer(m, il);
 	return LP_OK;
 }
 
@@ -273,6 +390,8 @@ enum lp_status lp_model_load(const struct lp_gguf *g, struct lp_model **out,
 	for (uint32_t il = 0; il < hp->n_layer; il++)
 		if ((st = load_layer(&L, hp, il, &m->layers[il])))
 			goto fail;
+	if (lp_gguf_streamed(g) && (st = start_streaming(m, d)))
+		goto fail;
 	*out = m;
 	return LP_OK;
 fail:
@@ -285,6 +404,7 @@ void lp_model_free(struct lp_model *m)
 	if (!m)
 		return;
 	lp_mem_free(m->vec_store);
+	lp_mem_unreserve(LP_MEM_WEIGHTS, m->window_reserved);
 	free(m->layers);
 	free(m);
 }
@@ -305,4 +425,106 @@ size_t lp_model_weight_bytes(const struct lp_model *m)
 		     mat_bytes(&l->w_down);
 	}
 	return n;
+}
+
+int lp_model_streamed(const struct lp_model *m)
+{
+	return m->streamed;
+}
+
+/* Whole pages that bytes [p, p + len) touch. */
+static size_t page_bytes(const void *p, size_t len, size_t page)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	if (!len)
+		return 0;
+	return ((a + len + page - 1) / page - a / page) * page;
+}
+
+size_t lp_model_window_bytes(const struct lp_model *m)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), layer = 0, n, file;
+	const struct lp_gguf *g = m->gguf;
+	const struct lp_gguf_tensor *norm = lp_gguf_find_tensor(g, "output_norm.weight");
+
+	/* the metadata: the tokenizer and tensor lookups read it */
+	n = (lp_gguf_data_offset(g) + page - 1) / page * page;
+	n += page_bytes(m->tok_embd.data, (size_t)m->tok_embd.rows * m->tok_embd.row_bytes,
+			page);
+	if (!m->tied_output)
+		n += page_bytes(m->output.data, (size_t)m->output.rows * m->output.row_bytes,
+				page);
+	if (norm)
+		n += page_bytes(norm->data, (size_t)norm->bytes, page);
+	for (uint32_t il = 0; il < m->hp.n_layer; il++) {
+		const struct lp_layer *l = &m->layers[il];
+		size_t b = 0;
+		for (int i = 0; i < l->n_spans; i++)
+			b += page_bytes(l->spans[i].p, l->spans[i].len, page);
+		layer = b > layer ? b : layer;
+	}
+	/* the layer being computed and the next one, being read */
+	n += layer * (m->hp.n_layer > 1 ? 2 : 1);
+	file = (lp_gguf_file_bytes(g) + page - 1) / page * page;
+	return n < file ? n : file;
+}
+
+static void advise_layer(const struct lp_model *m, uint32_t il, enum lp_file_advice a)
+{
+	const struct lp_layer *l = &m->layers[il];
+
+	for (int i = 0; i < l->n_spans; i++)
+		lp_gguf_advise(m->gguf, l->spans[i].p, l->spans[i].len, a);
+}
+
+/* Drop the pages that lie wholly inside a layer's spans: a page shared
+ * with a neighbouring tensor may be in use, and dropping it would make the
+ * next touch map its whole folio back, pages of this layer included. */
+static void drop_layer(const struct lp_model *m, uint32_t il)
+{
+	const struct lp_layer *l = &m->layers[il];
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	for (int i = 0; i < l->n_spans; i++) {
+		uintptr_t a = ((uintptr_t)l->spans[i].p + page - 1) / page * page;
+		uintptr_t e = ((uintptr_t)l->spans[i].p + l->spans[i].len) / page * page;
+		if (e > a)
+			lp_gguf_advise(m->gguf, (const void *)a, (size_t)(e - a), LP_ADVISE_DROP);
+	}
+}
+
+static void drop_list(const struct lp_model *m, const uint32_t *ids, int n, uint32_t keep)
+{
+	for (int i = 0; i < n; i++)
+		if (ids[i] != keep)
+			drop_layer(m, ids[i]);
+}
+
+/*
+ * The order matters. The kernel may map a whole large folio of the page
+ * cache on one fault, so mapping layer il can bring back pages of the
+ * layers stored next to it in the file (which need not be il - 1: files
+ * list "blk.10" before "blk.2"). Those are dropped after il is mapped,
+ * never before, or such pages would pile up layer after layer.
+ */
+void lp_model_stream_layer(const struct lp_model *m, uint32_t il)
+{
+	const struct lp_layer *l = &m->layers[il];
+
+	if (!m->streamed)
+		return;
+	advise_layer(m, il, LP_ADVISE_POPULATE);
+	if (il > 0)
+		drop_layer(m, il - 1);
+	drop_list(m, l->neighbours, l->n_neighbours, il);
+	advise_layer(m, (il + 1) % m->hp.n_layer, LP_ADVISE_PREFETCH);
+}
+
+void lp_model_stream_done(const struct lp_model *m)
+{
+	if (!m->streamed)
+		return;
+	drop_layer(m, m->hp.n_layer - 1);
+	drop_list(m, m->neighbours, m->n_neighbours, UINT32_MAX);
 }

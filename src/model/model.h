@@ -12,6 +12,18 @@
  * Every tensor's type and shape is checked against the hyper-parameters at
  * load time; afterwards the forward pass trusts them.
  *
+ * Streamed weights. Over a file opened with lp_gguf_open_streamed the
+ * model keeps resident only a window of the mapping: the metadata, the
+ * tensors every token needs (token embedding, output matrix, output norm)
+ * and at most two layers, the one being computed and the next. The
+ * forward pass calls lp_model_stream_layer before each layer, which maps
+ * the layer's pages in one call, drops the previous layer's pages from the
+ * process (a read-only file mapping re-reads them from the page cache when
+ * they are next used) and starts reading the next layer. Pages shared by
+ * two tensors at a boundary are never dropped (one page per boundary). The window, not the file, is reserved under LP_MEM_WEIGHTS,
+ * so the budget counts what is resident. The arithmetic is unchanged:
+ * streamed and mapped models give the same logits, bit for bit.
+ *
  * The struct lp_gguf must outlive the model.
  */
 #ifndef LP_MODEL_MODEL_H
@@ -57,6 +69,15 @@ struct lp_tensor {
 	size_t row_bytes;
 };
 
+/* Bytes of the mapping, for page advice. */
+struct lp_span {
+	const void *p;
+	size_t len;
+};
+
+#define LP_LAYER_MAX_SPANS 12
+#define LP_MAX_NEIGHBOURS 8
+
 struct lp_layer {
 	const float *attn_norm;   /* (n_embd) */
 	struct lp_tensor wq;      /* (n_head*head_dim rows, n_embd cols) */
@@ -70,6 +91,12 @@ struct lp_layer {
 	struct lp_tensor w_gate;  /* (n_ff, n_embd) */
 	struct lp_tensor w_up;    /* (n_ff, n_embd) */
 	struct lp_tensor w_down;  /* (n_embd, n_ff) */
+	/* the mapped bytes of every tensor above, merged where adjacent */
+	struct lp_span spans[LP_LAYER_MAX_SPANS];
+	int n_spans;
+	/* layers stored next to this one in the file (streaming only) */
+	uint32_t neighbours[LP_MAX_NEIGHBOURS];
+	int n_neighbours;
 };
 
 struct lp_model {
@@ -81,14 +108,21 @@ struct lp_model {
 	int tied_output;              /* 1 when output.weight is absent */
 	struct lp_layer *layers;      /* n_layer */
 	float *vec_store;             /* tracked: converted 1-D tensors */
+	int streamed;                 /* weights streamed a layer at a time */
+	size_t window_reserved;       /* bytes reserved for the window */
+	/* layers stored next to the always-resident tensors (streaming) */
+	uint32_t neighbours[LP_MAX_NEIGHBOURS];
+	int n_neighbours;
 };
 
 /*
- * Read the hyper-parameters and tensor views of `g`. On success *out is
- * owned by the caller (free with lp_model_free). Returns LP_E_MODEL with a
- * message naming the key or tensor (and the expected shape) when the file
- * does not describe a supported model, LP_E_NOMEM when the budget refuses
- * the small converted vectors (phase "load").
+ * Read the hyper-parameters and tensor views of `g`. When `g` was opened
+ * with lp_gguf_open_streamed the model streams its weights (see above)
+ * and reserves lp_model_window_bytes under LP_MEM_WEIGHTS. On success *out
+ * is owned by the caller (free with lp_model_free). Returns LP_E_MODEL with
+ * a message naming the key or tensor (and the expected shape) when the
+ * file does not describe a supported model, LP_E_NOMEM when the budget
+ * refuses the small converted vectors or the window (phase "load").
  */
 enum lp_status lp_model_load(const struct lp_gguf *g, struct lp_model **out,
 			     struct lp_diag *d);
@@ -98,5 +132,26 @@ void lp_model_free(struct lp_model *m);
 const char *lp_arch_name(enum lp_arch a);
 /* Bytes of mapped weight data the tensors of the model cover. */
 size_t lp_model_weight_bytes(const struct lp_model *m);
+
+/* 1 when the model streams its weights. */
+int lp_model_streamed(const struct lp_model *m);
+/*
+ * Resident bytes of the streaming window, whole pages: the metadata, the
+ * always-needed tensors and twice the largest layer. The same figure
+ * whether `m` streams or not, so a planner can ask a mapped model what
+ * streaming it would take.
+ */
+size_t lp_model_window_bytes(const struct lp_model *m);
+
+/*
+ * Call before layer `il` of a step runs: maps the layer's pages in one
+ * call, drops layer il - 1 and starts reading layer il + 1 (layer 0 after
+ * the last, for the next step). Call lp_model_stream_done once the step
+ * no longer needs any layer: it drops the last one. Both do nothing for a
+ * model that does not stream; neither ever fails (advice the kernel
+ * refuses leaves the pages readable, only resident).
+ */
+void lp_model_stream_layer(const struct lp_model *m, uint32_t il);
+void lp_model_stream_done(const struct lp_model *m);
 
 #endif

@@ -6,10 +6,11 @@
 #include "core/threadpool.h"
 #include "model/kvcache.h"
 
-size_t lp_plan_weight_bytes(const struct lp_model *m)
+/* Weights with the whole file (0) or the window (1) resident. */
+static size_t weight_bytes(const struct lp_model *m, int stream)
 {
 	const struct lp_gguf *g = m->gguf;
-	size_t n = lp_gguf_file_bytes(g);
+	size_t n = stream ? lp_model_window_bytes(m) : lp_gguf_file_bytes(g);
 
 	/* The loader converts these to float (model.h); the same rule. */
 	for (size_t i = 0; i < lp_gguf_n_tensors(g); i++) {
@@ -20,19 +21,41 @@ size_t lp_plan_weight_bytes(const struct lp_model *m)
 	return n;
 }
 
-void lp_plan_predict(const struct lp_model *m, size_t other, const struct lp_ctx_params *p,
-		     struct lp_plan_bytes *out)
+size_t lp_plan_weight_bytes(const struct lp_model *m)
+{
+	return weight_bytes(m, lp_model_streamed(m));
+}
+
+size_t lp_plan_stream_weight_bytes(const struct lp_model *m)
+{
+	return weight_bytes(m, 1);
+}
+
+static void predict(const struct lp_model *m, size_t weights, size_t other,
+		    const struct lp_ctx_params *p, struct lp_plan_bytes *out)
 {
 	struct lp_ctx_bytes cb;
 
 	lp_ctx_plan_bytes(m, p, &cb);
-	out->weights = lp_plan_weight_bytes(m);
+	out->weights = weights;
 	out->other = other;
 	out->kv = cb.kv;
 	out->scratch = cb.scratch;
 	out->logits = cb.logits;
 	out->total = out->weights + out->other + out->kv + out->scratch + out->logits;
 }
+
+void lp_plan_predict(const struct lp_model *m, size_t other, const struct lp_ctx_params *p,
+		     struct lp_plan_bytes *out)
+{
+	predict(m, lp_plan_weight_bytes(m), other, p, out);
+}
+
+/* What lp_plan_choose fits: the request and the weights it assumes. */
+struct fit {
+	const struct lp_plan_request *r;
+	size_t weights;
+};
 
 /* Context lengths tried, ascending: powers of two below 256, then
  * multiples of 256, none above the training context. */
@@ -56,7 +79,7 @@ static uint32_t smallest_ctx(uint32_t cap)
 	return n;
 }
 
-static size_t predict_total(const struct lp_model *m, const struct lp_plan_request *r,
+static size_t predict_total(const struct lp_model *m, const struct fit *f,
 			    uint32_t n_ctx, enum lp_qtype kv, uint32_t n_batch,
 			    struct lp_plan_bytes *b)
 {
@@ -64,15 +87,15 @@ static size_t predict_total(const struct lp_model *m, const struct lp_plan_reque
 
 	p.n_ctx = n_ctx;
 	p.kv_type = kv;
-	p.n_threads = r->n_threads;
+	p.n_threads = f->r->n_threads;
 	p.n_batch = n_batch;
-	lp_plan_predict(m, r->other, &p, b);
+	predict(m, f->weights, f->r->other, &p, b);
 	return b->total;
 }
 
 /* Largest candidate context that fits `usable`, or 0. Totals grow with the
  * context, so the scan stops at the first that does not fit. */
-static uint32_t largest_fit(const struct lp_model *m, const struct lp_plan_request *r,
+static uint32_t largest_fit(const struct lp_model *m, const struct fit *r,
 			    enum lp_qtype kv, uint32_t n_batch, size_t usable)
 {
 	uint32_t cap = ctx_cap(m), best = 0;
@@ -91,7 +114,7 @@ static const uint32_t batches[] = { 512, 256, 128, 64, 32 };
 /* The largest context for `kv`. A smaller batch (slower prefill) is taken
  * only when it buys a quarter more context, or when nothing fits at 512.
  * Sets *n_batch; returns 0 when nothing fits at all. */
-static uint32_t fit_kv(const struct lp_model *m, const struct lp_plan_request *r,
+static uint32_t fit_kv(const struct lp_model *m, const struct fit *r,
 		       enum lp_qtype kv, size_t usable, uint32_t *n_batch)
 {
 	uint32_t best = 0;
@@ -114,15 +137,16 @@ static int kv_usable(const struct lp_model *m, enum lp_qtype kv)
 					  hp->head_dim, kv) != 0;
 }
 
-static enum lp_status too_small(const struct lp_model *m, const struct lp_plan_request *r,
+static enum lp_status too_small(const struct lp_model *m, const struct fit *f,
 				enum lp_qtype kv, size_t usable, struct lp_diag *d)
 {
+	const struct lp_plan_request *r = f->r;
 	uint32_t n = smallest_ctx(ctx_cap(m));
 	struct lp_plan_bytes b;
 	char need[32], have[32], margin[32];
 	size_t weights;
 
-	predict_total(m, r, n, kv, batches[sizeof(batches) / sizeof(batches[0]) - 1], &b);
+	predict_total(m, f, n, kv, batches[sizeof(batches) / sizeof(batches[0]) - 1], &b);
 	weights = b.weights + b.other;
 	lp_mem_format_size(r->budget, have, sizeof(have));
 	lp_mem_format_size(r->budget - usable, margin, sizeof(margin));
@@ -155,6 +179,24 @@ static void chunking(struct lp_plan *p)
 	p->overlap = (uint32_t)((p->chunk * 12ull + 400) / 800) * 8;
 }
 
+/* The largest context and its KV type and batch for the weights in `f`;
+ * 0 when nothing fits. */
+static uint32_t choose(const struct lp_model *m, const struct fit *f, size_t usable,
+		       enum lp_qtype *kv, uint32_t *n_batch)
+{
+	uint32_t n = fit_kv(m, f, *kv, usable, n_batch);
+
+	if (f->r->kv_auto && n != ctx_cap(m) && kv_usable(m, LP_Q_Q8_0)) {
+		uint32_t b8 = 0, n8 = fit_kv(m, f, LP_Q_Q8_0, usable, &b8);
+		if (n8 > n) {
+			n = n8;
+			*n_batch = b8;
+			*kv = LP_Q_Q8_0;
+		}
+	}
+	return n;
+}
+
 enum lp_status lp_plan_choose(const struct lp_model *m, const struct lp_plan_request *r,
 			      struct lp_plan *out, struct lp_diag *d)
 {
@@ -163,6 +205,8 @@ enum lp_status lp_plan_choose(const struct lp_model *m, const struct lp_plan_req
 	size_t usable;
 	enum lp_qtype kv = r->kv_auto ? LP_Q_F16 : r->kv_type;
 	uint32_t n_batch = 0, n;
+	struct fit f = { r, lp_plan_weight_bytes(m) };
+	int stream = lp_model_streamed(m);
 
 	if (margin < LP_PLAN_MARGIN_MIN)
 		margin = LP_PLAN_MARGIN_MIN;
@@ -171,26 +215,25 @@ enum lp_status lp_plan_choose(const struct lp_model *m, const struct lp_plan_req
 		return lp_diag_set(d, LP_E_USAGE, NULL, 0, 0,
 				   "kv type '%s' cannot hold heads of %u elements",
 				   lp_qtype_name(kv), hp->head_dim);
-	n = fit_kv(m, r, kv, usable, &n_batch);
-	if (r->kv_auto && n != ctx_cap(m) && kv_usable(m, LP_Q_Q8_0)) {
-		uint32_t b8 = 0, n8 = fit_kv(m, r, LP_Q_Q8_0, usable, &b8);
-		if (n8 > n) {
-			n = n8;
-			n_batch = b8;
-			kv = LP_Q_Q8_0;
-		}
+	n = choose(m, &f, usable, &kv, &n_batch);
+	if (!n && r->allow_stream && !lp_model_streamed(m)) {
+		f.weights = lp_plan_stream_weight_bytes(m);
+		kv = r->kv_auto ? LP_Q_F16 : r->kv_type;
+		n = choose(m, &f, usable, &kv, &n_batch);
+		stream = 1;
 	}
 	if (!n)
-		return too_small(m, r, r->kv_auto && kv_usable(m, LP_Q_Q8_0) ? LP_Q_Q8_0 : kv,
+		return too_small(m, &f, r->kv_auto && kv_usable(m, LP_Q_Q8_0) ? LP_Q_Q8_0 : kv,
 				 usable, d);
 	out->n_ctx = n;
 	out->kv_type = kv;
 	out->n_batch = n_batch > n ? n : n_batch;
 	out->usable = usable;
+	out->stream = stream;
 	out->kv_per_token = lp_kvcache_bytes_per_token(hp->n_layer,
 							hp->n_head_kv * hp->head_dim,
 							hp->head_dim, kv);
-	predict_total(m, r, n, kv, n_batch, &out->bytes);
+	predict_total(m, &f, n, kv, n_batch, &out->bytes);
 	out->n_threads = r->n_threads > 0 ? r->n_threads : lp_pool_default_threads();
 	chunking(out);
 	return LP_OK;

@@ -4,8 +4,9 @@
  *
  * The tracked total of a running model is
  *     weights + other + kv + scratch + logits
- * where weights is the mapped GGUF file (reserved whole by the reader) plus
- * the 1-D tensors converted to float at load, other is the reader's
+ * where weights is the mapped GGUF file (reserved whole by the reader), or
+ * the streaming window when the weights are streamed a layer at a time
+ * (model.h), plus the 1-D tensors converted to float at load, other is the reader's
  * metadata tables (measured once the file is open: it depends on the key
  * and tensor counts, not on hyper-parameters), and kv, scratch and logits
  * come from lp_ctx_plan_bytes, the very formula lp_ctx_new allocates by, so
@@ -36,9 +37,13 @@ struct lp_plan_bytes {
 	size_t weights, other, kv, scratch, logits, total;
 };
 
-/* Weights as the budget sees them: the file size of the mapping plus
- * 4 bytes per element of every 1-D tensor the loader converts to float. */
+/* Weights as the budget sees them: the file size of the mapping (the
+ * window, lp_model_window_bytes, when `m` streams) plus 4 bytes per
+ * element of every 1-D tensor the loader converts to float. */
 size_t lp_plan_weight_bytes(const struct lp_model *m);
+/* The same for `m` opened with its weights streamed, whichever way it is
+ * open now. */
+size_t lp_plan_stream_weight_bytes(const struct lp_model *m);
 
 /* Predict every term for `m` with context parameters `p` (defaults
  * resolved as lp_ctx_new does); `other` is the metadata bytes measured
@@ -53,6 +58,8 @@ struct lp_plan_request {
 	enum lp_qtype kv_type;   /* when !kv_auto */
 	int n_threads;           /* <= 0: the number of online CPUs */
 	size_t other;            /* as for lp_plan_predict */
+	int allow_stream;        /* 1: when no context fits with the weights as
+				  * `m` holds them, plan them streamed */
 };
 
 /* A chosen configuration. */
@@ -66,6 +73,7 @@ struct lp_plan {
 	uint32_t overlap;        /* tokens, 12% of chunk to the nearest 8 */
 	size_t kv_per_token;     /* bytes */
 	size_t usable;           /* budget less the margin */
+	int stream;              /* 1: the weights are streamed per layer */
 	struct lp_plan_bytes bytes; /* predicted at n_ctx */
 };
 

@@ -1,5 +1,6 @@
 #include "model/session.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@ struct lp_session {
 	struct lp_sampler *sampler;
 	struct lp_stop stop;
 	uint32_t n_ctx;
-	char note[128];
+	char notes[2][128];  /* empty when unused */
 };
 
 struct lp_session_params lp_session_default_params(void)
@@ -54,6 +55,24 @@ const char *lp_session_default_path(void)
 			 home && *home ? home : ".");
 	return path;
 }
+
+static void add_note(struct lp_session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add_note(struct lp_session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	for (size_t i = 0; i < sizeof(s->notes) / sizeof(s->notes[0]); i++)
+		if (!s->notes[i][0]) {
+			va_start(ap, fmt);
+			vsnprintf(s->notes[i], sizeof(s->notes[i]), fmt, ap);
+			va_end(ap);
+			return;
+		}
+}
+
+static void release_parts(struct lp_session *s);
 
 /* Create the context, halving n_ctx while the budget refuses it (when
  * allowed). */
@@ -83,18 +102,18 @@ static enum lp_status open_ctx(struct lp_session *s, const struct lp_session_par
 		return st;
 	s->n_ctx = cp.n_ctx;
 	if (cp.n_ctx != want)
-		snprintf(s->note, sizeof(s->note), "shrink: context %u -> %u tokens (budget)", want,
-			 cp.n_ctx);
+		add_note(s, "shrink: context %u -> %u tokens (budget)", want, cp.n_ctx);
 	return LP_OK;
 }
 
 static enum lp_status open_parts(struct lp_session *s, const struct lp_session_params *p,
-				 const char *path, struct lp_diag *d)
+				 const char *path, int stream, struct lp_diag *d)
 {
 	const struct lp_vocab *v;
 	enum lp_status st;
 
-	if ((st = lp_gguf_open(path, &s->gguf, d)) || (st = lp_model_load(s->gguf, &s->model, d)) ||
+	st = stream ? lp_gguf_open_streamed(path, &s->gguf, d) : lp_gguf_open(path, &s->gguf, d);
+	if (st || (st = lp_model_load(s->gguf, &s->model, d)) ||
 	    (st = lp_tok_from_gguf(s->gguf, &s->tok, d)))
 		return st;
 	v = lp_tok_vocab(s->tok);
@@ -124,7 +143,16 @@ enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_sess
 	if (!s)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a model session");
 	lp_stop_init(&s->stop);
-	st = open_parts(s, p, path, d);
+	st = open_parts(s, p, path, p->stream_weights, d);
+	if (st == LP_E_NOMEM && !p->stream_weights && p->shrink_weights) {
+		/* everything goes, so the streamed attempt starts from the
+		 * same free memory as the mapped one did */
+		lp_warn("the weights do not fit the budget mapped whole: streaming them per layer");
+		release_parts(s);
+		lp_diag_init(d);
+		add_note(s, "shrink: weights streamed per layer (budget)");
+		st = open_parts(s, p, path, 1, d);
+	}
 	if (st) {
 		lp_session_free(s);
 		return st;
@@ -133,10 +161,9 @@ enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_sess
 	return LP_OK;
 }
 
-void lp_session_free(struct lp_session *s)
+/* Free what open_parts made; the struct is ready for another try. */
+static void release_parts(struct lp_session *s)
 {
-	if (!s)
-		return;
 	lp_stop_release(&s->stop);
 	lp_sampler_free(s->sampler);
 	lp_ctx_free(s->ctx);
@@ -144,6 +171,20 @@ void lp_session_free(struct lp_session *s)
 	lp_tok_free(s->tok);
 	lp_model_free(s->model);
 	lp_gguf_close(s->gguf);
+	s->sampler = NULL;
+	s->ctx = NULL;
+	s->tok = NULL;
+	s->model = NULL;
+	s->gguf = NULL;
+	memset(&s->chat, 0, sizeof(s->chat));
+	memset(s->notes, 0, sizeof(s->notes));
+}
+
+void lp_session_free(struct lp_session *s)
+{
+	if (!s)
+		return;
+	release_parts(s);
 	free(s);
 }
 
@@ -152,9 +193,21 @@ uint32_t lp_session_n_ctx(const struct lp_session *s)
 	return s->n_ctx;
 }
 
+int lp_session_streamed(const struct lp_session *s)
+{
+	return lp_model_streamed(s->model);
+}
+
+const char *lp_session_note_at(const struct lp_session *s, size_t i)
+{
+	if (i >= sizeof(s->notes) / sizeof(s->notes[0]) || !s->notes[i][0])
+		return NULL;
+	return s->notes[i];
+}
+
 const char *lp_session_note(const struct lp_session *s)
 {
-	return s->note[0] ? s->note : NULL;
+	return lp_session_note_at(s, 0);
 }
 
 size_t lp_session_count_tokens(struct lp_session *s, const char *text, size_t len)

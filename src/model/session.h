@@ -19,7 +19,12 @@
  *
  * Memory: when lp_ctx_new is refused by the budget and `shrink_ctx` is set,
  * the session halves n_ctx (down to LP_SESSION_MIN_CTX) until the context
- * fits; lp_session_n_ctx says what it got and lp_session_note what happened.
+ * fits. When the mapped weights, or the weights with the smallest context,
+ * do not fit and `shrink_weights` is set, the session opens again with its
+ * weights streamed a layer at a time (model.h), which keeps a window of
+ * them resident instead of the whole file, and fits the context to what
+ * is left. lp_session_n_ctx and lp_session_streamed say what it got,
+ * lp_session_note_at what happened.
  *
  * A session is used by one thread at a time.
  */
@@ -45,13 +50,16 @@ struct lp_session_params {
 	enum lp_qtype kv_type;     /* LP_Q_F32, LP_Q_F16 or LP_Q_Q8_0 */
 	int n_threads;             /* <= 0: every online CPU */
 	int shrink_ctx;            /* halve n_ctx when the budget refuses it */
+	int stream_weights;        /* stream the weights from the start */
+	int shrink_weights;        /* stream them when the budget refuses them */
 	struct lp_sampler_params sampler; /* temperature <= 0: greedy */
 };
 
 struct lp_session;
 
-/* The default model, path NULL, n_ctx 2048, F16 KV cache, all CPUs, no
- * shrinking, greedy decoding with repeat_penalty 1.1 over 64 tokens. */
+/* The default model, path NULL, n_ctx 2048, F16 KV cache, all CPUs, mapped
+ * weights, no shrinking, greedy decoding with repeat_penalty 1.1 over 64
+ * tokens. */
 struct lp_session_params lp_session_default_params(void);
 
 /* ${LPIPE_MODEL_DIR:-$HOME/.cache/lpipe/models}/SmolLM2-135M-Instruct.Q4_1.gguf
@@ -64,7 +72,7 @@ const char *lp_session_default_path(void);
  * ("no model: run `make models` or set model.path") or not a supported
  * model, LP_E_CONFIG for a bad chat template name, LP_E_NOMEM when the
  * weights or the context do not fit the budget (with shrink_ctx: not even
- * at LP_SESSION_MIN_CTX tokens).
+ * at LP_SESSION_MIN_CTX tokens; with shrink_weights: not even streamed).
  */
 enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_session **out,
 			       struct lp_diag *d);
@@ -73,8 +81,13 @@ void lp_session_free(struct lp_session *s);
 
 /* Tokens of context the session got (after any shrinking). */
 uint32_t lp_session_n_ctx(const struct lp_session *s);
-/* What opening did that a trace should show ("context 2048 -> 1024
- * tokens (budget)"), or NULL. Owned by the session. */
+/* 1 when the weights are streamed a layer at a time. */
+int lp_session_streamed(const struct lp_session *s);
+/* What opening did that a trace should show, in order ("shrink: weights
+ * streamed per layer (budget)", "shrink: context 2048 -> 1024 tokens
+ * (budget)"): note i, or NULL past the last. Owned by the session.
+ * lp_session_note is note 0. */
+const char *lp_session_note_at(const struct lp_session *s, size_t i);
 const char *lp_session_note(const struct lp_session *s);
 
 /* Tokens of text[0..len) as plain message content; 0 for an empty text.

@@ -35,15 +35,17 @@ enum lp_status lp_stage_session(struct lp_doc *doc, struct lp_session **out,
 		sp.chat_template = m->chat_template;
 		sp.n_ctx = (uint32_t)m->context;
 		sp.kv_type = kv_qtype(m->kv_type);
+		sp.stream_weights = m->weights == LP_WEIGHTS_CFG_STREAM;
 	}
 	sp.shrink_ctx = lp_stage_shrink(doc);
+	sp.shrink_weights = lp_stage_shrink(doc);
 	lp_mem_set_phase("load");
 	st = lp_session_open(&sp, &doc->session, d);
 	lp_mem_set_phase(phase);
 	if (st)
 		return st;
-	if (lp_session_note(doc->session))
-		lp_doc_event(doc, "%s", lp_session_note(doc->session));
+	for (size_t i = 0; lp_session_note_at(doc->session, i); i++)
+		lp_doc_event(doc, "%s", lp_session_note_at(doc->session, i));
 	*out = doc->session;
 	return LP_OK;
 }

@@ -1,12 +1,16 @@
 /* bench_forward.c - time the forward pass alone, for bench/llm:
- *     bench_forward MODEL N_PROMPT N_GEN THREADS
+ *     bench_forward MODEL N_PROMPT N_GEN THREADS [map|stream]
  * evaluates N_PROMPT fixed token ids as one prompt, then N_GEN single
  * tokens (fed, not sampled, so that no sampler is timed), and prints
- * "pp_tps X" and "tg_tps Y" (tokens per second). */
+ * "pp_tps X" and "tg_tps Y" (tokens per second), then "weights_bytes" (the
+ * tracked weights), "rss_bytes" (resident now) and "rss_peak_bytes".
+ * `stream` opens the model with its weights streamed a layer at a time. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
+#include "core/mem.h"
 #include "model/forward.h"
 #include "model/gguf.h"
 #include "model/model.h"
@@ -17,6 +21,21 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* The resident-set lines of /proc/self/status, as "rss_file_kb N". */
+static void print_status(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256], key[64];
+	long kb;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Rss%63[A-Za-z]: %ld", key, &kb) == 2)
+			printf("rss_%s_kb %ld\n", key, kb);
+	fclose(f);
 }
 
 int main(int argc, char **argv)
@@ -30,16 +49,20 @@ int main(int argc, char **argv)
 	long n_prompt, n_gen;
 	double t0, t1, t2;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: bench_forward MODEL N_PROMPT N_GEN THREADS\n");
+	int stream;
+
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: bench_forward MODEL N_PROMPT N_GEN THREADS [map|stream]\n");
 		return 2;
 	}
+	stream = argc == 6 && !strcmp(argv[5], "stream");
 	n_prompt = atol(argv[2]);
 	n_gen = atol(argv[3]);
 	p.n_threads = atoi(argv[4]);
 	p.n_ctx = (uint32_t)(n_prompt + n_gen + 1);
 	lp_diag_init(&d);
-	if (lp_gguf_open(argv[1], &g, &d) || lp_model_load(g, &m, &d) ||
+	if ((stream ? lp_gguf_open_streamed(argv[1], &g, &d) : lp_gguf_open(argv[1], &g, &d)) ||
+	    lp_model_load(g, &m, &d) ||
 	    lp_ctx_new(m, &p, &c, &d)) {
 		lp_diag_print(&d, stderr);
 		return 1;
@@ -56,6 +79,9 @@ int main(int argc, char **argv)
 			goto fail;
 	t2 = now_s();
 	printf("pp_tps %.2f\ntg_tps %.2f\n", n_prompt / (t1 - t0), n_gen / (t2 - t1));
+	printf("weights_bytes %zu\nrss_bytes %zu\nrss_peak_bytes %zu\n",
+	       lp_mem_current(LP_MEM_WEIGHTS), lp_mem_current_rss(), lp_mem_peak_rss());
+	print_status();
 	free(ids);
 	lp_ctx_free(c);
 	lp_model_free(m);

@@ -77,6 +77,11 @@ static void add_vocab(struct gw *w)
 
 int chat_model_write(const char *path, uint64_t seed)
 {
+	return chat_model_write_layers(path, seed, LAYERS);
+}
+
+int chat_model_write_layers(const char *path, uint64_t seed, uint32_t layers)
+{
 	struct gw *w = gw_new();
 	uint32_t hd = EMBD / HEADS, kv = KV_HEADS * hd;
 	int rc;
@@ -84,7 +89,7 @@ int chat_model_write(const char *path, uint64_t seed)
 	rng = seed * 2654435761u + 1;
 	gw_add_str(w, "general.architecture", "llama");
 	gw_add_u32(w, "llama.embedding_length", EMBD);
-	gw_add_u32(w, "llama.block_count", LAYERS);
+	gw_add_u32(w, "llama.block_count", layers);
 	gw_add_u32(w, "llama.feed_forward_length", FFN);
 	gw_add_u32(w, "llama.attention.head_count", HEADS);
 	gw_add_u32(w, "llama.attention.head_count_kv", KV_HEADS);
@@ -96,7 +101,7 @@ int chat_model_write(const char *path, uint64_t seed)
 	add_mat(w, "token_embd.weight", VOCAB, EMBD, 1.0f);
 	add_vec(w, "output_norm.weight", EMBD);
 	add_mat(w, "output.weight", VOCAB, EMBD, 2.0f / sqrtf(EMBD));
-	for (uint32_t l = 0; l < LAYERS; l++) {
+	for (uint32_t l = 0; l < layers; l++) {
 		char n[64];
 #define NAME(x) (snprintf(n, sizeof(n), "blk.%u." x, l), n)
 		add_vec(w, NAME("attn_norm.weight"), EMBD);

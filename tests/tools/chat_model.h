@@ -13,5 +13,8 @@
 /* Write the model to `path`; returns 0, or -1 with errno set. The trained
  * context is 4096 tokens. */
 int chat_model_write(const char *path, uint64_t seed);
+/* Same with `layers` layers instead of 2 (a file mostly made of layers,
+ * for the streamed-weights tests). */
+int chat_model_write_layers(const char *path, uint64_t seed, uint32_t layers);
 
 #endif
