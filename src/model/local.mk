@@ -163,3 +163,5 @@ tests_check_stream_SOURCES = tests/check_stream.c \
 tests_check_stream_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_check_stream_CFLAGS = $(TEST_CFLAGS)
 tests_check_stream_LDADD = $(TEST_LIBS)
+TESTS += tests/cli/stream.sh
+EXTRA_DIST += tests/cli/stream.sh bench/stream-weights
