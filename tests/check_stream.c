@@ -139,10 +139,11 @@ static size_t pages(const void *p, size_t len)
 
 /* The window written out from the file's tensor table: metadata pages,
  * the pages of the tensors outside the layers, twice the pages of the
- * largest layer (its tensors are stored together). */
+ * largest layer (its tensors are stored together), and each layer's
+ * partial first and last pages. */
 static size_t ref_window(const struct lp_gguf *g, uint32_t n_layer)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), always = 0, layer = 0;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), always = 0, layer = 0, edges = 0;
 
 	for (uint32_t il = 0; il < n_layer; il++) {
 		char prefix[32];
@@ -159,13 +160,15 @@ static size_t ref_window(const struct lp_gguf *g, uint32_t n_layer)
 		}
 		if (pages((const void *)lo, hi - lo) > layer)
 			layer = pages((const void *)lo, hi - lo);
+		/* a page shared with the next tensor is never dropped */
+		edges += (lo % page ? page : 0) + (hi % page ? page : 0);
 	}
 	for (size_t i = 0; i < lp_gguf_n_tensors(g); i++) {
 		const struct lp_gguf_tensor *t = lp_gguf_tensor_at(g, i);
 		if (t->name.len < 4 || memcmp(t->name.ptr, "blk.", 4))
 			always += pages(t->data, t->bytes);
 	}
-	return (lp_gguf_data_offset(g) + page - 1) / page * page + always + 2 * layer;
+	return (lp_gguf_data_offset(g) + page - 1) / page * page + always + 2 * layer + edges;
 }
 
 START_TEST(test_window_tracked)

@@ -460,11 +460,15 @@ size_t lp_model_window_bytes(const struct lp_model *m)
 	for (uint32_t il = 0; il < m->hp.n_layer; il++) {
 		const struct lp_layer *l = &m->layers[il];
 		size_t b = 0;
-		for (int i = 0; i < l->n_spans; i++)
+		for (int i = 0; i < l->n_spans; i++) {
+			uintptr_t a = (uintptr_t)l->spans[i].p, e = a + l->spans[i].len;
 			b += page_bytes(l->spans[i].p, l->spans[i].len, page);
+			/* the edge pages drop_layer leaves */
+			n += (a % page ? page : 0) + (e % page ? page : 0);
+		}
 		layer = b > layer ? b : layer;
 	}
-	/* the layer being computed and the next one, being read */
+	/* the layer being computed, and room for its neighbours' folios */
 	n += layer * (m->hp.n_layer > 1 ? 2 : 1);
 	file = (lp_gguf_file_bytes(g) + page - 1) / page * page;
 	return n < file ? n : file;
@@ -502,11 +506,12 @@ static void drop_list(const struct lp_model *m, const uint32_t *ids, int n, uint
 }
 
 /*
- * The order matters. The kernel may map a whole large folio of the page
- * cache on one fault, so mapping layer il can bring back pages of the
- * layers stored next to it in the file (which need not be il - 1: files
- * list "blk.10" before "blk.2"). Those are dropped after il is mapped,
- * never before, or such pages would pile up layer after layer.
+ * The kernel may map a whole large folio of the page cache on one fault,
+ * so mapping layer il also maps pages of the tensors stored next to it in
+ * the file (which need not be layer il - 1: files list "blk.10" before
+ * "blk.2"). Those neighbours are dropped after il is mapped, so that such
+ * pages cannot pile up layer after layer; what stays between two calls is
+ * one layer and the pages shared at its edges.
  */
 void lp_model_stream_layer(const struct lp_model *m, uint32_t il)
 {
@@ -514,9 +519,9 @@ void lp_model_stream_layer(const struct lp_model *m, uint32_t il)
 
 	if (!m->streamed)
 		return;
-	advise_layer(m, il, LP_ADVISE_POPULATE);
 	if (il > 0)
 		drop_layer(m, il - 1);
+	advise_layer(m, il, LP_ADVISE_POPULATE);
 	drop_list(m, l->neighbours, l->n_neighbours, il);
 	advise_layer(m, (il + 1) % m->hp.n_layer, LP_ADVISE_PREFETCH);
 }

@@ -15,14 +15,18 @@
  * Streamed weights. Over a file opened with lp_gguf_open_streamed the
  * model keeps resident only a window of the mapping: the metadata, the
  * tensors every token needs (token embedding, output matrix, output norm)
- * and at most two layers, the one being computed and the next. The
- * forward pass calls lp_model_stream_layer before each layer, which maps
- * the layer's pages in one call, drops the previous layer's pages from the
- * process (a read-only file mapping re-reads them from the page cache when
- * they are next used) and starts reading the next layer. Pages shared by
- * two tensors at a boundary are never dropped (one page per boundary). The window, not the file, is reserved under LP_MEM_WEIGHTS,
- * so the budget counts what is resident. The arithmetic is unchanged:
- * streamed and mapped models give the same logits, bit for bit.
+ * and the layer being computed. The forward pass calls
+ * lp_model_stream_layer before each layer: it drops the previous layer's
+ * pages from the process (a read-only file mapping re-reads them from the
+ * page cache when they are next used), maps the layer's pages in one call
+ * and starts reading the next layer into the page cache. The kernel may map
+ * a large folio whole, so mapping a layer can bring in pages of its
+ * neighbours in the file until they are dropped a moment later; the window
+ * therefore counts two layers, the largest, twice. Pages shared by two
+ * tensors at a boundary are never dropped (one page per boundary). The
+ * window, not the file, is reserved under LP_MEM_WEIGHTS, so the budget
+ * counts what is resident. The arithmetic is unchanged: streamed and mapped
+ * models give the same logits, bit for bit.
  *
  * The struct lp_gguf must outlive the model.
  */
@@ -137,17 +141,21 @@ size_t lp_model_weight_bytes(const struct lp_model *m);
 int lp_model_streamed(const struct lp_model *m);
 /*
  * Resident bytes of the streaming window, whole pages: the metadata, the
- * always-needed tensors and twice the largest layer. The same figure
+ * always-needed tensors, twice the largest layer (the layer computed, and
+ * room for the folios of its neighbours) and the edge pages of every layer,
+ * which are never dropped. The same figure
  * whether `m` streams or not, so a planner can ask a mapped model what
  * streaming it would take.
  */
 size_t lp_model_window_bytes(const struct lp_model *m);
 
 /*
- * Call before layer `il` of a step runs: maps the layer's pages in one
- * call, drops layer il - 1 and starts reading layer il + 1 (layer 0 after
- * the last, for the next step). Call lp_model_stream_done once the step
- * no longer needs any layer: it drops the last one. Both do nothing for a
+ * Call before layer `il` of a step runs: drops layer il - 1, maps layer
+ * il's pages in one call, drops what that brought in of the layers stored
+ * next to it in the file, and starts reading layer il + 1 (layer 0 after
+ * the last, for the next step). Call lp_model_stream_done once the step no
+ * longer needs any layer: it drops the last one and what the embedding and
+ * output tensors brought in of their neighbours. Both do nothing for a
  * model that does not stream; neither ever fails (advice the kernel
  * refuses leaves the pages readable, only resident).
  */
