@@ -185,6 +185,42 @@ START_TEST(test_atomic_write_keeps_old_on_abort)
 }
 END_TEST
 
+/* A mapping that reserves nothing, whose pages can be dropped and mapped
+ * again without losing a byte. */
+START_TEST(test_file_map_unreserved_and_advise)
+{
+	char path[] = "/tmp/lpcoreadvXXXXXX";
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = 5 * page + 123;
+	unsigned char *want = malloc(len);
+	struct lp_mapped m;
+	struct lp_diag d;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	for (size_t i = 0; i < len; i++)
+		want[i] = (unsigned char)(i * 31 + 7);
+	ck_assert_int_eq(write(fd, want, len), (ssize_t)len);
+	close(fd);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_file_map_unreserved(path, LP_MEM_DOC, &m, &d), LP_OK);
+	ck_assert_int_eq(m.is_mmap, 1);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), 0);
+	ck_assert_int_eq(memcmp(m.data, want, len), 0);
+	/* unaligned ranges, past the end too: widened and clipped */
+	ck_assert_int_eq(lp_file_advise(&m, page + 5, 2 * page, LP_ADVISE_DROP), 0);
+	ck_assert_int_eq(lp_file_advise(&m, 3 * page, 10 * page, LP_ADVISE_POPULATE), 0);
+	ck_assert_int_eq(lp_file_advise(&m, 0, len, LP_ADVISE_PREFETCH), 0);
+	ck_assert_int_eq(lp_file_advise(&m, len + 1, 1, LP_ADVISE_DROP), 0);
+	ck_assert_int_eq(memcmp(m.data, want, len), 0);
+	ck_assert_int_eq(lp_file_advise(&m, 0, len, LP_ADVISE_DROP), 0);
+	ck_assert_int_eq(memcmp(m.data, want, len), 0);
+	lp_file_unmap(&m);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), 0);
+	unlink(path);
+	free(want);
+}
+END_TEST
+
 START_TEST(test_diag_format_and_exit_codes)
 {
 	struct lp_diag d;
@@ -220,6 +256,7 @@ int main(void)
 	tcase_add_test(tc, test_arena_and_buf);
 	tcase_add_test(tc, test_utf8_decode);
 	tcase_add_test(tc, test_atomic_write_keeps_old_on_abort);
+	tcase_add_test(tc, test_file_map_unreserved_and_advise);
 	tcase_add_test(tc, test_diag_format_and_exit_codes);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -4,7 +4,9 @@
  * lp_file_map maps a regular file read-only (a large document or model is
  * never copied into the heap); a pipe or stdin ("-") is read into tracked
  * memory instead. The mapping is reserved against the memory budget under
- * the tag the caller names.
+ * the tag the caller names, unless made with lp_file_map_unreserved by a
+ * caller that keeps only part of it resident (lp_file_advise drops pages
+ * and maps them again) and reserves that part itself.
  *
  * lp_afile writes go to "PATH.tmp.XXXXXX" in the same directory and are
  * renamed over PATH only on lp_afile_commit, so a failed run never leaves a
