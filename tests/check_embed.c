@@ -788,6 +788,37 @@ START_TEST(test_bert_tiny_batches)
 }
 END_TEST
 
+/* The thread count changes who computes which rows, not the result. */
+START_TEST(test_bert_tiny_threads)
+{
+	struct lp_bert *m = tiny_model("F32");
+	enum { N = 120 };
+	static const char *words[] = { "the", "quick", "brown", "fox", "cafe", "hello", "jumps", "!" };
+	static char buf[N][160];
+	const char *texts[N];
+	size_t lens[N];
+	static float one[N * TE], many[N * TE];
+	struct lp_diag d;
+
+	for (int i = 0; i < N; i++) {
+		size_t at = 0;
+		for (int w = 0; w < 2 + i % 19; w++)
+			at += (size_t)snprintf(buf[i] + at, sizeof(buf[i]) - at, "%s ", words[(i * 5 + w) % 8]);
+		texts[i] = buf[i];
+		lens[i] = at;
+	}
+	lp_bert_set_threads(m, 1);
+	ck_assert_int_eq(lp_bert_embed(m, texts, lens, N, one, &d), LP_OK);
+	lp_bert_set_threads(m, 3);
+	ck_assert_int_eq(lp_bert_embed(m, texts, lens, N, many, &d), LP_OK);
+	for (int i = 0; i < N * TE; i++)
+		ck_assert_float_eq_tol(one[i], many[i], 1e-5f);
+	lp_bert_free(m);
+	tiny_cleanup();
+	ck_assert_uint_eq(lp_mem_current_total(), 0);
+}
+END_TEST
+
 START_TEST(test_bert_bad_models)
 {
 	char dir[] = "/tmp/check_bert_bad_XXXXXX", path[128];
@@ -1012,6 +1043,7 @@ int main(void)
 	tcase_add_test(tc, test_bert_tiny_f16);
 	tcase_add_test(tc, test_bert_tiny_texts_and_windows);
 	tcase_add_test(tc, test_bert_tiny_batches);
+	tcase_add_test(tc, test_bert_tiny_threads);
 	tcase_add_test(tc, test_bert_bad_models);
 	tcase_add_loop_test(tc, test_bert_alloc_faults, 0, 2 * 70);
 	suite_add_tcase(s, tc);
