@@ -365,57 +365,6 @@ static enum lp_status scratch_init(struct scratch *s, const struct lp_bert *m, s
 	return LP_OK;
 }
 
-/* y[R, out] = x[R, in] W^T + b, with W stored [out, in]: OpenBLAS's sgemm
- * on the calling worker (backend/cpu/blas.h chose its kernels). */
-static void linear(const float *x, size_t R, size_t in, const float *W, const float *b,
-		   size_t out, float *y)
-{
-	lp_blas_sgemm(LP_BLAS_ROW_MAJOR, LP_BLAS_NO_TRANS, LP_BLAS_TRANS, (int)R, (int)out,
-		      (int)in, 1.0f, x, (int)in, W, (int)in, 0.0f, y, (int)out);
-	for (size_t r = 0; r < R; r++) {
-		float *row = y + r * out;
-		for (size_t j = 0; j < out; j++)
-			row[j] += b[j];
-	}
-}
-
-/* x = LayerNorm(x + r) row by row; r may be NULL. */
-static void add_layernorm(float *x, const float *r, size_t R, size_t E, const float *g,
-			  const float *b, float eps)
-{
-	for (size_t i = 0; i < R; i++) {
-		float *row = x + i * E;
-		double mean = 0, var = 0;
-		if (r)
-			for (size_t j = 0; j < E; j++)
-				row[j] += r[i * E + j];
-		for (size_t j = 0; j < E; j++)
-			mean += row[j];
-		mean /= (double)E;
-		for (size_t j = 0; j < E; j++)
-			var += (row[j] - mean) * (row[j] - mean);
-		float inv = (float)(1.0 / sqrt(var / (double)E + eps));
-		for (size_t j = 0; j < E; j++)
-			row[j] = ((float)(row[j] - mean)) * inv * g[j] + b[j];
-	}
-}
-
-static void embed_tokens(const struct lp_bert *m, struct scratch *s)
-{
-	size_t E = (size_t)m->hp.n_embd;
-
-	for (size_t q = 0; q < s->n_seq; q++)
-		for (size_t t = 0; t < s->len[q]; t++) {
-			size_t row = s->start[q] + t;
-			const float *w = m->tok_emb + (size_t)s->ids[row] * E;
-			const float *p = m->pos_emb + t * E;
-			float *x = s->x + row * E;
-			for (size_t j = 0; j < E; j++)
-				x[j] = w[j] + p[j] + m->type_emb[j];
-		}
-	add_layernorm(s->x, NULL, s->n_tok, E, m->emb_ln_g, m->emb_ln_b, m->hp.ln_eps);
-}
-
 #ifdef HAVE_X86
 /*
  * exp for the softmax and GELU in AVX2, when the CPU has it: libm's expf,
@@ -488,7 +437,129 @@ TGT static void gelu_avx2(float *x, size_t n8)
 						      _mm256_add_ps(one, r)));
 	}
 }
+
+TGT static float hsum8(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+/* The largest of r[0..n8) (n8 a positive multiple of 8). */
+TGT static float max_avx2(const float *r, size_t n8)
+{
+	__m256 m = _mm256_loadu_ps(r);
+	__m128 h;
+
+	for (size_t j = 8; j < n8; j += 8)
+		m = _mm256_max_ps(m, _mm256_loadu_ps(r + j));
+	h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+	h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+	h = _mm_max_ss(h, _mm_movehdup_ps(h));
+	return _mm_cvtss_f32(h);
+}
+
+/* r[j] *= a for j < n8 (a multiple of 8). */
+TGT static void scale_avx2(float *r, size_t n8, float a)
+{
+	__m256 va = _mm256_set1_ps(a);
+
+	for (size_t j = 0; j < n8; j += 8)
+		_mm256_storeu_ps(r + j, _mm256_mul_ps(_mm256_loadu_ps(r + j), va));
+}
+
+/* One row of add_layernorm below, E a multiple of 8: float sums over 8
+ * lanes (each lane adds E/8 numbers, so float keeps the precision the
+ * scalar version gets from double), and the variance from the centred
+ * values in a second pass. */
+TGT static void layernorm_row_avx2(float *x, const float *r, size_t E, const float *g,
+				   const float *b, float eps)
+{
+	__m256 sum = _mm256_setzero_ps(), sq = sum, vm, vi;
+	float mean;
+
+	for (size_t j = 0; j < E; j += 8) {
+		__m256 v = _mm256_loadu_ps(x + j);
+		if (r) {
+			v = _mm256_add_ps(v, _mm256_loadu_ps(r + j));
+			_mm256_storeu_ps(x + j, v);
+		}
+		sum = _mm256_add_ps(sum, v);
+	}
+	mean = hsum8(sum) / (float)E;
+	vm = _mm256_set1_ps(mean);
+	for (size_t j = 0; j < E; j += 8) {
+		__m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + j), vm);
+		sq = _mm256_fmadd_ps(d, d, sq);
+	}
+	vi = _mm256_set1_ps(1.0f / sqrtf(hsum8(sq) / (float)E + eps));
+	for (size_t j = 0; j < E; j += 8) {
+		__m256 d = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm), vi);
+		_mm256_storeu_ps(x + j, _mm256_fmadd_ps(d, _mm256_loadu_ps(g + j),
+							_mm256_loadu_ps(b + j)));
+	}
+}
 #endif
+
+/* y[R, out] = x[R, in] W^T + b, with W stored [out, in]: OpenBLAS's sgemm
+ * on the calling worker (backend/cpu/blas.h chose its kernels). The bias
+ * is copied in first and added by the product (beta 1): one pass over y
+ * fewer than adding it after, which with beta 0 also clears y first. */
+static void linear(const float *x, size_t R, size_t in, const float *W, const float *b,
+		   size_t out, float *y)
+{
+	for (size_t r = 0; r < R; r++)
+		memcpy(y + r * out, b, out * sizeof(float));
+	lp_blas_sgemm(LP_BLAS_ROW_MAJOR, LP_BLAS_NO_TRANS, LP_BLAS_TRANS, (int)R, (int)out,
+		      (int)in, 1.0f, x, (int)in, W, (int)in, 1.0f, y, (int)out);
+}
+
+/* x = LayerNorm(x + r) row by row; r may be NULL. */
+static void add_layernorm(const struct lp_bert *m, float *x, const float *r, size_t R,
+			  size_t E, const float *g, const float *b, float eps)
+{
+#ifdef HAVE_X86
+	if (m->avx2 && E % 8 == 0) {
+		for (size_t i = 0; i < R; i++)
+			layernorm_row_avx2(x + i * E, r ? r + i * E : NULL, E, g, b, eps);
+		return;
+	}
+#endif
+	for (size_t i = 0; i < R; i++) {
+		float *row = x + i * E;
+		double mean = 0, var = 0;
+		if (r)
+			for (size_t j = 0; j < E; j++)
+				row[j] += r[i * E + j];
+		for (size_t j = 0; j < E; j++)
+			mean += row[j];
+		mean /= (double)E;
+		for (size_t j = 0; j < E; j++)
+			var += (row[j] - mean) * (row[j] - mean);
+		float inv = (float)(1.0 / sqrt(var / (double)E + eps));
+		for (size_t j = 0; j < E; j++)
+			row[j] = ((float)(row[j] - mean)) * inv * g[j] + b[j];
+	}
+}
+
+static void embed_tokens(const struct lp_bert *m, struct scratch *s)
+{
+	size_t E = (size_t)m->hp.n_embd;
+
+	for (size_t q = 0; q < s->n_seq; q++)
+		for (size_t t = 0; t < s->len[q]; t++) {
+			size_t row = s->start[q] + t;
+			const float *w = m->tok_emb + (size_t)s->ids[row] * E;
+			const float *p = m->pos_emb + t * E;
+			float *x = s->x + row * E;
+			for (size_t j = 0; j < E; j++)
+				x[j] = w[j] + p[j] + m->type_emb[j];
+		}
+	add_layernorm(m, s->x, NULL, s->n_tok, E, m->emb_ln_g, m->emb_ln_b, m->hp.ln_eps);
+}
+
 
 /* a = softmax(scale * a) row by row (scale > 0). */
 static void softmax_rows(const struct lp_bert *m, float *a, size_t rows, size_t cols,
@@ -496,19 +567,27 @@ static void softmax_rows(const struct lp_bert *m, float *a, size_t rows, size_t 
 {
 	for (size_t i = 0; i < rows; i++) {
 		float *r = a + i * cols, mx = r[0], sum = 0;
-		for (size_t j = 1; j < cols; j++)
-			mx = r[j] > mx ? r[j] : mx;
-		size_t j = 0;
+		size_t j = 0, n8 = 0;
 #ifdef HAVE_X86
-		if (m->avx2) {
-			j = cols & ~(size_t)7;
-			sum = exp_shift_avx2(r, j, mx, scale);
+		if (m->avx2 && cols >= 8) {
+			n8 = cols & ~(size_t)7;
+			mx = max_avx2(r, n8);
 		}
 #endif
-		for (; j < cols; j++)
+		for (j = n8; j < cols; j++)
+			mx = r[j] > mx ? r[j] : mx;
+#ifdef HAVE_X86
+		if (n8)
+			sum = exp_shift_avx2(r, n8, mx, scale);
+#endif
+		for (j = n8; j < cols; j++)
 			sum += (r[j] = expf((r[j] - mx) * scale));
 		sum = 1.0f / sum;
-		for (size_t j = 0; j < cols; j++)
+#ifdef HAVE_X86
+		if (n8)
+			scale_avx2(r, n8, sum);
+#endif
+		for (j = n8; j < cols; j++)
 			r[j] *= sum;
 	}
 }
@@ -597,11 +676,11 @@ static void ffn_task(void *arg, size_t r0, size_t r1, int tid)
 	float *x = s->x + r0 * E, *t = s->q + r0 * E, *h = s->h + r0 * F;
 
 	linear(s->ctx + r0 * E, R, E, L->wo, L->bo, E, t);
-	add_layernorm(x, t, R, E, L->ln1_g, L->ln1_b, m->hp.ln_eps);
+	add_layernorm(m, x, t, R, E, L->ln1_g, L->ln1_b, m->hp.ln_eps);
 	linear(x, R, E, L->wi, L->bi, F, h);
 	gelu(m, h, R * F);
 	linear(h, R, F, L->wf, L->bf, E, t);
-	add_layernorm(x, t, R, E, L->ln2_g, L->ln2_b, m->hp.ln_eps);
+	add_layernorm(m, x, t, R, E, L->ln2_g, L->ln2_b, m->hp.ln_eps);
 }
 
 static void layer_forward(const struct lp_bert *m, const struct bert_layer *L, struct scratch *s)
