@@ -28,8 +28,9 @@ static char loaded_buf[512];
 static char load_error[768];
 static const char *core_asked;   /* what OPENBLAS_CORETYPE was set to */
 
-/* A kernel set the library would not pick by itself on a CPU it does not
- * know, or NULL to leave the choice to it. */
+/* The library's best kernel set for this CPU's features, which it may not
+ * pick by itself when it does not know the CPU model; NULL leaves the
+ * choice to it. */
 static const char *preferred_core(void)
 {
 #if defined(__x86_64__)
