@@ -695,6 +695,15 @@ END_TEST
 START_TEST(test_bert_tiny_f16) { check_tiny_vs_reference("F16"); }
 END_TEST
 
+/* The scalar exponentials and norms, which CPUs without AVX2 run. */
+START_TEST(test_bert_tiny_scalar)
+{
+	setenv("LPIPE_CPU_KERNELS", "scalar", 1);
+	check_tiny_vs_reference("F32");
+	unsetenv("LPIPE_CPU_KERNELS");
+}
+END_TEST
+
 /* Texts: tokenized, wrapped in [CLS]/[SEP], cut into windows, averaged. */
 START_TEST(test_bert_tiny_texts_and_windows)
 {
@@ -1144,6 +1153,7 @@ int main(void)
 	tc = tcase_create("bert");
 	tcase_add_test(tc, test_bert_tiny_f32);
 	tcase_add_test(tc, test_bert_tiny_f16);
+	tcase_add_test(tc, test_bert_tiny_scalar);
 	tcase_add_test(tc, test_bert_tiny_texts_and_windows);
 	tcase_add_test(tc, test_bert_tiny_batches);
 	tcase_add_test(tc, test_bert_tiny_threads);

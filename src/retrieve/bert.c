@@ -3,6 +3,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -216,9 +217,16 @@ static enum lp_status bind_weights(struct lp_bert *m, struct lp_diag *d)
 	return LP_OK;
 }
 
+/* AVX2 and FMA for the exponentials and norms, unless
+ * LPIPE_CPU_KERNELS=scalar asks for the reference code (as for the dot
+ * products, backend/cpu/kernels.h). */
 static int cpu_has_avx2(void)
 {
 #ifdef HAVE_X86
+	const char *force = getenv("LPIPE_CPU_KERNELS");
+
+	if (force && !strcmp(force, "scalar"))
+		return 0;
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else

@@ -29,6 +29,8 @@
  * pool of lp_bert_set_threads threads (default: every online CPU), which
  * splits each layer by blocks of tokens and attention by (sequence, head).
  * The result does not depend on the thread count beyond float rounding.
+ * Softmax, GELU and layer norm use AVX2 when the CPU has it and
+ * LPIPE_CPU_KERNELS is not "scalar" (read at load).
  *
  * A model object is read-only after load (but for the two setters below);
  * concurrent lp_bert_embed calls on one model are safe.
