@@ -3,12 +3,13 @@
  * spot checks.
  *
  *   embed-texts MODEL_DIR FILE [--chunk-words N] [--group N] [--repeat N]
- *               [--max-texts N] [--out F32_FILE] [--ids]
+ *               [--max-texts N] [--threads N] [--out F32_FILE] [--ids]
  *
  * Without --chunk-words every line of FILE is one text; with it the file's
  * words are cut into chunks of N words. Texts are embedded `group` at a time
  * (default 64), so memory stays bounded; --max-texts embeds only the first
- * N (the whole file is still mapped and cut). Prints texts, seconds, texts per
+ * N (the whole file is still mapped and cut); --threads sets the encoder's
+ * threads (default: every online CPU). Prints texts, seconds, texts per
  * second (median of the runs), the tracked peak and the process peak RSS. --out writes the
  * float32 embeddings [n, dim]; --ids prints each text's WordPiece ids.
  */
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend/cpu/blas.h"
 #include "core/fileio.h"
 #include "core/mem.h"
 #include "retrieve/bert.h"
@@ -96,7 +98,7 @@ int main(int argc, char **argv)
 {
 	size_t chunk_words = 0, group = 64, repeat = 1, max_texts = 0, n, dim;
 	const char *out_path = NULL;
-	int want_ids = 0;
+	int want_ids = 0, threads = 0;
 	struct lp_diag d;
 	struct lp_mapped file;
 	struct lp_bert *m;
@@ -106,7 +108,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: embed-texts MODEL_DIR FILE [--chunk-words N] [--group N] "
-				"[--repeat N] [--max-texts N] [--out F] [--ids]\n");
+				"[--repeat N] [--max-texts N] [--threads N] [--out F] [--ids]\n");
 		return 2;
 	}
 	for (int i = 3; i < argc; i++) {
@@ -118,6 +120,8 @@ int main(int argc, char **argv)
 			repeat = strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--max-texts") && i + 1 < argc)
 			max_texts = strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			threads = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
 			out_path = argv[++i];
 		else if (!strcmp(argv[i], "--ids"))
@@ -144,6 +148,8 @@ int main(int argc, char **argv)
 	if (max_texts && n > max_texts)
 		n = max_texts;
 	dim = lp_bert_dim(m);
+	lp_bert_set_threads(m, threads);
+	fprintf(stderr, "blas: %s (%s)\n", lp_blas_core_name(), lp_blas_library());
 	if (want_ids)
 		for (size_t i = 0; i < n; i++)
 			print_ids(m, &texts[i]);

@@ -16,12 +16,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/mem.h"
 #include "core/status.h"
 #include "retrieve/bert.h"
+#include "retrieve/embedder.h"
 #include "retrieve/safetensors.h"
 #include "retrieve/wordpiece.h"
 
@@ -692,6 +695,15 @@ END_TEST
 START_TEST(test_bert_tiny_f16) { check_tiny_vs_reference("F16"); }
 END_TEST
 
+/* The scalar exponentials and norms, which CPUs without AVX2 run. */
+START_TEST(test_bert_tiny_scalar)
+{
+	setenv("LPIPE_CPU_KERNELS", "scalar", 1);
+	check_tiny_vs_reference("F32");
+	unsetenv("LPIPE_CPU_KERNELS");
+}
+END_TEST
+
 /* Texts: tokenized, wrapped in [CLS]/[SEP], cut into windows, averaged. */
 START_TEST(test_bert_tiny_texts_and_windows)
 {
@@ -785,6 +797,137 @@ START_TEST(test_bert_tiny_batches)
 	}
 	lp_bert_free(m);
 	tiny_cleanup();
+}
+END_TEST
+
+/* The thread count changes who computes which rows, not the result. */
+START_TEST(test_bert_tiny_threads)
+{
+	struct lp_bert *m = tiny_model("F32");
+	enum { N = 120 };
+	static const char *words[] = { "the", "quick", "brown", "fox", "cafe", "hello", "jumps", "!" };
+	static char buf[N][160];
+	const char *texts[N];
+	size_t lens[N];
+	static float one[N * TE], many[N * TE];
+	struct lp_diag d;
+
+	for (int i = 0; i < N; i++) {
+		size_t at = 0;
+		for (int w = 0; w < 2 + i % 19; w++)
+			at += (size_t)snprintf(buf[i] + at, sizeof(buf[i]) - at, "%s ", words[(i * 5 + w) % 8]);
+		texts[i] = buf[i];
+		lens[i] = at;
+	}
+	lp_bert_set_threads(m, 1);
+	ck_assert_int_eq(lp_bert_embed(m, texts, lens, N, one, &d), LP_OK);
+	lp_bert_set_threads(m, 3);
+	ck_assert_int_eq(lp_bert_embed(m, texts, lens, N, many, &d), LP_OK);
+	for (int i = 0; i < N * TE; i++)
+		ck_assert_float_eq_tol(one[i], many[i], 1e-5f);
+	lp_bert_free(m);
+	tiny_cleanup();
+	ck_assert_uint_eq(lp_mem_current_total(), 0);
+}
+END_TEST
+
+static uint64_t dense_id(const char *dir)
+{
+	struct lp_embedder *e;
+	struct lp_diag d;
+	uint64_t id;
+
+	lp_diag_init(&d);
+	if (lp_embedder_new_dense(dir, &e, &d))
+		ck_abort_msg("dense: %s", d.msg);
+	id = lp_embedder_id(e);
+	lp_embedder_free(e);
+	return id;
+}
+
+/* The one model-*.id memo in dir, into path; returns how many there are. */
+static int find_memo(const char *dir, char *path, size_t cap)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!dp)
+		return 0;
+	while ((de = readdir(dp)))
+		if (!strncmp(de->d_name, "model-", 6) && strstr(de->d_name, ".id")) {
+			snprintf(path, cap, "%s/%s", dir, de->d_name);
+			n++;
+		}
+	closedir(dp);
+	return n;
+}
+
+/*
+ * The dense model id is memoized by the files' metadata: a second load
+ * takes it from the memo (a planted memo proves it is read), and a model
+ * file changed in place, same size and mtime put back, gets a new id.
+ */
+START_TEST(test_dense_id_memo)
+{
+	char model[] = "/tmp/check_memo_model_XXXXXX", cache[] = "/tmp/check_memo_cache_XXXXXX";
+	char memo[512], path[256], line[160], cmd[160];
+	uint64_t id, changed;
+	struct stat sb;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(model));
+	ck_assert_ptr_nonnull(mkdtemp(cache));
+	write_tiny_model(model, "F32");
+	setenv("LPIPE_CACHE_DIR", cache, 1);
+	id = dense_id(model);
+	ck_assert_int_eq(find_memo(cache, memo, sizeof(memo)), 1);
+	ck_assert_uint_eq(dense_id(model), id);
+
+	/* the memo is what answers: plant another id under the same key */
+	f = fopen(memo, "r");
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+	fclose(f);
+	char *at = strrchr(line, ' ');   /* before the id's 16 digits */
+	ck_assert_ptr_nonnull(at);
+	ck_assert_uint_ge(strlen(at), 17);
+	memcpy(at + 1, "00000000000000aa", 16);
+	f = fopen(memo, "w");
+	fputs(line, f);
+	fclose(f);
+	ck_assert_uint_eq(dense_id(model), 0xaa);
+	/* and a damaged memo is ignored (and rewritten) */
+	f = fopen(memo, "w");
+	fputs("garbage\n", f);
+	fclose(f);
+	ck_assert_uint_eq(dense_id(model), id);
+	ck_assert_uint_eq(dense_id(model), id);
+
+	/* one byte of a weight changed, size and mtime restored */
+	snprintf(path, sizeof(path), "%s/model.safetensors", model);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	f = fopen(path, "r+b");
+	ck_assert_int_eq(fseek(f, -1, SEEK_END), 0);
+	int c = fgetc(f);
+	ck_assert_int_eq(fseek(f, -1, SEEK_END), 0);
+	fputc(c ^ 0x01, f);
+	fclose(f);
+	struct timespec times[2] = { sb.st_atim, sb.st_mtim };
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, times, 0), 0);
+	changed = dense_id(model);
+	ck_assert_uint_ne(changed, id);
+	ck_assert_uint_eq(find_memo(cache, memo, sizeof(memo)), 2);
+	/* the memo holds the hash a fresh computation gives */
+	snprintf(cmd, sizeof(cmd), "rm -f '%s'/model-*.id", cache);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_uint_eq(dense_id(model), changed);
+
+	/* no cache directory: still the same id, computed each time */
+	setenv("LPIPE_CACHE_DIR", "/nonexistent/lpipe-cache", 1);
+	ck_assert_uint_eq(dense_id(model), changed);
+	unsetenv("LPIPE_CACHE_DIR");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", model, cache);
+	ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -1010,8 +1153,11 @@ int main(void)
 	tc = tcase_create("bert");
 	tcase_add_test(tc, test_bert_tiny_f32);
 	tcase_add_test(tc, test_bert_tiny_f16);
+	tcase_add_test(tc, test_bert_tiny_scalar);
 	tcase_add_test(tc, test_bert_tiny_texts_and_windows);
 	tcase_add_test(tc, test_bert_tiny_batches);
+	tcase_add_test(tc, test_bert_tiny_threads);
+	tcase_add_test(tc, test_dense_id_memo);
 	tcase_add_test(tc, test_bert_bad_models);
 	tcase_add_loop_test(tc, test_bert_alloc_faults, 0, 2 * 70);
 	suite_add_tcase(s, tc);

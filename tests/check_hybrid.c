@@ -995,7 +995,7 @@ START_TEST(test_stage_run_dense_model)
 				   "top_k: 2}", &doc, &p, &d), LP_OK);
 	ck_assert(doc.selection[0] == 1 || doc.selection[0] == 3);
 	ck_assert(doc.selection[1] == 1 || doc.selection[1] == 3);
-	ck_assert_uint_eq(count_files(cache_dir), 1);
+	ck_assert_uint_eq(count_files(cache_dir), 2); /* embeddings, model id memo */
 	lp_doc_release(&doc);
 	lp_pipeline_free(p);
 	ck_assert_int_eq(run_stage("{scorer: hybrid}", "{query: mail check, top_k: 1}",

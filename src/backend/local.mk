@@ -1,7 +1,14 @@
 # backend: CPU kernels (see Makefile.am)
 liblpipe_la_SOURCES += \
 	src/backend/cpu/kernels.c src/backend/cpu/kernels.h \
-	src/backend/cpu/dot_scalar.c
+	src/backend/cpu/dot_scalar.c \
+	src/backend/cpu/blas.c src/backend/cpu/blas.h
+
+check_PROGRAMS += tests/check_blas
+TESTS += tests/check_blas
+tests_check_blas_SOURCES = tests/check_blas.c
+tests_check_blas_CFLAGS = $(TEST_CFLAGS)
+tests_check_blas_LDADD = $(TEST_LIBS)
 
 # The AVX2 kernels need -mavx2 -mfma -mf16c; only their file gets them, so
 # the rest of the library runs on any x86-64 (dispatch is at run time).

@@ -15,8 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cblas.h>
-
+#include "backend/cpu/blas.h"
 #include "core/mem.h"
 #include "core/threadpool.h"
 #include "model/gemm.h"
@@ -186,11 +185,11 @@ enum lp_status lp_ctx_new(const struct lp_model *m, const struct lp_ctx_params *
 		st = LP_E_NOMEM;
 		goto fail;
 	}
-	if ((st = lp_pool_new(c->p.n_threads, &c->pool, d)))
+	if ((st = lp_pool_new(c->p.n_threads, &c->pool, d)) || (st = lp_blas_load(d)))
 		goto fail;
 	/* sgemm runs inside our own workers, one block each: OpenBLAS must
 	 * not start threads of its own on top. */
-	openblas_set_num_threads(1);
+	lp_blas_set_threads(1);
 	*out = c;
 	return LP_OK;
 fail:

@@ -15,7 +15,7 @@
  * processed n_batch tokens per step; generation evaluates one token at a
  * time with lp_matvec (activations quantized to 8 bits for quantized
  * weights). A step of at least gemm_min tokens instead dequantizes blocks
- * of weight rows to float and multiplies them with CBLAS sgemm, which is
+ * of weight rows to float and multiplies them with OpenBLAS sgemm, which is
  * faster for long prompts and exact up to float rounding; steps below it
  * use lp_matvec over each block of rows for every token, which gives the
  * same logits as token-by-token evaluation.

@@ -1,12 +1,19 @@
 /*
  * gemm.h - the float matrix product of batched prefill:
  * Y[t][r] = sum_k X[t][k] * W[r][k] for t < n, r < m (X times W transposed,
- * both row-major with K contiguous), one thread.
+ * both row-major with K contiguous), on the calling thread; and the vector
+ * pieces of attention.
  *
- * An AVX2+FMA kernel (4 tokens x 3 rows of accumulators in registers) is
- * used when the CPU has those features; otherwise CBLAS sgemm. The kernel
- * exists because the CBLAS a distribution ships may not know a newer CPU
- * and fall back to an SSE3 kernel several times slower.
+ * The product is OpenBLAS's sgemm (backend/cpu/blas.h), which loads the
+ * library with the kernels the CPU deserves. Measured against the AVX2
+ * kernel this file used to hold (4 tokens x 3 rows in registers), one
+ * thread on an AVX-512 Xeon, GFLOP/s on the prefill's 64-row blocks of
+ * SmolLM2's shapes (tokens x rows x K: 512x576x576, 512x1536x576,
+ * 512x576x1536):
+ *   OpenBLAS, SkylakeX kernels     85    88    95
+ *   OpenBLAS, Haswell kernels      42    45    45
+ *   the AVX2 kernel              39-48 36-42 45-46
+ * so the library wins or ties everywhere, and the kernel was removed.
  */
 #ifndef LP_MODEL_GEMM_H
 #define LP_MODEL_GEMM_H
@@ -14,13 +21,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ldx, ldw, ldy: elements between consecutive rows. Y is overwritten. */
+/* ldx, ldw, ldy: elements between consecutive rows (each, and n, m, k,
+ * below 2^31). Y is overwritten. */
 void lp_gemm_nt(size_t n, size_t m, size_t k, const float *X, size_t ldx,
 		const float *W, size_t ldw, float *Y, size_t ldy);
-/* The CBLAS path alone (tests compare the two). */
-void lp_gemm_nt_blas(size_t n, size_t m, size_t k, const float *X, size_t ldx,
-		     const float *W, size_t ldw, float *Y, size_t ldy);
-/* Attention's vector pieces, with the same dispatch:
+/* Attention's vector pieces, AVX2+FMA when the CPU has them:
  * sum a[i]*b[i], and y[i] += a*x[i]. */
 float lp_dot_f32(const float *a, const float *b, size_t n);
 void lp_axpy_f32(size_t n, float a, const float *x, float *y);
@@ -35,7 +40,5 @@ void lp_attn_scores_f16(const float *q, const uint16_t *K, size_t ldk, size_t hd
 			size_t n_pos, float scale, float *score);
 void lp_attn_mix_f16(const float *p, const uint16_t *V, size_t ldv, size_t hd,
 		     size_t n_pos, float *out);
-/* "avx2" or "blas". */
-const char *lp_gemm_kernel_name(void);
 
 #endif

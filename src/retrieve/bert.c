@@ -1,9 +1,9 @@
 #include "retrieve/bert.h"
 
-#include <cblas.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -11,8 +11,9 @@
 #define HAVE_X86 1
 #endif
 
+#include "backend/cpu/blas.h"
 #include "core/mem.h"
-#include "model/gemm.h"
+#include "core/threadpool.h"
 #include "retrieve/safetensors.h"
 
 /* One encoder layer; W are [out, in] row-major as stored, b are [out]. */
@@ -37,6 +38,8 @@ struct lp_bert {
 	float **owned;                  /* converted weights to free */
 	size_t n_owned;
 	size_t window, stride;          /* tokens */
+	int n_threads;                  /* per embed call; <= 0: online CPUs */
+	int avx2;                       /* the CPU has AVX2 and FMA */
 };
 
 /* ---- loading ---- */
@@ -214,6 +217,23 @@ static enum lp_status bind_weights(struct lp_bert *m, struct lp_diag *d)
 	return LP_OK;
 }
 
+/* AVX2 and FMA for the exponentials and norms, unless
+ * LPIPE_CPU_KERNELS=scalar asks for the reference code (as for the dot
+ * products, backend/cpu/kernels.h). */
+static int cpu_has_avx2(void)
+{
+#ifdef HAVE_X86
+	const char *force = getenv("LPIPE_CPU_KERNELS");
+
+	if (force && !strcmp(force, "scalar"))
+		return 0;
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+	return 0;
+#endif
+}
+
 enum lp_status lp_bert_load(const char *dir, struct lp_bert **out, struct lp_diag *d)
 {
 	char path[4096];
@@ -221,8 +241,11 @@ enum lp_status lp_bert_load(const char *dir, struct lp_bert **out, struct lp_dia
 	enum lp_status s;
 
 	*out = NULL;
+	if ((s = lp_blas_load(d)))
+		return s;
 	if (!(m = lp_mem_calloc(LP_MEM_OTHER, 1, sizeof(*m), d)))
 		return LP_E_NOMEM;
+	m->avx2 = cpu_has_avx2();
 	snprintf(path, sizeof(path), "%s/config.json", dir);
 	if ((s = parse_config(m, path, d)))
 		goto fail;
@@ -265,6 +288,7 @@ const struct lp_bert_hparams *lp_bert_hparams(const struct lp_bert *m) { return 
 const struct lp_wordpiece *lp_bert_tokenizer(const struct lp_bert *m) { return m->wp; }
 size_t lp_bert_window(const struct lp_bert *m) { return m->window; }
 size_t lp_bert_stride(const struct lp_bert *m) { return m->stride; }
+void lp_bert_set_threads(struct lp_bert *m, int n_threads) { m->n_threads = n_threads; }
 
 enum lp_status lp_bert_set_window(struct lp_bert *m, size_t window, size_t stride,
 				  struct lp_diag *d)
@@ -285,15 +309,23 @@ enum lp_status lp_bert_set_window(struct lp_bert *m, size_t window, size_t strid
 
 /* ---- forward pass ---- */
 
-/* Activations for up to `cap` rows (tokens), allocated once per embed call. */
+/*
+ * Activations for up to `cap` rows (tokens), allocated once per embed call,
+ * with the pool that runs it. Work is split three ways per layer: the Q/K/V
+ * products by blocks of rows, attention by (sequence, head), and the rest
+ * of the layer (output projection, the feed-forward block, both layer
+ * norms), which never mixes rows, by blocks of rows again. Blocks write
+ * disjoint rows, so the workers share every buffer but `att`.
+ */
 struct scratch {
 	size_t cap;         /* rows */
 	float *x;           /* [cap, E] hidden state */
-	float *q, *k, *v;   /* [cap, E] */
+	float *q, *k, *v;   /* [cap, E]; q is reused after attention */
 	float *ctx;         /* [cap, E] attention output before projection */
-	float *h;           /* [cap, F] intermediate; also [cap, E] temporaries */
-	float *att;         /* [window, window] one head's scores */
-	float *vt;          /* [dh, window] one head's V transposed */
+	float *h;           /* [cap, F] intermediate */
+	float *att;         /* [workers, att_stride] one head's scores each */
+	size_t att_stride;  /* window * window floats */
+	struct lp_pool *pool;
 	/* the sequences of the current batch */
 	int32_t *ids;       /* [cap] */
 	size_t *start, *len, *owner; /* [cap] per sequence */
@@ -302,11 +334,12 @@ struct scratch {
 
 static void scratch_release(struct scratch *s)
 {
-	void *p[] = { s->x, s->q, s->k, s->v, s->ctx, s->h, s->att, s->vt, s->ids, s->start,
-		      s->len, s->owner };
+	void *p[] = { s->x, s->q, s->k, s->v, s->ctx, s->h, s->att, s->ids, s->start, s->len,
+		      s->owner };
 
 	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
 		lp_mem_free(p[i]);
+	lp_pool_free(s->pool);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -314,18 +347,22 @@ static enum lp_status scratch_init(struct scratch *s, const struct lp_bert *m, s
 				   struct lp_diag *d)
 {
 	size_t E = (size_t)m->hp.n_embd, F = (size_t)m->hp.n_ff;
-	size_t W = m->window < cap ? m->window : cap;
+	size_t W = m->window < cap ? m->window : cap, workers;
+	enum lp_status st;
 
 	memset(s, 0, sizeof(*s));
 	s->cap = cap;
+	if ((st = lp_pool_new(m->n_threads, &s->pool, d)))
+		return st;
+	workers = (size_t)lp_pool_size(s->pool);
+	s->att_stride = W * W;
 	if (!(s->x = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
 	    !(s->q = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
 	    !(s->k = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
 	    !(s->v = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
 	    !(s->ctx = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
-	    !(s->h = lp_mem_alloc(LP_MEM_SCRATCH, cap * (F > E ? F : E) * sizeof(float), d)) ||
-	    !(s->att = lp_mem_alloc(LP_MEM_SCRATCH, W * W * sizeof(float), d)) ||
-	    !(s->vt = lp_mem_alloc(LP_MEM_SCRATCH, W * (E / (size_t)m->hp.n_head) * sizeof(float), d)) ||
+	    !(s->h = lp_mem_alloc(LP_MEM_SCRATCH, cap * F * sizeof(float), d)) ||
+	    !(s->att = lp_mem_alloc(LP_MEM_SCRATCH, workers * W * W * sizeof(float), d)) ||
 	    !(s->ids = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(int32_t), d)) ||
 	    !(s->start = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(size_t), d)) ||
 	    !(s->len = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(size_t), d)) ||
@@ -336,92 +373,11 @@ static enum lp_status scratch_init(struct scratch *s, const struct lp_bert *m, s
 	return LP_OK;
 }
 
-/*
- * The encoder's matrix products all go through gemm_nt: Y[n, m] = X[n, k]
- * W[m, k]^T, row-major with the given leading dimensions, Y overwritten.
- * With AVX2+FMA it runs lp_gemm_nt's kernel, which here beats a CBLAS that
- * does not know the CPU (OpenBLAS 0.3.21 takes some Xeons for Prescott and
- * is then 2.5x slower); otherwise CBLAS, which lp_gemm_nt falls back to.
- * W is cut into blocks of GEMM_BLOCK_BYTES so that a block stays in L2
- * while every row of X streams past it (the kernel itself does not block).
- */
-#define GEMM_BLOCK_BYTES (192u * 1024u)
-
-static int gemm_native(void)
-{
-	return strcmp(lp_gemm_kernel_name(), "avx2") == 0;
-}
-
-static void gemm_nt(size_t n, size_t m, size_t k, const float *X, size_t ldx,
-		    const float *W, size_t ldw, float *Y, size_t ldy)
-{
-	size_t rb = GEMM_BLOCK_BYTES / (k * sizeof(float));
-
-	if (!gemm_native()) {   /* CBLAS blocks for itself */
-		lp_gemm_nt_blas(n, m, k, X, ldx, W, ldw, Y, ldy);
-		return;
-	}
-	rb -= rb % 3;   /* the kernel's tile is 3 rows of W */
-	if (rb < 3)
-		rb = 3;
-	for (size_t r = 0; r < m; r += rb)
-		lp_gemm_nt(n, m - r < rb ? m - r : rb, k, X, ldx, W + r * ldw, ldw, Y + r, ldy);
-}
-
-/* y[R, out] = x[R, in] W^T + b, with W stored [out, in]. */
-static void linear(const float *x, size_t R, size_t in, const float *W, const float *b,
-		   size_t out, float *y)
-{
-	gemm_nt(R, out, in, x, in, W, in, y, out);
-	for (size_t r = 0; r < R; r++) {
-		float *row = y + r * out;
-		for (size_t j = 0; j < out; j++)
-			row[j] += b[j];
-	}
-}
-
-/* x = LayerNorm(x + r) row by row; r may be NULL. */
-static void add_layernorm(float *x, const float *r, size_t R, size_t E, const float *g,
-			  const float *b, float eps)
-{
-	for (size_t i = 0; i < R; i++) {
-		float *row = x + i * E;
-		double mean = 0, var = 0;
-		if (r)
-			for (size_t j = 0; j < E; j++)
-				row[j] += r[i * E + j];
-		for (size_t j = 0; j < E; j++)
-			mean += row[j];
-		mean /= (double)E;
-		for (size_t j = 0; j < E; j++)
-			var += (row[j] - mean) * (row[j] - mean);
-		float inv = (float)(1.0 / sqrt(var / (double)E + eps));
-		for (size_t j = 0; j < E; j++)
-			row[j] = ((float)(row[j] - mean)) * inv * g[j] + b[j];
-	}
-}
-
-static void embed_tokens(const struct lp_bert *m, struct scratch *s)
-{
-	size_t E = (size_t)m->hp.n_embd;
-
-	for (size_t q = 0; q < s->n_seq; q++)
-		for (size_t t = 0; t < s->len[q]; t++) {
-			size_t row = s->start[q] + t;
-			const float *w = m->tok_emb + (size_t)s->ids[row] * E;
-			const float *p = m->pos_emb + t * E;
-			float *x = s->x + row * E;
-			for (size_t j = 0; j < E; j++)
-				x[j] = w[j] + p[j] + m->type_emb[j];
-		}
-	add_layernorm(s->x, NULL, s->n_tok, E, m->emb_ln_g, m->emb_ln_b, m->hp.ln_eps);
-}
-
 #ifdef HAVE_X86
 /*
- * exp for the softmax and GELU in AVX2, chosen with the GEMM kernel: libm's
- * expf, one element at a time, took a tenth of the encoder once the
- * products were fast. e^x = 2^n e^r with n = round(x / ln 2), |r| <= ln2/2,
+ * exp for the softmax and GELU in AVX2, when the CPU has it: libm's expf,
+ * one element at a time, took a tenth of the encoder once the products
+ * were fast. e^x = 2^n e^r with n = round(x / ln 2), |r| <= ln2/2,
  * and e^r from its Taylor series to degree 6 (relative error about 1e-7).
  * Only x <= 0 is asked for; below -87 the result is clamped near 2^-126.
  */
@@ -489,63 +445,159 @@ TGT static void gelu_avx2(float *x, size_t n8)
 						      _mm256_add_ps(one, r)));
 	}
 }
+
+TGT static float hsum8(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+/* The largest of r[0..n8) (n8 a positive multiple of 8). */
+TGT static float max_avx2(const float *r, size_t n8)
+{
+	__m256 m = _mm256_loadu_ps(r);
+	__m128 h;
+
+	for (size_t j = 8; j < n8; j += 8)
+		m = _mm256_max_ps(m, _mm256_loadu_ps(r + j));
+	h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+	h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+	h = _mm_max_ss(h, _mm_movehdup_ps(h));
+	return _mm_cvtss_f32(h);
+}
+
+/* r[j] *= a for j < n8 (a multiple of 8). */
+TGT static void scale_avx2(float *r, size_t n8, float a)
+{
+	__m256 va = _mm256_set1_ps(a);
+
+	for (size_t j = 0; j < n8; j += 8)
+		_mm256_storeu_ps(r + j, _mm256_mul_ps(_mm256_loadu_ps(r + j), va));
+}
+
+/* One row of add_layernorm below, E a multiple of 8. The sums are float,
+ * not double as in the scalar version, but spread over 8 lanes of E/8
+ * terms each, and the variance is taken from the centred values in a
+ * second pass, so the rounding stays far below what the real-model test
+ * against sentence-transformers (cosine >= 0.999) would notice. */
+TGT static void layernorm_row_avx2(float *x, const float *r, size_t E, const float *g,
+				   const float *b, float eps)
+{
+	__m256 sum = _mm256_setzero_ps(), sq = sum, vm, vi;
+	float mean;
+
+	for (size_t j = 0; j < E; j += 8) {
+		__m256 v = _mm256_loadu_ps(x + j);
+		if (r) {
+			v = _mm256_add_ps(v, _mm256_loadu_ps(r + j));
+			_mm256_storeu_ps(x + j, v);
+		}
+		sum = _mm256_add_ps(sum, v);
+	}
+	mean = hsum8(sum) / (float)E;
+	vm = _mm256_set1_ps(mean);
+	for (size_t j = 0; j < E; j += 8) {
+		__m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + j), vm);
+		sq = _mm256_fmadd_ps(d, d, sq);
+	}
+	vi = _mm256_set1_ps(1.0f / sqrtf(hsum8(sq) / (float)E + eps));
+	for (size_t j = 0; j < E; j += 8) {
+		__m256 d = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm), vi);
+		_mm256_storeu_ps(x + j, _mm256_fmadd_ps(d, _mm256_loadu_ps(g + j),
+							_mm256_loadu_ps(b + j)));
+	}
+}
 #endif
 
+/* y[R, out] = x[R, in] W^T + b, with W stored [out, in]: OpenBLAS's sgemm
+ * on the calling worker (backend/cpu/blas.h chose its kernels). The bias
+ * is copied in first and added by the product (beta 1): one pass over y
+ * fewer than adding it after, which with beta 0 also clears y first. */
+static void linear(const float *x, size_t R, size_t in, const float *W, const float *b,
+		   size_t out, float *y)
+{
+	for (size_t r = 0; r < R; r++)
+		memcpy(y + r * out, b, out * sizeof(float));
+	lp_blas_sgemm(LP_BLAS_ROW_MAJOR, LP_BLAS_NO_TRANS, LP_BLAS_TRANS, (int)R, (int)out,
+		      (int)in, 1.0f, x, (int)in, W, (int)in, 1.0f, y, (int)out);
+}
+
+/* x = LayerNorm(x + r) row by row; r may be NULL. */
+static void add_layernorm(const struct lp_bert *m, float *x, const float *r, size_t R,
+			  size_t E, const float *g, const float *b, float eps)
+{
+#ifdef HAVE_X86
+	if (m->avx2 && E % 8 == 0) {
+		for (size_t i = 0; i < R; i++)
+			layernorm_row_avx2(x + i * E, r ? r + i * E : NULL, E, g, b, eps);
+		return;
+	}
+#endif
+	for (size_t i = 0; i < R; i++) {
+		float *row = x + i * E;
+		double mean = 0, var = 0;
+		if (r)
+			for (size_t j = 0; j < E; j++)
+				row[j] += r[i * E + j];
+		for (size_t j = 0; j < E; j++)
+			mean += row[j];
+		mean /= (double)E;
+		for (size_t j = 0; j < E; j++)
+			var += (row[j] - mean) * (row[j] - mean);
+		float inv = (float)(1.0 / sqrt(var / (double)E + eps));
+		for (size_t j = 0; j < E; j++)
+			row[j] = ((float)(row[j] - mean)) * inv * g[j] + b[j];
+	}
+}
+
+static void embed_tokens(const struct lp_bert *m, struct scratch *s)
+{
+	size_t E = (size_t)m->hp.n_embd;
+
+	for (size_t q = 0; q < s->n_seq; q++)
+		for (size_t t = 0; t < s->len[q]; t++) {
+			size_t row = s->start[q] + t;
+			const float *w = m->tok_emb + (size_t)s->ids[row] * E;
+			const float *p = m->pos_emb + t * E;
+			float *x = s->x + row * E;
+			for (size_t j = 0; j < E; j++)
+				x[j] = w[j] + p[j] + m->type_emb[j];
+		}
+	add_layernorm(m, s->x, NULL, s->n_tok, E, m->emb_ln_g, m->emb_ln_b, m->hp.ln_eps);
+}
+
+
 /* a = softmax(scale * a) row by row (scale > 0). */
-static void softmax_rows(float *a, size_t rows, size_t cols, float scale)
+static void softmax_rows(const struct lp_bert *m, float *a, size_t rows, size_t cols,
+			 float scale)
 {
 	for (size_t i = 0; i < rows; i++) {
 		float *r = a + i * cols, mx = r[0], sum = 0;
-		for (size_t j = 1; j < cols; j++)
-			mx = r[j] > mx ? r[j] : mx;
-		size_t j = 0;
+		size_t j = 0, n8 = 0;
 #ifdef HAVE_X86
-		if (gemm_native()) {
-			j = cols & ~(size_t)7;
-			sum = exp_shift_avx2(r, j, mx, scale);
+		if (m->avx2 && cols >= 8) {
+			n8 = cols & ~(size_t)7;
+			mx = max_avx2(r, n8);
 		}
 #endif
-		for (; j < cols; j++)
+		for (j = n8; j < cols; j++)
+			mx = r[j] > mx ? r[j] : mx;
+#ifdef HAVE_X86
+		if (n8)
+			sum = exp_shift_avx2(r, n8, mx, scale);
+#endif
+		for (j = n8; j < cols; j++)
 			sum += (r[j] = expf((r[j] - mx) * scale));
 		sum = 1.0f / sum;
-		for (size_t j = 0; j < cols; j++)
+#ifdef HAVE_X86
+		if (n8)
+			scale_avx2(r, n8, sum);
+#endif
+		for (j = n8; j < cols; j++)
 			r[j] *= sum;
-	}
-}
-
-/* ctx[L, dh] (row stride E) = P[L, L] V[L, dh] (row stride E). The native
- * kernel wants both operands K-contiguous, so V is transposed into vt
- * first: a copy of L*dh floats against L*L*dh multiply-adds. */
-static void probs_times_v(const float *P, const float *V, size_t L, size_t dh, size_t E,
-			  float *vt, float *ctx)
-{
-	if (!gemm_native()) {
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)L, (int)dh, (int)L,
-			    1.0f, P, (int)L, V, (int)E, 0.0f, ctx, (int)E);
-		return;
-	}
-	for (size_t t = 0; t < L; t++)
-		for (size_t j = 0; j < dh; j++)
-			vt[j * L + t] = V[t * E + j];
-	gemm_nt(L, dh, L, P, L, vt, L, ctx, E);
-}
-
-/* Self-attention of each sequence with itself: ctx = softmax(QK^T/sqrt(dh)) V.
- * Sequences are packed without padding, so no mask is needed. */
-static void attention(const struct lp_bert *m, struct scratch *s)
-{
-	size_t E = (size_t)m->hp.n_embd, H = (size_t)m->hp.n_head, dh = E / H;
-	float scale = 1.0f / sqrtf((float)dh);
-
-	for (size_t q = 0; q < s->n_seq; q++) {
-		size_t L = s->len[q], off = s->start[q] * E;
-		for (size_t h = 0; h < H; h++) {
-			const float *Q = s->q + off + h * dh, *K = s->k + off + h * dh;
-			const float *V = s->v + off + h * dh;
-			gemm_nt(L, L, dh, Q, E, K, E, s->att, L);
-			softmax_rows(s->att, L, L, scale);
-			probs_times_v(s->att, V, L, dh, E, s->vt, s->ctx + off + h * dh);
-		}
 	}
 }
 
@@ -565,12 +617,12 @@ static float erf_fast(float z)
 	return z < 0 ? -r : r;
 }
 
-static void gelu(float *x, size_t n)
+static void gelu(const struct lp_bert *m, float *x, size_t n)
 {
 	size_t i = 0;
 
 #ifdef HAVE_X86
-	if (gemm_native()) {
+	if (m->avx2) {
 		i = n & ~(size_t)7;
 		gelu_avx2(x, i);
 	}
@@ -579,20 +631,77 @@ static void gelu(float *x, size_t n)
 		x[i] = 0.5f * x[i] * (1.0f + erf_fast(x[i] * (float)M_SQRT1_2));
 }
 
+struct layer_job {
+	const struct lp_bert *m;
+	const struct bert_layer *L;
+	struct scratch *s;
+};
+
+/* Rows [r0, r1): q, k, v = x W^T + b. */
+static void qkv_task(void *arg, size_t r0, size_t r1, int tid)
+{
+	const struct layer_job *j = arg;
+	const struct bert_layer *L = j->L;
+	size_t E = (size_t)j->m->hp.n_embd, R = r1 - r0, at = r0 * E;
+
+	linear(j->s->x + at, R, E, L->wq, L->bq, E, j->s->q + at);
+	linear(j->s->x + at, R, E, L->wk, L->bk, E, j->s->k + at);
+	linear(j->s->x + at, R, E, L->wv, L->bv, E, j->s->v + at);
+}
+
+/*
+ * Self-attention of each sequence with itself, one (sequence, head) per
+ * index: ctx = softmax(Q K^T / sqrt(dh)) V. Sequences are packed without
+ * padding, so no mask is needed.
+ */
+static void attention_task(void *arg, size_t i0, size_t i1, int tid)
+{
+	const struct layer_job *j = arg;
+	struct scratch *s = j->s;
+	size_t E = (size_t)j->m->hp.n_embd, H = (size_t)j->m->hp.n_head, dh = E / H;
+	float scale = 1.0f / sqrtf((float)dh), *att = s->att + (size_t)tid * s->att_stride;
+
+	for (size_t i = i0; i < i1; i++) {
+		size_t q = i / H, h = i % H, L = s->len[q], off = s->start[q] * E + h * dh;
+		lp_blas_sgemm(LP_BLAS_ROW_MAJOR, LP_BLAS_NO_TRANS, LP_BLAS_TRANS, (int)L, (int)L,
+			      (int)dh, 1.0f, s->q + off, (int)E, s->k + off, (int)E, 0.0f, att,
+			      (int)L);
+		softmax_rows(j->m, att, L, L, scale);
+		lp_blas_sgemm(LP_BLAS_ROW_MAJOR, LP_BLAS_NO_TRANS, LP_BLAS_NO_TRANS, (int)L,
+			      (int)dh, (int)L, 1.0f, att, (int)L, s->v + off, (int)E, 0.0f,
+			      s->ctx + off, (int)E);
+	}
+}
+
+/* Rows [r0, r1), after attention: the output projection, the residual and
+ * norm, the feed-forward block, the residual and norm again. */
+static void ffn_task(void *arg, size_t r0, size_t r1, int tid)
+{
+	const struct layer_job *j = arg;
+	const struct bert_layer *L = j->L;
+	const struct lp_bert *m = j->m;
+	struct scratch *s = j->s;
+	size_t E = (size_t)m->hp.n_embd, F = (size_t)m->hp.n_ff, R = r1 - r0;
+	float *x = s->x + r0 * E, *t = s->q + r0 * E, *h = s->h + r0 * F;
+
+	linear(s->ctx + r0 * E, R, E, L->wo, L->bo, E, t);
+	add_layernorm(m, x, t, R, E, L->ln1_g, L->ln1_b, m->hp.ln_eps);
+	linear(x, R, E, L->wi, L->bi, F, h);
+	gelu(m, h, R * F);
+	linear(h, R, F, L->wf, L->bf, E, t);
+	add_layernorm(m, x, t, R, E, L->ln2_g, L->ln2_b, m->hp.ln_eps);
+}
+
 static void layer_forward(const struct lp_bert *m, const struct bert_layer *L, struct scratch *s)
 {
-	size_t R = s->n_tok, E = (size_t)m->hp.n_embd, F = (size_t)m->hp.n_ff;
+	struct layer_job j = { m, L, s };
+	size_t R = s->n_tok, workers = (size_t)lp_pool_size(s->pool);
+	/* one block of rows per worker: sgemm is most efficient on big blocks */
+	size_t grain = (R + workers - 1) / workers;
 
-	linear(s->x, R, E, L->wq, L->bq, E, s->q);
-	linear(s->x, R, E, L->wk, L->bk, E, s->k);
-	linear(s->x, R, E, L->wv, L->bv, E, s->v);
-	attention(m, s);
-	linear(s->ctx, R, E, L->wo, L->bo, E, s->q);          /* q reused as temp */
-	add_layernorm(s->x, s->q, R, E, L->ln1_g, L->ln1_b, m->hp.ln_eps);
-	linear(s->x, R, E, L->wi, L->bi, F, s->h);
-	gelu(s->h, R * F);
-	linear(s->h, R, F, L->wf, L->bf, E, s->q);
-	add_layernorm(s->x, s->q, R, E, L->ln2_g, L->ln2_b, m->hp.ln_eps);
+	lp_pool_for(s->pool, R, grain, qkv_task, &j);
+	lp_pool_for(s->pool, s->n_seq * (size_t)m->hp.n_head, 1, attention_task, &j);
+	lp_pool_for(s->pool, R, grain, ffn_task, &j);
 }
 
 static void l2_normalize(float *v, size_t n)

@@ -22,11 +22,18 @@
  * LP_MEM_WEIGHTS); F16/BF16 ones are converted once at load into
  * LP_MEM_WEIGHTS. Activations live in LP_MEM_SCRATCH buffers sized once per
  * lp_bert_embed call for at most LP_BERT_BATCH_TOKENS tokens, so memory does
- * not grow with the number or length of the texts. Matrix products go
- * through CBLAS (OpenBLAS threads apply).
+ * not grow with the number or length of the texts.
  *
- * A model object is read-only after load; concurrent lp_bert_embed calls on
- * one model are safe.
+ * Speed: matrix products are OpenBLAS's sgemm (backend/cpu/blas.h, which
+ * picks the CPU's best kernels); each lp_bert_embed call runs on its own
+ * pool of lp_bert_set_threads threads (default: every online CPU), which
+ * splits each layer by blocks of tokens and attention by (sequence, head).
+ * The result does not depend on the thread count beyond float rounding.
+ * Softmax, GELU and layer norm use AVX2 when the CPU has it and
+ * LPIPE_CPU_KERNELS is not "scalar" (read at load).
+ *
+ * A model object is read-only after load (but for the two setters below);
+ * concurrent lp_bert_embed calls on one model are safe.
  */
 #ifndef LP_BERT_H
 #define LP_BERT_H
@@ -59,7 +66,7 @@ struct lp_bert; /* opaque */
  * Load the model in `dir`. Returns LP_OK with *out owned by the caller
  * (lp_bert_free), or LP_E_IO (a file missing or unreadable), LP_E_NOMEM,
  * LP_E_MODEL (bad config, missing tensor, wrong shape, unsupported dtype;
- * d names the file).
+ * d names the file; or OpenBLAS could not be loaded).
  */
 enum lp_status lp_bert_load(const char *dir, struct lp_bert **out, struct lp_diag *d);
 /* NULL is a no-op. */
@@ -83,9 +90,14 @@ size_t lp_bert_stride(const struct lp_bert *m);
 enum lp_status lp_bert_set_window(struct lp_bert *m, size_t window, size_t stride,
 				  struct lp_diag *d);
 
+/* Threads each embed call uses (<= 0: every online CPU). Not thread-safe
+ * against concurrent embeds. */
+void lp_bert_set_threads(struct lp_bert *m, int n_threads);
+
 /*
  * Embed n texts (texts[i] of lens[i] bytes, UTF-8) into out[n * dim].
- * Returns LP_OK, or LP_E_NOMEM (out is then unspecified).
+ * Returns LP_OK, or LP_E_NOMEM (memory or threads; out is then
+ * unspecified).
  */
 enum lp_status lp_bert_embed(const struct lp_bert *m, const char *const *texts,
 			     const size_t *lens, size_t n, float *out, struct lp_diag *d);

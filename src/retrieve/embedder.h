@@ -12,7 +12,12 @@
  * The dense embedder loads a BERT sentence model (bert.h) from a directory:
  * the one given, else $LPIPE_EMBED_MODEL, else
  * ${LPIPE_MODEL_DIR:-~/.cache/lpipe/models}/all-MiniLM-L6-v2. Its id
- * hashes config.json, vocab.txt and model.safetensors, read once at load.
+ * hashes the bytes of config.json, vocab.txt and model.safetensors. Reading
+ * 90 MB costs 0.1 s, most of a run whose embeddings are all cached, so the
+ * id is memoized in the embedding cache directory (embcache.h) as
+ * model-KEY.id, KEY hashing each file's device, inode, size, mtime and
+ * ctime: any change to a file (ctime cannot be set back) means another KEY
+ * and a fresh hash. A memo that cannot be read or written is ignored.
  *
  * An embedder is not thread-safe (the hashed one keeps scratch).
  */

@@ -1,11 +1,11 @@
 #include "retrieve/vecindex.h"
 #include "retrieve/topk.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
 
+#include "backend/cpu/blas.h"
 #include "core/mem.h"
 
 struct lp_vecindex {
@@ -73,9 +73,9 @@ enum lp_status lp_vecindex_scores(const struct lp_vecindex *ix, const float *que
 	if (ix->n > INT_MAX || nq > INT_MAX || ix->dim > INT_MAX)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
 				   "vector index too large for one product");
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)ix->n,
-		    (int)ix->dim, 1.0f, queries, (int)ix->dim, ix->rows, (int)ix->dim,
-		    0.0f, scores, (int)ix->n);
+	lp_blas_sgemm(LP_BLAS_ROW_MAJOR, LP_BLAS_NO_TRANS, LP_BLAS_TRANS, (int)nq, (int)ix->n,
+		      (int)ix->dim, 1.0f, queries, (int)ix->dim, ix->rows, (int)ix->dim,
+		      0.0f, scores, (int)ix->n);
 	return LP_OK;
 }
 
