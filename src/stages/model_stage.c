@@ -108,31 +108,37 @@ const char *lp_stage_expand(struct lp_doc *doc, const char *tmpl)
 	return out;
 }
 
-/* The whole file at `path` into the arena. */
-static char *slurp(struct lp_arena *a, const char *path)
+/* The whole file at `path` into the arena: LP_OK and *out, LP_E_IO (cannot
+ * read it) or LP_E_NOMEM. */
+static enum lp_status slurp(struct lp_arena *a, const char *path, char **out)
 {
 	FILE *f = fopen(path, "rb");
 	struct lp_buf b;
-	char chunk[4096], *out = NULL;
+	char chunk[4096];
 	size_t n;
+	enum lp_status st = LP_OK;
 
+	*out = NULL;
 	if (!f)
-		return NULL;
+		return LP_E_IO;
 	lp_buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		lp_buf_add(&b, chunk, n);
-	if (!ferror(f))
-		out = lp_arena_strndup(a, b.data, b.len);
+	while (!st && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		st = lp_buf_add(&b, chunk, n) ? LP_E_NOMEM : LP_OK;
+	if (!st && ferror(f))
+		st = LP_E_IO;
+	if (!st && !(*out = lp_arena_strndup(a, b.data ? b.data : "", b.len)))
+		st = LP_E_NOMEM;
 	fclose(f);
 	lp_buf_release(&b);
-	return out;
+	return st;
 }
 
 enum lp_status lp_stage_parse_prompt(struct lp_cfg_ctx *c, const struct lp_node *opts,
 				     const struct lp_pipeline *p, const char **prompt)
 {
 	const char *file = NULL, *slash;
-	char *path, *text;
+	char *path, *text = NULL;
+	enum lp_status st;
 
 	*prompt = NULL;
 	if (lp_cfg_get_string(c, opts, "prompt", NULL, prompt) ||
@@ -148,10 +154,12 @@ enum lp_status lp_stage_parse_prompt(struct lp_cfg_ctx *c, const struct lp_node 
 		path = lp_arena_printf(c->arena, "%.*s/%s", (int)(slash - p->path), p->path, file);
 	else
 		path = lp_arena_strdup(c->arena, file);
-	text = path ? slurp(c->arena, path) : NULL;
-	if (!text)
+	st = path ? slurp(c->arena, path, &text) : LP_E_NOMEM;
+	if (st == LP_E_NOMEM)
+		return lp_cfg_nomem(c);
+	if (st)
 		return lp_cfg_error(c, lp_node_get(opts, "prompt_file"),
-				    "cannot read prompt_file '%s'", path ? path : file);
+				    "cannot read prompt_file '%s'", path);
 	*prompt = text;
 	return LP_OK;
 }

@@ -45,7 +45,9 @@ static enum lp_status check_pattern(struct lp_cfg_ctx *c, const struct lp_node *
 	if (!sp->pattern)
 		return lp_cfg_error(c, key_or_map(opts, "unit"), "unit regex needs a pattern");
 	lp_diag_init(&d);
-	if (lp_split_new(sp, &s, &d))
+	if (lp_split_new(sp, &s, &d) == LP_E_NOMEM)
+		return lp_cfg_nomem(c);
+	if (d.status)
 		return lp_cfg_error(c, key_or_map(opts, "pattern"), "%s", d.msg);
 	lp_split_free(s);
 	return LP_OK;
@@ -60,7 +62,7 @@ static enum lp_status split_parse(struct lp_cfg_ctx *c, const struct lp_node *op
 	enum lp_status s;
 
 	if (!sp)
-		return lp_cfg_error(c, opts, "out of memory");
+		return lp_cfg_nomem(c);
 	*sp = lp_split_default_params();
 	if ((s = lp_cfg_check_keys(c, opts, split_keys)) ||
 	    (s = lp_cfg_get_enum(c, opts, "unit", lp_split_unit_names, LP_SPLIT_TOKENS, &unit)) ||

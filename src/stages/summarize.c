@@ -58,7 +58,7 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	int s = STRATEGY_EXTRACTIVE;
 
 	if (!o)
-		return lp_cfg_error(c, opts, "out of memory");
+		return lp_cfg_nomem(c);
 	if (lp_cfg_check_keys(c, opts, keys) ||
 	    lp_cfg_get_enum(c, opts, "strategy", strategy_names, STRATEGY_EXTRACTIVE, &s) ||
 	    lp_cfg_get_int(c, opts, "fanout", 4, 2, 64, &o->fanout) ||

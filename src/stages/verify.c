@@ -114,7 +114,7 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	int f = ON_FAIL_WARN;
 
 	if (!o)
-		return lp_cfg_error(c, opts, "out of memory");
+		return lp_cfg_nomem(c);
 	if (lp_cfg_check_keys(c, opts, keys) ||
 	    parse_keyphrases(c, lp_node_get(opts, "keyphrases"), o) ||
 	    lp_cfg_get_int(c, opts, "min_words", 0, 0, 100000000, &o->min_words) ||
