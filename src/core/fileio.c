@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -45,9 +46,34 @@ static enum lp_status map_read_stream(int fd, const char *path, enum lp_mem_tag 
 	return LP_OK;
 }
 
+size_t lp_file_fault_bytes(void)
+{
+	static size_t bytes;
+	FILE *f;
+
+	if (bytes)
+		return bytes;
+	bytes = (size_t)2 << 20; /* x86-64 and most arm64 kernels */
+	f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+	if (f) {
+		unsigned long v;
+		if (fscanf(f, "%lu", &v) == 1 && v >= 4096 && v <= ((size_t)1 << 30))
+			bytes = v;
+		fclose(f);
+	}
+	return bytes;
+}
+
 enum lp_status lp_file_map(const char *path, enum lp_mem_tag tag,
 			   struct lp_mapped *m, struct lp_diag *d)
 {
+	return lp_file_map_window(path, tag, 0, m, d);
+}
+
+enum lp_status lp_file_map_window(const char *path, enum lp_mem_tag tag, size_t window,
+				  struct lp_mapped *m, struct lp_diag *d)
+{
+	size_t charge;
 	struct stat st;
 	int fd;
 	void *p;
@@ -78,20 +104,58 @@ enum lp_status lp_file_map(const char *path, enum lp_mem_tag tag,
 		close(fd);
 		return LP_OK;
 	}
-	if ((s = lp_mem_reserve(tag, (size_t)st.st_size, d))) {
+	if (window)
+		window += lp_file_fault_bytes();
+	charge = window && window < (size_t)st.st_size ? window : (size_t)st.st_size;
+	if ((s = lp_mem_reserve(tag, charge, d))) {
 		close(fd);
 		return s;
 	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED) {
-		lp_mem_unreserve(tag, (size_t)st.st_size);
+		lp_mem_unreserve(tag, charge);
 		return lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to map: %s", strerror(errno));
 	}
 	madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
 	m->data = p;
 	m->len = (size_t)st.st_size;
 	m->is_mmap = 1;
+	m->reserved = charge;
+	return LP_OK;
+}
+
+void lp_file_drop(struct lp_mapped *m, size_t off, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), a, e;
+
+	if (!m->is_mmap || !m->data || !len || off >= m->len)
+		return;
+	if (len > m->len - off)
+		len = m->len - off;
+	a = off / page * page;
+	e = (off + len + page - 1) / page * page;
+	if (e > m->len)
+		e = m->len; /* the tail page is whole in the mapping anyway */
+	/* MADV_DONTNEED on a private read-only file mapping drops our page
+	 * table entries only: the bytes stay in the page cache and a later
+	 * read faults the same bytes back in. */
+	madvise((void *)((uintptr_t)m->data + a), e - a, MADV_DONTNEED);
+}
+
+enum lp_status lp_file_need(struct lp_mapped *m, size_t bytes, struct lp_diag *d)
+{
+	enum lp_status s;
+
+	if (!m->is_mmap || bytes <= m->reserved)
+		return LP_OK;
+	if (bytes > m->len)
+		bytes = m->len;
+	if (bytes <= m->reserved)
+		return LP_OK;
+	if ((s = lp_mem_reserve(m->tag, bytes - m->reserved, d)))
+		return s;
+	m->reserved = bytes;
 	return LP_OK;
 }
 
@@ -99,7 +163,7 @@ void lp_file_unmap(struct lp_mapped *m)
 {
 	if (m->is_mmap && m->data) {
 		munmap((void *)m->data, m->len);
-		lp_mem_unreserve(m->tag, m->len);
+		lp_mem_unreserve(m->tag, m->reserved);
 	} else {
 		lp_mem_free((void *)m->data);
 	}

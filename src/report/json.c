@@ -111,6 +111,9 @@ static json_t *stages_json(const struct lp_doc *doc, int *ok)
 					push(ev, json_string(t->events[k]), ok);
 				put(o, "events", ev, ok);
 			}
+			if (t->n_events_dropped)
+				put(o, "events_dropped",
+				    json_integer((json_int_t)t->n_events_dropped), ok);
 		}
 		push(a, o, ok);
 	}

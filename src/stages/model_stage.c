@@ -75,6 +75,12 @@ size_t lp_stage_count_tokens(void *session, const char *text, size_t len)
 char *lp_stage_head_tokens(struct lp_doc *doc, struct lp_session *s, const char *text,
 			   size_t len, size_t max_tokens, int *cut, struct lp_diag *d)
 {
+	return lp_stage_head_tokens_in(&doc->arena, s, text, len, max_tokens, cut, d);
+}
+
+char *lp_stage_head_tokens_in(struct lp_arena *arena, struct lp_session *s, const char *text,
+			      size_t len, size_t max_tokens, int *cut, struct lp_diag *d)
+{
 	size_t keep = len;
 	char *out;
 
@@ -84,7 +90,7 @@ char *lp_stage_head_tokens(struct lp_doc *doc, struct lp_session *s, const char 
 			return NULL;
 		*cut = 1;
 	}
-	out = lp_arena_strndup(&doc->arena, text, keep);
+	out = lp_arena_strndup(arena, text, keep);
 	if (!out)
 		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a prompt input");
 	return out;

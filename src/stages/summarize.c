@@ -10,8 +10,9 @@
  * level 0: the position in the working set, one input each).
  *
  * Memory stays flat as the document grows: a chunk is read in place from
- * the mapped text, only summaries (at most max_words words each) move up,
- * and the scratch of one extractive call is freed before the next.
+ * the mapped text and released from the resident set once summarised
+ * (lp_document_done), only summaries (at most max_words words each) move
+ * up, and the scratch of one extractive call is freed before the next.
  *
  * `tree` and `refine` summarise with the pipeline's model instead
  * (summarize_model.c); they need a model section.
@@ -160,7 +161,10 @@ static enum lp_status run_level0(struct lp_doc *doc, const struct summarize_opts
 		const struct lp_chunk *c = &doc->chunks[set[i]];
 		l->first_input[i] = i;
 		l->n_inputs[i] = 1;
-		st = summarize_into(doc, o, doc->text + c->off, c->len, &l->texts[i], d);
+		st = lp_document_need(&doc->src, c->len, d);
+		if (!st)
+			st = summarize_into(doc, o, doc->text + c->off, c->len, &l->texts[i], d);
+		lp_document_done(&doc->src, c->off, c->len);
 		lp_progress_update(&pr, i + 1);
 	}
 	lp_progress_end(&pr);
