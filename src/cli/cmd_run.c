@@ -182,10 +182,12 @@ static void log_memory(const struct lp_run_stats *stats)
 
 	if (lp_log_level() < LP_LOG_DEBUG)
 		return;
-	lp_debug("memory: tracked peak %s (%zu bytes), doc peak %s, peak rss %s (%zu bytes)",
+	lp_debug("memory: tracked peak %s (%zu bytes), doc peak %s (%zu bytes), "
+		 "peak rss %s (%zu bytes)",
 		 lp_mem_format_size(stats->peak_tracked_bytes, tracked, sizeof(tracked)),
 		 stats->peak_tracked_bytes,
 		 lp_mem_format_size(stats->peak_by_tag[LP_MEM_DOC], doc, sizeof(doc)),
+		 stats->peak_by_tag[LP_MEM_DOC],
 		 lp_mem_format_size(lp_mem_peak_rss(), rss, sizeof(rss)), lp_mem_peak_rss());
 }
 
