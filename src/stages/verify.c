@@ -37,8 +37,10 @@
  * lost_level says at which level of the summary tree it disappeared, and
  * the trace gets an event per phrase.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config/config.h"
 #include "core/buf.h"
@@ -446,13 +448,33 @@ static void find_losses(struct lp_doc *doc, int events)
 	}
 }
 
+/* The first place `phrase` occurs in text[0..len), ignoring ASCII case, or
+ * NULL. The text is not NUL-terminated (a mapping), and each MiB scanned
+ * is released from the resident set behind the scan. */
+static const char *find_in_source(struct lp_doc *doc, const char *text, size_t len,
+				  const char *phrase)
+{
+	size_t n = strlen(phrase), done = 0;
+	int first = tolower((unsigned char)phrase[0]);
+
+	for (size_t i = 0; n && i + n <= len; i++) {
+		if (i - done >= LP_DOCUMENT_WINDOW) {
+			lp_document_done(&doc->src, done, i - done);
+			done = i;
+		}
+		if (tolower((unsigned char)text[i]) == first && !strncasecmp(text + i, phrase, n))
+			return text + i;
+	}
+	return NULL;
+}
+
 /* The sentence of the source around the first place `phrase` occurs. */
-static void add_source_sentence(struct lp_buf *b, const struct lp_doc *doc, const char *phrase)
+static void add_source_sentence(struct lp_buf *b, struct lp_doc *doc, const char *phrase)
 {
 	const char *text = doc->src.text ? doc->src.text : doc->text, *hit, *a, *e;
 	size_t len = doc->src.text ? doc->src.len : doc->len;
 
-	if (!text || !(hit = strcasestr(text, phrase)))
+	if (!text || !(hit = find_in_source(doc, text, len, phrase)))
 		return;
 	for (a = hit; a > text && hit - a < 160 && a[-1] != '.' && a[-1] != '\n'; a--)
 		;
@@ -478,6 +500,7 @@ static enum lp_status set_must_keep(struct lp_doc *doc, struct lp_diag *d)
 			add_source_sentence(&b, doc, r->phrases[i].text);
 		lp_buf_addc(&b, '\n');
 	}
+	lp_document_done(&doc->src, 0, doc->len);
 	doc->must_keep = b.len ? lp_arena_strndup(&doc->arena, b.data, b.len) : NULL;
 	lp_buf_release(&b);
 	if (b.len && !doc->must_keep)
