@@ -302,7 +302,7 @@ enum lp_status lp_report_json(struct lp_doc *doc, const struct lp_run_stats *sta
 	int ok = 1, rc;
 
 	if (!result)
-		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory joining the result");
+		return lp_report_result_nomem(d);
 	root = report_object(doc, stats, result, &ok);
 	if (!root || !ok) {
 		json_decref(root);
