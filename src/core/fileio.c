@@ -133,10 +133,14 @@ void lp_file_drop(struct lp_mapped *m, size_t off, size_t len)
 		return;
 	if (len > m->len - off)
 		len = m->len - off;
+	/* A page that straddles the end of the range is kept: the reader goes
+	 * on there, and releasing it would make the next read fault again,
+	 * and a fault may map a whole large folio around it, pages already
+	 * released included. */
 	a = off / page * page;
-	e = (off + len + page - 1) / page * page;
-	if (e > m->len)
-		e = m->len; /* the tail page is whole in the mapping anyway */
+	e = off + len == m->len ? m->len : (off + len) / page * page;
+	if (e <= a)
+		return;
 	/* MADV_DONTNEED on a private read-only file mapping drops our page
 	 * table entries only: the bytes stay in the page cache and a later
 	 * read faults the same bytes back in. */

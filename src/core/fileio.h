@@ -64,8 +64,10 @@ enum lp_status lp_file_map_window(const char *path, enum lp_mem_tag tag, size_t 
  * (/sys/kernel/mm/transparent_hugepage/hpage_pmd_size), else 2 MiB. */
 size_t lp_file_fault_bytes(void);
 
-/* Release the pages of data[off, off + len) (rounded out to whole pages)
- * from the resident set. A no-op for stream input and empty ranges. */
+/* Release the pages of data[off, off + len) from the resident set: from the
+ * page holding `off` up to, not including, the page holding off + len (the
+ * reader goes on there), or to the end when the range reaches it. A no-op
+ * for stream input and empty ranges. */
 void lp_file_drop(struct lp_mapped *m, size_t off, size_t len);
 
 /* The reader is about to hold `bytes` of the mapping resident at once:

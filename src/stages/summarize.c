@@ -149,6 +149,7 @@ static enum lp_status run_level0(struct lp_doc *doc, const struct summarize_opts
 {
 	struct lp_progress pr;
 	enum lp_status st = LP_OK;
+	size_t released = 0;
 
 	if (!n) { /* no chunks: the whole text is the one input */
 		l->first_input[0] = 0;
@@ -164,7 +165,7 @@ static enum lp_status run_level0(struct lp_doc *doc, const struct summarize_opts
 		st = lp_document_need(&doc->src, c->len, d);
 		if (!st)
 			st = summarize_into(doc, o, doc->text + c->off, c->len, &l->texts[i], d);
-		lp_document_done(&doc->src, c->off, c->len);
+		lp_document_done_upto(&doc->src, &released, c->off, c->len);
 		lp_progress_update(&pr, i + 1);
 	}
 	lp_progress_end(&pr);

@@ -73,6 +73,7 @@ struct run {
 	size_t budget;            /* B: tokens of text a step may take */
 	struct lp_summary_level *level; /* being written, for token counts */
 	struct lp_arena scratch;  /* one step's prompts and extracts */
+	size_t released;          /* the text is released up to here */
 };
 
 /* The system message: the instruction, plus the first `keep` bytes of the
@@ -317,7 +318,7 @@ static void release_chunk(struct run *r, const size_t *set, size_t n, size_t i)
 
 	lp_arena_release(&r->scratch);
 	if (r->doc->text && t >= r->doc->text)
-		lp_document_done(&r->doc->src, (size_t)(t - r->doc->text), len);
+		lp_document_done_upto(&r->doc->src, &r->released, (size_t)(t - r->doc->text), len);
 }
 
 static enum lp_status tree_level0(struct run *r, const size_t *set, size_t n,
@@ -527,7 +528,7 @@ enum lp_status lp_summarize_model_run(struct lp_doc *doc,
 				      const struct lp_summarize_model_opts *o,
 				      struct lp_diag *d)
 {
-	struct run r = { doc, o, NULL, NULL, 0, NULL, { NULL, 0 } };
+	struct run r = { doc, o, NULL, NULL, 0, NULL, { NULL, 0 }, 0 };
 	const char *phase = lp_mem_phase();
 	size_t n;
 	const size_t *set = lp_doc_working_set(doc, &n);

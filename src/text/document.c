@@ -215,6 +215,16 @@ void lp_document_done(struct lp_document *doc, size_t off, size_t len)
 		lp_file_drop(&doc->map, off, len);
 }
 
+void lp_document_done_upto(struct lp_document *doc, size_t *from, size_t off, size_t len)
+{
+	if (off < *from) {
+		lp_document_done(doc, off, len);
+		return;
+	}
+	lp_document_done(doc, *from, off + len - *from);
+	*from = off + len;
+}
+
 enum lp_status lp_document_need(struct lp_document *doc, size_t bytes, struct lp_diag *d)
 {
 	if (!doc || doc->copy || !doc->map.is_mmap)
