@@ -218,7 +218,11 @@ void lp_document_done(struct lp_document *doc, size_t off, size_t len)
 void lp_document_done_upto(struct lp_document *doc, size_t *from, size_t off, size_t len)
 {
 	if (off < *from) {
-		lp_document_done(doc, off, len);
+		/* read again behind the pass: the fault may have mapped the
+		 * whole block of lp_file_fault_bytes() around it */
+		size_t fb = lp_file_fault_bytes(), a = off / fb * fb;
+		size_t e = (off + len + fb - 1) / fb * fb;
+		lp_document_done(doc, a, (e < doc->len ? e : doc->len) - a);
 		return;
 	}
 	lp_document_done(doc, *from, off + len - *from);

@@ -65,7 +65,8 @@ void lp_document_done(struct lp_document *doc, size_t off, size_t len);
 /* For a pass that reads pieces mostly in order (chunks of a working set):
  * release everything from *from up to off + len, the gaps between pieces
  * too (a fault may have mapped them), and move *from there; a piece before
- * *from releases itself only. Start with *from = 0. */
+ * *from releases the blocks of lp_file_fault_bytes() around it. Start with
+ * *from = 0. */
 void lp_document_done_upto(struct lp_document *doc, size_t *from, size_t off, size_t len);
 
 /* A pass is about to hold `bytes` of the text resident at once; see

@@ -42,6 +42,8 @@ struct extractor {
 	struct lp_buf norm;
 	struct lp_diag *d;
 	enum lp_status st;
+	lp_keyphrase_done_fn done; /* may be NULL */
+	void *ctx;
 	struct lp_token rake[RAKE_MAX_WORDS];
 	size_t n_rake;
 	struct lp_token cjk[3]; /* the last CJK letters of the current run */
@@ -606,6 +608,8 @@ static enum lp_status rank(struct extractor *x, size_t n, struct lp_arena *arena
 			return lp_diag_set(x->d, LP_E_NOMEM, NULL, 0, 0,
 					   "out of memory ranking keyphrases");
 		}
+		if (x->done) /* the occurrence was read again to copy it */
+			x->done(x->ctx, v[i]->src_off, v[i]->src_len);
 		k++;
 	}
 	lp_mem_free(v);
@@ -665,6 +669,8 @@ enum lp_status lp_keyphrase_extract_spans(const char *text, const struct lp_span
 	memset(&x, 0, sizeof(x));
 	x.text = text;
 	x.d = d;
+	x.done = done;
+	x.ctx = ctx;
 	lp_buf_init(&x.norm);
 	lp_buf_init(&x.phrases.keys);
 	lp_buf_init(&x.words.keys);

@@ -64,9 +64,10 @@ typedef void (*lp_keyphrase_done_fn)(void *ctx, size_t off, size_t len);
  * in order, as if each stood alone (no phrase, quote or number runs from
  * one into the next), without copying them together. Phrases are taken
  * from the pieces, so the text outside them is never read. `done` (may be
- * NULL) is called after each piece, and every LP_KEYPHRASE_STEP bytes
- * within a long one, so a caller can release what was read (a mapped
- * document's pages) and keep the resident text bounded.
+ * NULL) is called after each piece, every LP_KEYPHRASE_STEP bytes within a
+ * long one, and for the occurrence of each chosen phrase once it is copied
+ * out, so a caller can release what was read (a mapped document's pages)
+ * and keep the resident text bounded.
  */
 #define LP_KEYPHRASE_STEP ((size_t)256 << 10)
 enum lp_status lp_keyphrase_extract_spans(const char *text, const struct lp_span *spans,
