@@ -1,6 +1,7 @@
 /* check_core.c - tracked memory, arena, buffers, UTF-8, atomic files. */
 #include <check.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -221,6 +222,89 @@ START_TEST(test_file_map_unreserved_and_advise)
 }
 END_TEST
 
+/* Resident kB of the mapping that holds `p`, from /proc/self/smaps; -1
+ * when unknown. */
+static long mapping_rss_kb(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	unsigned long a, b;
+	long rss = -1;
+	int in = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			in = (uintptr_t)p >= a && (uintptr_t)p < b;
+			continue;
+		}
+		if (in && !strncmp(line, "Rss:", 4)) {
+			rss = atol(line + 4);
+			in = 0;
+		}
+	}
+	fclose(f);
+	return rss;
+}
+
+START_TEST(test_file_map_window_and_drop)
+{
+	char dir[] = "/tmp/lpcoreXXXXXX";
+	char path[256];
+	size_t len = 16u << 20, window = 1u << 20, want, sum = 0;
+	char *bytes = malloc(len);
+	struct lp_diag d;
+	struct lp_mapped m;
+	long rss;
+
+	ck_assert_ptr_nonnull(bytes);
+	for (size_t i = 0; i < len; i++)
+		bytes[i] = (char)('a' + i % 26);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/doc.txt", dir);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_file_write_atomic(path, bytes, len, &d), LP_OK);
+
+	/* the reservation is the window plus what one fault may map */
+	want = window + lp_file_fault_bytes();
+	ck_assert_int_eq(lp_file_map_window(path, LP_MEM_DOC, window, &m, &d), LP_OK);
+	ck_assert_uint_eq(m.len, len);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), want);
+	/* read it all, releasing behind: the bytes stay right and the
+	 * mapping's resident set stays near the window */
+	for (size_t off = 0; off < len; off += 65536) {
+		for (size_t i = off; i < off + 65536; i += 512)
+			sum += (unsigned char)m.data[i] == (unsigned char)bytes[i];
+		/* before the drop: what a reader holds at its worst */
+		if (off % (1u << 20) == 0 && (rss = mapping_rss_kb(m.data)) >= 0)
+			ck_assert_msg((size_t)rss * 1024 <= want, "%ld kB resident at %zu", rss, off);
+		lp_file_drop(&m, off, 65536);
+	}
+	ck_assert_uint_eq(sum, len / 512);
+	ck_assert_int_eq(memcmp(m.data + len - 26, bytes + len - 26, 26), 0);
+	/* holding more than the window reserves the difference, under the budget */
+	lp_mem_set_budget(lp_mem_current_total() + 1024);
+	ck_assert_int_eq(lp_file_need(&m, want + 4096, &d), LP_E_NOMEM);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), want);
+	lp_mem_set_budget(0);
+	ck_assert_int_eq(lp_file_need(&m, want + 4096, &d), LP_OK);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), want + 4096);
+	ck_assert_int_eq(lp_file_need(&m, 2 * len, &d), LP_OK); /* capped at the size */
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), len);
+	lp_file_unmap(&m);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), 0);
+
+	/* a file smaller than the window reserves its size */
+	ck_assert_int_eq(lp_file_map_window(path, LP_MEM_DOC, 64u << 20, &m, &d), LP_OK);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), len);
+	lp_file_unmap(&m);
+	unlink(path);
+	rmdir(dir);
+	free(bytes);
+}
+END_TEST
+
 START_TEST(test_diag_format_and_exit_codes)
 {
 	struct lp_diag d;
@@ -257,6 +341,7 @@ int main(void)
 	tcase_add_test(tc, test_utf8_decode);
 	tcase_add_test(tc, test_atomic_write_keeps_old_on_abort);
 	tcase_add_test(tc, test_file_map_unreserved_and_advise);
+	tcase_add_test(tc, test_file_map_window_and_drop);
 	tcase_add_test(tc, test_diag_format_and_exit_codes);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -48,8 +48,12 @@ static int check(const char *path, const char *question, const char **sets, size
 		lp_diag_print(&d, stderr);
 		return lp_status_exit_code(s);
 	}
-	lp_pipeline_print(p, stdout);
+	s = lp_pipeline_print(p, stdout);
 	lp_pipeline_free(p);
+	if (s) {
+		fputs("lpipe check: error: out of memory printing the plan\n", stderr);
+		return lp_status_exit_code(s);
+	}
 	if (fflush(stdout) || ferror(stdout)) {
 		fputs("lpipe check: error: unable to write to standard output\n", stderr);
 		return lp_status_exit_code(LP_E_IO);

@@ -32,7 +32,8 @@ const char lp_usage_run[] =
 	"      --quiet           print errors only\n"
 	"      --progress        show progress on standard error, even when it is\n"
 	"                        not a terminal\n"
-	"  -v, --verbose         print each stage's time, memory peak and note\n"
+	"  -v, --verbose         print each stage's time, memory peak and note, and\n"
+	"                        the run's tracked, document and RSS peaks\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"In text format the result is followed, when a verify stage ran, by a blank\n"
@@ -175,6 +176,22 @@ static void print_verify_failure(const struct lp_diag *d)
 		fprintf(stderr, "lpipe: verification failed: %s\n", d->msg);
 }
 
+/* -v: the run's memory in one line, before the report is built. */
+static void log_memory(const struct lp_run_stats *stats)
+{
+	char tracked[32], doc[32], rss[32];
+
+	if (lp_log_level() < LP_LOG_DEBUG)
+		return;
+	lp_debug("memory: tracked peak %s (%zu bytes), doc peak %s (%zu bytes), "
+		 "peak rss %s (%zu bytes)",
+		 lp_mem_format_size(stats->peak_tracked_bytes, tracked, sizeof(tracked)),
+		 stats->peak_tracked_bytes,
+		 lp_mem_format_size(stats->peak_by_tag[LP_MEM_DOC], doc, sizeof(doc)),
+		 stats->peak_by_tag[LP_MEM_DOC],
+		 lp_mem_format_size(lp_mem_peak_rss(), rss, sizeof(rss)), lp_mem_peak_rss());
+}
+
 static int run(const struct run_opts *o)
 {
 	struct lp_pipeline *p = NULL;
@@ -200,6 +217,7 @@ static int run(const struct run_opts *o)
 	}
 	lp_mem_set_budget(budget);
 	ran = lp_runner_run(p, o->doc, o->question, &doc, &stats, &d);
+	log_memory(&stats);
 	if (ran && ran != LP_E_VERIFY) {
 		print_diag(&d, ran);
 		s = ran;

@@ -36,7 +36,7 @@ enum lp_status lp_cfg_error(struct lp_cfg_ctx *c, const struct lp_node *node,
 			   node ? node->col : 0, "%s", msg);
 }
 
-static enum lp_status cfg_nomem(struct lp_cfg_ctx *c)
+enum lp_status lp_cfg_nomem(struct lp_cfg_ctx *c)
 {
 	return lp_diag_set(c->diag, LP_E_NOMEM, c->path, 0, 0,
 			   "out of memory while reading the pipeline");
@@ -318,7 +318,7 @@ enum lp_status lp_cfg_get_string(struct lp_cfg_ctx *c, const struct lp_node *map
 		return LP_OK;
 	}
 	*out = lp_arena_strdup(c->arena, v->scalar);
-	return *out ? LP_OK : cfg_nomem(c);
+	return *out ? LP_OK : lp_cfg_nomem(c);
 }
 
 enum lp_status lp_cfg_get_enum(struct lp_cfg_ctx *c, const struct lp_node *map,
@@ -383,7 +383,7 @@ enum lp_status lp_cfg_get_string_list(struct lp_cfg_ctx *c, const struct lp_node
 	count = v->kind == LP_NODE_SEQ ? v->n : 1;
 	list = lp_arena_alloc(c->arena, (count ? count : 1) * sizeof(*list));
 	if (!list)
-		return cfg_nomem(c);
+		return lp_cfg_nomem(c);
 	for (size_t i = 0; i < count; i++) {
 		const struct lp_node *item = v->kind == LP_NODE_SEQ ? v->values[i] : v;
 		if (item->kind != LP_NODE_SCALAR)
@@ -391,7 +391,7 @@ enum lp_status lp_cfg_get_string_list(struct lp_cfg_ctx *c, const struct lp_node
 					    "but item %zu is %s", key, i, lp_node_kind_name(item));
 		list[i] = lp_arena_strdup(c->arena, item->scalar);
 		if (!list[i])
-			return cfg_nomem(c);
+			return lp_cfg_nomem(c);
 	}
 	*out = list;
 	*n = count;

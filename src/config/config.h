@@ -37,6 +37,11 @@ struct lp_cfg_ctx {
 enum lp_status lp_cfg_error(struct lp_cfg_ctx *c, const struct lp_node *node,
 			    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Fail with LP_E_NOMEM ("out of memory while reading the pipeline"): a
+ * parse function whose allocation fails must say so, never report a
+ * configuration error (the exit status differs: 4, not 2). */
+enum lp_status lp_cfg_nomem(struct lp_cfg_ctx *c);
+
 /* Require `node` to be a MAP whose keys are all in the NULL-terminated list
  * `allowed`; an unknown key fails with the nearest allowed one suggested. */
 enum lp_status lp_cfg_check_keys(struct lp_cfg_ctx *c, const struct lp_node *map,

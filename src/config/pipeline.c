@@ -277,6 +277,11 @@ static enum lp_status parse_stage(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 	st = kind->parse ? kind->parse(c, opts, p, &s->opts) : LP_OK;
 	if (st != LP_OK && c->diag && c->diag->status == LP_OK)
 		lp_cfg_error(c, opts, "invalid options");
+	/* Parse functions chain getters with || and return LP_E_CONFIG for
+	 * any failure; a getter that ran out of memory said so in the
+	 * diagnostic, and that must decide the exit status (4, not 2). */
+	if (st != LP_OK && c->diag && c->diag->status == LP_E_NOMEM)
+		st = LP_E_NOMEM;
 	return st;
 }
 
@@ -439,8 +444,9 @@ static void print_model(const struct lp_model_cfg *m, FILE *out)
 	fprintf(out, "  weights: %s\n", weights_names[m->weights]);
 }
 
-void lp_pipeline_print(const struct lp_pipeline *p, FILE *out)
+enum lp_status lp_pipeline_print(const struct lp_pipeline *p, FILE *out)
 {
+	unsigned long failures = lp_mem_failures();
 	struct lp_buf b;
 
 	fprintf(out, "version: %lld\n", p->version);
@@ -469,4 +475,6 @@ void lp_pipeline_print(const struct lp_pipeline *p, FILE *out)
 		fprintf(out, "  - %s: %s\n", s->kind->name, b.len ? b.data : "{}");
 	}
 	lp_buf_release(&b);
+	/* describe() and lp_cfg_quote cannot report a failed append */
+	return lp_mem_failures() == failures ? LP_OK : LP_E_NOMEM;
 }

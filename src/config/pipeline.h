@@ -119,8 +119,10 @@ void lp_pipeline_free(struct lp_pipeline *p);
 /* Print the resolved pipeline (defaults filled in) as YAML that loads back
  * to the same plan (given stage describe() functions that print every
  * option with lp_cfg_quote for strings). Each stage is one line,
- * "  - KIND: " followed by its describe() output ("{}" without one). */
-void lp_pipeline_print(const struct lp_pipeline *p, FILE *out);
+ * "  - KIND: " followed by its describe() output ("{}" without one).
+ * Returns LP_OK, or LP_E_NOMEM when an allocation failed on the way (the
+ * text written may then lack parts: do not use it). */
+enum lp_status lp_pipeline_print(const struct lp_pipeline *p, FILE *out);
 
 /* Names of the enums above, for printing and JSON ("?" when out of range). */
 const char *lp_scorer_name(enum lp_scorer s);

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -45,9 +46,31 @@ static enum lp_status map_read_stream(int fd, const char *path, enum lp_mem_tag 
 	return LP_OK;
 }
 
-static enum lp_status map_file(const char *path, enum lp_mem_tag tag, int reserve,
-			       struct lp_mapped *m, struct lp_diag *d)
+size_t lp_file_fault_bytes(void)
 {
+	static size_t bytes;
+	FILE *f;
+
+	if (bytes)
+		return bytes;
+	bytes = (size_t)2 << 20; /* x86-64 and most arm64 kernels */
+	f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+	if (f) {
+		unsigned long v;
+		if (fscanf(f, "%lu", &v) == 1 && v >= 4096 && v <= ((size_t)1 << 30))
+			bytes = v;
+		fclose(f);
+	}
+	return bytes;
+}
+
+/* Map `path`. reserve 0: reserve nothing (the caller reserves what it keeps
+ * resident); else reserve the whole file, or with window > 0 at most
+ * window + lp_file_fault_bytes(). */
+static enum lp_status map_file(const char *path, enum lp_mem_tag tag, int reserve,
+			       size_t window, struct lp_mapped *m, struct lp_diag *d)
+{
+	size_t charge;
 	struct stat st;
 	int fd;
 	void *p;
@@ -78,15 +101,19 @@ static enum lp_status map_file(const char *path, enum lp_mem_tag tag, int reserv
 		close(fd);
 		return LP_OK;
 	}
-	if (reserve && (s = lp_mem_reserve(tag, (size_t)st.st_size, d))) {
+	if (window)
+		window += lp_file_fault_bytes();
+	charge = window && window < (size_t)st.st_size ? window : (size_t)st.st_size;
+	if (!reserve)
+		charge = 0;
+	if (charge && (s = lp_mem_reserve(tag, charge, d))) {
 		close(fd);
 		return s;
 	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED) {
-		if (reserve)
-			lp_mem_unreserve(tag, (size_t)st.st_size);
+		lp_mem_unreserve(tag, charge);
 		return lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to map: %s", strerror(errno));
 	}
 	/* A whole-file reader streams through once; a partial one jumps. */
@@ -94,20 +121,26 @@ static enum lp_status map_file(const char *path, enum lp_mem_tag tag, int reserv
 	m->data = p;
 	m->len = (size_t)st.st_size;
 	m->is_mmap = 1;
-	m->reserved = reserve ? m->len : 0;
+	m->reserved = charge;
 	return LP_OK;
 }
 
 enum lp_status lp_file_map(const char *path, enum lp_mem_tag tag,
 			   struct lp_mapped *m, struct lp_diag *d)
 {
-	return map_file(path, tag, 1, m, d);
+	return map_file(path, tag, 1, 0, m, d);
+}
+
+enum lp_status lp_file_map_window(const char *path, enum lp_mem_tag tag, size_t window,
+				  struct lp_mapped *m, struct lp_diag *d)
+{
+	return map_file(path, tag, 1, window, m, d);
 }
 
 enum lp_status lp_file_map_unreserved(const char *path, enum lp_mem_tag tag,
 				      struct lp_mapped *m, struct lp_diag *d)
 {
-	return map_file(path, tag, 0, m, d);
+	return map_file(path, tag, 0, 0, m, d);
 }
 
 int lp_file_advise(const struct lp_mapped *m, size_t off, size_t len,
@@ -138,6 +171,40 @@ int lp_file_advise(const struct lp_mapped *m, size_t off, size_t len,
 		return madvise((void *)(m->data + lo), hi - lo, MADV_WILLNEED) ? -1 : 0;
 #endif
 	return -1;
+}
+
+void lp_file_drop(struct lp_mapped *m, size_t off, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), a, e;
+
+	if (!m->is_mmap || !m->data || !len || off >= m->len)
+		return;
+	if (len > m->len - off)
+		len = m->len - off;
+	/* A page that straddles the end of the range is kept: the reader goes
+	 * on there, and releasing it would make the next read fault again,
+	 * and a fault may map a whole large folio around it, pages already
+	 * released included. */
+	a = off / page * page;
+	e = off + len == m->len ? m->len : (off + len) / page * page;
+	if (e > a)
+		lp_file_advise(m, a, e - a, LP_ADVISE_DROP);
+}
+
+enum lp_status lp_file_need(struct lp_mapped *m, size_t bytes, struct lp_diag *d)
+{
+	enum lp_status s;
+
+	if (!m->is_mmap || bytes <= m->reserved)
+		return LP_OK;
+	if (bytes > m->len)
+		bytes = m->len;
+	if (bytes <= m->reserved)
+		return LP_OK;
+	if ((s = lp_mem_reserve(m->tag, bytes - m->reserved, d)))
+		return s;
+	m->reserved = bytes;
+	return LP_OK;
 }
 
 void lp_file_unmap(struct lp_mapped *m)

@@ -8,6 +8,23 @@
  * caller that keeps only part of it resident (lp_file_advise drops pages
  * and maps them again) and reserves that part itself.
  *
+ * Resident window: a mapped file's pages are in the process's resident set
+ * only once read. lp_file_map_window maps a file that is read in passes
+ * (a document) and reserves only a window of it: the reader releases each
+ * range it is done with (lp_file_drop: the pages leave the resident set and
+ * come back from the page cache if read again), so what stays resident is
+ * bounded by the largest range a pass holds at once, whatever the file's
+ * length. A reader that holds more than the window at once says so with
+ * lp_file_need, which raises the reservation (and may fail the budget).
+ * One more term is the kernel's: a read fault may map a whole large folio
+ * of the page cache at once (up to the huge page size, 2 MiB on x86-64,
+ * whatever was asked), and pages mapped ahead of the reader stay until it
+ * passes them; so the reservation is the window plus lp_file_fault_bytes.
+ * Stream input (a pipe, stdin) is in tracked memory whole: nothing to drop.
+ *
+ * A mapping is read-only and private, so dropping a range is always safe:
+ * a later read sees the same bytes.
+ *
  * lp_afile writes go to "PATH.tmp.XXXXXX" in the same directory and are
  * renamed over PATH only on lp_afile_commit, so a failed run never leaves a
  * half-written output and never destroys the previous one.
@@ -26,7 +43,8 @@ struct lp_mapped {
 	size_t len;                /* bytes */
 	int is_mmap;               /* 1: munmap on release; 0: lp_mem_free */
 	enum lp_mem_tag tag;
-	size_t reserved;           /* bytes of an mmap reserved under tag */
+	size_t reserved;           /* mmap: bytes reserved under tag (len, the
+				    * window, or 0 when unreserved) */
 };
 
 /*
@@ -65,6 +83,28 @@ enum lp_file_advice {
  */
 int lp_file_advise(const struct lp_mapped *m, size_t off, size_t len,
 		   enum lp_file_advice advice);
+
+/* Same, but a regular file reserves min(size, window + lp_file_fault_bytes())
+ * bytes instead of its size (see "resident window" above); window 0 means
+ * the whole file. */
+enum lp_status lp_file_map_window(const char *path, enum lp_mem_tag tag, size_t window,
+				  struct lp_mapped *m, struct lp_diag *d);
+
+/* The most a read fault may map at once: the kernel's huge page size
+ * (/sys/kernel/mm/transparent_hugepage/hpage_pmd_size), else 2 MiB. */
+size_t lp_file_fault_bytes(void);
+
+/* Release the pages of data[off, off + len) from the resident set: from the
+ * page holding `off` up to, not including, the page holding off + len (the
+ * reader goes on there), or to the end when the range reaches it. A no-op
+ * for stream input and empty ranges. */
+void lp_file_drop(struct lp_mapped *m, size_t off, size_t len);
+
+/* The reader is about to hold `bytes` of the mapping resident at once:
+ * raise the reservation to min(len, bytes) when it is smaller. Returns
+ * LP_OK, or LP_E_NOMEM (the budget, with `d` filled; the reservation is
+ * unchanged). A no-op for stream input, which is reserved whole. */
+enum lp_status lp_file_need(struct lp_mapped *m, size_t bytes, struct lp_diag *d);
 
 struct lp_afile {
 	FILE *fp;         /* write here */

@@ -28,6 +28,7 @@ static size_t mem_total, mem_total_peak;
 static size_t mem_budget_bytes;
 static const char *mem_phase_name = "run";
 static unsigned long mem_alloc_count;
+static unsigned long mem_fail_count;
 static long mem_fail_at = -1; /* -2: not read yet */
 static int mem_fail_read;
 
@@ -90,6 +91,7 @@ static int mem_charge(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 			lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
 				    "%s: memory budget exceeded: asked %s for %s, %s free of %s",
 				    mem_phase_name, want, lp_mem_tag_name(tag), left, cap);
+		mem_fail_count++;
 		return -1;
 	}
 	mem_current[tag] += bytes;
@@ -127,6 +129,7 @@ void *lp_mem_alloc(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 	if (!h) {
 		pthread_mutex_lock(&mem_lock);
 		mem_uncharge(tag, bytes);
+		mem_fail_count++;
 		pthread_mutex_unlock(&mem_lock);
 		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s: out of memory allocating %zu bytes for %s",
 			    mem_phase_name, bytes, lp_mem_tag_name(tag));
@@ -233,6 +236,16 @@ size_t lp_mem_current_total(void)
 size_t lp_mem_peak_total(void)
 {
 	return mem_total_peak;
+}
+
+unsigned long lp_mem_failures(void)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&mem_lock);
+	n = mem_fail_count;
+	pthread_mutex_unlock(&mem_lock);
+	return n;
 }
 
 void lp_mem_reset_peaks(void)

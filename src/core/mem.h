@@ -78,6 +78,12 @@ size_t lp_mem_current(enum lp_mem_tag tag);
 size_t lp_mem_peak(enum lp_mem_tag tag);
 size_t lp_mem_current_total(void);
 size_t lp_mem_peak_total(void);
+/* Tracked allocations and reserves refused so far (budget, fault injection
+ * or the system). Code that formats through helpers which cannot report a
+ * failure (describe() into a struct lp_buf) compares it before and after
+ * to tell a complete result from a silently shortened one. */
+unsigned long lp_mem_failures(void);
+
 /* Start new peaks from the current values (for per-phase measurements). */
 void lp_mem_reset_peaks(void);
 

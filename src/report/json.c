@@ -111,6 +111,9 @@ static json_t *stages_json(const struct lp_doc *doc, int *ok)
 					push(ev, json_string(t->events[k]), ok);
 				put(o, "events", ev, ok);
 			}
+			if (t->n_events_dropped)
+				put(o, "events_dropped",
+				    json_integer((json_int_t)t->n_events_dropped), ok);
 		}
 		push(a, o, ok);
 	}
@@ -299,7 +302,7 @@ enum lp_status lp_report_json(struct lp_doc *doc, const struct lp_run_stats *sta
 	int ok = 1, rc;
 
 	if (!result)
-		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory joining the result");
+		return lp_report_result_nomem(d);
 	root = report_object(doc, stats, result, &ok);
 	if (!root || !ok) {
 		json_decref(root);

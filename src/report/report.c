@@ -34,12 +34,25 @@ enum lp_status lp_report_write(struct lp_doc *doc, enum lp_format format,
 	return s;
 }
 
+enum lp_status lp_report_result_nomem(struct lp_diag *d)
+{
+	char cap[32];
+
+	/* the result of a run without a summary is its chunks joined: a copy
+	 * as long as the document, the one place the budget meets its length */
+	if (lp_mem_budget())
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
+				   "memory budget of %s exceeded joining the result",
+				   lp_mem_format_size(lp_mem_budget(), cap, sizeof(cap)));
+	return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory joining the result");
+}
+
 static const char *result_or_fail(struct lp_doc *doc, struct lp_diag *d)
 {
 	const char *r = lp_doc_result(doc);
 
 	if (!r)
-		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory joining the result");
+		lp_report_result_nomem(d);
 	return r;
 }
 

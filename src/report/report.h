@@ -51,4 +51,8 @@ enum lp_status lp_report_json(struct lp_doc *doc, const struct lp_run_stats *sta
 /* The format called `name` ("text", "markdown", "json"); LP_OK or LP_E_USAGE. */
 enum lp_status lp_report_parse_format(const char *name, enum lp_format *out);
 
+/* Fill `d` for a result that could not be joined (lp_doc_result gave
+ * NULL), naming the memory budget when one is set; returns LP_E_NOMEM. */
+enum lp_status lp_report_result_nomem(struct lp_diag *d);
+
 #endif

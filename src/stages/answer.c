@@ -53,7 +53,7 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	int ctx = CONTEXT_BOTH;
 
 	if (!o)
-		return lp_cfg_error(c, opts, "out of memory");
+		return lp_cfg_nomem(c);
 	if (lp_cfg_check_keys(c, opts, keys) ||
 	    lp_cfg_get_string(c, opts, "question", NULL, &o->question) ||
 	    lp_cfg_get_int(c, opts, "max_tokens", 200, 1, 1000000, &o->max_tokens) ||

@@ -87,6 +87,24 @@ void lp_doc_note(struct lp_doc *doc, const char *fmt, ...)
 	doc->trace[doc->n_trace - 1].note = lp_arena_strdup(&doc->arena, line);
 }
 
+/* Length of an event's kind: the text before its first ':'. */
+static size_t event_kind_len(const char *s)
+{
+	const char *c = strchr(s, ':');
+
+	return c ? (size_t)(c - s) : strlen(s);
+}
+
+/* Has the trace entry LP_DOC_EVENTS_PER_KIND events of line's kind? */
+static int kind_full(const struct lp_stage_trace *t, const char *line)
+{
+	size_t kl = event_kind_len(line), same = 0;
+
+	for (size_t k = 0; k < t->n_events && same < LP_DOC_EVENTS_PER_KIND; k++)
+		same += event_kind_len(t->events[k]) == kl && !strncmp(t->events[k], line, kl);
+	return same >= LP_DOC_EVENTS_PER_KIND;
+}
+
 void lp_doc_event(struct lp_doc *doc, const char *fmt, ...)
 {
 	struct lp_stage_trace *t;
@@ -104,11 +122,22 @@ void lp_doc_event(struct lp_doc *doc, const char *fmt, ...)
 	if (!doc->trace || !doc->n_trace)
 		return;
 	t = &doc->trace[doc->n_trace - 1];
-	v = lp_arena_alloc(&doc->arena, (t->n_events + 1) * sizeof(*v));
-	if (!v || !(v[t->n_events] = lp_arena_strdup(&doc->arena, line)))
+	if (kind_full(t, line)) {
+		t->n_events_dropped++;
 		return;
-	if (t->n_events)
-		memcpy(v, t->events, t->n_events * sizeof(*v));
-	t->events = v;
-	t->n_events++;
+	}
+	if (t->n_events == t->cap_events) {
+		/* doubling: the arrays left behind in the arena sum to less
+		 * than the last one */
+		size_t cap = t->cap_events ? 2 * t->cap_events : 8;
+		v = lp_arena_alloc(&doc->arena, cap * sizeof(*v));
+		if (!v)
+			return;
+		if (t->n_events)
+			memcpy(v, t->events, t->n_events * sizeof(*v));
+		t->events = v;
+		t->cap_events = cap;
+	}
+	if ((t->events[t->n_events] = lp_arena_strdup(&doc->arena, line)))
+		t->n_events++;
 }

@@ -67,7 +67,14 @@ struct lp_stage_trace {
 	const char **events;       /* [n_events] what the stage had to adapt:
 				    * "shrink: chunk 4 split in 2 (budget)" */
 	size_t n_events;
+	size_t cap_events;         /* room in events */
+	size_t n_events_dropped;   /* events not kept (LP_DOC_EVENTS_PER_KIND) */
 };
+
+/* Events of one kind (the text before the first ':', "truncate", "shrink")
+ * kept per stage; later ones are only counted, so that a run over
+ * thousands of chunks that each need cutting keeps a trace of fixed size. */
+#define LP_DOC_EVENTS_PER_KIND 16
 
 struct lp_session;
 
@@ -134,7 +141,8 @@ void lp_doc_note(struct lp_doc *doc, const char *fmt, ...)
 /*
  * Append an event to the running stage's trace entry (and log it at debug
  * level), printf style. Dropped, like a note, when no stage runs or memory
- * is short.
+ * is short; counted in n_events_dropped instead of kept once the stage
+ * holds LP_DOC_EVENTS_PER_KIND events of its kind.
  */
 void lp_doc_event(struct lp_doc *doc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

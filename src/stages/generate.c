@@ -36,7 +36,7 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	struct generate_opts *o = lp_arena_alloc(c->arena, sizeof(*o));
 
 	if (!o)
-		return lp_cfg_error(c, opts, "out of memory");
+		return lp_cfg_nomem(c);
 	if (lp_cfg_check_keys(c, opts, keys) ||
 	    lp_cfg_get_int(c, opts, "max_total", 1024, 1, 100000000, &o->max_total) ||
 	    lp_cfg_get_int(c, opts, "chunk", 256, 1, 1000000, &o->chunk) ||

@@ -77,6 +77,12 @@ size_t lp_stage_count_tokens(void *session, const char *text, size_t len)
 char *lp_stage_head_tokens(struct lp_doc *doc, struct lp_session *s, const char *text,
 			   size_t len, size_t max_tokens, int *cut, struct lp_diag *d)
 {
+	return lp_stage_head_tokens_in(&doc->arena, s, text, len, max_tokens, cut, d);
+}
+
+char *lp_stage_head_tokens_in(struct lp_arena *arena, struct lp_session *s, const char *text,
+			      size_t len, size_t max_tokens, int *cut, struct lp_diag *d)
+{
 	size_t keep = len;
 	char *out;
 
@@ -86,7 +92,7 @@ char *lp_stage_head_tokens(struct lp_doc *doc, struct lp_session *s, const char 
 			return NULL;
 		*cut = 1;
 	}
-	out = lp_arena_strndup(&doc->arena, text, keep);
+	out = lp_arena_strndup(arena, text, keep);
 	if (!out)
 		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a prompt input");
 	return out;
@@ -110,31 +116,37 @@ const char *lp_stage_expand(struct lp_doc *doc, const char *tmpl)
 	return out;
 }
 
-/* The whole file at `path` into the arena. */
-static char *slurp(struct lp_arena *a, const char *path)
+/* The whole file at `path` into the arena: LP_OK and *out, LP_E_IO (cannot
+ * read it) or LP_E_NOMEM. */
+static enum lp_status slurp(struct lp_arena *a, const char *path, char **out)
 {
 	FILE *f = fopen(path, "rb");
 	struct lp_buf b;
-	char chunk[4096], *out = NULL;
+	char chunk[4096];
 	size_t n;
+	enum lp_status st = LP_OK;
 
+	*out = NULL;
 	if (!f)
-		return NULL;
+		return LP_E_IO;
 	lp_buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		lp_buf_add(&b, chunk, n);
-	if (!ferror(f))
-		out = lp_arena_strndup(a, b.data, b.len);
+	while (!st && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		st = lp_buf_add(&b, chunk, n) ? LP_E_NOMEM : LP_OK;
+	if (!st && ferror(f))
+		st = LP_E_IO;
+	if (!st && !(*out = lp_arena_strndup(a, b.data ? b.data : "", b.len)))
+		st = LP_E_NOMEM;
 	fclose(f);
 	lp_buf_release(&b);
-	return out;
+	return st;
 }
 
 enum lp_status lp_stage_parse_prompt(struct lp_cfg_ctx *c, const struct lp_node *opts,
 				     const struct lp_pipeline *p, const char **prompt)
 {
 	const char *file = NULL, *slash;
-	char *path, *text;
+	char *path, *text = NULL;
+	enum lp_status st;
 
 	*prompt = NULL;
 	if (lp_cfg_get_string(c, opts, "prompt", NULL, prompt) ||
@@ -150,10 +162,12 @@ enum lp_status lp_stage_parse_prompt(struct lp_cfg_ctx *c, const struct lp_node 
 		path = lp_arena_printf(c->arena, "%.*s/%s", (int)(slash - p->path), p->path, file);
 	else
 		path = lp_arena_strdup(c->arena, file);
-	text = path ? slurp(c->arena, path) : NULL;
-	if (!text)
+	st = path ? slurp(c->arena, path, &text) : LP_E_NOMEM;
+	if (st == LP_E_NOMEM)
+		return lp_cfg_nomem(c);
+	if (st)
 		return lp_cfg_error(c, lp_node_get(opts, "prompt_file"),
-				    "cannot read prompt_file '%s'", path ? path : file);
+				    "cannot read prompt_file '%s'", path);
 	*prompt = text;
 	return LP_OK;
 }

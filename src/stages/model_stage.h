@@ -54,6 +54,9 @@ size_t lp_stage_count_tokens(void *session, const char *text, size_t len);
  */
 char *lp_stage_head_tokens(struct lp_doc *doc, struct lp_session *s, const char *text,
 			   size_t len, size_t max_tokens, int *cut, struct lp_diag *d);
+/* Same in `arena` (a step's scratch arena, say). */
+char *lp_stage_head_tokens_in(struct lp_arena *arena, struct lp_session *s, const char *text,
+			      size_t len, size_t max_tokens, int *cut, struct lp_diag *d);
 
 /* Replace each "${question}" in `tmpl` by doc->question ("" without one);
  * an arena string, NULL when out of memory. */

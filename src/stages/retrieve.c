@@ -65,7 +65,7 @@ static enum lp_status retrieve_parse(struct lp_cfg_ctx *c, const struct lp_node 
 
 	o = lp_arena_alloc(c->arena, sizeof(*o));
 	if (!o)
-		return lp_cfg_error(c, opts, "out of memory");
+		return lp_cfg_nomem(c);
 	if (lp_cfg_check_keys(c, opts, keys) ||
 	    lp_cfg_get_string(c, opts, "query", NULL, &o->query) ||
 	    lp_cfg_get_int(c, opts, "top_k", 8, 1, 1000000, &o->top_k) ||

@@ -45,7 +45,9 @@ static enum lp_status check_pattern(struct lp_cfg_ctx *c, const struct lp_node *
 	if (!sp->pattern)
 		return lp_cfg_error(c, key_or_map(opts, "unit"), "unit regex needs a pattern");
 	lp_diag_init(&d);
-	if (lp_split_new(sp, &s, &d))
+	if (lp_split_new(sp, &s, &d) == LP_E_NOMEM)
+		return lp_cfg_nomem(c);
+	if (d.status)
 		return lp_cfg_error(c, key_or_map(opts, "pattern"), "%s", d.msg);
 	lp_split_free(s);
 	return LP_OK;
@@ -60,7 +62,7 @@ static enum lp_status split_parse(struct lp_cfg_ctx *c, const struct lp_node *op
 	enum lp_status s;
 
 	if (!sp)
-		return lp_cfg_error(c, opts, "out of memory");
+		return lp_cfg_nomem(c);
 	*sp = lp_split_default_params();
 	if ((s = lp_cfg_check_keys(c, opts, split_keys)) ||
 	    (s = lp_cfg_get_enum(c, opts, "unit", lp_split_unit_names, LP_SPLIT_TOKENS, &unit)) ||
@@ -103,13 +105,50 @@ static enum lp_status copy_chunks(struct lp_doc *doc, const struct lp_span *v, s
 	return LP_OK;
 }
 
+/* Chunks as the splitter finds them, releasing the text behind them. */
+struct collect {
+	struct lp_doc *doc;
+	struct lp_span *v; /* [n], tracked (LP_MEM_DOC), room for cap */
+	size_t n, cap;
+	size_t done;       /* text[0, done) is released */
+	struct lp_diag *d;
+	enum lp_status st;
+};
+
+static int collect_chunk(void *ctx, size_t off, size_t len)
+{
+	struct collect *c = ctx;
+
+	/* the splitter has read this chunk whole, and never reads before a
+	 * chunk it has handed out again */
+	if ((c->st = lp_document_need(&c->doc->src, len, c->d)))
+		return 1;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct lp_span *v = lp_mem_realloc(LP_MEM_DOC, c->v, cap * sizeof(*v), c->d);
+		if (!v) {
+			c->st = LP_E_NOMEM;
+			return 1;
+		}
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n].off = off;
+	c->v[c->n].len = len;
+	c->n++;
+	if (off > c->done) {
+		lp_document_done(&c->doc->src, c->done, off - c->done);
+		c->done = off;
+	}
+	return 0;
+}
+
 static enum lp_status split_run(struct lp_doc *doc, const void *opts, struct lp_diag *d)
 {
 	struct lp_split_params sp = *(const struct lp_split_params *)opts;
 	struct lp_splitter *s;
 	struct lp_session *session;
-	struct lp_span *v;
-	size_t n;
+	struct collect c = { .doc = doc, .d = d };
 	enum lp_status st;
 
 	/* With a model, tokens are the model's own, so a chunk plus its
@@ -122,15 +161,17 @@ static enum lp_status split_run(struct lp_doc *doc, const void *opts, struct lp_
 	}
 	if ((st = lp_split_new(&sp, &s, d)))
 		return st;
-	st = lp_split_run(s, doc->text, doc->len, &v, &n, d);
+	st = lp_split_each(s, doc->text, doc->len, collect_chunk, &c, d);
 	lp_split_free(s);
-	if (st)
-		return st;
-	st = copy_chunks(doc, v, n, d);
-	lp_mem_free(v);
+	lp_document_done(&doc->src, c.done, doc->len - c.done);
+	if (!st)
+		st = c.st;
+	if (!st)
+		st = copy_chunks(doc, c.v, c.n, d);
+	lp_mem_free(c.v);
 	if (!st && doc->n_trace)
 		doc->trace[doc->n_trace - 1].note =
-			lp_arena_printf(&doc->arena, "%zu chunk%s", n, n == 1 ? "" : "s");
+			lp_arena_printf(&doc->arena, "%zu chunk%s", c.n, c.n == 1 ? "" : "s");
 	return st;
 }
 

@@ -10,8 +10,9 @@
  * level 0: the position in the working set, one input each).
  *
  * Memory stays flat as the document grows: a chunk is read in place from
- * the mapped text, only summaries (at most max_words words each) move up,
- * and the scratch of one extractive call is freed before the next.
+ * the mapped text and released from the resident set once summarised
+ * (lp_document_done), only summaries (at most max_words words each) move
+ * up, and the scratch of one extractive call is freed before the next.
  *
  * `tree` and `refine` summarise with the pipeline's model instead
  * (summarize_model.c); they need a model section.
@@ -58,7 +59,7 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	int s = STRATEGY_EXTRACTIVE;
 
 	if (!o)
-		return lp_cfg_error(c, opts, "out of memory");
+		return lp_cfg_nomem(c);
 	if (lp_cfg_check_keys(c, opts, keys) ||
 	    lp_cfg_get_enum(c, opts, "strategy", strategy_names, STRATEGY_EXTRACTIVE, &s) ||
 	    lp_cfg_get_int(c, opts, "fanout", 4, 2, 64, &o->fanout) ||
@@ -148,6 +149,7 @@ static enum lp_status run_level0(struct lp_doc *doc, const struct summarize_opts
 {
 	struct lp_progress pr;
 	enum lp_status st = LP_OK;
+	size_t released = 0;
 
 	if (!n) { /* no chunks: the whole text is the one input */
 		l->first_input[0] = 0;
@@ -160,7 +162,10 @@ static enum lp_status run_level0(struct lp_doc *doc, const struct summarize_opts
 		const struct lp_chunk *c = &doc->chunks[set[i]];
 		l->first_input[i] = i;
 		l->n_inputs[i] = 1;
-		st = summarize_into(doc, o, doc->text + c->off, c->len, &l->texts[i], d);
+		st = lp_document_need(&doc->src, c->len, d);
+		if (!st)
+			st = summarize_into(doc, o, doc->text + c->off, c->len, &l->texts[i], d);
+		lp_document_done_upto(&doc->src, &released, c->off, c->len);
 		lp_progress_update(&pr, i + 1);
 	}
 	lp_progress_end(&pr);

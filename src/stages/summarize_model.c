@@ -31,6 +31,13 @@
  * halves of its input (cut at a sentence or space near the middle), down to
  * LP_STAGE_MIN_INPUT tokens; the halves' summaries joined stand for the
  * step's output. Each shrink is an event in the trace.
+ *
+ * Memory per step is freed with the step: a chunk's extract, the prompt
+ * and the cut input live in a scratch arena released after every chunk
+ * (and group), and the chunk's text is released from the resident set
+ * (lp_document_done) once its summary is written. What stays for the whole
+ * run is each summary (at most max_tokens tokens) and three words of
+ * bookkeeping per summary in doc->levels.
  */
 #include "stages/summarize_model.h"
 
@@ -65,6 +72,8 @@ struct run {
 	const char *instruction;  /* system message of a step (arena) */
 	size_t budget;            /* B: tokens of text a step may take */
 	struct lp_summary_level *level; /* being written, for token counts */
+	struct lp_arena scratch;  /* one step's prompts and extracts */
+	size_t released;          /* the text is released up to here */
 };
 
 /* The system message: the instruction, plus the first `keep` bytes of the
@@ -173,7 +182,7 @@ static enum lp_status fallback(struct run *r, const char *in, size_t len, struct
 static enum lp_status step_once(struct run *r, const char *text, size_t len,
 				struct lp_buf *out, struct lp_diag *d)
 {
-	char *in = lp_arena_printf(&r->doc->arena, "%s%.*s", label_of(r), (int)len, text);
+	char *in = lp_arena_printf(&r->scratch, "%s%.*s", label_of(r), (int)len, text);
 	char *gen = NULL;
 	struct lp_chat_msg m[2] = { { "system", r->instruction }, { "user", in } };
 	size_t n_in = 0, n_out = 0, a, b;
@@ -227,7 +236,7 @@ static enum lp_status summarize_text(struct run *r, const char *label, const cha
 {
 	struct lp_buf out;
 	int cut = 0;
-	const char *in = lp_stage_head_tokens(r->doc, r->s, text, len, budget, &cut, d);
+	const char *in = lp_stage_head_tokens_in(&r->scratch, r->s, text, len, budget, &cut, d);
 	enum lp_status st;
 
 	if (!in)
@@ -282,11 +291,34 @@ static const char *chunk_text(struct run *r, const size_t *set, size_t n, size_t
 		return t;
 	if (lp_extractive_summarize(t, *len, &eo, &s, len, d))
 		return NULL;
-	out = lp_arena_strndup(&r->doc->arena, s, *len);
+	out = lp_arena_strndup(&r->scratch, s, *len);
 	lp_mem_free(s);
 	if (!out)
 		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a chunk extract");
 	return out;
+}
+
+/* Chunk i is about to be read: reserve it when it is larger than the
+ * document's resident window. */
+static enum lp_status hold_chunk(struct run *r, const size_t *set, size_t n, size_t i,
+				 struct lp_diag *d)
+{
+	size_t len;
+
+	raw_chunk(r->doc, set, n, i, &len);
+	return lp_document_need(&r->doc->src, len, d);
+}
+
+/* Chunk i is summarised: free the step's scratch and release the chunk's
+ * text from the resident set. */
+static void release_chunk(struct run *r, const size_t *set, size_t n, size_t i)
+{
+	size_t len;
+	const char *t = raw_chunk(r->doc, set, n, i, &len);
+
+	lp_arena_release(&r->scratch);
+	if (r->doc->text && t >= r->doc->text)
+		lp_document_done_upto(&r->doc->src, &r->released, (size_t)(t - r->doc->text), len);
 }
 
 static enum lp_status tree_level0(struct run *r, const size_t *set, size_t n,
@@ -300,12 +332,17 @@ static enum lp_status tree_level0(struct run *r, const size_t *set, size_t n,
 	lp_progress_begin(&pr, "summarize", "chunks", n0);
 	for (size_t i = 0; i < n0 && !st; i++) {
 		size_t len;
-		const char *t = chunk_text(r, set, n, i, &len, d);
+		const char *t;
+		st = hold_chunk(r, set, n, i, d);
+		t = st ? NULL : chunk_text(r, set, n, i, &len, d);
 		snprintf(label, sizeof(label), "chunk %zu", n ? set[i] : 0);
 		l->first_input[i] = i;
 		l->n_inputs[i] = 1;
-		st = t ? summarize_text(r, label, t, len, r->budget, &l->texts[i], d) : d->status;
+		if (!st)
+			st = t ? summarize_text(r, label, t, len, r->budget, &l->texts[i], d)
+			       : d->status;
 		l->n = i + 1;
+		release_chunk(r, set, n, i);
 		lp_progress_update(&pr, i + 1);
 	}
 	lp_progress_end(&pr);
@@ -347,13 +384,13 @@ static enum lp_status join_group(struct run *r, const struct lp_summary_level *b
 static enum lp_status tree_level(struct run *r, size_t k, const struct lp_summary_level *below,
 				 struct lp_summary_level *l, struct lp_diag *d)
 {
-	size_t *tokens = lp_arena_alloc(&r->doc->arena, (below->n + 1) * sizeof(size_t));
+	size_t *tokens = lp_mem_alloc(LP_MEM_SCRATCH, (below->n + 1) * sizeof(size_t), d);
 	struct lp_buf b;
 	enum lp_status st = LP_OK;
 	char label[64];
 
 	if (!tokens)
-		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a summary level");
+		return LP_E_NOMEM;
 	for (size_t i = 0; i < below->n; i++)
 		tokens[i] = lp_session_count_tokens(r->s, below->texts[i], strlen(below->texts[i]));
 	lp_buf_init(&b);
@@ -377,8 +414,10 @@ static enum lp_status tree_level(struct run *r, size_t k, const struct lp_summar
 		snprintf(label, sizeof(label), "level %zu group %zu", k, j);
 		if (!st)
 			st = summarize_text(r, label, b.data, b.len, r->budget, &l->texts[j], d);
+		lp_arena_release(&r->scratch);
 	}
 	lp_buf_release(&b);
+	lp_mem_free(tokens);
 	return st;
 }
 
@@ -433,17 +472,20 @@ static enum lp_status run_refine(struct run *r, const size_t *set, size_t n, str
 	lp_progress_begin(&pr, "refine", "chunks", n0);
 	for (size_t i = 0; i < n0 && !st; i++) {
 		size_t len, budget = r->budget;
-		const char *t = chunk_text(r, set, n, i, &len, d);
-		if (!t) {
+		const char *t;
+		if ((st = hold_chunk(r, set, n, i, d)))
+			break;
+		if (!(t = chunk_text(r, set, n, i, &len, d))) {
 			st = d->status;
 			break;
 		}
 		if (i) {
 			int cut;
-			const char *prev = lp_stage_head_tokens(doc, r->s, r->level->texts[i - 1],
-								strlen(r->level->texts[i - 1]),
-								r->o->max_tokens, &cut, d);
-			r->instruction = prev ? lp_arena_printf(&doc->arena, "%s\n\nSummary so far:\n%s",
+			const char *prev = lp_stage_head_tokens_in(&r->scratch, r->s,
+								   r->level->texts[i - 1],
+								   strlen(r->level->texts[i - 1]),
+								   r->o->max_tokens, &cut, d);
+			r->instruction = prev ? lp_arena_printf(&r->scratch, "%s\n\nSummary so far:\n%s",
 								base, prev) : NULL;
 			if (!r->instruction) {
 				st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a prompt");
@@ -455,10 +497,13 @@ static enum lp_status run_refine(struct run *r, const size_t *set, size_t n, str
 		r->level->n_inputs[i] = i + 1;
 		st = summarize_text(r, label, t, len, budget, &r->level->texts[i], d);
 		r->level->n = i + 1;
+		r->instruction = base; /* the scratch it was in goes now */
+		release_chunk(r, set, n, i);
 		lp_progress_update(&pr, i + 1);
 	}
 	lp_progress_end(&pr);
 	r->instruction = base;
+	lp_arena_release(&r->scratch);
 	return st;
 }
 
@@ -483,7 +528,7 @@ enum lp_status lp_summarize_model_run(struct lp_doc *doc,
 				      const struct lp_summarize_model_opts *o,
 				      struct lp_diag *d)
 {
-	struct run r = { doc, o, NULL, NULL, 0, NULL };
+	struct run r = { doc, o, NULL, NULL, 0, NULL, { NULL, 0 }, 0 };
 	const char *phase = lp_mem_phase();
 	size_t n;
 	const size_t *set = lp_doc_working_set(doc, &n);
@@ -501,6 +546,7 @@ enum lp_status lp_summarize_model_run(struct lp_doc *doc,
 		return st;
 	lp_mem_set_phase("summarize");
 	st = tree ? run_tree(&r, set, n, d) : run_refine(&r, set, n, d);
+	lp_arena_release(&r.scratch);
 	lp_mem_set_phase(phase);
 	if (st) {
 		doc->n_levels = 0;

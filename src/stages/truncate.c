@@ -38,7 +38,7 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 
 	(void)p;
 	if (!o)
-		return lp_cfg_error(c, opts, "out of memory");
+		return lp_cfg_nomem(c);
 	if (lp_cfg_check_keys(c, opts, keys) ||
 	    lp_cfg_get_int(c, opts, "head", 512, 0, 100000000, &o->head) ||
 	    lp_cfg_get_int(c, opts, "tail", 256, 0, 100000000, &o->tail) ||

@@ -17,11 +17,15 @@
  * a model) on a guess would punish good summaries that paraphrase.
  *
  * The auto phrases come from the whole document while it is at most
- * VERIFY_MAX_SOURCE bytes. Above that they come from the working-set
- * chunks, concatenated up to that size: extraction holds a candidate table
- * bounded in entries but its scan still costs time and scratch in
- * proportion to the text, and the chunks the summary was built from are the
- * fair place to look for what it should keep.
+ * VERIFY_MAX_SOURCE bytes. Above that they come from working-set chunks
+ * spread evenly over it (every k-th), whole chunks up to that size in all:
+ * the candidate tables grow with the distinct phrases of the text scanned,
+ * so scanning a fixed amount keeps this stage's memory the same for any
+ * longer document; the chunks the summary was built from are the fair place
+ * to look for what it should keep, and spreading them keeps the phrases of
+ * the whole document in view, not of its beginning. The chunks are read in
+ * place (never copied together) and released from the resident set as the
+ * scan passes them.
  *
  * on_fail: warn logs the failure and returns LP_OK; fail returns
  * LP_E_VERIFY (the run still writes its output: the CLI decides the exit
@@ -33,8 +37,10 @@
  * lost_level says at which level of the summary tree it disappeared, and
  * the trace gets an event per phrase.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config/config.h"
 #include "core/buf.h"
@@ -46,7 +52,7 @@
 #include "text/keyphrase.h"
 #include "text/match.h"
 
-#define VERIFY_MAX_SOURCE (4u << 20)
+#define VERIFY_MAX_SOURCE (1u << 20)
 #define VERIFY_MIN_SOURCE (16u << 10) /* on_oom shrink stops halving here */
 
 enum on_fail { ON_FAIL_WARN, ON_FAIL_FAIL, ON_FAIL_RETRY };
@@ -114,7 +120,7 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	int f = ON_FAIL_WARN;
 
 	if (!o)
-		return lp_cfg_error(c, opts, "out of memory");
+		return lp_cfg_nomem(c);
 	if (lp_cfg_check_keys(c, opts, keys) ||
 	    parse_keyphrases(c, lp_node_get(opts, "keyphrases"), o) ||
 	    lp_cfg_get_int(c, opts, "min_words", 0, 0, 100000000, &o->min_words) ||
@@ -156,40 +162,62 @@ static void describe(const void *opts, struct lp_buf *out)
 	lp_buf_addc(out, '}');
 }
 
-/* The text auto phrases are drawn from: the document, or its working set
- * cut at VERIFY_MAX_SOURCE bytes (then *owned is set; free it). */
-static enum lp_status auto_source(struct lp_doc *doc, size_t cap, const char **text,
-				  size_t *len, char **owned, struct lp_diag *d)
+/* The pieces of doc->text auto phrases are drawn from (*spans, tracked:
+ * free it): the whole document when it is at most `cap` bytes, else whole
+ * working-set chunks, every k-th, at most `cap` bytes in all. *len is the
+ * bytes they hold. */
+static enum lp_status auto_source(struct lp_doc *doc, size_t cap, struct lp_span **spans,
+				  size_t *n_spans, size_t *len, struct lp_diag *d)
 {
-	struct lp_buf b;
 	const size_t *set;
-	size_t n;
+	size_t n, total = 0, want, m = 0;
 
-	*owned = NULL;
-	*text = doc->text ? doc->text : "";
-	*len = doc->len;
-	if (doc->len <= cap || !doc->n_chunks)
+	*n_spans = 0;
+	*len = 0;
+	if (doc->len <= cap || !doc->n_chunks) {
+		if (!(*spans = lp_mem_alloc(LP_MEM_SCRATCH, sizeof(**spans), d)))
+			return LP_E_NOMEM;
+		(*spans)[0].off = 0;
+		(*spans)[0].len = doc->len;
+		*n_spans = 1;
+		*len = doc->len;
 		return LP_OK;
+	}
 	set = lp_doc_working_set(doc, &n);
 	if (!set)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the working set");
-	lp_buf_init(&b);
-	for (size_t i = 0; i < n; i++) {
-		const struct lp_chunk *c = &doc->chunks[set[i]];
-		size_t take = c->len;
-		if (b.len + take + 2 > cap)
-			break; /* whole chunks only: never cut a character */
-		if ((b.len && lp_buf_adds(&b, "\n\n")) || lp_buf_add(&b, doc->text + c->off, take)) {
-			lp_buf_release(&b);
-			return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
-					   "out of memory gathering keyphrase sources");
-		}
+	for (size_t i = 0; i < n; i++)
+		total += doc->chunks[set[i]].len;
+	/* how many chunks of the mean length fit */
+	want = total > cap ? (size_t)((double)n * (double)cap / (double)total) : n;
+	if (!want)
+		want = 1;
+	if (!(*spans = lp_mem_alloc(LP_MEM_SCRATCH, want * sizeof(**spans), d)))
+		return LP_E_NOMEM;
+	for (size_t j = 0; j < want; j++) {
+		const struct lp_chunk *c = &doc->chunks[set[(size_t)((double)j * (double)n / (double)want)]];
+		if (*len + c->len > cap)
+			continue; /* whole chunks only: never cut a character */
+		(*spans)[m].off = c->off;
+		(*spans)[m].len = c->len;
+		*len += c->len;
+		m++;
 	}
-	*owned = lp_buf_detach(&b, len);
-	if (!*owned)
-		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory gathering keyphrase sources");
-	*text = *owned;
+	*n_spans = m;
 	return LP_OK;
+}
+
+/* The keyphrase scan is done with a piece of the document. */
+struct source_pass {
+	struct lp_doc *doc;
+	size_t from; /* released up to here */
+};
+
+static void source_done(void *ctx, size_t off, size_t len)
+{
+	struct source_pass *sp = ctx;
+
+	lp_document_done_upto(&sp->doc->src, &sp->from, off, len);
 }
 
 struct checker {
@@ -259,20 +287,26 @@ static int is_must(const struct verify_opts *o, const char *phrase, struct lp_bu
 static enum lp_status add_auto(struct checker *k, const struct verify_opts *o,
 			       struct lp_diag *d)
 {
-	const char *text, **found = NULL;
-	char *owned;
-	size_t len, n_found = 0, added = 0;
+	const char **found = NULL;
+	struct lp_span *spans;
+	size_t len, n_spans, n_found = 0, added = 0;
 	struct lp_buf a, b;
 	enum lp_status st;
 
 	if (!o->n_auto)
 		return LP_OK;
 	for (size_t cap = VERIFY_MAX_SOURCE;; cap /= 2) {
-		st = auto_source(k->doc, cap, &text, &len, &owned, d);
+		struct source_pass sp = { k->doc, 0 };
+		spans = NULL;
+		st = auto_source(k->doc, cap, &spans, &n_spans, &len, d);
 		if (!st)
-			st = lp_keyphrase_extract(text, len, (size_t)o->n_auto + o->n_must,
-						  &k->doc->arena, &found, &n_found, d);
-		lp_mem_free(owned);
+			st = lp_keyphrase_extract_spans(k->doc->text ? k->doc->text : "", spans,
+							n_spans, (size_t)o->n_auto + o->n_must,
+							&k->doc->arena, &found, &n_found,
+							source_done, &sp, d);
+		lp_mem_free(spans);
+		/* the chosen phrases were copied out of the text: release it */
+		lp_document_done(&k->doc->src, 0, k->doc->len);
 		/* on_oom shrink: draw from less text (the working set first) */
 		if (st != LP_E_NOMEM || !lp_stage_shrink(k->doc) || cap < VERIFY_MIN_SOURCE)
 			break;
@@ -420,13 +454,33 @@ static void find_losses(struct lp_doc *doc, int events)
 	}
 }
 
+/* The first place `phrase` occurs in text[0..len), ignoring ASCII case, or
+ * NULL. The text is not NUL-terminated (a mapping), and each MiB scanned
+ * is released from the resident set behind the scan. */
+static const char *find_in_source(struct lp_doc *doc, const char *text, size_t len,
+				  const char *phrase)
+{
+	size_t n = strlen(phrase), done = 0;
+	int first = tolower((unsigned char)phrase[0]);
+
+	for (size_t i = 0; n && i + n <= len; i++) {
+		if (i - done >= LP_DOCUMENT_WINDOW) {
+			lp_document_done(&doc->src, done, i - done);
+			done = i;
+		}
+		if (tolower((unsigned char)text[i]) == first && !strncasecmp(text + i, phrase, n))
+			return text + i;
+	}
+	return NULL;
+}
+
 /* The sentence of the source around the first place `phrase` occurs. */
-static void add_source_sentence(struct lp_buf *b, const struct lp_doc *doc, const char *phrase)
+static void add_source_sentence(struct lp_buf *b, struct lp_doc *doc, const char *phrase)
 {
 	const char *text = doc->src.text ? doc->src.text : doc->text, *hit, *a, *e;
 	size_t len = doc->src.text ? doc->src.len : doc->len;
 
-	if (!text || !(hit = strcasestr(text, phrase)))
+	if (!text || !(hit = find_in_source(doc, text, len, phrase)))
 		return;
 	for (a = hit; a > text && hit - a < 160 && a[-1] != '.' && a[-1] != '\n'; a--)
 		;
@@ -452,6 +506,7 @@ static enum lp_status set_must_keep(struct lp_doc *doc, struct lp_diag *d)
 			add_source_sentence(&b, doc, r->phrases[i].text);
 		lp_buf_addc(&b, '\n');
 	}
+	lp_document_done(&doc->src, 0, doc->len);
 	doc->must_keep = b.len ? lp_arena_strndup(&doc->arena, b.data, b.len) : NULL;
 	lp_buf_release(&b);
 	if (b.len && !doc->must_keep)

@@ -35,9 +35,22 @@ static int is_ascii_space(unsigned char c)
 	return c == ' ' || (c >= 0x09 && c <= 0x0D);
 }
 
-static void scan_bytes(const unsigned char *s, size_t len, struct scan *sc)
+/* The load's passes release the mapping behind them every this many bytes. */
+#define PASS_STEP (LP_DOCUMENT_WINDOW / 2)
+
+/* Release raw[*done, i) once it is PASS_STEP long (`m` may be NULL). */
+static void drop_behind(struct lp_mapped *m, size_t *done, size_t i)
 {
-	size_t i;
+	if (m && i - *done >= PASS_STEP) {
+		lp_file_drop(m, *done, i - *done);
+		*done = i;
+	}
+}
+
+static void scan_bytes(const unsigned char *s, size_t len, struct lp_mapped *m,
+		       struct scan *sc)
+{
+	size_t i, done = 0;
 
 	memset(sc, 0, sizeof(*sc));
 	sc->nul = sc->first_invalid = NONE;
@@ -48,10 +61,11 @@ static void scan_bytes(const unsigned char *s, size_t len, struct scan *sc)
 		uint32_t cp;
 		int n;
 
+		drop_behind(m, &done, i);
 		if (c < 0x80) {
 			if (c == 0) {
 				sc->nul = i;
-				return;
+				break;
 			}
 			sc->has_cr |= c == '\r';
 			sc->has_text |= !is_ascii_space(c);
@@ -70,20 +84,24 @@ static void scan_bytes(const unsigned char *s, size_t len, struct scan *sc)
 		sc->has_text |= !lp_utf8_is_space(cp);
 		i += (size_t)n;
 	}
+	if (m)
+		lp_file_drop(m, done, len - done);
 }
 
 /* Write the normalised text of s[from..len) into out (room for the result
  * and a NUL, sized by the caller from the scan); returns its length. */
-static size_t normalise(const unsigned char *s, size_t from, size_t len, char *out)
+static size_t normalise(const unsigned char *s, size_t from, size_t len, struct lp_mapped *m,
+			char *out)
 {
 	static const unsigned char replacement[3] = { 0xEF, 0xBF, 0xBD };
-	size_t i = from, o = 0;
+	size_t i = from, o = 0, done = 0;
 
 	while (i < len) {
 		unsigned char c = s[i];
 		uint32_t cp;
 		int n;
 
+		drop_behind(m, &done, i);
 		if (c == '\r') {
 			out[o++] = '\n';
 			i += (i + 1 < len && s[i + 1] == '\n') ? 2 : 1;
@@ -109,14 +127,16 @@ static size_t normalise(const unsigned char *s, size_t from, size_t len, char *o
 	return o;
 }
 
+/* `m` (may be NULL) is the mapping s[0..len) lives in, released behind
+ * each pass. */
 static enum lp_status make_text(const char *name, const unsigned char *s, size_t len,
-				enum lp_invalid_utf8 mode, struct lp_document *doc,
-				struct lp_diag *d)
+				struct lp_mapped *m, enum lp_invalid_utf8 mode,
+				struct lp_document *doc, struct lp_diag *d)
 {
 	struct scan sc;
 	size_t cap;
 
-	scan_bytes(s, len, &sc);
+	scan_bytes(s, len, m, &sc);
 	if (sc.nul != NONE)
 		return lp_diag_set_offset(d, LP_E_INPUT, name, (long long)sc.nul,
 					  "binary file (NUL byte at offset %zu), not text", sc.nul);
@@ -136,7 +156,7 @@ static enum lp_status make_text(const char *name, const unsigned char *s, size_t
 	doc->copy = lp_mem_alloc(LP_MEM_DOC, cap, d);
 	if (!doc->copy)
 		return LP_E_NOMEM;
-	doc->len = normalise(s, sc.bom, len, doc->copy);
+	doc->len = normalise(s, sc.bom, len, m, doc->copy);
 	doc->text = doc->copy;
 	doc->n_replaced = sc.n_invalid;
 	return LP_OK;
@@ -150,7 +170,7 @@ enum lp_status lp_document_from_bytes(const char *name, const void *data, size_t
 
 	memset(doc, 0, sizeof(*doc));
 	doc->path = name;
-	st = make_text(name, data, len, mode, doc, d);
+	st = make_text(name, data, len, NULL, mode, doc, d);
 	if (st)
 		lp_document_release(doc);
 	return st;
@@ -163,11 +183,11 @@ enum lp_status lp_document_load(const char *path, enum lp_invalid_utf8 mode,
 	enum lp_status st;
 
 	memset(doc, 0, sizeof(*doc));
-	st = lp_file_map(path, LP_MEM_DOC, &doc->map, d);
+	st = lp_file_map_window(path, LP_MEM_DOC, LP_DOCUMENT_WINDOW, &doc->map, d);
 	if (st)
 		return st;
 	doc->path = path;
-	st = make_text(name, doc->map.data, doc->map.len, mode, doc, d);
+	st = make_text(name, doc->map.data, doc->map.len, &doc->map, mode, doc, d);
 	if (st) {
 		lp_document_release(doc);
 		return st;
@@ -186,4 +206,32 @@ void lp_document_release(struct lp_document *doc)
 	lp_mem_free(doc->copy);
 	lp_file_unmap(&doc->map);
 	memset(doc, 0, sizeof(*doc));
+}
+
+void lp_document_done(struct lp_document *doc, size_t off, size_t len)
+{
+	/* only a mapped text is the mapping's bytes; a copy stays whole */
+	if (doc && !doc->copy && doc->map.is_mmap)
+		lp_file_drop(&doc->map, off, len);
+}
+
+void lp_document_done_upto(struct lp_document *doc, size_t *from, size_t off, size_t len)
+{
+	if (off < *from) {
+		/* read again behind the pass: the fault may have mapped the
+		 * whole block of lp_file_fault_bytes() around it */
+		size_t fb = lp_file_fault_bytes(), a = off / fb * fb;
+		size_t e = (off + len + fb - 1) / fb * fb;
+		lp_document_done(doc, a, (e < doc->len ? e : doc->len) - a);
+		return;
+	}
+	lp_document_done(doc, *from, off + len - *from);
+	*from = off + len;
+}
+
+enum lp_status lp_document_need(struct lp_document *doc, size_t bytes, struct lp_diag *d)
+{
+	if (!doc || doc->copy || !doc->map.is_mmap)
+		return LP_OK;
+	return lp_file_need(&doc->map, bytes, d);
 }

@@ -8,6 +8,21 @@
  * gives the byte offset of the first one) or become U+FFFD
  * (LP_UTF8_REPLACE). Binary input (a NUL byte) and empty input (nothing
  * but white space) are refused with LP_E_INPUT and a message naming the file.
+ *
+ * Memory does not grow with the document's length when it is mapped: the
+ * mapping reserves LP_DOCUMENT_WINDOW bytes (or the file's size when
+ * smaller) under LP_MEM_DOC, not the whole file, and every pass over the
+ * text (the load's own check, the split, each summarised chunk, keyphrase
+ * extraction) releases what it has read with lp_document_done, so that the
+ * text resident at any time is at most the range one pass holds at once. A
+ * pass that holds more than the window (a chunk larger than it) reserves
+ * the difference first with lp_document_need.
+ *
+ * Two cases hold the text whole in tracked memory (LP_MEM_DOC) instead, and
+ * their memory is the document's length: input from a pipe or stdin (read
+ * into a buffer that doubles as it fills, so up to twice the length while
+ * it is read), and a file that needs normalising (the copy; the raw mapping
+ * is released behind the copy as it is written, and unmapped after).
  */
 #ifndef LP_TEXT_DOCUMENT_H
 #define LP_TEXT_DOCUMENT_H
@@ -17,6 +32,10 @@
 #include "config/pipeline.h"
 #include "core/fileio.h"
 #include "core/status.h"
+
+/* Bytes of a mapped document reserved against the budget as its resident
+ * window (see above). */
+#define LP_DOCUMENT_WINDOW ((size_t)1 << 20)
 
 struct lp_document {
 	const char *path;     /* as given; "-" is stdin */
@@ -37,5 +56,21 @@ enum lp_status lp_document_from_bytes(const char *name, const void *data, size_t
 				      enum lp_invalid_utf8 mode,
 				      struct lp_document *doc, struct lp_diag *d);
 void lp_document_release(struct lp_document *doc);
+
+/* A pass is done with text[off, off + len): release those pages of a mapped
+ * document from the resident set (a later read brings them back). A no-op
+ * for text in memory. */
+void lp_document_done(struct lp_document *doc, size_t off, size_t len);
+
+/* For a pass that reads pieces mostly in order (chunks of a working set):
+ * release everything from *from up to off + len, the gaps between pieces
+ * too (a fault may have mapped them), and move *from there; a piece before
+ * *from releases the blocks of lp_file_fault_bytes() around it. Start with
+ * *from = 0. */
+void lp_document_done_upto(struct lp_document *doc, size_t *from, size_t off, size_t len);
+
+/* A pass is about to hold `bytes` of the text resident at once; see
+ * lp_file_need. Returns LP_OK or LP_E_NOMEM with `d` filled. */
+enum lp_status lp_document_need(struct lp_document *doc, size_t bytes, struct lp_diag *d);
 
 #endif

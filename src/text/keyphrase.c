@@ -42,6 +42,8 @@ struct extractor {
 	struct lp_buf norm;
 	struct lp_diag *d;
 	enum lp_status st;
+	lp_keyphrase_done_fn done; /* may be NULL */
+	void *ctx;
 	struct lp_token rake[RAKE_MAX_WORDS];
 	size_t n_rake;
 	struct lp_token cjk[3]; /* the last CJK letters of the current run */
@@ -606,6 +608,8 @@ static enum lp_status rank(struct extractor *x, size_t n, struct lp_arena *arena
 			return lp_diag_set(x->d, LP_E_NOMEM, NULL, 0, 0,
 					   "out of memory ranking keyphrases");
 		}
+		if (x->done) /* the occurrence was read again to copy it */
+			x->done(x->ctx, v[i]->src_off, v[i]->src_len);
 		k++;
 	}
 	lp_mem_free(v);
@@ -614,28 +618,70 @@ static enum lp_status rank(struct extractor *x, size_t n, struct lp_arena *arena
 	return LP_OK;
 }
 
+/* Between two pieces: nothing carries over from one to the next. */
+static void piece_break(struct extractor *x)
+{
+	rake_flush(x);
+	x->n_cjk = 0;
+	x->have_num = 0;
+	x->quote_close = 0;
+	x->n_seen = 0;
+}
+
+/* Scan text[off, off + len), telling `done` about each step behind. */
+static void scan_piece(struct extractor *x, size_t off, size_t len, lp_keyphrase_done_fn done,
+		       void *ctx)
+{
+	size_t pos = off, end = off + len, told = off;
+	struct lp_token t;
+
+	while (!x->st && lp_match_token_next(x->text, end, &pos, &t)) {
+		on_token(x, &t);
+		if (done && t.off - told >= LP_KEYPHRASE_STEP) {
+			done(ctx, told, t.off - told);
+			told = t.off;
+		}
+	}
+	if (done)
+		done(ctx, told, end - told);
+}
+
 enum lp_status lp_keyphrase_extract(const char *text, size_t len, size_t n,
 				    struct lp_arena *arena, const char ***out,
 				    size_t *n_out, struct lp_diag *d)
 {
+	struct lp_span whole = { 0, len };
+
+	return lp_keyphrase_extract_spans(text, &whole, 1, n, arena, out, n_out, NULL, NULL, d);
+}
+
+enum lp_status lp_keyphrase_extract_spans(const char *text, const struct lp_span *spans,
+					  size_t n_spans, size_t n, struct lp_arena *arena,
+					  const char ***out, size_t *n_out,
+					  lp_keyphrase_done_fn done, void *ctx,
+					  struct lp_diag *d)
+{
 	struct extractor x;
-	struct lp_token t;
-	size_t pos = 0;
 	enum lp_status st;
 
 	*out = NULL;
 	*n_out = 0;
 	memset(&x, 0, sizeof(x));
 	x.text = text;
-	x.len = len;
 	x.d = d;
+	x.done = done;
+	x.ctx = ctx;
 	lp_buf_init(&x.norm);
 	lp_buf_init(&x.phrases.keys);
 	lp_buf_init(&x.words.keys);
 	if (!(x.st = table_grow(&x.phrases, d)))
 		x.st = table_grow(&x.words, d);
-	while (!x.st && lp_match_token_next(text, len, &pos, &t))
-		on_token(&x, &t);
+	for (size_t i = 0; i < n_spans && !x.st; i++) {
+		if (i)
+			piece_break(&x);
+		x.len = spans[i].off + spans[i].len;
+		scan_piece(&x, spans[i].off, spans[i].len, done, ctx);
+	}
 	rake_flush(&x);
 	st = x.st ? x.st : rank(&x, n, arena, out, n_out);
 	table_release(&x.phrases);

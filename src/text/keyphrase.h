@@ -40,6 +40,7 @@
 
 #include "core/arena.h"
 #include "core/status.h"
+#include "text/sentence.h"
 
 #define LP_KEYPHRASE_MAX_CANDIDATES 65536
 
@@ -53,5 +54,26 @@
 enum lp_status lp_keyphrase_extract(const char *text, size_t len, size_t n,
 				    struct lp_arena *arena, const char ***out,
 				    size_t *n_out, struct lp_diag *d);
+
+/* Told that the scan is done with text[off, off + len) (it reads those
+ * bytes again only to copy out the few phrases chosen). */
+typedef void (*lp_keyphrase_done_fn)(void *ctx, size_t off, size_t len);
+
+/*
+ * Same over the pieces text[spans[i].off, + spans[i].len) of a larger text,
+ * in order, as if each stood alone (no phrase, quote or number runs from
+ * one into the next), without copying them together. Phrases are taken
+ * from the pieces, so the text outside them is never read. `done` (may be
+ * NULL) is called after each piece, every LP_KEYPHRASE_STEP bytes within a
+ * long one, and for the occurrence of each chosen phrase once it is copied
+ * out, so a caller can release what was read (a mapped document's pages)
+ * and keep the resident text bounded.
+ */
+#define LP_KEYPHRASE_STEP ((size_t)256 << 10)
+enum lp_status lp_keyphrase_extract_spans(const char *text, const struct lp_span *spans,
+					  size_t n_spans, size_t n, struct lp_arena *arena,
+					  const char ***out, size_t *n_out,
+					  lp_keyphrase_done_fn done, void *ctx,
+					  struct lp_diag *d);
 
 #endif

@@ -54,4 +54,49 @@ Y
 sweep split "$SPLIT"
 sweep extractive-summary "$PIPELINES/extractive-summary.yaml"
 
+# Loading the pipeline: every allocation made while the file is read and
+# each stage's options are parsed must fail as "out of memory" (exit 4),
+# never as a configuration error (2) or input error (3), and never be
+# ignored (a prompt_file cut short). Long strings make the loader take
+# several arena blocks; the stages cover every kind's parse function.
+big=$(printf 'word %.0s' $(seq 1 1200))
+printf 'Summarize. %.0s' $(seq 1 900) >"$WORK/prompt.txt"
+LOAD=$WORK/load.yaml
+{
+	echo "version: 1"
+	echo "model: {path: $WORK/missing.gguf, context: 512}"
+	echo "memory: {budget: 64MiB, on_oom: shrink}"
+	echo "stages:"
+	for i in 1 2 3; do
+		echo "  - split: {unit: regex, pattern: '(?m)^#+ $big', size: 2}"
+		echo "  - retrieve: {query: \"$big\", top_k: 3}"
+		echo "  - truncate: {head: 100}"
+		echo "  - summarize: {strategy: tree, max_tokens: 16, prompt_file: prompt.txt}"
+		echo "  - answer: {question: \"$big\", prompt: \"$big\"}"
+		echo "  - generate: {prompt: \"$big\", max_total: 10}"
+		echo "  - verify: {keyphrases: {auto: 3, must: [\"$big\", b$i], regex: ['a$big']}, on_fail: retry}"
+	done
+} >"$LOAD"
+lp check "$LOAD" -q "why?" --set stages.split.size=3
+expect "loading sweep: reference check" 0
+cp "$OUT" "$WORK/check-ref.txt"
+n=1
+[ "$rc" -eq 0 ] || n=2001
+while [ "$n" -le 2000 ]; do
+	LPIPE_FAIL_ALLOC=$n lp check "$LOAD" -q "why?" --set stages.split.size=3
+	[ "$rc" -eq 0 ] && break
+	if [ "$rc" -ne 4 ] || ! grep -q 'LPIPE_FAIL_ALLOC\|memory' "$ERR"; then
+		expect "loading: allocation $n fails as out of memory" 4 "memory"
+		break
+	fi
+	n=$((n + 1))
+done
+if [ "$rc" -eq 0 ] && [ "$n" -gt 8 ]; then
+	cmp -s "$OUT" "$WORK/check-ref.txt" &&
+		ok "loading: allocations 1..$((n - 1)) fail with exit 4, then the same plan" ||
+		fail "loading: allocation $n failed silently: the plan differs"
+elif [ "$rc" -eq 0 ]; then
+	fail "loading: only $((n - 1)) allocations swept (the file no longer stresses the loader)"
+fi
+
 finish
