@@ -389,6 +389,48 @@ START_TEST(test_tree_final_tokens)
 }
 END_TEST
 
+/* final: join - once a level's summaries fit final_tokens they are the
+ * result, joined as paragraphs without a model step; without room the
+ * tree merges as before. */
+START_TEST(test_tree_final_join)
+{
+	struct lp_pipeline *p;
+	struct lp_doc doc;
+	char *text;
+	size_t n;
+
+	write_model();
+	run_tree_over(&doc, &p, &text, 9, 30,
+		      "fanout: 8, max_tokens: 8, final_tokens: 200, final: join");
+	ck_assert_uint_eq(doc.n_levels, 2);
+	ck_assert_uint_eq(doc.levels[0].n, 9);
+	ck_assert_uint_eq(doc.levels[1].n, 1);
+	ck_assert_ptr_eq(doc.summary, doc.levels[1].texts[0]);
+	ck_assert_uint_eq(doc.levels[1].n_inputs[0], 9);
+	ck_assert_uint_eq(doc.levels[1].tokens_in, 0);
+	ck_assert_ptr_nonnull(strstr(doc.summary, doc.levels[0].texts[0]));
+	ck_assert_ptr_nonnull(strstr(doc.summary, doc.levels[0].texts[8]));
+	ck_assert_uint_eq(doc.trace[0].n_events, 1);
+	ck_assert_ptr_nonnull(strstr(doc.trace[0].events[0], "join: 9 summaries"));
+	lp_doc_release(&doc);
+	lp_mem_free(text);
+	lp_pipeline_free(p);
+
+	/* 9 summaries of up to 8 tokens do not fit 20: merged, then joined
+	 * or merged at the top */
+	run_tree_over(&doc, &p, &text, 9, 30,
+		      "fanout: 8, max_tokens: 8, final_tokens: 20, final: join");
+	n = doc.n_levels;
+	ck_assert_uint_ge(n, 3);
+	ck_assert_uint_gt(doc.levels[1].tokens_in, 0);
+	ck_assert_uint_eq(doc.levels[n - 1].n, 1);
+	lp_doc_release(&doc);
+	lp_mem_free(text);
+	lp_pipeline_free(p);
+	remove_files();
+}
+END_TEST
+
 /* extract_words: the model reads each chunk's central sentences only. */
 START_TEST(test_tree_extract)
 {
@@ -767,6 +809,7 @@ static Suite *chain_suite(void)
 	tcase_add_test(t, test_tree_extract);
 	tcase_add_test(t, test_tree_even_groups);
 	tcase_add_test(t, test_tree_final_tokens);
+	tcase_add_test(t, test_tree_final_join);
 	tcase_add_test(t, test_refine);
 	tcase_add_test(t, test_answer_cites_existing_chunks);
 	tcase_add_test(t, test_citation_filter);

@@ -114,14 +114,24 @@ static const char *head_of(const struct run *r)
 	return r->o->strategy == LP_SUMMARIZE_TREE ? tree_head : refine_head;
 }
 
-/* Sentences to ask for: 2 from a chunk, 3 from a group, and for the root
- * as many as final_tokens holds (at least 3). */
+/*
+ * Sentences to ask for. A chunk's summary gets about one sentence per
+ * 1.5 x TOKENS_PER_SENTENCE of max_tokens (at least 2), so that it ends
+ * well before max_tokens; a group's one more; the root one per
+ * TOKENS_PER_SENTENCE of final_tokens (3 to 12): it is the summary a
+ * reader gets, and the model tends to write fewer sentences than asked.
+ */
 static size_t sentences_of(const struct run *r)
 {
+	size_t leaf = r->o->max_tokens * 2 / (3 * TOKENS_PER_SENTENCE);
 	size_t n = r->final_tokens / TOKENS_PER_SENTENCE;
 
+	if (leaf < 2)
+		leaf = 2;
+	if (leaf > 11)
+		leaf = 11;
 	if (!r->root)
-		return r->level && r->level != r->doc->levels ? 3 : 2;
+		return r->level && r->level != r->doc->levels ? leaf + 1 : leaf;
 	return n < 3 ? 3 : n > 12 ? 12 : n;
 }
 
@@ -510,7 +520,9 @@ static enum lp_status tree_level(struct run *r, size_t k, const struct lp_summar
 	lp_buf_init(&b);
 	for (size_t first = 0; first < below->n && !st; first += l->n_inputs[l->n - 1]) {
 		size_t g = r->root ? below->n : group_size(r, below, tokens, first, f), j = l->n;
-		size_t sum = joined_tokens(tokens, first, g), each = (budget - SEP_TOKENS * g) / g;
+		size_t sum = joined_tokens(tokens, first, g), each = 1;
+		if (budget > (SEP_TOKENS + 1) * g) /* always, but never 0 (0: uncut) */
+			each = (budget - SEP_TOKENS * g) / g;
 		l->first_input[j] = first;
 		l->n_inputs[j] = g;
 		l->n = j + 1;
@@ -530,6 +542,46 @@ static enum lp_status tree_level(struct run *r, size_t k, const struct lp_summar
 	r->root = 0;
 	lp_buf_release(&b);
 	return st;
+}
+
+/* final: join - do the summaries of `below`, joined as paragraphs, fit
+ * final_tokens? */
+static int fits_final(struct run *r, const struct lp_summary_level *below)
+{
+	size_t sum = 0;
+
+	for (size_t i = 0; i < below->n && sum <= r->final_tokens; i++)
+		sum += lp_session_count_tokens(r->s, below->texts[i], strlen(below->texts[i])) + 2;
+	return sum <= r->final_tokens;
+}
+
+/*
+ * The last level of final: join: one text, the summaries of `below` as
+ * paragraphs in document order, with no model step. A small model merging
+ * a few summaries keeps the first and drops much of the rest; once they
+ * are short enough to read, joining them loses nothing.
+ */
+static enum lp_status join_level(struct run *r, const struct lp_summary_level *below,
+				 struct lp_summary_level *l, struct lp_diag *d)
+{
+	struct lp_buf b;
+
+	lp_buf_init(&b);
+	for (size_t i = 0; i < below->n; i++)
+		if ((i && lp_buf_adds(&b, SEP)) || lp_buf_adds(&b, below->texts[i])) {
+			lp_buf_release(&b);
+			return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory joining summaries");
+		}
+	l->texts[0] = lp_arena_strndup(&r->doc->arena, b.data, b.len);
+	lp_buf_release(&b);
+	if (!l->texts[0])
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory joining summaries");
+	l->first_input[0] = 0;
+	l->n_inputs[0] = below->n;
+	l->n = 1;
+	lp_doc_event(r->doc, "join: %zu summaries fit final_tokens, joined as the result",
+		     below->n);
+	return LP_OK;
 }
 
 static enum lp_status run_tree(struct run *r, const size_t *set, size_t n, struct lp_diag *d)
@@ -555,7 +607,9 @@ static enum lp_status run_tree(struct run *r, const size_t *set, size_t n, struc
 					   "summary tree did not shrink (%zu levels)", cap);
 		r->level = &doc->levels[doc->n_levels];
 		st = level_alloc(doc, r->level, below->n, d);
-		if (!st)
+		if (!st && r->o->final_join && fits_final(r, below))
+			st = join_level(r, below, r->level, d);
+		else if (!st)
 			st = tree_level(r, doc->n_levels, below, r->level, d);
 		doc->n_levels++;
 	}
