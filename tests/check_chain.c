@@ -378,6 +378,15 @@ START_TEST(test_tree_final_tokens)
 	lp_mem_free(text);
 	lp_pipeline_free(p);
 
+	/* final_tokens is a ceiling: more than the context holds is cut */
+	run_tree_over(&doc, &p, &text, 4, 30, "fanout: 4, max_tokens: 8, final_tokens: 5000");
+	check_tree(&doc, 4, 4);
+	ck_assert_uint_ge(doc.trace[0].n_events, 1);
+	ck_assert_ptr_nonnull(strstr(doc.trace[0].events[0], "final_tokens cut to"));
+	lp_doc_release(&doc);
+	lp_mem_free(text);
+	lp_pipeline_free(p);
+
 	/* a single chunk is the root itself */
 	run_tree_over(&doc, &p, &text, 1, 30, "max_tokens: 8, final_tokens: 48");
 	ck_assert_uint_eq(doc.n_levels, 1);

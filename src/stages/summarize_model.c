@@ -167,9 +167,24 @@ static enum lp_status set_budget(struct run *r, size_t reserved, struct lp_diag 
 						  &r->budget, d);
 
 	r->final_budget = r->budget;
-	if (!st && r->final_tokens != r->o->max_tokens)
-		st = lp_stage_input_budget(r->s, m, 2, r->final_tokens, instr + reserved,
-					   &r->final_budget, d);
+	if (st || r->final_tokens == r->o->max_tokens)
+		return st;
+	/* final_tokens is a ceiling: in a context too small for it (one the
+	 * memory budget shrank, say) the root writes less rather than fail */
+	while ((st = lp_stage_input_budget(r->s, m, 2, r->final_tokens, instr + reserved,
+					   &r->final_budget, d)) == LP_E_CONFIG &&
+	       r->final_tokens / 2 > r->o->max_tokens) {
+		lp_diag_init(d);
+		r->final_tokens /= 2;
+		lp_doc_event(r->doc, "final_tokens cut to %zu (context)", r->final_tokens);
+	}
+	if (st == LP_E_CONFIG) {
+		lp_diag_init(d);
+		r->final_tokens = r->o->max_tokens;
+		r->final_budget = r->budget;
+		lp_doc_event(r->doc, "final_tokens cut to %zu (context)", r->final_tokens);
+		st = LP_OK;
+	}
 	return st;
 }
 
