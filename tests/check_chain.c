@@ -314,6 +314,132 @@ START_TEST(test_tree_context_too_small)
 }
 END_TEST
 
+/* Run a one-stage tree pipeline over n chunks of `bytes` bytes. */
+static void run_tree_over(struct lp_doc *doc, struct lp_pipeline **p, char **text, size_t n,
+			  size_t bytes, const char *opts)
+{
+	struct lp_diag d;
+
+	*p = load("version: 1\nmodel: {path: '%s', context: 1024}\n"
+		  "stages:\n  - summarize: {strategy: tree, %s}\n", model_path, opts);
+	*text = make_text(n, bytes);
+	doc_over(doc, *p, *text);
+	lp_diag_init(&d);
+	ck_assert_msg((*p)->stages[0].kind->run(doc, (*p)->stages[0].opts, &d) == LP_OK, "%s",
+		      d.msg);
+}
+
+/* Groups are even within a level and across levels: 9 chunks at fanout 8
+ * go 9 -> 3 -> 1 in groups of 3 (not 8 + 1, then a pair), 20 go
+ * 20 -> 4 -> 1 in groups of 5. */
+START_TEST(test_tree_even_groups)
+{
+	static const struct { size_t n0, mid, size; } cases[] = { { 9, 3, 3 }, { 20, 4, 5 } };
+
+	write_model();
+	for (size_t c = 0; c < 2; c++) {
+		struct lp_pipeline *p;
+		struct lp_doc doc;
+		char *text;
+
+		run_tree_over(&doc, &p, &text, cases[c].n0, 20, "fanout: 8, max_tokens: 8");
+		check_tree(&doc, cases[c].n0, 8);
+		ck_assert_uint_eq(doc.n_levels, 3);
+		ck_assert_uint_eq(doc.levels[1].n, cases[c].mid);
+		for (size_t j = 0; j < cases[c].mid; j++)
+			ck_assert_uint_eq(doc.levels[1].n_inputs[j], cases[c].size);
+		ck_assert_uint_eq(doc.levels[2].n_inputs[0], cases[c].mid);
+		lp_doc_release(&doc);
+		lp_mem_free(text);
+		lp_pipeline_free(p);
+	}
+	remove_files();
+}
+END_TEST
+
+/* final_tokens: the root (and only the root) may write more than
+ * max_tokens; a level that could fit one group at max_tokens is still cut
+ * in two so that the root writes the summary. */
+START_TEST(test_tree_final_tokens)
+{
+	struct lp_pipeline *p;
+	struct lp_doc doc;
+	char *text;
+	size_t n;
+
+	write_model();
+	run_tree_over(&doc, &p, &text, 4, 30, "fanout: 4, max_tokens: 8, final_tokens: 48");
+	check_tree(&doc, 4, 4);
+	n = doc.n_levels;
+	ck_assert_uint_le(doc.levels[0].tokens_out, 4 * 8);
+	ck_assert_uint_le(doc.levels[n - 1].tokens_out, 48);
+	ck_assert_uint_gt(doc.levels[n - 1].tokens_out, 8);
+	lp_doc_release(&doc);
+	lp_mem_free(text);
+	lp_pipeline_free(p);
+
+	/* final_tokens is a ceiling: more than the context holds is cut */
+	run_tree_over(&doc, &p, &text, 4, 30, "fanout: 4, max_tokens: 8, final_tokens: 5000");
+	check_tree(&doc, 4, 4);
+	ck_assert_uint_ge(doc.trace[0].n_events, 1);
+	ck_assert_ptr_nonnull(strstr(doc.trace[0].events[0], "final_tokens cut to"));
+	lp_doc_release(&doc);
+	lp_mem_free(text);
+	lp_pipeline_free(p);
+
+	/* a single chunk is the root itself */
+	run_tree_over(&doc, &p, &text, 1, 30, "max_tokens: 8, final_tokens: 48");
+	ck_assert_uint_eq(doc.n_levels, 1);
+	ck_assert_uint_gt(doc.levels[0].tokens_out, 8);
+	lp_doc_release(&doc);
+	lp_mem_free(text);
+	lp_pipeline_free(p);
+	remove_files();
+}
+END_TEST
+
+/* final: join - once a level's summaries fit final_tokens they are the
+ * result, joined as paragraphs without a model step; without room the
+ * tree merges as before. */
+START_TEST(test_tree_final_join)
+{
+	struct lp_pipeline *p;
+	struct lp_doc doc;
+	char *text;
+	size_t n;
+
+	write_model();
+	run_tree_over(&doc, &p, &text, 9, 30,
+		      "fanout: 8, max_tokens: 8, final_tokens: 200, final: join");
+	ck_assert_uint_eq(doc.n_levels, 2);
+	ck_assert_uint_eq(doc.levels[0].n, 9);
+	ck_assert_uint_eq(doc.levels[1].n, 1);
+	ck_assert_ptr_eq(doc.summary, doc.levels[1].texts[0]);
+	ck_assert_uint_eq(doc.levels[1].n_inputs[0], 9);
+	ck_assert_uint_eq(doc.levels[1].tokens_in, 0);
+	ck_assert_ptr_nonnull(strstr(doc.summary, doc.levels[0].texts[0]));
+	ck_assert_ptr_nonnull(strstr(doc.summary, doc.levels[0].texts[8]));
+	ck_assert_uint_eq(doc.trace[0].n_events, 1);
+	ck_assert_ptr_nonnull(strstr(doc.trace[0].events[0], "join: 9 summaries"));
+	lp_doc_release(&doc);
+	lp_mem_free(text);
+	lp_pipeline_free(p);
+
+	/* 9 summaries of up to 8 tokens do not fit 20: merged, then joined
+	 * or merged at the top */
+	run_tree_over(&doc, &p, &text, 9, 30,
+		      "fanout: 8, max_tokens: 8, final_tokens: 20, final: join");
+	n = doc.n_levels;
+	ck_assert_uint_ge(n, 3);
+	ck_assert_uint_gt(doc.levels[1].tokens_in, 0);
+	ck_assert_uint_eq(doc.levels[n - 1].n, 1);
+	lp_doc_release(&doc);
+	lp_mem_free(text);
+	lp_pipeline_free(p);
+	remove_files();
+}
+END_TEST
+
 /* extract_words: the model reads each chunk's central sentences only. */
 START_TEST(test_tree_extract)
 {
@@ -690,6 +816,9 @@ static Suite *chain_suite(void)
 	tcase_add_test(t, test_tree_shapes);
 	tcase_add_test(t, test_tree_context_too_small);
 	tcase_add_test(t, test_tree_extract);
+	tcase_add_test(t, test_tree_even_groups);
+	tcase_add_test(t, test_tree_final_tokens);
+	tcase_add_test(t, test_tree_final_join);
 	tcase_add_test(t, test_refine);
 	tcase_add_test(t, test_answer_cites_existing_chunks);
 	tcase_add_test(t, test_citation_filter);

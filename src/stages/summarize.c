@@ -37,6 +37,7 @@ enum strategy {
 };
 
 static const char *const strategy_names[] = {"extractive", "tree", "refine", NULL};
+static const char *const final_names[] = {"merge", "join", NULL};
 
 struct summarize_opts {
 	enum strategy strategy;
@@ -45,6 +46,8 @@ struct summarize_opts {
 	long long max_sentences; /* per summary, 0: no limit */
 	const char *prompt;      /* for model strategies; NULL when not given */
 	long long max_tokens;    /* model strategies: tokens per summary */
+	long long final_tokens;  /* tree: tokens of the root summary, 0: max_tokens */
+	int final_join;          /* tree: final: join (1) or merge (0) */
 	long long extract_words; /* model strategies: pre-extract chunks, 0: off */
 	struct lp_summarize_model_opts model; /* filled for tree and refine */
 };
@@ -53,8 +56,8 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 			    const struct lp_pipeline *p, void **out)
 {
 	static const char *const keys[] = {"strategy", "fanout", "max_words", "max_sentences",
-					   "prompt", "prompt_file", "max_tokens", "extract_words",
-					   NULL};
+					   "prompt", "prompt_file", "max_tokens", "final_tokens",
+					   "final", "extract_words", NULL};
 	struct summarize_opts *o = lp_arena_alloc(c->arena, sizeof(*o));
 	int s = STRATEGY_EXTRACTIVE;
 
@@ -66,6 +69,8 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	    lp_cfg_get_int(c, opts, "max_words", 120, 1, 1000000, &o->max_words) ||
 	    lp_cfg_get_int(c, opts, "max_sentences", 0, 0, 1000000, &o->max_sentences) ||
 	    lp_cfg_get_int(c, opts, "max_tokens", 128, 8, 1000000, &o->max_tokens) ||
+	    lp_cfg_get_int(c, opts, "final_tokens", 0, 0, 1000000, &o->final_tokens) ||
+	    lp_cfg_get_enum(c, opts, "final", final_names, 0, &o->final_join) ||
 	    lp_cfg_get_int(c, opts, "extract_words", 0, 0, 1000000, &o->extract_words) ||
 	    lp_stage_parse_prompt(c, opts, p, &o->prompt))
 		return LP_E_CONFIG;
@@ -77,6 +82,8 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	o->model.strategy = (enum lp_summarize_strategy)s;
 	o->model.fanout = (size_t)o->fanout;
 	o->model.max_tokens = (size_t)o->max_tokens;
+	o->model.final_tokens = (size_t)o->final_tokens;
+	o->model.final_join = o->final_join;
 	o->model.prompt = o->prompt;
 	o->model.extract_words = (size_t)o->extract_words;
 	*out = o;
@@ -93,6 +100,10 @@ static void describe(const void *opts, struct lp_buf *out)
 	else
 		lp_buf_addf(out, "{strategy: %s, fanout: %lld, max_tokens: %lld, extract_words: %lld",
 			    strategy_names[o->strategy], o->fanout, o->max_tokens, o->extract_words);
+	if (o->strategy == STRATEGY_TREE && o->final_tokens)
+		lp_buf_addf(out, ", final_tokens: %lld", o->final_tokens);
+	if (o->strategy == STRATEGY_TREE && o->final_join)
+		lp_buf_addf(out, ", final: %s", final_names[o->final_join]);
 	if (o->prompt) {
 		lp_buf_adds(out, ", prompt: ");
 		lp_cfg_quote(out, o->prompt);

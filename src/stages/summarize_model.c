@@ -2,26 +2,35 @@
  * summarize_model.c - summaries written by the model: `tree` (map-reduce)
  * and `refine` (a rolling summary).
  *
- * Every step is one chat: the instruction as the system message, the text
- * as the user message. The session tokenizes contents apart from the
- * template, so a prompt's length is exactly
- *     overhead(template) + tokens(instruction) + tokens(text)
- * and the text budget B = n_ctx - overhead - tokens(instruction) -
- * max_tokens is exact. An input over B is cut to B tokens (an event says
- * so); the session refuses anything longer as a bug.
+ * Every step is one chat: the instruction as the system message; the text
+ * as the user message, framed by a short head before it and, for tree, a
+ * request after it (see tree_head). The session tokenizes contents apart
+ * from the template, so a prompt's length is exactly
+ *     overhead(template) + tokens(instruction) + tokens(frame) + tokens(text)
+ * (the frame counted with a few tokens of slack for its seams) and the text
+ * budget B = n_ctx - overhead - tokens(instruction) - tokens(frame) -
+ * max_tokens is safe. An input over B is cut to B tokens (an event says
+ * so); the session refuses anything longer as a bug. A summary that
+ * max_tokens stopped mid-sentence is cut back to its last full sentence.
  *
  * tree: level 0 summarises each chunk of the working set. Level k+1 groups
- * consecutive texts of level k: a group takes up to `fanout` texts, fewer
- * while their tokens joined (with separators) exceed B, but never fewer
- * than 2; a pair that still does not fit has each text cut to half of B.
- * A last text left alone is carried up unchanged.
+ * consecutive texts of level k, joined as a list: groups aim at the same
+ * size f' <= fanout on every level (level_fanout), are balanced in size,
+ * and take fewer texts while their tokens joined (with separators) exceed
+ * B, but never fewer than 2; a pair that still does not fit has each text
+ * cut to half of B. A last text left alone is carried up unchanged. The
+ * root, the step that writes the final summary, is the one group of a level
+ * of at most fanout texts that fits its own budget (B with final_tokens
+ * instead of max_tokens) or of two texts; it may write final_tokens tokens.
+ * A level that is not the root is never made one group.
  *
- * Termination: while a level holds n >= 2 texts, its first group has
- * min(fanout, n) >= 2 members and no group is empty, so the next level
- * holds at most ceil(n / 2) <= n - 1 texts. The count strictly falls until
- * it is 1, so a tree over n0 chunks has at most 1 + ceil(log2 n0) levels
- * whatever the summaries' lengths, and every step's prompt fits because
- * inputs are cut to B first. (Tested over many sizes in check_chain.c.)
+ * Termination: while a level holds n >= 2 texts, every group but a last one
+ * of one text has at least 2 members (f' >= 2, and a group is cut down to 2
+ * at most), so the next level holds at most ceil(n / 2) <= n - 1 texts. The
+ * count strictly falls until it is 1, so a tree over n0 chunks has at most
+ * 1 + ceil(log2 n0) levels whatever the summaries' lengths, and every
+ * step's prompt fits because inputs are cut to its budget first. (Tested
+ * over many sizes in check_chain.c.)
  *
  * refine: one level whose text i is the summary of chunks 0..i: the
  * previous summary rides in the system message, the next chunk is the user
@@ -54,11 +63,11 @@
 #include "text/extractive.h"
 
 #define SEP "\n\n"
+#define SEP_TOKENS 3 /* "\n- " before a list item, at most */
 
 static const char default_prompt[] =
-	"You write concise, factual summaries. Summarize the user's text in a few "
-	"sentences. Keep names, numbers, commands and key terms. Reply with the "
-	"summary only.";
+	"You are a helpful assistant who writes short, factual summaries that keep "
+	"names, commands and key terms.";
 
 static const char refine_prompt[] =
 	"You keep a running summary of a long document. Update the summary so far "
@@ -71,6 +80,9 @@ struct run {
 	struct lp_session *s;
 	const char *instruction;  /* system message of a step (arena) */
 	size_t budget;            /* B: tokens of text a step may take */
+	size_t final_budget;      /* tree: B of the root step (final_tokens) */
+	size_t final_tokens;      /* tree: max_tokens of the root step */
+	int root;                 /* the step being run writes the root */
 	struct lp_summary_level *level; /* being written, for token counts */
 	struct lp_arena scratch;  /* one step's prompts and extracts */
 	size_t released;          /* the text is released up to here */
@@ -89,28 +101,100 @@ static const char *instruction_of(struct lp_doc *doc, const struct lp_summarize_
 			       (int)keep, doc->must_keep);
 }
 
-/* What the user message says before the text: small models follow an
- * instruction in the user's turn far better than one in the system
- * message alone. Its tokens are counted apart from the text's, with
- * LABEL_SLACK tokens for what joining them may change at the seam. */
-static const char tree_label[] = "Summarize the following text in two or three sentences.\n\n";
-static const char refine_label[] = "Update the summary with this new text:\n\n";
-#define LABEL_SLACK 4
+/*
+ * The user message of a step. Small instruct models follow a short request
+ * that comes after the text far better than an instruction in the system
+ * message alone, and they write about the content when the text is framed
+ * as "the text above" (asked to "condense summaries", they write about the
+ * summaries). So a tree step's user message is
+ *     "Text:\n" <text> "\n\n" <request>
+ * at every level: the joined summaries of a group are simply its text. The
+ * root asks for more sentences, in proportion to final_tokens. The parts
+ * around the text are counted apart from it, with LABEL_SLACK tokens for
+ * what joining them may change at the seams.
+ */
+static const char tree_head[] = "Text:\n";
+static const char refine_head[] = "Update the summary with this new text:\n\n";
+#define LABEL_SLACK 8
+#define TOKENS_PER_SENTENCE 30 /* what a summary sentence takes, roughly */
 
-static const char *label_of(const struct run *r)
+static const char *head_of(const struct run *r)
 {
-	return r->o->strategy == LP_SUMMARIZE_TREE ? tree_label : refine_label;
+	return r->o->strategy == LP_SUMMARIZE_TREE ? tree_head : refine_head;
+}
+
+/*
+ * Sentences to ask for. A chunk's summary gets about one sentence per
+ * 1.5 x TOKENS_PER_SENTENCE of max_tokens (at least 2), so that it ends
+ * well before max_tokens; a group's one more; the root one per
+ * TOKENS_PER_SENTENCE of final_tokens (3 to 12): it is the summary a
+ * reader gets, and the model tends to write fewer sentences than asked.
+ */
+static size_t sentences_of(const struct run *r)
+{
+	size_t leaf = r->o->max_tokens * 2 / (3 * TOKENS_PER_SENTENCE);
+	size_t n = r->final_tokens / TOKENS_PER_SENTENCE;
+
+	if (leaf < 2)
+		leaf = 2;
+	if (leaf > 11)
+		leaf = 11;
+	if (!r->root)
+		return r->level && r->level != r->doc->levels ? leaf + 1 : leaf;
+	return n < 3 ? 3 : n > 12 ? 12 : n;
+}
+
+/* The request after the text, in a static buffer (one step at a time). */
+static const char *tail_of(const struct run *r)
+{
+	static char tail[96];
+
+	if (r->o->strategy != LP_SUMMARIZE_TREE)
+		return "";
+	snprintf(tail, sizeof(tail), "\n\nWrite a summary of the text above in %zu sentences.",
+		 sentences_of(r));
+	return tail;
+}
+
+/* Tokens of the user message besides the text (the longest request). */
+static size_t frame_tokens(struct run *r)
+{
+	static const char longest[] = "\n\nWrite a summary of the text above in 12 sentences.";
+	const char *head = head_of(r);
+
+	return lp_session_count_tokens(r->s, head, strlen(head)) +
+	       (r->o->strategy == LP_SUMMARIZE_TREE ?
+		lp_session_count_tokens(r->s, longest, strlen(longest)) : 0) + LABEL_SLACK;
 }
 
 static enum lp_status set_budget(struct run *r, size_t reserved, struct lp_diag *d)
 {
 	struct lp_chat_msg m[2] = { { "system", "" }, { "user", "" } };
-	const char *label = label_of(r);
 	size_t instr = lp_session_count_tokens(r->s, r->instruction, strlen(r->instruction)) +
-		       lp_session_count_tokens(r->s, label, strlen(label)) + LABEL_SLACK;
+		       frame_tokens(r);
+	enum lp_status st = lp_stage_input_budget(r->s, m, 2, r->o->max_tokens, instr + reserved,
+						  &r->budget, d);
 
-	return lp_stage_input_budget(r->s, m, 2, r->o->max_tokens, instr + reserved, &r->budget,
-				     d);
+	r->final_budget = r->budget;
+	if (st || r->final_tokens == r->o->max_tokens)
+		return st;
+	/* final_tokens is a ceiling: in a context too small for it (one the
+	 * memory budget shrank, say) the root writes less rather than fail */
+	while ((st = lp_stage_input_budget(r->s, m, 2, r->final_tokens, instr + reserved,
+					   &r->final_budget, d)) == LP_E_CONFIG &&
+	       r->final_tokens / 2 > r->o->max_tokens) {
+		lp_diag_init(d);
+		r->final_tokens /= 2;
+		lp_doc_event(r->doc, "final_tokens cut to %zu (context)", r->final_tokens);
+	}
+	if (st == LP_E_CONFIG) {
+		lp_diag_init(d);
+		r->final_tokens = r->o->max_tokens;
+		r->final_budget = r->budget;
+		lp_doc_event(r->doc, "final_tokens cut to %zu (context)", r->final_tokens);
+		st = LP_OK;
+	}
+	return st;
 }
 
 /*
@@ -130,7 +214,8 @@ static enum lp_status fit_instruction(struct run *r, size_t reserved, struct lp_
 			return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a prompt");
 		st = set_budget(r, reserved, d);
 		/* keep room for a few inputs' worth of text, not just the floor */
-		if (!st && keep && r->budget < 4 * LP_STAGE_MIN_INPUT)
+		if (!st && keep && (r->budget < 4 * LP_STAGE_MIN_INPUT ||
+				    r->final_budget < 4 * LP_STAGE_MIN_INPUT))
 			st = LP_E_CONFIG;
 		if (st != LP_E_CONFIG || !keep)
 			return st;
@@ -178,19 +263,45 @@ static enum lp_status fallback(struct run *r, const char *in, size_t len, struct
 	return st;
 }
 
+/* Is s[i - n..i) a sentence end: ASCII . ! ? before a space or the end,
+ * or a full-width one? Returns its length n, else 0. */
+static size_t sentence_end_at(const char *s, size_t len, size_t i)
+{
+	static const char *const wide[] = { "\xe3\x80\x82", "\xef\xbc\x81", "\xef\xbc\x9f" };
+
+	if ((s[i - 1] == '.' || s[i - 1] == '!' || s[i - 1] == '?') &&
+	    (i == len || s[i] == ' ' || s[i] == '\n'))
+		return 1;
+	for (size_t k = 0; k < 3; k++)
+		if (i >= 3 && !memcmp(s + i - 3, wide[k], 3))
+			return 3;
+	return 0;
+}
+
+/* A summary stopped by max_tokens ends mid-sentence: keep it up to its last
+ * complete sentence, when that keeps at least half of it. */
+static size_t complete_sentences(const char *s, size_t len)
+{
+	for (size_t i = len; i > len / 2; i--)
+		if (sentence_end_at(s, len, i))
+			return i;
+	return len;
+}
+
 /* One model call on text[0..len), which fits the budget; appends to out. */
 static enum lp_status step_once(struct run *r, const char *text, size_t len,
 				struct lp_buf *out, struct lp_diag *d)
 {
-	char *in = lp_arena_printf(&r->scratch, "%s%.*s", label_of(r), (int)len, text);
+	char *in = lp_arena_printf(&r->scratch, "%s%.*s%s", head_of(r), (int)len, text,
+				   tail_of(r));
 	char *gen = NULL;
 	struct lp_chat_msg m[2] = { { "system", r->instruction }, { "user", in } };
-	size_t n_in = 0, n_out = 0, a, b;
+	size_t n_in = 0, n_out = 0, a, b, max = r->root ? r->final_tokens : r->o->max_tokens;
 	enum lp_status st;
 
 	if (!in)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a prompt");
-	st = lp_session_generate(r->s, m, 2, NULL, r->o->max_tokens, &gen, &n_in, &n_out, d);
+	st = lp_session_generate(r->s, m, 2, NULL, max, &gen, &n_in, &n_out, d);
 	if (st)
 		return st;
 	r->level->tokens_in += n_in;
@@ -199,6 +310,8 @@ static enum lp_status step_once(struct run *r, const char *text, size_t len,
 		;
 	for (b = strlen(gen); b > a && (gen[b - 1] == ' ' || gen[b - 1] == '\n'); b--)
 		;
+	if (n_out >= max)
+		b = a + complete_sentences(gen + a, b - a);
 	if (b > a)
 		st = lp_buf_add(out, gen + a, b - a)
 			? lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory") : LP_OK;
@@ -338,9 +451,12 @@ static enum lp_status tree_level0(struct run *r, const size_t *set, size_t n,
 		snprintf(label, sizeof(label), "chunk %zu", n ? set[i] : 0);
 		l->first_input[i] = i;
 		l->n_inputs[i] = 1;
+		r->root = n0 == 1; /* a single chunk's summary is the root */
 		if (!st)
-			st = t ? summarize_text(r, label, t, len, r->budget, &l->texts[i], d)
-			       : d->status;
+			st = t ? summarize_text(r, label, t, len,
+						r->root ? r->final_budget : r->budget,
+						&l->texts[i], d) : d->status;
+		r->root = 0;
 		l->n = i + 1;
 		release_chunk(r, set, n, i);
 		lp_progress_update(&pr, i + 1);
@@ -349,34 +465,90 @@ static enum lp_status tree_level0(struct run *r, const size_t *set, size_t n,
 	return st;
 }
 
-/* How many texts from `first` go in one group (see the file comment). */
-static size_t group_size(struct run *r, const struct lp_summary_level *below,
-			 const size_t *tokens, size_t first)
+/* Tokens of below->texts[first..first+g) joined as a list (a bullet and
+ * its line end take at most SEP_TOKENS). */
+static size_t joined_tokens(const size_t *tokens, size_t first, size_t g)
 {
-	size_t left = below->n - first, g = left < r->o->fanout ? left : r->o->fanout;
+	size_t sum = 0;
 
-	while (g > 2) {
-		size_t sum = 0;
-		for (size_t i = first; i < first + g; i++)
-			sum += tokens[i] + 2; /* a separator is at most 2 tokens */
-		if (sum <= r->budget)
-			break;
-		g--;
+	for (size_t i = first; i < first + g; i++)
+		sum += tokens[i] + SEP_TOKENS;
+	return sum;
+}
+
+/* Does the whole level go into one last step, the root? Always for a pair
+ * (it cannot be split further), else when it fits fanout and the root's
+ * budget. */
+static int is_root_level(struct run *r, const struct lp_summary_level *below,
+			 const size_t *tokens)
+{
+	return below->n <= r->o->fanout &&
+	       (below->n == 2 || joined_tokens(tokens, 0, below->n) <= r->final_budget);
+}
+
+/*
+ * The group size a level aims at: the smallest f' whose h-th power reaches
+ * n, where h = ceil(log_fanout n) is the number of levels still needed. The
+ * levels then share the reduction evenly (72 texts at fanout 8 go
+ * 72 -> 15 -> 4 -> 1, not 72 -> 9 -> 2 -> 1): a small model merges four or
+ * five texts well, while a merge of eight drops most of them and a last
+ * merge of two keeps little of the second. f' <= fanout since n <=
+ * fanout^h; f' >= 2.
+ */
+static size_t level_fanout(size_t n, size_t fanout)
+{
+	size_t h = 0, f = 2;
+
+	for (size_t p = 1; p < n; p = p > n / fanout ? n : p * fanout)
+		h++;
+	for (;; f++) {
+		size_t p = 1;
+		for (size_t i = 0; i < h && p < n; i++)
+			p *= f;
+		if (p >= n || f >= fanout)
+			return f;
 	}
+}
+
+/* How many texts from `first` go in one group (see the file comment):
+ * groups are balanced in size at about `f` (level_fanout), then made
+ * smaller while over the budget. A level that is not the root never
+ * becomes one group, so that the root is always written with
+ * final_tokens. */
+static size_t group_size(struct run *r, const struct lp_summary_level *below,
+			 const size_t *tokens, size_t first, size_t f)
+{
+	size_t left = below->n - first, groups = (left + f - 1) / f;
+	size_t g = (left + groups - 1) / groups;
+
+	if (!first && g == below->n && g > 2)
+		g--;
+	while (g > 2 && joined_tokens(tokens, first, g) > r->budget)
+		g--;
 	return g;
 }
 
-/* Join below->texts[first..first+g), each cut to `each` tokens. */
+/*
+ * Join below->texts[first..first+g), each cut to `each` tokens (0: whole),
+ * as a list: one "- " item per text, its line ends made spaces. A small
+ * model reading a list summarises every item; reading paragraphs it tends
+ * to keep the first one and drop the rest.
+ */
 static enum lp_status join_group(struct run *r, const struct lp_summary_level *below,
 				 size_t first, size_t g, size_t each, struct lp_buf *b,
 				 struct lp_diag *d)
 {
 	for (size_t i = first; i < first + g; i++) {
-		size_t keep = strlen(below->texts[i]);
-		if (each && lp_session_prefix_bytes(r->s, below->texts[i], keep, each, &keep, d))
+		const char *t = below->texts[i];
+		size_t keep = strlen(t), at = b->len;
+		if (each && lp_session_prefix_bytes(r->s, t, keep, each, &keep, d))
 			return LP_E_NOMEM;
-		if ((i > first && lp_buf_adds(b, SEP)) || lp_buf_add(b, below->texts[i], keep))
+		if ((i > first && lp_buf_addc(b, '\n')) || lp_buf_adds(b, "- ") ||
+		    lp_buf_add(b, t, keep))
 			return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory joining summaries");
+		for (size_t k = at; k < b->len; k++)
+			if (b->data[k] == '\n' && k > at)
+				b->data[k] = ' ';
 	}
 	return LP_OK;
 }
@@ -387,15 +559,22 @@ static enum lp_status tree_level(struct run *r, size_t k, const struct lp_summar
 	size_t *tokens = lp_mem_alloc(LP_MEM_SCRATCH, (below->n + 1) * sizeof(size_t), d);
 	struct lp_buf b;
 	enum lp_status st = LP_OK;
+	size_t budget, f;
 	char label[64];
 
 	if (!tokens)
 		return LP_E_NOMEM;
 	for (size_t i = 0; i < below->n; i++)
 		tokens[i] = lp_session_count_tokens(r->s, below->texts[i], strlen(below->texts[i]));
+	r->root = is_root_level(r, below, tokens);
+	budget = r->root ? r->final_budget : r->budget;
+	f = level_fanout(below->n, r->o->fanout);
 	lp_buf_init(&b);
 	for (size_t first = 0; first < below->n && !st; first += l->n_inputs[l->n - 1]) {
-		size_t g = group_size(r, below, tokens, first), sum = 0, j = l->n;
+		size_t g = r->root ? below->n : group_size(r, below, tokens, first, f), j = l->n;
+		size_t sum = joined_tokens(tokens, first, g), each = 1;
+		if (budget > (SEP_TOKENS + 1) * g) /* always, but never 0 (0: uncut) */
+			each = (budget - SEP_TOKENS * g) / g;
 		l->first_input[j] = first;
 		l->n_inputs[j] = g;
 		l->n = j + 1;
@@ -403,22 +582,60 @@ static enum lp_status tree_level(struct run *r, size_t k, const struct lp_summar
 			l->texts[j] = below->texts[first];
 			continue;
 		}
-		for (size_t i = first; i < first + g; i++)
-			sum += tokens[i] + 2;
 		lp_buf_reset(&b);
-		st = join_group(r, below, first, g, sum > r->budget ? (r->budget - 2 * g) / g : 0,
-				&b, d);
-		if (sum > r->budget)
+		st = join_group(r, below, first, g, sum > budget ? each : 0, &b, d);
+		if (sum > budget)
 			lp_doc_event(r->doc, "truncate: level %zu group %zu inputs cut to %zu tokens "
-				     "each (context)", k, j, (r->budget - 2 * g) / g);
+				     "each (context)", k, j, each);
 		snprintf(label, sizeof(label), "level %zu group %zu", k, j);
 		if (!st)
-			st = summarize_text(r, label, b.data, b.len, r->budget, &l->texts[j], d);
+			st = summarize_text(r, label, b.data, b.len, budget, &l->texts[j], d);
 		lp_arena_release(&r->scratch);
 	}
+	r->root = 0;
 	lp_buf_release(&b);
 	lp_mem_free(tokens);
 	return st;
+}
+
+/* final: join - do the summaries of `below`, joined as paragraphs, fit
+ * final_tokens? */
+static int fits_final(struct run *r, const struct lp_summary_level *below)
+{
+	size_t sum = 0;
+
+	for (size_t i = 0; i < below->n && sum <= r->final_tokens; i++)
+		sum += lp_session_count_tokens(r->s, below->texts[i], strlen(below->texts[i])) + 2;
+	return sum <= r->final_tokens;
+}
+
+/*
+ * The last level of final: join: one text, the summaries of `below` as
+ * paragraphs in document order, with no model step. A small model merging
+ * a few summaries keeps the first and drops much of the rest; once they
+ * are short enough to read, joining them loses nothing.
+ */
+static enum lp_status join_level(struct run *r, const struct lp_summary_level *below,
+				 struct lp_summary_level *l, struct lp_diag *d)
+{
+	struct lp_buf b;
+
+	lp_buf_init(&b);
+	for (size_t i = 0; i < below->n; i++)
+		if ((i && lp_buf_adds(&b, SEP)) || lp_buf_adds(&b, below->texts[i])) {
+			lp_buf_release(&b);
+			return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory joining summaries");
+		}
+	l->texts[0] = lp_arena_strndup(&r->doc->arena, b.data, b.len);
+	lp_buf_release(&b);
+	if (!l->texts[0])
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory joining summaries");
+	l->first_input[0] = 0;
+	l->n_inputs[0] = below->n;
+	l->n = 1;
+	lp_doc_event(r->doc, "join: %zu summaries fit final_tokens, joined as the result",
+		     below->n);
+	return LP_OK;
 }
 
 static enum lp_status run_tree(struct run *r, const size_t *set, size_t n, struct lp_diag *d)
@@ -444,7 +661,9 @@ static enum lp_status run_tree(struct run *r, const size_t *set, size_t n, struc
 					   "summary tree did not shrink (%zu levels)", cap);
 		r->level = &doc->levels[doc->n_levels];
 		st = level_alloc(doc, r->level, below->n, d);
-		if (!st)
+		if (!st && r->o->final_join && fits_final(r, below))
+			st = join_level(r, below, r->level, d);
+		else if (!st)
 			st = tree_level(r, doc->n_levels, below, r->level, d);
 		doc->n_levels++;
 	}
@@ -528,7 +747,7 @@ enum lp_status lp_summarize_model_run(struct lp_doc *doc,
 				      const struct lp_summarize_model_opts *o,
 				      struct lp_diag *d)
 {
-	struct run r = { doc, o, NULL, NULL, 0, NULL, { NULL, 0 }, 0 };
+	struct run r = { .doc = doc, .o = o };
 	const char *phase = lp_mem_phase();
 	size_t n;
 	const size_t *set = lp_doc_working_set(doc, &n);
@@ -542,6 +761,7 @@ enum lp_status lp_summarize_model_run(struct lp_doc *doc,
 	doc->summary = NULL;
 	if ((st = lp_stage_session(doc, &r.s, d)))
 		return st;
+	r.final_tokens = tree && o->final_tokens ? o->final_tokens : o->max_tokens;
 	if ((st = fit_instruction(&r, tree ? 0 : o->max_tokens + 16, d)))
 		return st;
 	lp_mem_set_phase("summarize");

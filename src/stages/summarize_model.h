@@ -23,6 +23,10 @@ struct lp_summarize_model_opts {
 	enum lp_summarize_strategy strategy; /* TREE or REFINE */
 	size_t fanout;       /* tree: inputs per group above level 0, >= 2 */
 	size_t max_tokens;   /* per summary */
+	size_t final_tokens; /* tree: for the last summary (the root); 0: max_tokens */
+	int final_join;      /* tree: a level whose summaries joined fit final_tokens
+			      * is the result, joined as paragraphs (no last
+			      * model step) */
 	const char *prompt;  /* instruction (system message); NULL: default */
 	size_t extract_words; /* > 0: each chunk is first cut to its most central
 			       * sentences, at most this many words, so the
