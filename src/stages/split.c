@@ -108,8 +108,7 @@ static enum lp_status copy_chunks(struct lp_doc *doc, const struct lp_span *v, s
 /* Chunks as the splitter finds them, releasing the text behind them. */
 struct collect {
 	struct lp_doc *doc;
-	struct lp_span *v; /* [n], tracked (LP_MEM_DOC), room for cap */
-	size_t n, cap;
+	struct lp_span_list chunks;
 	size_t done;       /* text[0, done) is released */
 	struct lp_diag *d;
 	enum lp_status st;
@@ -123,19 +122,8 @@ static int collect_chunk(void *ctx, size_t off, size_t len)
 	 * chunk it has handed out again */
 	if ((c->st = lp_document_need(&c->doc->src, len, c->d)))
 		return 1;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		struct lp_span *v = lp_mem_realloc(LP_MEM_DOC, c->v, cap * sizeof(*v), c->d);
-		if (!v) {
-			c->st = LP_E_NOMEM;
-			return 1;
-		}
-		c->v = v;
-		c->cap = cap;
-	}
-	c->v[c->n].off = off;
-	c->v[c->n].len = len;
-	c->n++;
+	if ((c->st = lp_span_list_push(&c->chunks, off, len, c->d)))
+		return 1;
 	if (off > c->done) {
 		lp_document_done(&c->doc->src, c->done, off - c->done);
 		c->done = off;
@@ -167,11 +155,11 @@ static enum lp_status split_run(struct lp_doc *doc, const void *opts, struct lp_
 	if (!st)
 		st = c.st;
 	if (!st)
-		st = copy_chunks(doc, c.v, c.n, d);
-	lp_mem_free(c.v);
+		st = copy_chunks(doc, c.chunks.v, c.chunks.n, d);
+	lp_mem_free(c.chunks.v);
 	if (!st && doc->n_trace)
 		doc->trace[doc->n_trace - 1].note =
-			lp_arena_printf(&doc->arena, "%zu chunk%s", c.n, c.n == 1 ? "" : "s");
+			lp_arena_printf(&doc->arena, "%zu chunk%s", c.chunks.n, c.chunks.n == 1 ? "" : "s");
 	return st;
 }
 

@@ -386,9 +386,25 @@ done:
 	return LP_OK;
 }
 
+enum lp_status lp_span_list_push(struct lp_span_list *l, size_t off, size_t len,
+				 struct lp_diag *d)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct lp_span *v = lp_mem_realloc(LP_MEM_DOC, l->v, cap * sizeof(*v), d);
+		if (!v)
+			return LP_E_NOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n].off = off;
+	l->v[l->n].len = len;
+	l->n++;
+	return LP_OK;
+}
+
 struct collect {
-	struct lp_span *v;
-	size_t n, cap;
+	struct lp_span_list list;
 	struct lp_diag *d;
 	int failed;
 };
@@ -397,20 +413,8 @@ static int collect_one(void *ctx, size_t off, size_t len)
 {
 	struct collect *c = ctx;
 
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		struct lp_span *v = lp_mem_realloc(LP_MEM_DOC, c->v, cap * sizeof(*v), c->d);
-		if (!v) {
-			c->failed = 1;
-			return 1;
-		}
-		c->v = v;
-		c->cap = cap;
-	}
-	c->v[c->n].off = off;
-	c->v[c->n].len = len;
-	c->n++;
-	return 0;
+	c->failed = lp_span_list_push(&c->list, off, len, c->d) != LP_OK;
+	return c->failed;
 }
 
 enum lp_status lp_split_run(struct lp_splitter *s, const char *text, size_t len,
@@ -422,12 +426,12 @@ enum lp_status lp_split_run(struct lp_splitter *s, const char *text, size_t len,
 	if (!st && c.failed)
 		st = LP_E_NOMEM;
 	if (st) {
-		lp_mem_free(c.v);
-		c.v = NULL;
-		c.n = 0;
+		lp_mem_free(c.list.v);
+		c.list.v = NULL;
+		c.list.n = 0;
 	}
-	*out = c.v;
-	*n = c.n;
+	*out = c.list.v;
+	*n = c.list.n;
 	return st;
 }
 

@@ -118,6 +118,18 @@ typedef int (*lp_split_fn)(void *ctx, size_t off, size_t len);
 enum lp_status lp_split_each(struct lp_splitter *s, const char *text, size_t len,
 			     lp_split_fn fn, void *ctx, struct lp_diag *d);
 
+/* A growing list of spans in tracked memory (tag LP_MEM_DOC); zero it to
+ * start, lp_mem_free(v) when done. */
+struct lp_span_list {
+	struct lp_span *v; /* [n], room for cap */
+	size_t n, cap;
+};
+
+/* Append [off, off + len). Returns LP_OK, or LP_E_NOMEM (the list is
+ * unchanged). */
+enum lp_status lp_span_list_push(struct lp_span_list *l, size_t off, size_t len,
+				 struct lp_diag *d);
+
 /* Same, collecting the chunks into *out (tracked memory, tag LP_MEM_DOC,
  * the caller frees it with lp_mem_free; NULL when there are none) and their
  * count into *n. Returns LP_OK, LP_E_NOMEM or LP_E_INPUT. */
