@@ -155,6 +155,12 @@ void *lp_mem_calloc(enum lp_mem_tag tag, size_t n, size_t size, struct lp_diag *
 	return p;
 }
 
+void lp_mem_commit(void *p, size_t bytes)
+{
+	if (p)
+		memset(p, 0, bytes);
+}
+
 void *lp_mem_realloc(enum lp_mem_tag tag, void *p, size_t bytes, struct lp_diag *d)
 {
 	struct mem_header *h;

@@ -60,6 +60,14 @@ const char *lp_mem_phase(void);
 void *lp_mem_alloc(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d);
 /* Same, zero-filled; n * size is checked for overflow. */
 void *lp_mem_calloc(enum lp_mem_tag tag, size_t n, size_t size, struct lp_diag *d);
+/*
+ * Zero p[0..bytes) now, so that its pages are resident from here on. For
+ * buffers a run writes bit by bit as it goes (KV cache, scratch): the
+ * system must find their memory when they are made, not in the middle of
+ * a long run, and the process's resident size then matches what the
+ * budget counts whatever the run's inputs.
+ */
+void lp_mem_commit(void *p, size_t bytes);
 /* Resize a block from lp_mem_alloc (or NULL). On failure the old block is
  * untouched and NULL is returned. The tag of an existing block is kept. */
 void *lp_mem_realloc(enum lp_mem_tag tag, void *p, size_t bytes, struct lp_diag *d);

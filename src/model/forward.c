@@ -159,6 +159,7 @@ enum lp_status lp_ctx_new(const struct lp_model *m, const struct lp_ctx_params *
 {
 	const struct lp_hparams *hp = &m->hp;
 	struct lp_ctx *c;
+	size_t scratch_bytes;
 	enum lp_status st;
 
 	*out = NULL;
@@ -172,11 +173,13 @@ enum lp_status lp_ctx_new(const struct lp_model *m, const struct lp_ctx_params *
 			     hp->head_dim, c->p.kv_type, d);
 	if (st)
 		goto fail;
-	c->scratch = lp_mem_alloc(LP_MEM_SCRATCH, layout(NULL, m, &c->p, NULL), d);
+	scratch_bytes = layout(NULL, m, &c->p, NULL);
+	c->scratch = lp_mem_alloc(LP_MEM_SCRATCH, scratch_bytes, d);
 	if (!c->scratch) {
 		st = LP_E_NOMEM;
 		goto fail;
 	}
+	lp_mem_commit(c->scratch, scratch_bytes);
 	layout(c, m, &c->p, c->scratch);
 	if (c->p.kv_type == LP_Q_F32)
 		c->kf = c->vf = NULL;

@@ -54,6 +54,8 @@ enum lp_status lp_kvcache_init(struct lp_kvcache *c, uint32_t n_layer, uint32_t 
 		c->k = NULL;
 		return LP_E_NOMEM;
 	}
+	lp_mem_commit(c->k, half);
+	lp_mem_commit(c->v, half);
 	return LP_OK;
 }
 
