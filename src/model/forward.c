@@ -188,7 +188,7 @@ enum lp_status lp_ctx_new(const struct lp_model *m, const struct lp_ctx_params *
 		st = LP_E_NOMEM;
 		goto fail;
 	}
-	if ((st = lp_pool_new(c->p.n_threads, &c->pool, d)) || (st = lp_blas_load(d)))
+	if ((st = lp_blas_load(d)) || (st = lp_pool_new(c->p.n_threads, &c->pool, d)))
 		goto fail;
 	/* sgemm runs inside our own workers, one block each: OpenBLAS must
 	 * not start threads of its own on top. */

@@ -9,7 +9,8 @@
  * ends.
  *
  * Offsets are byte offsets into doc->text, the normalised document (BOM
- * removed, CRLF turned into LF, invalid UTF-8 replaced when asked). Every
+ * removed, CRLF turned into LF, invalid UTF-8 replaced when asked): it is
+ * valid UTF-8, since loading refuses or replaces anything else. Every
  * chunk is the verbatim slice text[off, off + len).
  */
 #ifndef LP_STAGES_DOC_H

@@ -147,6 +147,9 @@ static enum lp_status split_run(struct lp_doc *doc, const void *opts, struct lp_
 		sp.counter.count = lp_stage_count_tokens;
 		sp.counter.ctx = session;
 	}
+	/* Loading checked it; a second pass would read the whole document
+	 * into memory before the split releases any of it. */
+	sp.text_is_utf8 = 1;
 	if ((st = lp_split_new(&sp, &s, d)))
 		return st;
 	st = lp_split_each(s, doc->text, doc->len, collect_chunk, &c, d);

@@ -167,6 +167,16 @@ static size_t frame_tokens(struct run *r)
 		lp_session_count_tokens(r->s, longest, strlen(longest)) : 0) + LABEL_SLACK;
 }
 
+/* The root step's max_tokens as configured, before any cut. */
+static size_t configured_final_tokens(const struct run *r)
+{
+	return r->o->strategy == LP_SUMMARIZE_TREE && r->o->final_tokens ? r->o->final_tokens
+									 : r->o->max_tokens;
+}
+
+/* Set r->budget, r->final_budget and r->final_tokens for the current
+ * instruction, from the configured final_tokens each time (a call with a
+ * longer instruction must not keep a cut a shorter one would not need). */
 static enum lp_status set_budget(struct run *r, size_t reserved, struct lp_diag *d)
 {
 	struct lp_chat_msg m[2] = { { "system", "" }, { "user", "" } };
@@ -175,6 +185,7 @@ static enum lp_status set_budget(struct run *r, size_t reserved, struct lp_diag 
 	enum lp_status st = lp_stage_input_budget(r->s, m, 2, r->o->max_tokens, instr + reserved,
 						  &r->budget, d);
 
+	r->final_tokens = configured_final_tokens(r);
 	r->final_budget = r->budget;
 	if (st || r->final_tokens == r->o->max_tokens)
 		return st;
@@ -185,13 +196,11 @@ static enum lp_status set_budget(struct run *r, size_t reserved, struct lp_diag 
 	       r->final_tokens / 2 > r->o->max_tokens) {
 		lp_diag_init(d);
 		r->final_tokens /= 2;
-		lp_doc_event(r->doc, "final_tokens cut to %zu (context)", r->final_tokens);
 	}
 	if (st == LP_E_CONFIG) {
 		lp_diag_init(d);
 		r->final_tokens = r->o->max_tokens;
 		r->final_budget = r->budget;
-		lp_doc_event(r->doc, "final_tokens cut to %zu (context)", r->final_tokens);
 		st = LP_OK;
 	}
 	return st;
@@ -218,7 +227,7 @@ static enum lp_status fit_instruction(struct run *r, size_t reserved, struct lp_
 				    r->final_budget < 4 * LP_STAGE_MIN_INPUT))
 			st = LP_E_CONFIG;
 		if (st != LP_E_CONFIG || !keep)
-			return st;
+			break;
 		lp_diag_init(d);
 		keep /= 2;
 		while (keep && ((unsigned char)r->doc->must_keep[keep] & 0xC0) == 0x80)
@@ -226,6 +235,9 @@ static enum lp_status fit_instruction(struct run *r, size_t reserved, struct lp_
 		if (!keep)
 			lp_doc_event(r->doc, "retry: must-keep facts dropped (context)");
 	}
+	if (!st && r->final_tokens < configured_final_tokens(r))
+		lp_doc_event(r->doc, "final_tokens cut to %zu (context)", r->final_tokens);
+	return st;
 }
 
 /* A byte near the middle of text[0..len) to cut at: after a sentence end,
@@ -761,7 +773,7 @@ enum lp_status lp_summarize_model_run(struct lp_doc *doc,
 	doc->summary = NULL;
 	if ((st = lp_stage_session(doc, &r.s, d)))
 		return st;
-	r.final_tokens = tree && o->final_tokens ? o->final_tokens : o->max_tokens;
+	r.final_tokens = configured_final_tokens(&r);
 	if ((st = fit_instruction(&r, tree ? 0 : o->max_tokens + 16, d)))
 		return st;
 	lp_mem_set_phase("summarize");

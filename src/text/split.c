@@ -355,7 +355,7 @@ enum lp_status lp_split_each(struct lp_splitter *s, const char *text, size_t len
 	s->match_rc = 0;
 	/* PCRE2 is told not to re-check the subject on every call (that
 	 * would make the split quadratic), so it is checked once here. */
-	if (s->re) {
+	if (s->re && !s->p.text_is_utf8) {
 		size_t bad = lp_utf8_find_invalid((const unsigned char *)text, len);
 		if (bad < len)
 			return lp_diag_set_offset(d, LP_E_INPUT, NULL, (long long)bad,

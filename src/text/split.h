@@ -87,6 +87,9 @@ struct lp_split_params {
 	enum lp_split_boundary boundary;
 	const char *pattern;             /* LP_SPLIT_REGEX: the separator */
 	struct lp_token_counter counter; /* LP_SPLIT_TOKENS: count NULL = approximation */
+	int text_is_utf8;                /* the caller has checked that the text is
+					  * valid UTF-8: a pattern then skips its
+					  * own pass over the whole text */
 };
 
 /* unit tokens, size 384, overlap 0, boundary sentence, no pattern, no counter. */
