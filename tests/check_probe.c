@@ -82,22 +82,9 @@ static double kv_elem_bytes(enum lp_qtype t)
 	return t == LP_Q_F32 ? 4 : t == LP_Q_F16 ? 2 : 34.0 / 32.0;
 }
 
-/* Six layers: enough that streaming keeps well under the file resident. */
-static struct tiny_spec layered_spec(void)
-{
-	struct tiny_spec s = tiny_default_spec();
-
-	s.layers = 6;
-	s.embd = 128;
-	s.heads = 4;
-	s.kv_heads = 2;
-	s.ffn = 384;
-	return s;
-}
-
 static void check_agreement_mode(enum lp_qtype kv, enum lp_qtype wtype, int stream)
 {
-	struct tiny_spec s = stream ? layered_spec() : tiny_default_spec();
+	struct tiny_spec s = stream ? tiny_layered_spec() : tiny_default_spec();
 	struct fixture f;
 	struct lp_probe *pr;
 
@@ -550,7 +537,7 @@ END_TEST
  * the plan streams the weights, and only when allowed to. */
 START_TEST(test_plan_streams)
 {
-	struct tiny_spec s = layered_spec();
+	struct tiny_spec s = tiny_layered_spec();
 	struct fixture f;
 	struct lp_plan p;
 	struct lp_plan_request r;

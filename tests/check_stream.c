@@ -29,15 +29,10 @@ static char model_path[64];
  * (F32), large enough that the window is well below the file. */
 static struct tiny_spec big_spec(enum lp_qtype type)
 {
-	struct tiny_spec s = tiny_default_spec();
+	struct tiny_spec s = tiny_layered_spec();
 
 	s.type = type;
-	s.embd = 128;
-	s.heads = 4;
-	s.kv_heads = 2;
-	s.ffn = 384;
 	s.vocab = 320;
-	s.layers = 6;
 	return s;
 }
 

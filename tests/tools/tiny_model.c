@@ -13,6 +13,18 @@ struct tiny_spec tiny_default_spec(void)
 				   .ffn = 128, .vocab = 256, .layers = 2, .n_ctx_train = 1024 };
 }
 
+struct tiny_spec tiny_layered_spec(void)
+{
+	struct tiny_spec s = tiny_default_spec();
+
+	s.layers = 6;
+	s.embd = 128;
+	s.heads = 4;
+	s.kv_heads = 2;
+	s.ffn = 384;
+	return s;
+}
+
 static uint64_t state;
 
 static float frand(void) /* uniform in [-1, 1) */

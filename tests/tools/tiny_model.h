@@ -22,6 +22,10 @@ struct tiny_spec {
  * training context 1024. */
 struct tiny_spec tiny_default_spec(void);
 
+/* The default with six layers of embd 128 (4 heads, 2 KV heads, ffn 384):
+ * enough layers that streamed weights keep well under the file resident. */
+struct tiny_spec tiny_layered_spec(void);
+
 /* Write the model to `path`; returns 0, or -1 with errno set. */
 int tiny_model_write(const char *path, const struct tiny_spec *s, uint64_t seed);
 
