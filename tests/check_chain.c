@@ -194,7 +194,7 @@ START_TEST(test_session_context_shrinks)
 	p.n_threads = 1;
 	lp_diag_init(&d);
 	ck_assert_int_eq(lp_session_open(&p, &s, &d), LP_E_NOMEM);
-	p.shrink_ctx = 1;
+	p.shrink = 1;
 	lp_diag_init(&d);
 	ck_assert_msg(lp_session_open(&p, &s, &d) == LP_OK, "%s", d.msg);
 	ck_assert_uint_eq(lp_session_n_ctx(s), 512);

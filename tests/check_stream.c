@@ -267,8 +267,7 @@ static enum lp_status open_session(int stream, int shrink, struct lp_session **s
 	p.n_ctx = 256;
 	p.n_threads = 1;
 	p.stream_weights = stream;
-	p.shrink_weights = shrink;
-	p.shrink_ctx = shrink;
+	p.shrink = shrink;
 	lp_diag_init(d);
 	return lp_session_open(&p, s, d);
 }
@@ -344,7 +343,7 @@ START_TEST(test_session_streams_and_shrinks_context)
 	p.path = model_path;
 	p.n_ctx = 1024;
 	p.n_threads = 1;
-	p.shrink_ctx = p.shrink_weights = 1;
+	p.shrink = 1;
 	lp_diag_init(&d);
 	ck_assert_msg(lp_session_open(&p, &s, &d) == LP_OK, "%s", d.msg);
 	ck_assert_int_eq(lp_session_streamed(s), 1);

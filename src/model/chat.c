@@ -174,36 +174,55 @@ static void put_content(struct render *r, const char *s, int trim)
 	}
 }
 
+/*
+ * Formats where every turn is the same: open, role, close, content, end;
+ * and the generation prompt is the assistant turn's opening.
+ */
+struct turn_format {
+	const char *open, *close, *end, *gen;
+	int trim; /* content without surrounding white space */
+};
+
+static const struct turn_format chatml_format = {
+	"<|im_start|>", "\n", "<|im_end|>\n", "<|im_start|>assistant\n", 0
+};
+static const struct turn_format llama3_format = {
+	"<|start_header_id|>", "<|end_header_id|>\n\n", "<|eot_id|>",
+	"<|start_header_id|>assistant<|end_header_id|>\n\n", 1
+};
+static const struct turn_format phi3_format = {
+	"<|", "|>\n", "<|end|>\n", "<|assistant|>\n", 0
+};
+
+static void put_turn(const struct turn_format *f, const char *role, const char *content,
+		     int from_model, struct render *r)
+{
+	put(r, f->open);
+	put(r, role);
+	put(r, f->close);
+	if (from_model)
+		put(r, content); /* the model's own template text */
+	else
+		put_content(r, content, f->trim);
+	put(r, f->end);
+}
+
+static void render_turns(const struct turn_format *f, const struct lp_chat_msg *m, size_t n,
+			 int gen, struct render *r)
+{
+	for (size_t i = 0; i < n; i++)
+		put_turn(f, m[i].role, m[i].content, 0, r);
+	if (gen)
+		put(r, f->gen);
+}
+
+/* ChatML, with the model's default system prompt when none is given. */
 static void render_chatml(const struct lp_chat *c, const struct lp_chat_msg *m, size_t n,
 			  int gen, struct render *r)
 {
-	if (c->default_system && (!n || !is_role(&m[0], "system"))) {
-		put(r, "<|im_start|>system\n");
-		put(r, c->default_system); /* from the model's own template */
-		put(r, "<|im_end|>\n");
-	}
-	for (size_t i = 0; i < n; i++) {
-		put(r, "<|im_start|>");
-		put(r, m[i].role);
-		put(r, "\n");
-		put_content(r, m[i].content, 0);
-		put(r, "<|im_end|>\n");
-	}
-	if (gen)
-		put(r, "<|im_start|>assistant\n");
-}
-
-static void render_llama3(const struct lp_chat_msg *m, size_t n, int gen, struct render *r)
-{
-	for (size_t i = 0; i < n; i++) {
-		put(r, "<|start_header_id|>");
-		put(r, m[i].role);
-		put(r, "<|end_header_id|>\n\n");
-		put_content(r, m[i].content, 1);
-		put(r, "<|eot_id|>");
-	}
-	if (gen)
-		put(r, "<|start_header_id|>assistant<|end_header_id|>\n\n");
+	if (c->default_system && (!n || !is_role(&m[0], "system")))
+		put_turn(&chatml_format, "system", c->default_system, 1, r);
+	render_turns(&chatml_format, m, n, gen, r);
 }
 
 /* [INST] formats: the first user turn carries the system prompt, in a
@@ -259,19 +278,6 @@ static void render_gemma(const struct lp_chat_msg *m, size_t n, int gen, struct 
 		put(r, "<start_of_turn>model\n");
 }
 
-static void render_phi3(const struct lp_chat_msg *m, size_t n, int gen, struct render *r)
-{
-	for (size_t i = 0; i < n; i++) {
-		put(r, "<|");
-		put(r, m[i].role);
-		put(r, "|>\n");
-		put_content(r, m[i].content, 0);
-		put(r, "<|end|>\n");
-	}
-	if (gen)
-		put(r, "<|assistant|>\n");
-}
-
 static enum lp_status render(const struct lp_chat *c, const struct lp_chat_msg *msgs, size_t n,
 			     int gen, struct render *r, struct lp_diag *d)
 {
@@ -282,7 +288,7 @@ static enum lp_status render(const struct lp_chat *c, const struct lp_chat_msg *
 					   msgs[i].role ? "content" : "role");
 	switch (c->style) {
 	case LP_CHAT_LLAMA3:
-		render_llama3(msgs, n, gen, r);
+		render_turns(&llama3_format, msgs, n, gen, r);
 		break;
 	case LP_CHAT_LLAMA2:
 	case LP_CHAT_MISTRAL:
@@ -292,7 +298,7 @@ static enum lp_status render(const struct lp_chat *c, const struct lp_chat_msg *
 		render_gemma(msgs, n, gen, r);
 		break;
 	case LP_CHAT_PHI3:
-		render_phi3(msgs, n, gen, r);
+		render_turns(&phi3_format, msgs, n, gen, r);
 		break;
 	default:
 		render_chatml(c, msgs, n, gen, r);

@@ -92,7 +92,7 @@ static enum lp_status open_ctx(struct lp_session *s, const struct lp_session_par
 		if (cp.n_batch == 0 || cp.n_batch > cp.n_ctx)
 			cp.n_batch = cp.n_ctx < 512 ? cp.n_ctx : 512;
 		st = lp_ctx_new(s->model, &cp, &s->ctx, d);
-		if (st != LP_E_NOMEM || !p->shrink_ctx || cp.n_ctx / 2 < LP_SESSION_MIN_CTX)
+		if (st != LP_E_NOMEM || !p->shrink || cp.n_ctx / 2 < LP_SESSION_MIN_CTX)
 			break;
 		lp_warn("context of %u tokens does not fit: trying %u", cp.n_ctx, cp.n_ctx / 2);
 		cp.n_ctx /= 2;
@@ -144,7 +144,7 @@ enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_sess
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a model session");
 	lp_stop_init(&s->stop);
 	st = open_parts(s, p, path, p->stream_weights, d);
-	if (st == LP_E_NOMEM && !p->stream_weights && p->shrink_weights) {
+	if (st == LP_E_NOMEM && !p->stream_weights && p->shrink) {
 		/* everything goes, so the streamed attempt starts from the
 		 * same free memory as the mapped one did */
 		lp_warn("the weights do not fit the budget mapped whole: streaming them per layer");

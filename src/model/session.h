@@ -17,10 +17,10 @@
  *  - Decoding is greedy by default (reproducible), with a mild repetition
  *    penalty so small models do not loop.
  *
- * Memory: when lp_ctx_new is refused by the budget and `shrink_ctx` is set,
+ * Memory: when lp_ctx_new is refused by the budget and `shrink` is set,
  * the session halves n_ctx (down to LP_SESSION_MIN_CTX) until the context
  * fits. When the mapped weights, or the weights with the smallest context,
- * do not fit and `shrink_weights` is set, the session opens again with its
+ * still do not fit, the session opens again with its
  * weights streamed a layer at a time (model.h), which keeps a window of
  * them resident instead of the whole file, and fits the context to what
  * is left. lp_session_n_ctx and lp_session_streamed say what it got,
@@ -49,9 +49,9 @@ struct lp_session_params {
 	uint32_t n_ctx;            /* tokens; 0: min(2048, trained context) */
 	enum lp_qtype kv_type;     /* LP_Q_F32, LP_Q_F16 or LP_Q_Q8_0 */
 	int n_threads;             /* <= 0: every online CPU */
-	int shrink_ctx;            /* halve n_ctx when the budget refuses it */
 	int stream_weights;        /* stream the weights from the start */
-	int shrink_weights;        /* stream them when the budget refuses them */
+	int shrink;                /* when the budget refuses: halve n_ctx,
+				    * then stream the weights */
 	struct lp_sampler_params sampler; /* temperature <= 0: greedy */
 };
 
@@ -71,8 +71,8 @@ const char *lp_session_default_path(void);
  * caller (lp_session_free). Returns LP_E_MODEL when the file is missing
  * ("no model: run `make models` or set model.path") or not a supported
  * model, LP_E_CONFIG for a bad chat template name, LP_E_NOMEM when the
- * weights or the context do not fit the budget (with shrink_ctx: not even
- * at LP_SESSION_MIN_CTX tokens; with shrink_weights: not even streamed).
+ * weights or the context do not fit the budget (with shrink: not even
+ * streamed, at LP_SESSION_MIN_CTX tokens).
  */
 enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_session **out,
 			       struct lp_diag *d);

@@ -37,8 +37,7 @@ enum lp_status lp_stage_session(struct lp_doc *doc, struct lp_session **out,
 		sp.kv_type = kv_qtype(m->kv_type);
 		sp.stream_weights = m->weights == LP_WEIGHTS_CFG_STREAM;
 	}
-	sp.shrink_ctx = lp_stage_shrink(doc);
-	sp.shrink_weights = lp_stage_shrink(doc);
+	sp.shrink = lp_stage_shrink(doc);
 	lp_mem_set_phase("load");
 	st = lp_session_open(&sp, &doc->session, d);
 	lp_mem_set_phase(phase);
