@@ -36,7 +36,10 @@ assert r["summary_levels"] and r["summary_levels"][0]["level"] == 0
 assert r["summary"] and r["result"] == r["summary"]
 assert text_out.startswith(r["result"].rstrip("\n"))
 v = r["verification"]
-assert set(v) == {"passed", "survival_rate", "survived", "missing", "phrases", "words", "min_words"}
+assert set(v) == {"passed", "survival_rate", "survived", "missing", "phrases", "words", "min_words",
+                  "auto_survival_rate", "min_survival", "retries", "grounding"}
+assert v["grounding"] is None and v["retries"] == 0 and v["min_survival"] == 0.6
+assert [s["pass"] for s in r["stages"]] == [1, 1, 1] and [s["stage"] for s in r["stages"]] == [0, 1, 2]
 assert len(v["survived"]) + len(v["missing"]) == len(v["phrases"]) > 0
 assert all(p["origin"] in ("must", "regex", "auto") for p in v["phrases"])
 assert abs(v["survival_rate"] - len(v["survived"]) / len(v["phrases"])) < 1e-9
