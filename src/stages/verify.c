@@ -690,10 +690,14 @@ static enum lp_status judge(struct lp_doc *doc, const struct verify_opts *o,
 	if (r->n_ungrounded && o->on_ungrounded != ON_UNGROUNDED_WARN && r->n_removed == 0) {
 		if ((st = lp_verify_ground_remove(doc, g, d)))
 			return st;
-		for (size_t i = 0; i < r->n_ungrounded; i++)
-			lp_doc_event(doc, "%s: \"%.60s%s\"", r->ungrounded[i].removed ?
-				     "removed" : "ungrounded", r->ungrounded[i].sentence,
-				     strlen(r->ungrounded[i].sentence) > 60 ? "..." : "");
+		for (size_t i = 0; i < r->n_ungrounded; i++) {
+			const char *u = r->ungrounded[i].sentence;
+			size_t n = strlen(u), cut = n > 60 ? 60 : n;
+			while (cut < n && ((unsigned char)u[cut] & 0xC0) == 0x80)
+				cut--; /* whole characters only */
+			lp_doc_event(doc, "%s: \"%.*s%s\"", r->ungrounded[i].removed ?
+				     "removed" : "ungrounded", (int)cut, u, cut < n ? "..." : "");
+		}
 		if (r->n_removed && (st = check(doc, o, d)))
 			return st;
 	}
