@@ -464,6 +464,8 @@ START_TEST(test_ground_match)
 	/* whole tokens: not inside a longer number or word */
 	ck_assert_str_eq(grounded_in("12 and 3.2", "page 112, version 3.2.1"), "00");
 	ck_assert_str_eq(grounded_in("12 and 3.2", "12 pages, version 3.2."), "11");
+	/* a unit may follow a number, a digit may not */
+	ck_assert_str_eq(grounded_in("3.5 GB and 12 MB", "takes 3.5GB and 12.5 MB"), "10");
 	ck_assert_str_eq(grounded_in("ext4 then x86_64", "EXT45 and x86_64_v2"), "00");
 	ck_assert_str_eq(grounded_in("ext4 then x86_64", "ext4; x86_64."), "11");
 	/* case and spacing folded; a quoted phrase may wrap in the source */

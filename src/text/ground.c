@@ -91,6 +91,27 @@ static size_t option_len(const char *r, size_t n)
 	return j;
 }
 
+static int is_word_cp(uint32_t cp);
+
+/* Is the code point before byte i (after: 0), or at it (after: 1), a
+ * letter or digit outside CJK? */
+static int glued_letter(const char *t, size_t len, size_t i, int after)
+{
+	uint32_t cp;
+	size_t j = i;
+
+	if (!after) {
+		while (j > 0 && i - j < 4) {
+			j--;
+			if (((unsigned char)t[j] & 0xC0) != 0x80)
+				break;
+		}
+	}
+	if (lp_utf8_decode((const unsigned char *)t + j, after ? len - j : i - j, &cp) <= 0)
+		return 0;
+	return is_word_cp(cp);
+}
+
 /* Paths and options: runs of printable ASCII. Each claimed range is marked
  * in `claimed` (a bitmap over the text's bytes is too much for a long
  * output, so the ranges are returned in order instead). */
@@ -113,7 +134,10 @@ static size_t ascii_runs(const char *t, size_t len, struct sink *s, struct range
 		while (i < len && is_ascii_graph((unsigned char)t[i]))
 			i++;
 		b = i;
-		/* a run glued to a letter before it (a CJK one) still starts here */
+		/* glued to a letter that is not ASCII (but not CJK, which has no
+		 * spaces): part of a longer word, not a path or an option */
+		if ((a > 0 && glued_letter(t, len, a, 0)) || (b < len && glued_letter(t, len, b, 1)))
+			continue;
 		while (a < b && strchr(lead, t[a]))
 			a++;
 		while (b > a && strchr(trail, t[b - 1]))
@@ -270,9 +294,21 @@ static int in_claimed(const struct range *c, size_t n, size_t off)
 	return 0;
 }
 
-/* A word token: number, identifier, or nothing to check. */
+/* A unit after a number ("3.5 GB", "12 MiB"): letters only, short. */
+static int is_unit(const char *w, size_t n)
+{
+	if (n > 4)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!is_ascii_alpha((unsigned char)w[i]))
+			return 0;
+	return 1;
+}
+
+/* A word token: number, identifier, or nothing to check. `after_number`:
+ * the token before it was a number. */
 static void word_token(const char *t, size_t len, struct sink *s, const struct lp_token *k,
-		       int line_start)
+		       int line_start, int after_number)
 {
 	const char *w = t + k->off;
 	size_t num = number_prefix(w, k->len), pos = k->off + k->len;
@@ -288,7 +324,7 @@ static void word_token(const char *t, size_t len, struct sink *s, const struct l
 			emit(s, k->off, k->len, LP_GROUND_NUMBER);
 		return;
 	}
-	if (is_ordinal(w, k->len))
+	if (is_ordinal(w, k->len) || (after_number && is_unit(w, k->len)))
 		return;
 	if (num && !memchr(w + num, '_', k->len - num) &&
 	    number_prefix(w + num, k->len - num) == 0) {
@@ -324,7 +360,9 @@ size_t lp_ground_tokens(const char *text, size_t len, struct lp_ground_token *ou
 			int cite = seen >= 2 && prev.len == 5 && !strncasecmp(text + prev.off, "chunk", 5) &&
 				   text[prev2.off] == '[';
 			if (!cite)
-				word_token(text, len, &s, &k, !seen || k.newlines_before);
+				word_token(text, len, &s, &k, !seen || k.newlines_before,
+					   seen && prev.kind == LP_TOKEN_WORD &&
+					   number_prefix(text + prev.off, prev.len) == prev.len);
 		}
 		prev2 = prev;
 		prev = k;
@@ -375,6 +413,11 @@ static enum lp_status grow(struct lp_ground *g, struct lp_diag *d)
 	return LP_OK;
 }
 
+static unsigned char mode_of(enum lp_ground_kind k)
+{
+	return k == LP_GROUND_QUOTED ? 0 : k == LP_GROUND_NUMBER ? 2 : 1;
+}
+
 enum lp_status lp_ground_add(struct lp_ground *g, const char *text, size_t len,
 			     enum lp_ground_kind k, size_t *id, struct lp_diag *d)
 {
@@ -388,7 +431,8 @@ enum lp_status lp_ground_add(struct lp_ground *g, const char *text, size_t len,
 						     g->keys.data + start, klen)) {
 			g->keys.len = start;
 			g->keys.data[start] = '\0';
-			g->strict[i] &= k != LP_GROUND_QUOTED;
+			if (mode_of(k) < g->strict[i])
+				g->strict[i] = mode_of(k); /* the most lenient wins */
 			*id = i;
 			return LP_OK;
 		}
@@ -397,7 +441,7 @@ enum lp_status lp_ground_add(struct lp_ground *g, const char *text, size_t len,
 		goto nomem;
 	g->key_off[g->n] = start;
 	g->key_len[g->n] = klen;
-	g->strict[g->n] = k != LP_GROUND_QUOTED;
+	g->strict[g->n] = mode_of(k);
 	g->found[g->n] = klen == 0; /* nothing to look for */
 	*id = g->n++;
 	return LP_OK;
@@ -440,8 +484,9 @@ static int is_joiner(uint32_t cp)
 }
 
 /* Does hay[at, at + n) stand as whole tokens: no word character, nor a
- * joiner then a word character, on either side? */
-static int whole(const char *hay, size_t hlen, size_t at, size_t n)
+ * joiner then a word character, on either side? With `unit`, a letter may
+ * follow (not a digit, nor a joiner and a digit). */
+static int whole(const char *hay, size_t hlen, size_t at, size_t n, int unit)
 {
 	uint32_t c;
 	size_t e = at + n;
@@ -456,20 +501,23 @@ static int whole(const char *hay, size_t hlen, size_t at, size_t n)
 	}
 	if (e < hlen && is_word_cp(cp_before(hay, e))) {
 		c = cp_at(hay, hlen, e);
+		if (unit && !is_joiner(c) && !is_ascii_digit((int)c))
+			return 1;
 		if (is_word_cp(c))
 			return 0;
-		if (is_joiner(c) && e + 1 < hlen && is_word_cp(cp_at(hay, hlen, e + 1)))
+		if (is_joiner(c) && e + 1 < hlen && is_word_cp(cp_at(hay, hlen, e + 1)) &&
+		    !(unit && !is_ascii_digit((int)cp_at(hay, hlen, e + 1))))
 			return 0;
 	}
 	return 1;
 }
 
-static int find_strict(const char *hay, size_t hlen, const char *needle, size_t n)
+static int find_strict(const char *hay, size_t hlen, const char *needle, size_t n, int unit)
 {
 	const char *p = hay, *end = hay + hlen;
 
 	while (n && (p = memmem(p, (size_t)(end - p), needle, n))) {
-		if (whole(hay, hlen, (size_t)(p - hay), n))
+		if (whole(hay, hlen, (size_t)(p - hay), n, unit))
 			return 1;
 		if (++p >= end)
 			break;
@@ -518,7 +566,8 @@ enum lp_status lp_ground_scan(struct lp_ground *g, const char *text, size_t len,
 			if (g->found[i])
 				continue;
 			g->found[i] = g->strict[i] ?
-				find_strict(g->win.data, g->win.len, k, g->key_len[i]) :
+				find_strict(g->win.data, g->win.len, k, g->key_len[i],
+					    g->strict[i] == 2) :
 				lp_match_find_normal(g->win.data, g->win.len, k, g->key_len[i]);
 			left |= !g->found[i];
 		}

@@ -20,7 +20,8 @@
  *  - IDENT: a word with a digit and a letter ("ext4", "x86_64", "SmolLM2";
  *    not an ordinal such as "2nd"), with '_' ("snake_case"), with a
  *    lower-case letter followed by an upper-case one ("JavaScript",
- *    "getValue"), all capitals of two letters or more ("HISTFILE", "GUI"),
+ *    "getValue"), all capitals of two letters or more ("HISTFILE", "GUI";
+ *    not a unit after a number: "3.5 GB"),
  *    or dotted ("os.path", "sources.list"; not "e.g", "i.e");
  *  - QUOTED: 1 to 8 words between quotes on one line ("...", '...', `...`,
  *    “...”, ‘...’, «...», 「...」, 『...』).
@@ -32,7 +33,8 @@
  * Occurs: the token's normal form (text/match.h: case and white space
  * folded) is found in the source's normal form as whole tokens: "12" does
  * not occur in "112" nor in "1.12", "ext4" not in "ext45", "os.path" not
- * in "os.pathsep". A QUOTED token only needs its words in order, as a
+ * in "os.pathsep"; letters may follow a NUMBER (a unit: "3.5" occurs in
+ * "3.5GB"). A QUOTED token only needs its words in order, as a
  * keyphrase does.
  *
  * Memory stays flat whatever the source's length: the source is read in
@@ -83,7 +85,9 @@ struct lp_ground {
 	struct lp_buf keys;  /* normal forms, NUL-separated */
 	size_t *key_off;     /* [n] into keys */
 	size_t *key_len;     /* [n] */
-	unsigned char *strict; /* [n] 1: whole tokens (all but QUOTED) */
+	unsigned char *strict; /* [n] how it must occur: 0 words in order
+				* (QUOTED), 1 whole tokens, 2 a whole number
+				* that a unit may follow ("3.5" in "3.5GB") */
 	unsigned char *found;  /* [n] 1: occurs in what was scanned */
 	size_t n, cap;
 	struct lp_buf win;   /* a window's normal form */
