@@ -630,8 +630,8 @@ static enum lp_status open_file(const char *path, int streamed, struct lp_gguf *
 	*out = NULL;
 	if (!(g = gguf_new(path, d)))
 		return LP_E_NOMEM;
-	s = streamed ? lp_file_map_unreserved(path, LP_MEM_WEIGHTS, &g->map, d)
-		     : lp_file_map(path, LP_MEM_WEIGHTS, &g->map, d);
+	s = streamed ? lp_file_map_unreserved(path, LP_FILE_MODEL, LP_MEM_WEIGHTS, &g->map, d)
+		     : lp_file_map(path, LP_FILE_MODEL, LP_MEM_WEIGHTS, &g->map, d);
 	if (s) {
 		lp_gguf_close(g);
 		return s;

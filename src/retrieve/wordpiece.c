@@ -167,7 +167,7 @@ enum lp_status lp_wp_load(const char *vocab_path, struct lp_wordpiece **out, str
 	enum lp_status s;
 
 	*out = NULL;
-	if ((s = lp_file_map(vocab_path, LP_MEM_WEIGHTS, &m, d)))
+	if ((s = lp_file_map(vocab_path, LP_FILE_MODEL, LP_MEM_WEIGHTS, &m, d)))
 		return s;
 	s = lp_wp_new((const char *)m.data, m.len, vocab_path, out, d);
 	lp_file_unmap(&m);
