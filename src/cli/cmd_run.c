@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/options.h"
 #include "cli/runner.h"
 #include "core/fileio.h"
 #include "core/log.h"
@@ -101,10 +102,8 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			o->has_format = 1;
 			break;
 		case OPT_MEM_BUDGET:
-			if (lp_mem_parse_size(optarg, &bytes))
-				return lp_cli_usage_error("run",
-					"invalid --mem-budget '%s' (expected a size such as 512MiB)",
-					optarg);
+			if ((c = lp_opt_size("run", "--mem-budget", optarg, 1, 1, &bytes)))
+				return c;
 			o->mem_budget = optarg;
 			break;
 		case OPT_QUIET:

@@ -4,7 +4,7 @@ liblpipe_la_SOURCES += \
 	src/cli/commands.c src/cli/commands.h \
 	src/cli/cmd_run.c src/cli/cmd_check.c src/cli/cmd_help.c src/cli/cmd_version.c \
 	src/cli/runner.c src/cli/runner.h \
-	src/cli/cmd_model.c
+	src/cli/cmd_model.c src/cli/options.c src/cli/options.h
 
 # Shell tests of the tool (see tests/cli/lib.sh); LPIPE and top_srcdir come
 # from AM_TESTS_ENVIRONMENT.

@@ -150,7 +150,8 @@ enum lp_status lp_wp_new(const char *text, size_t len, const char *name,
 		lp_wp_free(wp);
 		return LP_E_NOMEM;
 	}
-	memcpy(wp->blob, text, len);
+	if (len) /* an empty vocab.txt maps to NULL, and memcpy wants a pointer */
+		memcpy(wp->blob, text, len);
 	wp->blob[len] = '\0';
 	if ((s = index_lines(wp, len, name, d)) || (s = build_table(wp, name, d)) ||
 	    (s = find_special(wp, name, d))) {
