@@ -307,7 +307,12 @@ static enum lp_status run(const struct gen_opts *o, struct lp_diag *d)
 	    (st = encode_prompt(s.g, s.tok, o, &s.ids, d)))
 		goto out;
 	lp_stop_add_vocab(&s.stop, lp_tok_vocab(s.tok));
-	if (s.ids.n == 0 || s.ids.n >= lp_ctx_n_ctx(s.ctx)) {
+	if (s.ids.n == 0) {
+		st = lp_diag_set(d, LP_E_INPUT, NULL, 0, 0,
+				 "the prompt is empty (it gives no tokens; -p needs text)");
+		goto out;
+	}
+	if (s.ids.n >= lp_ctx_n_ctx(s.ctx)) {
 		st = lp_diag_set(d, LP_E_INPUT, NULL, 0, 0,
 				 "prompt of %zu tokens does not fit a context of %u", s.ids.n,
 				 lp_ctx_n_ctx(s.ctx));

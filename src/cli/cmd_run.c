@@ -134,25 +134,29 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 
 /* Write the report to `af` (opened before the run, so an output that
  * cannot be written fails before the work), or to standard output. */
-static enum lp_status write_output(struct lp_doc *doc, struct lp_afile *af,
+static enum lp_status write_output(struct lp_doc *doc, const struct run_opts *o,
+				   struct lp_afile *af,
 				   enum lp_format format, const struct lp_run_stats *stats,
 				   struct lp_diag *d)
 {
 	enum lp_status s;
 
+	errno = 0;
 	if (!af->fp) {
 		s = lp_report_write(doc, format, stats, stdout, d);
 		if (!s && (fflush(stdout) || ferror(stdout)))
-			s = lp_diag_set(d, LP_E_IO, "<stdout>", 0, 0, "unable to write: %s",
+			s = lp_diag_set(d, LP_E_IO, NULL, 0, 0, "unable to write: %s",
 					strerror(errno ? errno : EIO));
-		return s;
-	}
-	s = lp_report_write(doc, format, stats, af->fp, d);
-	if (s) {
+	} else {
+		s = lp_report_write(doc, format, stats, af->fp, d);
+		if (!s)
+			return lp_afile_commit(af, d);
 		lp_afile_abort(af);
-		return s;
 	}
-	return lp_afile_commit(af, d);
+	/* the report's writers know the reason, not where it went */
+	if (s == LP_E_IO && !d->file[0])
+		snprintf(d->file, sizeof(d->file), "%s", o->output ? o->output : "<stdout>");
+	return s;
 }
 
 /* Print a diagnostic; one left empty by its caller still names the status. */
@@ -239,7 +243,7 @@ static int run(const struct run_opts *o)
 	if (ran == LP_E_VERIFY)
 		print_verify_failure(&d);
 	lp_diag_init(&d);
-	s = write_output(&doc, &af, o->has_format ? o->format : p->output.format, &stats, &d);
+	s = write_output(&doc, o, &af, o->has_format ? o->format : p->output.format, &stats, &d);
 	if (s)
 		print_diag(&d, s);
 	else

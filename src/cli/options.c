@@ -71,8 +71,12 @@ int lp_opt_size(const char *cmd, const char *opt, const char *v, size_t min, int
 	char want[96], lim[32];
 	size_t n;
 
-	snprintf(want, sizeof(want), "a whole number of bytes such as 512MiB, at least %s%s",
-		 lp_mem_format_size(min, lim, sizeof(lim)), zero_ok ? ", or 0 for no cap" : "");
+	if (min > 1)
+		snprintf(want, sizeof(want), "a whole number of bytes such as 512MiB, at least %s%s",
+			 lp_mem_format_size(min, lim, sizeof(lim)), zero_ok ? ", or 0 for no cap" : "");
+	else
+		snprintf(want, sizeof(want), "a whole number of bytes such as 512MiB%s",
+			 zero_ok ? ", or 0 for no cap" : "");
 	if (!v || lp_mem_parse_size(v, &n) || (n < min && !(zero_ok && n == 0)))
 		return bad(cmd, opt, v, want);
 	*out = n;

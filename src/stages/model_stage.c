@@ -1,5 +1,6 @@
 #include "stages/model_stage.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,6 +61,15 @@ enum lp_status lp_stage_input_budget(struct lp_session *s, const struct lp_chat_
 
 	if (st)
 		return st;
+	/* the budget may have cut the context below what this step needs:
+	 * streaming the weights (a slower step) beats an impossible one */
+	if (over + max_tokens + reserved + LP_STAGE_MIN_INPUT > n_ctx) {
+		size_t need = over + max_tokens + reserved + LP_STAGE_MIN_INPUT;
+		st = need <= UINT32_MAX ? lp_session_regrow(s, (uint32_t)need, d) : LP_E_CONFIG;
+		if (st && st != LP_E_CONFIG)
+			return st;
+		n_ctx = lp_session_n_ctx(s);
+	}
 	if (over + max_tokens + reserved + LP_STAGE_MIN_INPUT > n_ctx)
 		return lp_diag_set(d, LP_E_CONFIG, NULL, 0, 0,
 				   "context of %zu tokens too small: the prompt takes %zu, "
