@@ -9,9 +9,10 @@ liblpipe_la_SOURCES += \
 # Shell tests of the tool (see tests/cli/lib.sh); LPIPE and top_srcdir come
 # from AM_TESTS_ENVIRONMENT.
 TESTS += tests/cli/basics.sh tests/cli/pipelines.sh tests/cli/hostile.sh \
-	tests/cli/output.sh tests/cli/golden.sh tests/cli/faults.sh
+	tests/cli/output.sh tests/cli/golden.sh tests/cli/faults.sh tests/cli/hostile2.sh
 EXTRA_DIST += tests/cli/lib.sh tests/cli/basics.sh tests/cli/pipelines.sh \
 	tests/cli/hostile.sh tests/cli/output.sh tests/cli/golden.sh tests/cli/faults.sh \
+	tests/cli/hostile2.sh \
 	tests/data/cli pipelines scripts/bootstrap .ci/run README.md
 
 check_PROGRAMS += tests/check_cli

@@ -370,6 +370,20 @@ enum lp_status lp_pipeline_load_text(const char *path, const char *text, size_t 
 	return LP_OK;
 }
 
+/* Out of memory while the pipeline is read: say so in the words a budget
+ * error uses, naming the phase (the command line's budget covers it). */
+static enum lp_status nomem_reading(const char *path, struct lp_diag *d)
+{
+	char cap[32];
+
+	if (!lp_mem_budget())
+		return lp_diag_set(d, LP_E_NOMEM, path, 0, 0,
+				   "out of memory while reading the pipeline");
+	return lp_diag_set(d, LP_E_NOMEM, path, 0, 0,
+			   "%s: memory budget of %s exceeded while reading the pipeline",
+			   lp_mem_phase(), lp_mem_format_size(lp_mem_budget(), cap, sizeof(cap)));
+}
+
 enum lp_status lp_pipeline_load(const char *path, const struct lp_vars *vars,
 				const char *const *sets, size_t n_sets,
 				struct lp_pipeline **out, struct lp_diag *d)
@@ -384,7 +398,7 @@ enum lp_status lp_pipeline_load(const char *path, const struct lp_vars *vars,
 	st = lp_pipeline_load_text(path, (const char *)m.data, m.len, vars, sets, n_sets,
 				   out, d);
 	lp_file_unmap(&m);
-	return st;
+	return st == LP_E_NOMEM ? nomem_reading(path, d) : st;
 }
 
 void lp_pipeline_free(struct lp_pipeline *p)
