@@ -23,7 +23,7 @@ MODEL=$WORK/chat.gguf
 
 # ---- (1) -o never replaces what is not a regular file --------------------
 mkfifo "$WORK/fifo"
-cat "$WORK/fifo" >"$WORK/from-fifo" &
+timeout 60 cat "$WORK/fifo" >"$WORK/from-fifo" &
 reader=$!
 lpt run "$SPLIT" "$DOC" -o "$WORK/fifo"
 wait "$reader"
@@ -67,6 +67,8 @@ for sig in TERM INT; do
 		sleep 0.1
 		n=$((n + 1))
 	done
+	if [ "$n" -lt 600 ]; then ok "(7) SIG$sig: the temporary exists while the run waits"; else
+		fail "(7) SIG$sig: no temporary while the run waits (-o opened late)"; fi
 	kill -"$sig" "$pid"
 	rc=0
 	wait "$pid" || rc=$?
