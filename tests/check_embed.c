@@ -440,6 +440,8 @@ static void make_tiny_weights(void)
 	};
 	char name[128];
 
+	for (int i = 0; i < n_tw; i++) /* a test may write the model again */
+		free(tw[i].v);
 	n_tw = 0;
 	add_w("embeddings.word_embeddings.weight", TV, TE, 1.0, 0);
 	add_w("embeddings.position_embeddings.weight", TP, TE, 0.5, 0);
