@@ -121,6 +121,15 @@ timeout 60 "$LPIPE" tokenize "$MODEL" - </dev/zero >"$OUT" 2>"$ERR" || rc=$?
 expect "(2) tokenize - </dev/zero" 3 "NUL byte at offset 0"
 lpt generate /dev/zero -p hi
 expect "(2) generate /dev/zero" 3 "not a regular file"
+P=$(pipeline model-dev <<'Y'
+version: 1
+model: {path: /dev/zero}
+stages:
+  - answer: {question: "why?"}
+Y
+)
+lpt run "$P" "$DOC"
+expect "(2) model.path: /dev/zero" 3 "not a regular file"
 lpt run "$SPLIT" /dev/urandom
 expect "(2) document /dev/urandom" 3 "NUL byte"
 rc=0
