@@ -39,7 +39,7 @@ enum lp_status lp_runner_budget(const struct lp_pipeline *p, const char *cli_val
 					   env);
 		return LP_OK;
 	}
-	*bytes = p->memory.budget;
+	*bytes = p ? p->memory.budget : 0;
 	return LP_OK;
 }
 

@@ -53,7 +53,8 @@ enum lp_status lp_runner_load_pipeline(const char *path, const char *question,
 /*
  * The memory budget in bytes for `p` (0: unlimited): `cli_value` (the
  * --mem-budget argument, may be NULL) wins over LPIPE_MEM_BUDGET, which wins
- * over memory.budget. Returns LP_OK, or LP_E_USAGE (bad --mem-budget) /
+ * over memory.budget (0 when `p` is NULL: the pipeline is not read yet).
+ * Returns LP_OK, or LP_E_USAGE (bad --mem-budget) /
  * LP_E_CONFIG (bad LPIPE_MEM_BUDGET) with `d` filled. Does not set it.
  */
 enum lp_status lp_runner_budget(const struct lp_pipeline *p, const char *cli_value,

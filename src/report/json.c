@@ -7,6 +7,7 @@
  */
 #include "report/report.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <string.h>
@@ -359,6 +360,7 @@ enum lp_status lp_report_json(struct lp_doc *doc, const struct lp_run_stats *sta
 	rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	if (rc || fputc('\n', out) == EOF)
-		return lp_diag_set(d, LP_E_IO, NULL, 0, 0, "unable to write the JSON report");
+		return lp_diag_set(d, LP_E_IO, NULL, 0, 0, "unable to write the JSON report: %s",
+				   strerror(errno ? errno : EIO));
 	return LP_OK;
 }

@@ -1,5 +1,6 @@
 #include "report/report.h"
 
+#include <errno.h>
 #include <string.h>
 
 enum lp_status lp_report_parse_format(const char *name, enum lp_format *out)
@@ -30,7 +31,8 @@ enum lp_status lp_report_write(struct lp_doc *doc, enum lp_format format,
 				   (int)format);
 	}
 	if (!s && ferror(out))
-		s = lp_diag_set(d, LP_E_IO, NULL, 0, 0, "unable to write the report");
+		s = lp_diag_set(d, LP_E_IO, NULL, 0, 0, "unable to write the report: %s",
+				strerror(errno ? errno : EIO));
 	return s;
 }
 

@@ -131,6 +131,12 @@ struct lp_doc {
 
 	struct lp_chunk *chunks;   /* [n_chunks], in document order */
 	size_t n_chunks;
+	struct lp_chunk *split_table; /* [split_cap]: the split stage's table,
+				    * reused by the next split (the arena frees
+				    * nothing, so a new table per split would
+				    * keep every earlier one: an arena block,
+				    * 64 KiB, per split stage) */
+	size_t split_cap;
 	size_t *selection;         /* [n_selection] chunk indices, in output order;
 				    * NULL until a stage narrows or asks for the
 				    * working set (see lp_doc_working_set) */
