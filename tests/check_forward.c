@@ -707,6 +707,45 @@ START_TEST(test_attn_f16_kernels)
 }
 END_TEST
 
+/* The float attention kernels agree with double sums: head sizes with
+ * 32-wide, 8-wide and scalar parts, position counts with and without a
+ * remainder of the four-at-a-time loop. */
+START_TEST(test_attn_f32_kernels)
+{
+	static const size_t hds[] = { 64, 40, 12 }, npos[] = { 37, 4, 3 };
+
+	for (size_t z = 0; z < 3; z++)
+		for (size_t y = 0; y < 3; y++) {
+			size_t hd = hds[z], ld = 3 * hd + 4, np = npos[y];
+			float *K = malloc(np * ld * sizeof(float));
+			float q[64], p[37], score[37], out[64];
+
+			rng_state = 11 + z + 3 * y;
+			for (size_t i = 0; i < np * ld; i++)
+				K[i] = frand() * 4.0f;
+			for (size_t i = 0; i < hd; i++)
+				q[i] = frand();
+			for (size_t s = 0; s < np; s++)
+				p[s] = frand() * 0.1f;
+			lp_attn_scores_f32(q, K + hd, ld, hd, np, 0.125f, score);
+			lp_attn_mix_f32(p, K + 2 * hd, ld, hd, np, out);
+			for (size_t s = 0; s < np; s++) {
+				double e = 0;
+				for (size_t i = 0; i < hd; i++)
+					e += (double)q[i] * K[s * ld + hd + i];
+				ck_assert_double_le(fabs(score[s] - 0.125 * e), 1e-5 * hd);
+			}
+			for (size_t i = 0; i < hd; i++) {
+				double e = 0;
+				for (size_t s = 0; s < np; s++)
+					e += (double)p[s] * K[s * ld + 2 * hd + i];
+				ck_assert_double_le(fabs(out[i] - e), 1e-5 * 37);
+			}
+			free(K);
+		}
+}
+END_TEST
+
 /* ---- thread pool ----------------------------------------------------- */
 
 static void mark(void *arg, size_t b, size_t e, int tid)
@@ -764,6 +803,7 @@ static Suite *forward_suite(void)
 	tcase_add_test(tc, test_pool_covers_range_once);
 	tcase_add_test(tc, test_gemm_matches_loop);
 	tcase_add_test(tc, test_attn_f16_kernels);
+	tcase_add_test(tc, test_attn_f32_kernels);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -44,7 +44,7 @@ struct lp_ctx {
 	float *att_tmp;  /* (n_threads, n_ctx) attention scores */
 	float *kf, *vf;  /* (n_ctx, kv_dim) one layer's cache as floats, or
 			  * NULL when the cache is F32 and is read in place */
-	float *wf;       /* (n_threads, GEMM_ROWS, wf_cols) dequantized weights */
+	float *wf;       /* (n_threads, gemm_floats(wf_cols)) dequantized weights */
 	size_t wf_cols;
 	uint8_t *act;    /* (n_batch, act_stride) quantized activations */
 	size_t act_stride;
@@ -100,9 +100,20 @@ static size_t act_stride(const struct lp_model *m)
 
 #define ALIGN64(n) (((n) + 63) & ~(size_t)63)
 
-/* Weight rows dequantized at a time for sgemm: 64 rows of 1536 floats
- * are 384 KiB, about what a core's L2 holds. */
-#define GEMM_ROWS 64
+/* Weight rows dequantized at a time for sgemm: up to GEMM_FLOATS floats
+ * (4 MiB) and at least GEMM_ROWS rows. Each sgemm call packs the whole
+ * activation block X again, so few calls with many rows each beat many
+ * small ones: with 64-row blocks, packing X took 15% of Qwen2.5-0.5B's
+ * prefill at 512 tokens (perf), a third of the product itself. So the rows
+ * go to the threads in about two chunks each, one call per chunk when it
+ * fits the scratch. */
+#define GEMM_ROWS 32
+#define GEMM_FLOATS ((size_t)1 << 20)
+
+static size_t gemm_floats(size_t cols)
+{
+	return GEMM_ROWS * cols > GEMM_FLOATS ? GEMM_ROWS * cols : GEMM_FLOATS;
+}
 
 /* Lay out the scratch block; with base == NULL only counts bytes. */
 static size_t layout(struct lp_ctx *c, const struct lp_model *m,
@@ -130,8 +141,8 @@ static size_t layout(struct lp_ctx *c, const struct lp_model *m,
 	TAKE(att_tmp, (size_t)p->n_threads * p->n_ctx);
 	TAKE(kf, p->kv_type == LP_Q_F32 ? 0 : (size_t)p->n_ctx * KV);
 	TAKE(vf, p->kv_type == LP_Q_F32 ? 0 : (size_t)p->n_ctx * KV);
-	TAKE(wf, p->gemm_min <= nb ? (size_t)p->n_threads * GEMM_ROWS *
-					     (E > F ? (E > Q ? E : Q) : (F > Q ? F : Q)) : 0);
+	TAKE(wf, p->gemm_min <= nb ? (size_t)p->n_threads *
+		 gemm_floats(E > F ? (E > Q ? E : Q) : (F > Q ? F : Q)) : 0);
 	TAKE(act, nb * stride);
 	TAKE(acts, nb);
 #undef TAKE
@@ -266,17 +277,19 @@ struct gemm_job {
 	size_t n, ldy;
 };
 
-/* Rows [r0, r1) (a multiple of GEMM_ROWS apart): dequantize a block to
- * float, then Y[:, block] = X W_block^T. */
+/* Rows [r0, r1): dequantize them to float in as few blocks as the
+ * thread's scratch allows, each of the same size, and for each block
+ * Y[:, block] = X W_block^T. */
 static void gemm_task(void *arg, size_t r0, size_t r1, int tid)
 {
 	const struct gemm_job *j = arg;
 	const struct lp_tensor *W = j->W;
-	size_t cols = W->cols;
-	float *wf = j->c->wf + (size_t)tid * GEMM_ROWS * (j->c->wf_cols);
+	size_t cols = W->cols, cap = gemm_floats(j->c->wf_cols) / cols;
+	size_t n_blk = (r1 - r0 + cap - 1) / cap, step = (r1 - r0 + n_blk - 1) / n_blk;
+	float *wf = j->c->wf + (size_t)tid * gemm_floats(j->c->wf_cols);
 
-	for (size_t b = r0; b < r1; b += GEMM_ROWS) {
-		size_t rb = r1 - b < GEMM_ROWS ? r1 - b : GEMM_ROWS;
+	for (size_t b = r0; b < r1; b += step) {
+		size_t rb = r1 - b < step ? r1 - b : step;
 		const float *blk = wf;
 		if (W->type == LP_Q_F32)
 			blk = (const float *)((const uint8_t *)W->data + b * W->row_bytes);
@@ -296,7 +309,9 @@ static void matmul(struct lp_ctx *c, const struct lp_tensor *W, const float *X, 
 
 	if (n >= c->p.gemm_min) {
 		struct gemm_job g = { c, W, X, Y, n, ldy };
-		lp_pool_for(c->pool, W->rows, GEMM_ROWS, gemm_task, &g);
+		size_t nt = (size_t)lp_pool_size(c->pool), per = (W->rows + 2 * nt - 1) / (2 * nt);
+		lp_pool_for(c->pool, W->rows, (per + GEMM_ROWS - 1) / GEMM_ROWS * GEMM_ROWS,
+			    gemm_task, &g);
 		return;
 	}
 	if (!is_float_type(W->type)) {
@@ -392,24 +407,19 @@ static void attn_one(const struct attn_job *j, size_t t, size_t h, int tid)
 	if (j->K16)
 		lp_attn_scores_f16(q, j->K16 + kvo, KV, hd, n_pos, scale, score);
 	else
-		for (uint32_t s = 0; s < n_pos; s++)
-			score[s] = lp_dot_f32(q, j->K + s * KV + kvo, hd) * scale;
+		lp_attn_scores_f32(q, j->K + kvo, KV, hd, n_pos, scale, score);
 	for (uint32_t s = 0; s < n_pos; s++)
 		max = score[s] > max ? score[s] : max;
 	for (uint32_t s = 0; s < n_pos; s++) {
 		score[s] = expf(score[s] - max);
 		sum += score[s];
 	}
-	if (j->V16) {
-		for (uint32_t s = 0; s < n_pos; s++)
-			score[s] /= sum;
+	for (uint32_t s = 0; s < n_pos; s++)
+		score[s] /= sum;
+	if (j->V16)
 		lp_attn_mix_f16(score, j->V16 + kvo, KV, hd, n_pos, out);
-		return;
-	}
-	memset(out, 0, hd * sizeof(float));
-	for (uint32_t s = 0; s < n_pos; s++) {
-		lp_axpy_f32(hd, score[s] / sum, j->V + s * KV + kvo, out);
-	}
+	else
+		lp_attn_mix_f32(score, j->V + kvo, KV, hd, n_pos, out);
 }
 
 static void attn_task(void *arg, size_t b, size_t e, int tid)

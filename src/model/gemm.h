@@ -40,5 +40,10 @@ void lp_attn_scores_f16(const float *q, const uint16_t *K, size_t ldk, size_t hd
 			size_t n_pos, float scale, float *score);
 void lp_attn_mix_f16(const float *p, const uint16_t *V, size_t ldv, size_t hd,
 		     size_t n_pos, float *out);
+/* The same over float rows (a converted or F32 cache). */
+void lp_attn_scores_f32(const float *q, const float *K, size_t ldk, size_t hd,
+			size_t n_pos, float scale, float *score);
+void lp_attn_mix_f32(const float *p, const float *V, size_t ldv, size_t hd,
+		     size_t n_pos, float *out);
 
 #endif
