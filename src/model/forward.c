@@ -410,10 +410,7 @@ static void attn_one(const struct attn_job *j, size_t t, size_t h, int tid)
 		lp_attn_scores_f32(q, j->K + kvo, KV, hd, n_pos, scale, score);
 	for (uint32_t s = 0; s < n_pos; s++)
 		max = score[s] > max ? score[s] : max;
-	for (uint32_t s = 0; s < n_pos; s++) {
-		score[s] = expf(score[s] - max);
-		sum += score[s];
-	}
+	sum = lp_exp_sum_f32(score, n_pos, max);
 	for (uint32_t s = 0; s < n_pos; s++)
 		score[s] /= sum;
 	if (j->V16)
@@ -500,10 +497,7 @@ static void layer_step(struct lp_ctx *c, uint32_t il, uint32_t pos, size_t n)
 		rmsnorm(c->xb + t * E, c->x + t * E, l->ffn_norm, E, hp->norm_eps);
 	matmul(c, &l->w_gate, c->xb, n, c->hb, F);
 	matmul(c, &l->w_up, c->xb, n, c->hb2, F);
-	for (size_t i = 0; i < n * F; i++) {
-		float g = c->hb[i];
-		c->hb[i] = g / (1.0f + expf(-g)) * c->hb2[i];
-	}
+	lp_swiglu_f32(n * F, c->hb, c->hb2);
 	matmul(c, &l->w_down, c->hb, n, c->xb2, E);
 	for (size_t i = 0; i < n * E; i++)
 		c->x[i] += c->xb2[i];

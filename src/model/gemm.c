@@ -1,5 +1,6 @@
 #include "model/gemm.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "backend/cpu/blas.h"
@@ -140,6 +141,68 @@ TGT static void mix_f32_avx2(const float *p, const float *V, size_t ldv, size_t 
 	}
 }
 
+/*
+ * exp(x) for 8 lanes, x clamped to [-87.3, 88.3] (normal results): the
+ * argument reduced by n ln 2 (n = round(x / ln 2), ln 2 in two parts), a
+ * degree-6 polynomial (Cephes' expf), and 2^n through the exponent bits.
+ * Within 2 ulp of expf over the range.
+ */
+TGT static inline __m256 exp8(__m256 x)
+{
+	const __m256 hi = _mm256_set1_ps(88.3f), lo = _mm256_set1_ps(-87.3f);
+	__m256 n, r, r2, p;
+
+	x = _mm256_max_ps(_mm256_min_ps(x, hi), lo);
+	n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+			    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+	r2 = _mm256_mul_ps(r, r);
+	p = _mm256_set1_ps(1.9875691500e-4f);
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+	p = _mm256_fmadd_ps(p, r2, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+	return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p),
+		_mm256_slli_epi32(_mm256_cvtps_epi32(n), 23)));
+}
+
+TGT static void swiglu_avx2(size_t n, float *g, const float *u)
+{
+	const __m256 one = _mm256_set1_ps(1.0f);
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m256 vg = _mm256_loadu_ps(g + i);
+		__m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), vg));
+		_mm256_storeu_ps(g + i, _mm256_mul_ps(_mm256_div_ps(vg, _mm256_add_ps(one, e)),
+						      _mm256_loadu_ps(u + i)));
+	}
+	for (; i < n; i++)
+		g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+TGT static float exp_sum_avx2(float *x, size_t n, float max)
+{
+	__m256 vm = _mm256_set1_ps(max), acc = _mm256_setzero_ps();
+	size_t i = 0;
+	float sum;
+
+	for (; i + 8 <= n; i += 8) {
+		__m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+		_mm256_storeu_ps(x + i, e);
+		acc = _mm256_add_ps(acc, e);
+	}
+	sum = hsum(acc);
+	for (; i < n; i++) {
+		x[i] = expf(x[i] - max);
+		sum += x[i];
+	}
+	return sum;
+}
+
 #define TGT16 __attribute__((target("avx2,fma,f16c")))
 
 TGT16 static inline __m256 load_h8(const uint16_t *p)
@@ -253,6 +316,33 @@ void lp_attn_mix_f32(const float *p, const float *V, size_t ldv, size_t hd,
 	memset(out, 0, hd * sizeof(float));
 	for (size_t s = 0; s < n_pos; s++)
 		lp_axpy_f32(hd, p[s], V + s * ldv, out);
+}
+
+void lp_swiglu_f32(size_t n, float *g, const float *u)
+{
+#ifdef HAVE_X86
+	if (use_avx2()) {
+		swiglu_avx2(n, g, u);
+		return;
+	}
+#endif
+	for (size_t i = 0; i < n; i++)
+		g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+float lp_exp_sum_f32(float *x, size_t n, float max)
+{
+	float sum = 0;
+
+#ifdef HAVE_X86
+	if (use_avx2())
+		return exp_sum_avx2(x, n, max);
+#endif
+	for (size_t i = 0; i < n; i++) {
+		x[i] = expf(x[i] - max);
+		sum += x[i];
+	}
+	return sum;
 }
 
 float lp_dot_f32(const float *a, const float *b, size_t n)
