@@ -44,8 +44,8 @@ struct lp_ctx {
 	float *att_tmp;  /* (n_threads, n_ctx) attention scores */
 	float *kf, *vf;  /* (n_ctx, kv_dim) one layer's cache as floats, or
 			  * NULL when the cache is F32 and is read in place */
-	float *wf;       /* (n_threads, gemm_floats(wf_cols)) dequantized weights */
-	size_t wf_cols;
+	float *wf;       /* (n_threads, wf_floats) dequantized weights */
+	size_t wf_floats;
 	uint8_t *act;    /* (n_batch, act_stride) quantized activations */
 	size_t act_stride;
 	struct lp_q8_act *acts; /* (n_batch) views into act */
@@ -110,9 +110,41 @@ static size_t act_stride(const struct lp_model *m)
 #define GEMM_ROWS 32
 #define GEMM_FLOATS ((size_t)1 << 20)
 
-static size_t gemm_floats(size_t cols)
+/* Rows per pool chunk of a matrix of `rows` rows: about two per thread. */
+static size_t gemm_chunk_rows(size_t rows, size_t n_threads)
 {
-	return GEMM_ROWS * cols > GEMM_FLOATS ? GEMM_ROWS * cols : GEMM_FLOATS;
+	size_t per = (rows + 2 * n_threads - 1) / (2 * n_threads);
+
+	return (per + GEMM_ROWS - 1) / GEMM_ROWS * GEMM_ROWS;
+}
+
+/* Floats of one thread's dequantized block for W: a whole chunk when it
+ * fits in GEMM_FLOATS, and never less than GEMM_ROWS rows. */
+static size_t gemm_block_floats(const struct lp_tensor *W, size_t n_threads)
+{
+	size_t want = gemm_chunk_rows(W->rows, n_threads) * W->cols;
+	size_t least = GEMM_ROWS * W->cols;
+
+	want = want < GEMM_FLOATS ? want : GEMM_FLOATS;
+	return want > least ? want : least;
+}
+
+/* The largest such block over the model's matrices (the output's too: a
+ * step that wants every token's logits multiplies it as a batch). */
+static size_t gemm_floats(const struct lp_model *m, size_t n_threads)
+{
+	size_t best = gemm_block_floats(&m->output, n_threads);
+
+	for (uint32_t il = 0; il < m->hp.n_layer; il++) {
+		const struct lp_layer *l = &m->layers[il];
+		const struct lp_tensor *lt[7] = { &l->wq, &l->wk, &l->wv, &l->wo,
+						  &l->w_gate, &l->w_up, &l->w_down };
+		for (int i = 0; i < 7; i++) {
+			size_t b = gemm_block_floats(lt[i], n_threads);
+			best = b > best ? b : best;
+		}
+	}
+	return best;
 }
 
 /* Lay out the scratch block; with base == NULL only counts bytes. */
@@ -123,6 +155,7 @@ static size_t layout(struct lp_ctx *c, const struct lp_model *m,
 	size_t nb = p->n_batch, E = hp->n_embd, Q = (size_t)hp->n_head * hp->head_dim;
 	size_t KV = (size_t)hp->n_head_kv * hp->head_dim, F = hp->n_ff;
 	size_t off = 0, stride = act_stride(m);
+	size_t wf = p->gemm_min <= nb ? gemm_floats(m, (size_t)p->n_threads) : 0;
 #define TAKE(field, count) do { \
 		if (base) c->field = (void *)(base + off); \
 		off += ALIGN64((count) * sizeof(*c->field)); \
@@ -141,14 +174,13 @@ static size_t layout(struct lp_ctx *c, const struct lp_model *m,
 	TAKE(att_tmp, (size_t)p->n_threads * p->n_ctx);
 	TAKE(kf, p->kv_type == LP_Q_F32 ? 0 : (size_t)p->n_ctx * KV);
 	TAKE(vf, p->kv_type == LP_Q_F32 ? 0 : (size_t)p->n_ctx * KV);
-	TAKE(wf, p->gemm_min <= nb ? (size_t)p->n_threads *
-		 gemm_floats(E > F ? (E > Q ? E : Q) : (F > Q ? F : Q)) : 0);
+	TAKE(wf, (size_t)p->n_threads * wf);
 	TAKE(act, nb * stride);
 	TAKE(acts, nb);
 #undef TAKE
 	if (c) {
 		c->act_stride = stride;
-		c->wf_cols = E > F ? (E > Q ? E : Q) : (F > Q ? F : Q);
+		c->wf_floats = wf;
 	}
 	return off;
 }
@@ -284,9 +316,9 @@ static void gemm_task(void *arg, size_t r0, size_t r1, int tid)
 {
 	const struct gemm_job *j = arg;
 	const struct lp_tensor *W = j->W;
-	size_t cols = W->cols, cap = gemm_floats(j->c->wf_cols) / cols;
+	size_t cols = W->cols, cap = j->c->wf_floats / cols;
 	size_t n_blk = (r1 - r0 + cap - 1) / cap, step = (r1 - r0 + n_blk - 1) / n_blk;
-	float *wf = j->c->wf + (size_t)tid * gemm_floats(j->c->wf_cols);
+	float *wf = j->c->wf + (size_t)tid * j->c->wf_floats;
 
 	for (size_t b = r0; b < r1; b += step) {
 		size_t rb = r1 - b < step ? r1 - b : step;
@@ -309,8 +341,7 @@ static void matmul(struct lp_ctx *c, const struct lp_tensor *W, const float *X, 
 
 	if (n >= c->p.gemm_min) {
 		struct gemm_job g = { c, W, X, Y, n, ldy };
-		size_t nt = (size_t)lp_pool_size(c->pool), per = (W->rows + 2 * nt - 1) / (2 * nt);
-		lp_pool_for(c->pool, W->rows, (per + GEMM_ROWS - 1) / GEMM_ROWS * GEMM_ROWS,
+		lp_pool_for(c->pool, W->rows, gemm_chunk_rows(W->rows, (size_t)lp_pool_size(c->pool)),
 			    gemm_task, &g);
 		return;
 	}
