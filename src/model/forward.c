@@ -341,8 +341,8 @@ static void matmul(struct lp_ctx *c, const struct lp_tensor *W, const float *X, 
 
 	if (n >= c->p.gemm_min) {
 		struct gemm_job g = { c, W, X, Y, n, ldy };
-		lp_pool_for(c->pool, W->rows, gemm_chunk_rows(W->rows, (size_t)lp_pool_size(c->pool)),
-			    gemm_task, &g);
+		size_t chunk = gemm_chunk_rows(W->rows, (size_t)lp_pool_size(c->pool));
+		lp_pool_for(c->pool, W->rows, chunk, gemm_task, &g);
 		return;
 	}
 	if (!is_float_type(W->type)) {
