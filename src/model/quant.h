@@ -38,9 +38,12 @@ uint16_t lp_fp32_to_fp16(float f);
 float lp_bf16_to_fp32(uint16_t h);
 uint16_t lp_fp32_to_bf16(float f);
 
-/* Reference: dequantize `n` elements (a multiple of the block) of type `t`
- * from `src` into `dst`. */
+/* Dequantize `n` elements (a multiple of the block) of type `t` from `src`
+ * into `dst`, with the fastest kernel the CPU supports (the same floats as
+ * the reference, bit for bit); lp_dequantize_row_ref is the scalar
+ * reference. Both reentrant. */
 void lp_dequantize_row(enum lp_qtype t, const void *src, float *dst, size_t n);
+void lp_dequantize_row_ref(enum lp_qtype t, const void *src, float *dst, size_t n);
 /* Reference quantizer (round to nearest), used by tests and KV q8_0:
  * `n` floats into `dst` of lp_qtype_row_bytes(t, n) bytes. Supported for
  * every type above. */

@@ -41,6 +41,10 @@ struct lp_cpu_kernels {
 	 * reference in model/quant.c; NULL where the set has none */
 	void (*act_q8_32)(const float *x, size_t n, void *blocks);
 	void (*act_q8_256)(const float *x, size_t n, void *blocks);
+	/* dequantize n elements of a quantized type into floats, the same
+	 * floats as lp_dequantize_row_ref; returns 0 (doing nothing) for a
+	 * type it does not handle, 1 otherwise. NULL where the set has none */
+	int (*dequant)(enum lp_qtype t, const void *src, float *dst, size_t n);
 };
 
 /* The fastest set this CPU supports (decided once; thread-safe). */
@@ -58,5 +62,7 @@ lp_dot4_fn lp_cpu_dot4(const struct lp_cpu_kernels *k, enum lp_qtype t);
  * lp_cpu_avx2_init() once before use (lp_cpu_kernels_avx2 does it). */
 extern const struct lp_cpu_kernels lp_cpu_kernels_avx2_set;
 void lp_cpu_avx2_init(void);
+/* Defined in dequant_avx2.c: the AVX2 set's dequant. */
+int lp_cpu_avx2_dequant(enum lp_qtype t, const void *src, float *dst, size_t n);
 
 #endif
