@@ -35,7 +35,7 @@ static void hash_release(struct lp_embedder *e)
 	lp_hashembed_free(e->impl);
 }
 
-static const struct lp_embedder_ops hash_ops = { "hash", hash_embed, hash_release };
+static const struct lp_embedder_ops hash_ops = { "hash", hash_embed, hash_release, NULL };
 
 static enum lp_status dense_embed(struct lp_embedder *e, const char *const *texts,
 				  const size_t *lens, size_t n, float *out,
@@ -49,7 +49,14 @@ static void dense_release(struct lp_embedder *e)
 	lp_bert_free(e->impl);
 }
 
-static const struct lp_embedder_ops dense_ops = { "dense", dense_embed, dense_release };
+static enum lp_status dense_coverage(struct lp_embedder *e, const char *text, size_t len,
+				     size_t *n_words, size_t *n_unknown, struct lp_diag *d)
+{
+	return lp_wp_coverage(lp_bert_tokenizer(e->impl), text, len, n_words, n_unknown, d);
+}
+
+static const struct lp_embedder_ops dense_ops = { "dense", dense_embed, dense_release,
+						  dense_coverage };
 
 static struct lp_embedder *wrap(const struct lp_embedder_ops *ops, size_t dim,
 				uint64_t id, void *impl, struct lp_diag *d)
@@ -273,4 +280,10 @@ enum lp_status lp_embedder_embed(struct lp_embedder *e, const char *const *texts
 				 struct lp_diag *d)
 {
 	return e->ops->embed(e, texts, lens, n, out, d);
+}
+
+enum lp_status lp_embedder_coverage(struct lp_embedder *e, const char *text, size_t len,
+				    size_t *n_words, size_t *n_unknown, struct lp_diag *d)
+{
+	return e->ops->coverage ? e->ops->coverage(e, text, len, n_words, n_unknown, d) : LP_OK;
 }
