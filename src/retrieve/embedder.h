@@ -19,7 +19,13 @@
  * ctime: any change to a file (ctime cannot be set back) means another KEY
  * and a fresh hash. A memo that cannot be read or written is ignored.
  *
- * An embedder is not thread-safe (the hashed one keeps scratch).
+ * The dense embedder keeps the loaded model and its thread pool (one
+ * thread per online CPU, started by the first embed) until
+ * lp_embedder_free, so a process that embeds many batches loads the model
+ * and starts the threads once.
+ *
+ * An embedder is not thread-safe (the hashed one keeps scratch, the dense
+ * one a pool that runs one loop at a time).
  */
 #ifndef LP_RETRIEVE_EMBEDDER_H
 #define LP_RETRIEVE_EMBEDDER_H
