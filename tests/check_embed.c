@@ -833,6 +833,49 @@ START_TEST(test_bert_tiny_threads)
 }
 END_TEST
 
+/* The dense embedder keeps its model and pool across calls: batches
+ * embedded one after another on that pool equal lp_bert_embed on a pool of
+ * its own, and freeing the embedder frees both. */
+START_TEST(test_embedder_dense_pool_kept)
+{
+	struct lp_bert *m = tiny_model("F32");
+	static const char *texts[] = { "the quick brown fox", "hello cafe", "jumps !", "fox" };
+	size_t lens[4];
+	float want[4 * TE], got[4 * TE];
+	struct lp_embedder *e;
+	struct lp_pool *pool;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	for (int i = 0; i < 4; i++)
+		lens[i] = strlen(texts[i]);
+	setenv("LPIPE_CACHE_DIR", tiny_dir, 1);
+	ck_assert_int_eq(lp_bert_embed(m, texts, lens, 4, want, &d), LP_OK);
+	if (lp_embedder_new_dense(tiny_dir, &e, &d))
+		ck_abort_msg("dense: %s", d.msg);
+	for (int round = 0; round < 3; round++) {
+		memset(got, 0, sizeof(got));
+		ck_assert_int_eq(lp_embedder_embed(e, texts + round % 2, lens + round % 2,
+						   4 - (size_t)(round % 2), got, &d), LP_OK);
+		for (int j = 0; j < (4 - round % 2) * TE; j++)
+			ck_assert_float_eq_tol(got[j], want[(round % 2) * TE + j], 1e-5f);
+	}
+	lp_embedder_free(e);
+	/* The same on a caller's pool of 2, reused. */
+	ck_assert_int_eq(lp_pool_new(2, &pool, &d), LP_OK);
+	for (int round = 0; round < 2; round++) {
+		ck_assert_int_eq(lp_bert_embed_on(m, pool, texts, lens, 4, got, &d), LP_OK);
+		for (int j = 0; j < 4 * TE; j++)
+			ck_assert_float_eq_tol(got[j], want[j], 1e-5f);
+	}
+	lp_pool_free(pool);
+	lp_bert_free(m);
+	unsetenv("LPIPE_CACHE_DIR");
+	tiny_cleanup();
+	ck_assert_uint_eq(lp_mem_current_total(), 0);
+}
+END_TEST
+
 static uint64_t dense_id(const char *dir)
 {
 	struct lp_embedder *e;
@@ -1203,6 +1246,7 @@ int main(void)
 	tcase_add_test(tc, test_bert_tiny_texts_and_windows);
 	tcase_add_test(tc, test_bert_tiny_batches);
 	tcase_add_test(tc, test_bert_tiny_threads);
+	tcase_add_test(tc, test_embedder_dense_pool_kept);
 	tcase_add_test(tc, test_dense_id_memo);
 	tcase_add_test(tc, test_bert_bad_models);
 	tcase_add_test(tc, test_bert_hostile_models);

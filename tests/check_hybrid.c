@@ -22,6 +22,7 @@
 #include "retrieve/hash.h"
 #include "retrieve/hashembed.h"
 #include "retrieve/vecindex.h"
+#include "retrieve/wordpiece.h"
 #include "retrieve/topk.h"
 #include "stages/doc.h"
 #include "stages/stage.h"
@@ -383,6 +384,94 @@ START_TEST(test_fusion_weighted)
 	lp_fusion_weighted(a, b, 3, 1.0, out); /* dense only */
 	ck_assert_double_eq_tol(out[1], 1.0, 1e-12);
 	ck_assert_double_eq_tol(out[2], 0.0, 1e-12);
+}
+END_TEST
+
+/* The vocabulary coverage rule of fusion.h, and the words the tokenizer
+ * counts for it. */
+START_TEST(test_fusion_coverage_scale)
+{
+	ck_assert_double_eq(lp_fusion_coverage(0, 0), 1.0);
+	ck_assert_double_eq_tol(lp_fusion_coverage(8, 2), 0.75, 1e-15);
+	ck_assert_double_eq(lp_fusion_coverage(5, 5), 0.0);
+	ck_assert_double_eq(lp_fusion_coverage_scale(0.0), 0.0);
+	ck_assert_double_eq(lp_fusion_coverage_scale(0.3), 0.0);
+	ck_assert_double_eq(lp_fusion_coverage_scale(0.5), 0.0);
+	ck_assert_double_eq_tol(lp_fusion_coverage_scale(0.75), 0.5, 1e-15);
+	ck_assert_double_eq_tol(lp_fusion_coverage_scale(0.99), 0.98, 1e-12);
+	ck_assert_double_eq(lp_fusion_coverage_scale(1.0), 1.0);
+	ck_assert_double_eq(lp_fusion_coverage_scale(NAN), 0.0);
+}
+END_TEST
+
+static const char cov_vocab[] = "[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\nfox\nquick\n##ly\n,\n中\n";
+
+START_TEST(test_wordpiece_coverage)
+{
+	struct lp_wordpiece *wp;
+	struct lp_diag d;
+	size_t words = 0, unknown = 0;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_wp_new(cov_vocab, strlen(cov_vocab), "vocab.txt", &wp, &d), LP_OK);
+	/* quickly = quick ##ly: one word; the comma is not a word, known or
+	 * not (。 is not in the vocabulary); 中 known, 狐 and 狸 not; "zebra"
+	 * cannot be cut. */
+	ck_assert_int_eq(lp_wp_coverage(wp, "The quickly, fox。中狐狸 zebra!", 35, &words,
+					&unknown, &d), LP_OK);
+	ck_assert_uint_eq(words, 7);
+	ck_assert_uint_eq(unknown, 3);
+	/* Counts add up over calls. */
+	ck_assert_int_eq(lp_wp_coverage(wp, "fox fox", 7, &words, &unknown, &d), LP_OK);
+	ck_assert_uint_eq(words, 9);
+	ck_assert_uint_eq(unknown, 3);
+	lp_wp_free(wp);
+}
+END_TEST
+
+/* A query whose every word is [UNK] leaves the BM25 order exactly, ties
+ * included, with both fusions; full coverage lets the dense list in. */
+START_TEST(test_fusion_unknown_query_is_bm25)
+{
+	const double bm25[] = { 1.5, 0, 4.0, 0, 2.5, 2.5, 0.1, 0 };
+	const double dense[] = { 0.9, 0.8, -0.1, 0.7, 0.0, 0.2, 0.95, 0.6 };
+	const double *lists[] = { bm25, dense };
+	struct lp_wordpiece *wp;
+	struct lp_diag d;
+	size_t words = 0, unknown = 0, want[8], got[8];
+	double w[2], out[8];
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_wp_new(cov_vocab, strlen(cov_vocab), "vocab.txt", &wp, &d), LP_OK);
+	ck_assert_int_eq(lp_wp_coverage(wp, "狐狸怎么跳？", 18, &words, &unknown, &d), LP_OK);
+	ck_assert_uint_eq(words, 5);
+	ck_assert_uint_eq(unknown, 5);
+	lp_wp_free(wp);
+	w[0] = 1;
+	w[1] = lp_fusion_coverage_scale(lp_fusion_coverage(words, unknown));
+	ck_assert_double_eq(w[1], 0.0);
+
+	ck_assert_uint_eq(lp_topk_select(bm25, 8, 8, want), 8);
+	ck_assert_int_eq(lp_fusion_rrf_weighted(lists, w, 2, 8, 60, out, &d), LP_OK);
+	ck_assert_uint_eq(lp_topk_select(out, 8, 8, got), 8);
+	for (size_t i = 0; i < 8; i++)
+		ck_assert_uint_eq(got[i], want[i]);
+	lp_fusion_weighted(bm25, dense, 8, 0.5 * w[1], out);
+	ck_assert_uint_eq(lp_topk_select(out, 8, 8, got), 8);
+	for (size_t i = 0; i < 8; i++)
+		ck_assert_uint_eq(got[i], want[i]);
+
+	/* Full coverage: plain RRF, and the dense list moves chunk 6 up. */
+	w[1] = lp_fusion_coverage_scale(1.0);
+	ck_assert_int_eq(lp_fusion_rrf_weighted(lists, w, 2, 8, 60, out, &d), LP_OK);
+	ck_assert_uint_eq(lp_topk_select(out, 8, 8, got), 8);
+	ck_assert(memcmp(got, want, sizeof(got)) != 0);
+	{
+		double plain[8];
+		ck_assert_int_eq(lp_fusion_rrf(lists, 2, 8, 60, plain, &d), LP_OK);
+		for (size_t i = 0; i < 8; i++)
+			ck_assert_double_eq(out[i], plain[i]);
+	}
 }
 END_TEST
 
@@ -1062,6 +1151,9 @@ int main(void)
 	tcase_add_test(tc, test_fusion_ranks_rrf);
 	tcase_add_test(tc, test_fusion_weighted);
 	tcase_add_test(tc, test_fusion_force);
+	tcase_add_test(tc, test_fusion_coverage_scale);
+	tcase_add_test(tc, test_wordpiece_coverage);
+	tcase_add_test(tc, test_fusion_unknown_query_is_bm25);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("embcache");

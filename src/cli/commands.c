@@ -15,6 +15,7 @@ static const struct lp_command commands[] = {
 	{ "version", cmd_version, "print the version", lp_usage_version },
 	{ "model", cmd_model, "inspect a GGUF model file", lp_usage_model },
 	{ "tokenize", cmd_tokenize, "show the tokens of a text", lp_usage_tokenize },
+	{ "embed", cmd_embed, "embed a document's chunks into a .npy file", lp_usage_embed },
 	{ "generate", cmd_generate, "continue a prompt with a model", lp_usage_generate },
 	{ "probe", cmd_probe, "measure memory and speed against context length", lp_usage_probe },
 	{ "plan", cmd_plan, "turn a memory budget into context, chunk and KV settings", lp_usage_plan },

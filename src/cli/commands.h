@@ -37,6 +37,8 @@ int cmd_model(int argc, char **argv);
 extern const char lp_usage_model[];
 int cmd_tokenize(int argc, char **argv);
 extern const char lp_usage_tokenize[];
+int cmd_embed(int argc, char **argv);
+extern const char lp_usage_embed[];
 int cmd_generate(int argc, char **argv);
 extern const char lp_usage_generate[];
 int cmd_probe(int argc, char **argv);

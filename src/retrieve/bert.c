@@ -340,7 +340,7 @@ enum lp_status lp_bert_set_window(struct lp_bert *m, size_t window, size_t strid
 
 /*
  * Activations for up to `cap` rows (tokens), allocated once per embed call,
- * with the pool that runs it. Work is split three ways per layer: the Q/K/V
+ * with the pool that runs it (the caller's, or one made for the call). Work is split three ways per layer: the Q/K/V
  * products by blocks of rows, attention by (sequence, head), and the rest
  * of the layer (output projection, the feed-forward block, both layer
  * norms), which never mixes rows, by blocks of rows again. Blocks write
@@ -355,6 +355,7 @@ struct scratch {
 	float *att;         /* [workers, att_stride] one head's scores each */
 	size_t att_stride;  /* window * window floats */
 	struct lp_pool *pool;
+	int own_pool;       /* pool made for this call, freed with the scratch */
 	/* the sequences of the current batch */
 	int32_t *ids;       /* [cap] */
 	size_t *start, *len, *owner; /* [cap] per sequence */
@@ -368,12 +369,15 @@ static void scratch_release(struct scratch *s)
 
 	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
 		lp_mem_free(p[i]);
-	lp_pool_free(s->pool);
+	if (s->own_pool)
+		lp_pool_free(s->pool);
 	memset(s, 0, sizeof(*s));
 }
 
-static enum lp_status scratch_init(struct scratch *s, const struct lp_bert *m, size_t cap,
-				   struct lp_diag *d)
+/* Scratch for `cap` rows, run on `pool`, or on a pool of m->n_threads
+ * made here when pool is NULL. */
+static enum lp_status scratch_init(struct scratch *s, const struct lp_bert *m,
+				   struct lp_pool *pool, size_t cap, struct lp_diag *d)
 {
 	size_t E = (size_t)m->hp.n_embd, F = (size_t)m->hp.n_ff;
 	size_t W = m->window < cap ? m->window : cap, workers;
@@ -381,8 +385,12 @@ static enum lp_status scratch_init(struct scratch *s, const struct lp_bert *m, s
 
 	memset(s, 0, sizeof(*s));
 	s->cap = cap;
-	if ((st = lp_pool_new(m->n_threads, &s->pool, d)))
-		return st;
+	s->pool = pool;
+	if (!pool) {
+		if ((st = lp_pool_new(m->n_threads, &s->pool, d)))
+			return st;
+		s->own_pool = 1;
+	}
 	workers = (size_t)lp_pool_size(s->pool);
 	s->att_stride = W * W;
 	if (!(s->x = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
@@ -839,6 +847,13 @@ static size_t rows_needed(const size_t *lens, size_t n)
 enum lp_status lp_bert_embed(const struct lp_bert *m, const char *const *texts,
 			     const size_t *lens, size_t n, float *out, struct lp_diag *d)
 {
+	return lp_bert_embed_on(m, NULL, texts, lens, n, out, d);
+}
+
+enum lp_status lp_bert_embed_on(const struct lp_bert *m, struct lp_pool *pool,
+				const char *const *texts, const size_t *lens, size_t n,
+				float *out, struct lp_diag *d)
+{
 	size_t E = (size_t)m->hp.n_embd;
 	struct lp_wp_ids ids = { 0 };
 	struct scratch s;
@@ -846,7 +861,7 @@ enum lp_status lp_bert_embed(const struct lp_bert *m, const char *const *texts,
 
 	if (!n)
 		return LP_OK;
-	if ((st = scratch_init(&s, m, rows_needed(lens, n), d)))
+	if ((st = scratch_init(&s, m, pool, rows_needed(lens, n), d)))
 		return st;
 	memset(out, 0, n * E * sizeof(float));
 	for (size_t i = 0; i < n; i++) {
@@ -884,7 +899,7 @@ enum lp_status lp_bert_embed_ids(const struct lp_bert *m, const int32_t *const *
 		return LP_OK;
 	for (size_t i = 0; i < n && rows < LP_BERT_BATCH_TOKENS; i++)
 		rows += n_ids[i];
-	if ((st = scratch_init(&s, m, rows < LP_BERT_BATCH_TOKENS ? rows : LP_BERT_BATCH_TOKENS, d)))
+	if ((st = scratch_init(&s, m, NULL, rows < LP_BERT_BATCH_TOKENS ? rows : LP_BERT_BATCH_TOKENS, d)))
 		return st;
 	memset(out, 0, n * E * sizeof(float));
 	for (size_t i = 0; i < n; i++)

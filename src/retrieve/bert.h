@@ -25,9 +25,11 @@
  * not grow with the number or length of the texts.
  *
  * Speed: matrix products are OpenBLAS's sgemm (backend/cpu/blas.h, which
- * picks the CPU's best kernels); each lp_bert_embed call runs on its own
- * pool of lp_bert_set_threads threads (default: every online CPU), which
- * splits each layer by blocks of tokens and attention by (sequence, head).
+ * picks the CPU's best kernels); lp_bert_embed_on runs on a pool
+ * (threadpool.h) the caller keeps, as the dense embedder (embedder.h) does
+ * for its lifetime; lp_bert_embed makes a pool of lp_bert_set_threads
+ * threads (default: every online CPU) for the call. The pool splits each
+ * layer by blocks of tokens and attention by (sequence, head).
  * The result does not depend on the thread count beyond float rounding.
  * Softmax, GELU and layer norm use AVX2 when the CPU has it and
  * LPIPE_CPU_KERNELS is not "scalar" (read at load).
@@ -42,6 +44,7 @@
 #include <stdint.h>
 
 #include "core/status.h"
+#include "core/threadpool.h"
 #include "retrieve/wordpiece.h"
 
 /* Tokens run through the encoder per step (summed over sequences). */
@@ -101,6 +104,15 @@ void lp_bert_set_threads(struct lp_bert *m, int n_threads);
  */
 enum lp_status lp_bert_embed(const struct lp_bert *m, const char *const *texts,
 			     const size_t *lens, size_t n, float *out, struct lp_diag *d);
+
+/*
+ * lp_bert_embed on `pool` (NULL: a pool made for the call). A pool runs
+ * one loop at a time, so calls that share a pool must not overlap; the
+ * pool's size, not lp_bert_set_threads, sets the threads. Same returns.
+ */
+enum lp_status lp_bert_embed_on(const struct lp_bert *m, struct lp_pool *pool,
+				const char *const *texts, const size_t *lens, size_t n,
+				float *out, struct lp_diag *d);
 
 /*
  * Embed n token sequences given as ids (each with its own [CLS]/[SEP], 1 ..

@@ -8,6 +8,7 @@
 #include "core/fileio.h"
 #include "core/log.h"
 #include "core/mem.h"
+#include "core/threadpool.h"
 #include "retrieve/bert.h"
 #include "retrieve/embcache.h"
 #include "retrieve/hash.h"
@@ -35,21 +36,47 @@ static void hash_release(struct lp_embedder *e)
 	lp_hashembed_free(e->impl);
 }
 
-static const struct lp_embedder_ops hash_ops = { "hash", hash_embed, hash_release };
+static const struct lp_embedder_ops hash_ops = { "hash", hash_embed, hash_release, NULL };
+
+/* The dense embedder's state: the model and the pool that runs it (one
+ * thread per online CPU, started by the first embed), both kept for the
+ * embedder's lifetime rather than made per call. */
+struct dense {
+	struct lp_bert *m;
+	struct lp_pool *pool;
+};
 
 static enum lp_status dense_embed(struct lp_embedder *e, const char *const *texts,
 				  const size_t *lens, size_t n, float *out,
 				  struct lp_diag *d)
 {
-	return lp_bert_embed(e->impl, texts, lens, n, out, d);
+	struct dense *x = e->impl;
+	enum lp_status st;
+
+	if (!x->pool && (st = lp_pool_new(0, &x->pool, d)) != LP_OK)
+		return st;
+	return lp_bert_embed_on(x->m, x->pool, texts, lens, n, out, d);
 }
 
 static void dense_release(struct lp_embedder *e)
 {
-	lp_bert_free(e->impl);
+	struct dense *x = e->impl;
+
+	lp_pool_free(x->pool);
+	lp_bert_free(x->m);
+	lp_mem_free(x);
 }
 
-static const struct lp_embedder_ops dense_ops = { "dense", dense_embed, dense_release };
+static enum lp_status dense_coverage(struct lp_embedder *e, const char *text, size_t len,
+				     size_t *n_words, size_t *n_unknown, struct lp_diag *d)
+{
+	struct dense *x = e->impl;
+
+	return lp_wp_coverage(lp_bert_tokenizer(x->m), text, len, n_words, n_unknown, d);
+}
+
+static const struct lp_embedder_ops dense_ops = { "dense", dense_embed, dense_release,
+						  dense_coverage };
 
 static struct lp_embedder *wrap(const struct lp_embedder_ops *ops, size_t dim,
 				uint64_t id, void *impl, struct lp_diag *d)
@@ -243,6 +270,7 @@ enum lp_status lp_embedder_new_dense(const char *dir, struct lp_embedder **out,
 {
 	char buf[4096], probe[4200];
 	struct lp_bert *m = NULL;
+	struct dense *x = NULL;
 	struct stat sb;
 	uint64_t id;
 	enum lp_status st;
@@ -260,11 +288,13 @@ enum lp_status lp_embedder_new_dense(const char *dir, struct lp_embedder **out,
 	if ((st = model_id(dir, &id, d)) != LP_OK ||
 	    (st = lp_bert_load(dir, &m, d)) != LP_OK)
 		return st;
-	*out = wrap(&dense_ops, lp_bert_dim(m), id, m, d);
-	if (!*out) {
+	if (!(x = lp_mem_calloc(LP_MEM_OTHER, 1, sizeof(*x), d)) ||
+	    !(*out = wrap(&dense_ops, lp_bert_dim(m), id, x, d))) {
+		lp_mem_free(x);
 		lp_bert_free(m);
 		return LP_E_NOMEM;
 	}
+	x->m = m;
 	return LP_OK;
 }
 
@@ -281,4 +311,10 @@ enum lp_status lp_embedder_embed(struct lp_embedder *e, const char *const *texts
 				 struct lp_diag *d)
 {
 	return e->ops->embed(e, texts, lens, n, out, d);
+}
+
+enum lp_status lp_embedder_coverage(struct lp_embedder *e, const char *text, size_t len,
+				    size_t *n_words, size_t *n_unknown, struct lp_diag *d)
+{
+	return e->ops->coverage ? e->ops->coverage(e, text, len, n_words, n_unknown, d) : LP_OK;
 }

@@ -19,7 +19,13 @@
  * ctime: any change to a file (ctime cannot be set back) means another KEY
  * and a fresh hash. A memo that cannot be read or written is ignored.
  *
- * An embedder is not thread-safe (the hashed one keeps scratch).
+ * The dense embedder keeps the loaded model and its thread pool (one
+ * thread per online CPU, started by the first embed) until
+ * lp_embedder_free, so a process that embeds many batches loads the model
+ * and starts the threads once.
+ *
+ * An embedder is not thread-safe (the hashed one keeps scratch, the dense
+ * one a pool that runs one loop at a time).
  */
 #ifndef LP_RETRIEVE_EMBEDDER_H
 #define LP_RETRIEVE_EMBEDDER_H
@@ -39,6 +45,10 @@ struct lp_embedder_ops {
 				const size_t *lens, size_t n, float *out,
 				struct lp_diag *d);
 	void (*release)(struct lp_embedder *e); /* free what `impl` holds */
+	/* Optional (NULL: no vocabulary, every word covered): add text's
+	 * words and its words outside the vocabulary, as lp_wp_coverage. */
+	enum lp_status (*coverage)(struct lp_embedder *e, const char *text, size_t len,
+				   size_t *n_words, size_t *n_unknown, struct lp_diag *d);
 };
 
 struct lp_embedder {
@@ -80,5 +90,14 @@ static inline const char *lp_embedder_name(const struct lp_embedder *e) { return
 enum lp_status lp_embedder_embed(struct lp_embedder *e, const char *const *texts,
 				 const size_t *lens, size_t n, float *out,
 				 struct lp_diag *d);
+
+/*
+ * Add to *n_words the words of text[0..len) and to *n_unknown those the
+ * embedder's vocabulary does not cover (the dense embedder: words its
+ * tokenizer turns into [UNK], wordpiece.h lp_wp_coverage; the hashed one
+ * has no vocabulary and adds nothing). Returns LP_OK or LP_E_NOMEM.
+ */
+enum lp_status lp_embedder_coverage(struct lp_embedder *e, const char *text, size_t len,
+				    size_t *n_words, size_t *n_unknown, struct lp_diag *d);
 
 #endif

@@ -65,6 +65,13 @@ enum lp_status lp_fusion_ranks(const double *scores, size_t n, size_t *rank,
 enum lp_status lp_fusion_rrf(const double *const *lists, size_t n_lists, size_t n,
 			     double k, double *out, struct lp_diag *d)
 {
+	return lp_fusion_rrf_weighted(lists, NULL, n_lists, n, k, out, d);
+}
+
+enum lp_status lp_fusion_rrf_weighted(const double *const *lists, const double *weights,
+				      size_t n_lists, size_t n, double k, double *out,
+				      struct lp_diag *d)
+{
 	size_t *rank;
 
 	for (size_t i = 0; i < n; i++)
@@ -75,15 +82,32 @@ enum lp_status lp_fusion_rrf(const double *const *lists, size_t n_lists, size_t 
 	if (!rank)
 		return LP_E_NOMEM;
 	for (size_t l = 0; l < n_lists; l++) {
+		double w = weights ? weights[l] : 1.0;
+		if (w == 0)
+			continue;
 		if (lp_fusion_ranks(lists[l], n, rank, d) != LP_OK) {
 			lp_mem_free(rank);
 			return LP_E_NOMEM;
 		}
 		for (size_t i = 0; i < n; i++)
-			out[i] += 1.0 / (k + (double)rank[i]);
+			out[i] += w / (k + (double)rank[i]);
 	}
 	lp_mem_free(rank);
 	return LP_OK;
+}
+
+double lp_fusion_coverage(size_t n_words, size_t n_unknown)
+{
+	if (n_words == 0)
+		return 1.0;
+	return 1.0 - (double)n_unknown / (double)n_words;
+}
+
+double lp_fusion_coverage_scale(double coverage)
+{
+	if (!(coverage > 0.5))
+		return 0.0;
+	return coverage >= 1.0 ? 1.0 : 2.0 * coverage - 1.0;
 }
 
 /* Minimum and maximum of the numbers in s (NaN skipped); lo > hi when

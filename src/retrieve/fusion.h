@@ -40,6 +40,34 @@ enum lp_status lp_fusion_ranks(const double *scores, size_t n, size_t *rank,
 enum lp_status lp_fusion_rrf(const double *const *lists, size_t n_lists, size_t n,
 			     double k, double *out, struct lp_diag *d);
 
+/*
+ * As lp_fusion_rrf, each list's share multiplied by its weight:
+ * out[i] = sum over l of weights[l] / (k + rank_l(i)). weights NULL means
+ * all 1. A list of weight 0 is not ranked, so with every other weight 0
+ * the fused order is exactly the order of the remaining list.
+ */
+enum lp_status lp_fusion_rrf_weighted(const double *const *lists, const double *weights,
+				      size_t n_lists, size_t n, double k, double *out,
+				      struct lp_diag *d);
+
+/*
+ * Vocabulary coverage. A dense embedder whose vocabulary does not know a
+ * text's words (an English model on Chinese: most Han characters become
+ * [UNK]) ranks by noise, and fusion would let that noise outvote a good
+ * lexical ranking. The coverage of a text is 1 - unknown / words (words
+ * and unknown as embedder.h lp_embedder_coverage counts them; a text
+ * without words has coverage 1). The dense list's weight is scaled by
+ *
+ *     s(c) = 0 for c <= 0.5, 2c - 1 for 0.5 < c < 1, 1 for c >= 1
+ *
+ * so that full coverage changes nothing and half the words unknown or
+ * more leave the lexical ranking alone. Returns s(c); NaN gives 0.
+ */
+double lp_fusion_coverage_scale(double coverage);
+
+/* Coverage 1 - unknown / words, or 1 when words is 0. */
+double lp_fusion_coverage(size_t n_words, size_t n_unknown);
+
 /* out[i] = (1 - w) * norm(a)[i] + w * norm(b)[i], w in [0, 1]. out may
  * alias a or b. */
 void lp_fusion_weighted(const double *a, const double *b, size_t n, double w, double *out);

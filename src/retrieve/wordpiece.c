@@ -22,6 +22,12 @@ struct lp_wordpiece {
 struct word {
 	char b[WORD_BYTES];
 	size_t nb, nchars;
+	int punct;          /* the word is one punctuation mark */
+};
+
+/* Words and unknown words seen, for lp_wp_coverage. */
+struct wp_count {
+	size_t words, unknown;
 };
 
 static uint64_t hash_bytes(const char *s, size_t n)
@@ -197,7 +203,7 @@ static enum lp_status push(struct lp_wp_ids *v, int32_t id, struct lp_diag *d)
 
 /* Cut one word into the longest vocabulary pieces, left to right. */
 static enum lp_status emit_word(const struct lp_wordpiece *wp, struct word *w,
-				struct lp_wp_ids *out, struct lp_diag *d)
+				struct lp_wp_ids *out, struct wp_count *cnt, struct lp_diag *d)
 {
 	char piece[WORD_BYTES + 2] = "##";
 	size_t start = 0, first = out->n;
@@ -205,6 +211,8 @@ static enum lp_status emit_word(const struct lp_wordpiece *wp, struct word *w,
 
 	if (!w->nchars)
 		return LP_OK;
+	if (cnt && !w->punct)
+		cnt->words++;
 	if (w->nchars > LP_WP_MAX_WORD_CHARS)
 		goto unknown;
 	while (start < w->nb) {
@@ -224,10 +232,14 @@ static enum lp_status emit_word(const struct lp_wordpiece *wp, struct word *w,
 		start = end;
 	}
 	w->nb = w->nchars = 0;
+	w->punct = 0;
 	return LP_OK;
 unknown:
 	out->n = first;
+	if (cnt && !w->punct)
+		cnt->unknown++;
 	w->nb = w->nchars = 0;
+	w->punct = 0;
 	return push(out, wp->unk, d);
 }
 
@@ -293,7 +305,7 @@ static int is_cjk_ideograph(uint32_t cp)
 
 /* Feed one input code point through normalisation into the word state. */
 static enum lp_status feed(const struct lp_wordpiece *wp, uint32_t cp, struct word *w,
-			   struct lp_wp_ids *out, struct lp_diag *d)
+			   struct lp_wp_ids *out, struct wp_count *cnt, struct lp_diag *d)
 {
 	utf8proc_int32_t dec[16];
 	utf8proc_ssize_t nd;
@@ -303,8 +315,8 @@ static enum lp_status feed(const struct lp_wordpiece *wp, uint32_t cp, struct wo
 	if (is_dropped(cp))
 		return LP_OK;
 	if (is_space(cp))
-		return emit_word(wp, w, out, d);
-	if (cjk && (s = emit_word(wp, w, out, d)))
+		return emit_word(wp, w, out, cnt, d);
+	if (cjk && (s = emit_word(wp, w, out, cnt, d)))
 		return s;
 	nd = utf8proc_decompose_char((utf8proc_int32_t)cp, dec, 16, UTF8PROC_DECOMPOSE, NULL);
 	if (nd < 0 || nd > 16) {
@@ -317,20 +329,21 @@ static enum lp_status feed(const struct lp_wordpiece *wp, uint32_t cp, struct wo
 			continue;
 		c = lp_utf8_tolower(c);
 		if (is_punct(c)) {
-			if ((s = emit_word(wp, w, out, d)))
+			if ((s = emit_word(wp, w, out, cnt, d)))
 				return s;
 			word_add(w, c);
-			if ((s = emit_word(wp, w, out, d)))
+			w->punct = 1;
+			if ((s = emit_word(wp, w, out, cnt, d)))
 				return s;
 		} else {
 			word_add(w, c);
 		}
 	}
-	return cjk ? emit_word(wp, w, out, d) : LP_OK;
+	return cjk ? emit_word(wp, w, out, cnt, d) : LP_OK;
 }
 
-enum lp_status lp_wp_tokenize(const struct lp_wordpiece *wp, const char *text,
-			      size_t len, struct lp_wp_ids *out, struct lp_diag *d)
+static enum lp_status tokenize(const struct lp_wordpiece *wp, const char *text, size_t len,
+			       struct lp_wp_ids *out, struct wp_count *cnt, struct lp_diag *d)
 {
 	const unsigned char *p = (const unsigned char *)text;
 	struct word w;
@@ -338,6 +351,7 @@ enum lp_status lp_wp_tokenize(const struct lp_wordpiece *wp, const char *text,
 	enum lp_status s;
 
 	w.nb = w.nchars = 0;
+	w.punct = 0;
 	while (i < len) {
 		uint32_t cp;
 		int k = lp_utf8_decode(p + i, len - i, &cp);
@@ -346,10 +360,29 @@ enum lp_status lp_wp_tokenize(const struct lp_wordpiece *wp, const char *text,
 			k = 1;
 		}
 		i += (size_t)k;
-		if ((s = feed(wp, cp, &w, out, d)))
+		if ((s = feed(wp, cp, &w, out, cnt, d)))
 			return s;
 	}
-	return emit_word(wp, &w, out, d);
+	return emit_word(wp, &w, out, cnt, d);
+}
+
+enum lp_status lp_wp_tokenize(const struct lp_wordpiece *wp, const char *text,
+			      size_t len, struct lp_wp_ids *out, struct lp_diag *d)
+{
+	return tokenize(wp, text, len, out, NULL, d);
+}
+
+enum lp_status lp_wp_coverage(const struct lp_wordpiece *wp, const char *text, size_t len,
+			      size_t *n_words, size_t *n_unknown, struct lp_diag *d)
+{
+	struct lp_wp_ids v = { 0 };
+	struct wp_count cnt = { 0, 0 };
+	enum lp_status s = tokenize(wp, text, len, &v, &cnt, d);
+
+	lp_wp_ids_release(&v);
+	*n_words += cnt.words;
+	*n_unknown += cnt.unknown;
+	return s;
 }
 
 enum lp_status lp_wp_encode(const struct lp_wordpiece *wp, const char *text, size_t len,

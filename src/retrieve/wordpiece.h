@@ -70,6 +70,16 @@ enum lp_status lp_wp_tokenize(const struct lp_wordpiece *wp, const char *text,
 			      size_t len, struct lp_wp_ids *out, struct lp_diag *d);
 
 /*
+ * How much of text[0..len) the vocabulary covers: adds to *n_words the
+ * words basic tokenization cuts it into (a CJK ideograph is a word, a
+ * punctuation mark is not counted) and to *n_unknown those of them that
+ * become [UNK] (no cut into vocabulary pieces). Both are sums so that a
+ * caller can total them over many texts. Returns LP_OK or LP_E_NOMEM.
+ */
+enum lp_status lp_wp_coverage(const struct lp_wordpiece *wp, const char *text, size_t len,
+			      size_t *n_words, size_t *n_unknown, struct lp_diag *d);
+
+/*
  * [CLS] ids [SEP], the ids truncated so that the whole fits max_len (>= 2)
  * tokens, into ids[max_len]; *n gets the count. Returns LP_OK, LP_E_NOMEM,
  * or LP_E_INTERNAL when max_len < 2.

@@ -14,7 +14,10 @@
  * the chunk's embedding with the query's (hashembed.h, bert.h through
  * embedder.h and embscore.h); hybrid, BM25 and dense fused by reciprocal
  * rank (retrieval.fusion: rrf, with rrf_k) or by a weighted sum of
- * min-max-normalised scores (fusion: weighted, weight = dense share).
+ * min-max-normalised scores (fusion: weighted, weight = dense share); in
+ * both, the dense share is scaled by how much of the query and the chunks
+ * the dense model's vocabulary covers (fusion.h lp_fusion_coverage_scale),
+ * so that a language the model does not know leaves the BM25 ranking.
  * Dense embeddings go through the embedding cache (embcache.h) unless
  * `cache: off`; hashed ones are cheap to recompute, so their cache is off
  * unless `cache: on`. A missing dense model is an error of the run, not of
@@ -167,11 +170,35 @@ static void save_cache(struct lp_embcache *cache)
 		lp_warn("embedding cache not saved: '%s': %s", d.file, d.msg);
 }
 
+/* How much of the query and of the working set's chunks e's vocabulary
+ * covers: the lower of the two coverages (fusion.h). */
+static enum lp_status vocab_coverage(struct lp_embedder *e, const char *query,
+				     const char *const *texts, const size_t *lens, size_t n,
+				     double *out, struct lp_diag *d)
+{
+	size_t qw = 0, qu = 0, cw = 0, cu = 0;
+	enum lp_status st = lp_embedder_coverage(e, query, strlen(query), &qw, &qu, d);
+	double q, c;
+
+	for (size_t i = 0; i < n && st == LP_OK; i++)
+		st = lp_embedder_coverage(e, texts[i], lens[i], &cw, &cu, d);
+	if (st != LP_OK)
+		return st;
+	q = lp_fusion_coverage(qw, qu);
+	c = lp_fusion_coverage(cw, cu);
+	*out = q < c ? q : c;
+	lp_debug("retrieve: %s vocabulary covers %zu of %zu query words, %zu of %zu chunk words",
+		 lp_embedder_name(e), qw - qu, qw, cw - cu, cw);
+	return LP_OK;
+}
+
 /* Cosine of each chunk of the working set with the query, under the hash
- * or the dense embedder: scores[i] for chunk set[i]. */
+ * or the dense embedder: scores[i] for chunk set[i]. With `scale`, first
+ * the weight fusion should give these scores (lp_fusion_coverage_scale of
+ * vocab_coverage); when it is 0 nothing is embedded and scores are 0. */
 static enum lp_status score_embed(struct lp_doc *doc, const struct retrieve_opts *o,
 				  enum lp_scorer kind, const size_t *set, size_t n,
-				  double *scores, struct lp_diag *d)
+				  double *scores, double *scale, struct lp_diag *d)
 {
 	struct lp_embedder *e = NULL;
 	struct lp_embcache *cache = NULL;
@@ -179,15 +206,27 @@ static enum lp_status score_embed(struct lp_doc *doc, const struct retrieve_opts
 	const char **texts = NULL;
 	size_t *lens = NULL;
 	const char *phase = lp_mem_phase();
+	double cov = 1;
 	enum lp_status st;
 
 	lp_mem_set_phase("embed");
 	st = kind == LP_SCORER_HASH ? lp_embedder_new_hash((size_t)o->r.hash_dim, &e, d)
 				    : lp_embedder_new_dense(NULL, &e, d);
 	if (st == LP_OK)
-		st = open_cache(doc, o, e, &cache, d);
-	if (st == LP_OK)
 		st = chunk_texts(doc, set, n, &texts, &lens, d);
+	if (st == LP_OK && scale) {
+		st = vocab_coverage(e, o->query, texts, lens, n, &cov, d);
+		*scale = lp_fusion_coverage_scale(cov);
+		lp_debug("retrieve: coverage %.3f, %s weight scaled by %.3f", cov,
+			 lp_embedder_name(e), *scale);
+		if (st == LP_OK && *scale == 0) {
+			for (size_t i = 0; i < n; i++)
+				scores[i] = 0;
+			goto out;
+		}
+	}
+	if (st == LP_OK)
+		st = open_cache(doc, o, e, &cache, d);
 	if (st == LP_OK)
 		st = lp_embscore(e, cache, texts, lens, n, o->query, strlen(o->query),
 				 scores, &stats, d);
@@ -199,6 +238,7 @@ static enum lp_status score_embed(struct lp_doc *doc, const struct retrieve_opts
 		lp_debug("retrieve: %s scorer: %zu chunks embedded, %zu from the cache",
 			 lp_embedder_name(e), stats.embedded, stats.cached);
 	}
+out:
 	lp_mem_free(texts);
 	lp_mem_free(lens);
 	lp_embcache_free(cache);
@@ -207,24 +247,27 @@ static enum lp_status score_embed(struct lp_doc *doc, const struct retrieve_opts
 	return st;
 }
 
-/* BM25 and dense, fused as retrieval.fusion says, into scores. */
+/* BM25 and dense, fused as retrieval.fusion says, into scores; the dense
+ * share scaled by the dense vocabulary's coverage (fusion.h). */
 static enum lp_status score_hybrid(struct lp_doc *doc, const struct retrieve_opts *o,
 				   const size_t *set, size_t n, double *scores,
 				   struct lp_diag *d)
 {
 	double *dense = lp_mem_alloc(LP_MEM_SCRATCH, n * sizeof(*dense), d);
 	double *fused = lp_mem_alloc(LP_MEM_SCRATCH, n * sizeof(*fused), d);
+	double scale = 1;
 	enum lp_status st = dense && fused ? LP_OK : LP_E_NOMEM;
 
 	if (st == LP_OK)
 		st = score_bm25(doc, o, set, n, scores, d);
 	if (st == LP_OK)
-		st = score_embed(doc, o, LP_SCORER_DENSE, set, n, dense, d);
+		st = score_embed(doc, o, LP_SCORER_DENSE, set, n, dense, &scale, d);
 	if (st == LP_OK && o->r.fusion == LP_FUSION_WEIGHTED) {
-		lp_fusion_weighted(scores, dense, n, o->r.weight, scores);
+		lp_fusion_weighted(scores, dense, n, o->r.weight * scale, scores);
 	} else if (st == LP_OK) {
 		const double *lists[2] = { scores, dense };
-		st = lp_fusion_rrf(lists, 2, n, (double)o->r.rrf_k, fused, d);
+		const double weights[2] = { 1.0, scale };
+		st = lp_fusion_rrf_weighted(lists, weights, 2, n, (double)o->r.rrf_k, fused, d);
 		for (size_t i = 0; i < n && st == LP_OK; i++)
 			scores[i] = fused[i];
 	}
@@ -240,7 +283,7 @@ static enum lp_status score_set(struct lp_doc *doc, const struct retrieve_opts *
 	switch (o->r.scorer) {
 	case LP_SCORER_HASH:
 	case LP_SCORER_DENSE:
-		return score_embed(doc, o, o->r.scorer, set, n, scores, d);
+		return score_embed(doc, o, o->r.scorer, set, n, scores, NULL, d);
 	case LP_SCORER_HYBRID:
 		return score_hybrid(doc, o, set, n, scores, d);
 	case LP_SCORER_BM25:
