@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/mem.h"
 #include "retrieve/hash.h"
@@ -75,13 +76,14 @@ static uint64_t present(const char *text, size_t len, const uint64_t *q, size_t 
 }
 
 enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
+				const struct lp_evidence_src *corpus, size_t n_corpus,
 				const char *question, size_t qlen,
 				struct lp_evidence_sent **out, size_t *n_out,
 				struct lp_diag *d)
 {
 	uint64_t q[64], *masks;
 	size_t n_q = collect(question, qlen, LP_TERMS_STOPWORDS, 1, q, 64), total = 0, k = 0;
-	size_t df[64] = { 0 };
+	size_t df[64] = { 0 }, total_df;
 	struct lp_evidence_sent *s;
 	struct lp_span sp;
 
@@ -97,6 +99,7 @@ enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 		lp_mem_free(masks);
 		return LP_E_NOMEM;
 	}
+	total_df = total;
 	for (size_t i = 0; i < n; i++)
 		for (size_t pos = 0; lp_sentence_next(srcs[i].text, srcs[i].len, &pos, &sp); k++) {
 			s[k].src = i;
@@ -106,13 +109,22 @@ enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 			for (size_t j = 0; j < n_q; j++)
 				df[j] += (masks[k] >> j) & 1;
 		}
+	if (corpus) {
+		memset(df, 0, sizeof(df));
+		for (size_t i = 0; i < n_corpus; i++) {
+			uint64_t m = present(corpus[i].text, corpus[i].len, q, n_q);
+			for (size_t j = 0; j < n_q; j++)
+				df[j] += (m >> j) & 1;
+		}
+		total_df = n_corpus;
+	}
 	for (k = 0; k < total; k++) {
 		s[k].score = srcs[s[k].src].prior;
 		if (!masks[k])
 			continue; /* no question word: nothing to prefer it for */
 		for (size_t j = 0; j < n_q; j++)
 			if ((masks[k] >> j) & 1)
-				s[k].score += log(1.0 + ((double)total - (double)df[j] + 0.5) /
+				s[k].score += log(1.0 + ((double)total_df - (double)df[j] + 0.5) /
 						  ((double)df[j] + 0.5));
 	}
 	lp_mem_free(masks);

@@ -52,14 +52,18 @@ struct lp_evidence_sent {
 /*
  * Cut every source into sentences (sentence.h) and score each by the
  * distinct question terms it holds (English stop words skipped), each
- * weighted by its idf over all those sentences, so a rare question word
- * counts more than one every sentence shares. On success *out (n_out
+ * weighted by its idf, plus its source's prior. The idf counts the units
+ * of corpus[0..n_corpus) that hold the term (the document's chunks, so
+ * that a word common in the document but rare in the few sources, such as
+ * a Chinese bigram of function characters, weighs little); with corpus
+ * NULL it counts the sentences of the sources. On success *out (n_out
  * sentences, every sentence of every source, lp_mem_free, tag scratch) is
  * sorted best first; ties keep the earlier source, then the earlier
  * sentence, so passages given best first break ties by retrieval rank.
  * Returns LP_OK or LP_E_NOMEM.
  */
 enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
+				const struct lp_evidence_src *corpus, size_t n_corpus,
 				const char *question, size_t qlen,
 				struct lp_evidence_sent **out, size_t *n_out,
 				struct lp_diag *d);

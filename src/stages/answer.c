@@ -67,6 +67,13 @@
  * sentence for the quote to count as found. */
 #define LP_ANSWER_QUOTE_MATCH 0.75
 
+/* A sentence's bonus for its chunk's retrieval score, relative to the
+ * best chunk's: at 20 (the idf of a question word is a few units) the
+ * sentences of the best chunk come first unless they share no word with
+ * the question. On 18 questions over three manuals the best-ranked
+ * sentence held the answer 10 times at 20, 9 at 0, 2 and 6. */
+#define LP_ANSWER_CHUNK_PRIOR 20.0
+
 /* Tokens step 1 may write: one sentence and its id. */
 #define QUOTE_TOKENS 96
 
@@ -88,6 +95,9 @@ struct phrasebook {
 	const char *quote_open;  /* the assistant's turn starts with it */
 	const char *reply;       /* system: step 2, answer from the sentence */
 	const char *passages, *question, *text, *summary;
+	/* the Check line: how the quote was found (quote, quote-retry,
+	 * extract, ranked), and what is added when it became the answer */
+	const char *checks[4], *replaced;
 };
 
 static const struct phrasebook english = {
@@ -103,6 +113,12 @@ static const struct phrasebook english = {
 	"You answer the user's question from the text the user gives, in a few words, using "
 	"the text's own words.",
 	"Passages:\n", "Question: ", "Text: ", "Summary of the document:\n",
+	{ "the model's quote was found in the source",
+	  "the model's quote was found in the source on a retry",
+	  "the model's quote was not found in the source; this is the source's best match "
+	  "for the question",
+	  "this is the source's best match for the question" },
+	"; the model's answer did not stand on it, so it is the answer",
 };
 
 static const struct phrasebook chinese = {
@@ -113,6 +129,9 @@ static const struct phrasebook chinese = {
 	"引文：“",
 	"你根据用户给出的文字，用中文简短回答问题，尽量使用原文的词语。",
 	"段落：\n", "问题：", "文字：", "文档摘要：\n",
+	{ "模型给出的引文在原文中找到", "模型给出的引文在重试后于原文中找到",
+	  "模型给出的引文不在原文中；这是原文中与问题最匹配的句子", "这是原文中与问题最匹配的句子" },
+	"；模型的回答不以它为依据，因此以它作答",
 };
 
 struct answer_opts {
@@ -196,6 +215,7 @@ struct job {
 	const struct answer_opts *o;
 	const struct phrasebook *pb;
 	const char *question;
+	struct lp_evidence_src *corpus; /* [doc->n_chunks] every chunk, for idf */
 	size_t *ids;      /* [n_ids] chunk ids given in the prompt, best first */
 	size_t n_ids;
 	struct lp_buf user;
@@ -255,9 +275,9 @@ static struct lp_evidence_src *sources(const struct lp_doc *doc, const size_t *b
 	double top = n ? doc->chunks[best[0]].score : 0;
 
 	for (size_t i = 0; src && i < n; i++) {
-		/* a sentence of a better chunk wins a near tie: the chunk's
-		 * words around it speak for it too */
-		src[i].prior = top > 0 ? 2.0 * doc->chunks[best[i]].score / top : 0;
+		/* a chunk's score over its whole text is a surer sign than a
+		 * sentence's few words: rank by chunk first (see the macro) */
+		src[i].prior = top > 0 ? LP_ANSWER_CHUNK_PRIOR * doc->chunks[best[i]].score / top : 0;
 		src[i].id = best[i];
 		src[i].text = doc->text + doc->chunks[best[i]].off;
 		src[i].len = doc->chunks[best[i]].len;
@@ -311,7 +331,8 @@ static enum lp_status add_sentences(struct job *j, const size_t *best, size_t n,
 	enum lp_status st = src ? LP_OK : LP_E_NOMEM;
 
 	if (!st)
-		st = lp_evidence_rank(src, n, j->question, strlen(j->question), &sent, &n_sent, d);
+		st = lp_evidence_rank(src, n, j->corpus, j->doc->n_chunks, j->question,
+				      strlen(j->question), &sent, &n_sent, d);
 	if (!st && !(picks = lp_mem_alloc(LP_MEM_SCRATCH, (2 * n_sent + 1) * sizeof(*picks), d)))
 		st = LP_E_NOMEM;
 	n_picks = st ? 0 : choose(j, src, sent, n_sent, budget, used, picks);
@@ -550,7 +571,11 @@ static enum lp_status best_sentence(const struct job *j, struct found *f, struct
 	enum lp_status st = src ? LP_OK : LP_E_NOMEM;
 
 	if (!st)
-		st = lp_evidence_rank(src, j->n_ids, j->question, strlen(j->question), &sent, &n, d);
+		st = lp_evidence_rank(src, j->n_ids, j->corpus, j->doc->n_chunks, j->question,
+				      strlen(j->question), &sent, &n, d);
+	for (size_t i = 0; !st && i < n && i < 4; i++)
+		lp_debug("answer: sentence %zu: chunk %zu score %.2f: %.60s", i,
+			 src[sent[i].src].id, sent[i].score, src[sent[i].src].text + sent[i].off);
 	if (!st && n)
 		*f = (struct found){ src[sent[0].src].id,
 				     (size_t)(src[sent[0].src].text - j->doc->text) + sent[0].off,
@@ -711,6 +736,12 @@ static int stands_on(const struct job *j, const char *ans, const struct found *f
 	size_t held = lp_evidence_support(a, len, j->question, strlen(j->question),
 					  j->doc->text + f->off, f->len, &n_terms);
 
+	size_t n_q, echo = lp_evidence_support(a, len, j->question, strlen(j->question),
+					       j->question, strlen(j->question), &n_q);
+
+	/* an answer made of the question's own words says nothing */
+	if (n_q && echo == n_q)
+		return 0;
 	return len && held && held * 2 >= n_terms;
 }
 
@@ -766,24 +797,15 @@ static enum lp_status ranked_quote(struct job *j, struct found *f, struct lp_dia
 	return best_sentence(j, f, d);
 }
 
-static const char *check_line(const char *check, int replaced)
+/* The Check line for `check` (see struct phrasebook), in the doc arena. */
+static const char *check_line(const struct job *j, const char *check, int replaced)
 {
-	static const char *const lines[][2] = {
-		{ "quote", "the model's quote was found in the source" },
-		{ "quote-retry", "the model's quote was found in the source on a retry" },
-		{ "extract", "the model's quote was not found in the source; this is the "
-			     "source's best match for the question" },
-		{ "ranked", "this is the source's best match for the question" },
-	};
-	static char buf[256];
+	static const char *const names[] = { "quote", "quote-retry", "extract", "ranked" };
 
-	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
-		if (!strcmp(check, lines[i][0])) {
-			snprintf(buf, sizeof(buf), "%s%s", lines[i][1],
-				 replaced ? "; the model's answer did not stand on it, so it is "
-					    "the answer" : "");
-			return buf;
-		}
+	for (size_t i = 0; i < 4; i++)
+		if (!strcmp(check, names[i]))
+			return lp_arena_printf(&j->doc->arena, "%s%s", j->pb->checks[i],
+					       replaced ? j->pb->replaced : "");
 	return check;
 }
 
@@ -817,7 +839,7 @@ static enum lp_status run_quote(struct job *j, size_t *cited, struct lp_diag *d)
 	doc->answer_check = lp_arena_printf(&doc->arena, "%s%s", check,
 					    replaced ? "+sentence" : "");
 	st = finish(j, replaced ? doc->text + f.off : ans, replaced ? f.len : strlen(ans),
-		    replaced ? NULL : &f, cited, 1, check_line(check, replaced), d);
+		    replaced ? NULL : &f, cited, 1, check_line(j, check, replaced), d);
 	lp_mem_free(ans);
 	return st;
 }
@@ -843,6 +865,12 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 	cited = lp_arena_alloc(&doc->arena, (2 * doc->n_chunks + 2) * sizeof(size_t));
 	if (!j.ids || !cited)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the prompt");
+	j.corpus = lp_arena_alloc(&doc->arena, (doc->n_chunks + 1) * sizeof(*j.corpus));
+	if (!j.corpus)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the evidence");
+	for (size_t i = 0; i < doc->n_chunks; i++)
+		j.corpus[i] = (struct lp_evidence_src){ i, doc->text + doc->chunks[i].off,
+							doc->chunks[i].len, 0 };
 	lp_buf_init(&j.user);
 	st = o->quote != QUOTE_OFF ? run_quote(&j, cited, d) : run_direct(&j, cited, d);
 	lp_buf_release(&j.user);
