@@ -33,8 +33,7 @@ tests_bench_split_LDADD = $(TEST_LIBS)
 liblpipe_la_SOURCES += \
 	src/text/match.c src/text/match.h \
 	src/text/extractive.c src/text/extractive.h \
-	src/text/keyphrase.c src/text/keyphrase.h \
-	src/text/lang.c src/text/lang.h
+	src/text/keyphrase.c src/text/keyphrase.h
 
 check_PROGRAMS += tests/check_keyphrase
 TESTS += tests/check_keyphrase
