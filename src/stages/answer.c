@@ -30,7 +30,7 @@
  *
  *     60 seconds
  *
- *     Quote: "The default is 60 seconds." [chunk 261]
+ *     Quote: "The default is 60 seconds."
  *     Sources: [chunk 261]
  *
  * Citations. A "[chunk N]" whose N was not given is removed; a cited
@@ -665,9 +665,11 @@ static enum lp_status finish(struct job *j, const char *ans, size_t alen, const 
 	if (j->o->with_summary && doc->summary)
 		lp_buf_addf(&out, "\n\nSummary: %s", doc->summary);
 	if (f && f->len) {
+		/* the chunk is on the Sources line: an id here would pass for
+		 * a citation the model wrote */
 		lp_buf_addf(&out, "%sQuote: \"", sep);
 		add_flat(&out, doc->text + f->off, f->len);
-		lp_buf_addf(&out, "\" [chunk %zu]", f->chunk);
+		lp_buf_adds(&out, "\"");
 		sep = "\n";
 	}
 	if (check) {
