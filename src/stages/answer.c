@@ -271,7 +271,6 @@ static struct lp_evidence_src *sources(const struct lp_doc *doc, const size_t *b
 				       struct lp_diag *d)
 {
 	struct lp_evidence_src *src = lp_mem_alloc(LP_MEM_SCRATCH, (n + 1) * sizeof(*src), d);
-
 	double top = n ? doc->chunks[best[0]].score : 0;
 
 	for (size_t i = 0; src && i < n; i++) {
@@ -775,8 +774,8 @@ static enum lp_status model_quote(struct job *j, struct found *f, const char **c
 		if (f->share >= LP_ANSWER_QUOTE_MATCH)
 			break;
 		*check = "quote-retry";
-		if (j->n_ids <= 1 && j->o->evidence == EVIDENCE_CHUNKS)
-			break; /* nothing left to narrow */
+		if (j->n_ids <= 1)
+			break; /* nothing left to narrow: greedy decoding would repeat itself */
 		max_chunks = j->n_ids > 1 ? j->n_ids / 2 : 1;
 	}
 	lp_mem_free(gen);
