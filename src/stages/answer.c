@@ -201,10 +201,8 @@ static void describe(const void *opts, struct lp_buf *out)
 		    o->max_tokens, context_names[o->context], evidence_names[o->evidence],
 		    o->budget, quote_names[o->quote], o->retries,
 		    language_names[o->language], o->with_summary ? "true" : "false");
-	if (o->prompt) {
-		lp_buf_adds(out, ", prompt: ");
-		lp_cfg_quote(out, o->prompt);
-	}
+	if (o->prompt)
+		lp_stage_describe_prompt(out, o->prompt);
 	lp_buf_adds(out, "}");
 }
 

@@ -104,10 +104,8 @@ static void describe(const void *opts, struct lp_buf *out)
 		lp_buf_addf(out, ", final_tokens: %lld", o->final_tokens);
 	if (o->strategy == STRATEGY_TREE && o->final_join)
 		lp_buf_addf(out, ", final: %s", final_names[o->final_join]);
-	if (o->prompt) {
-		lp_buf_adds(out, ", prompt: ");
-		lp_cfg_quote(out, o->prompt);
-	}
+	if (o->prompt)
+		lp_stage_describe_prompt(out, o->prompt);
 	lp_buf_addc(out, '}');
 }
 
