@@ -616,6 +616,42 @@ START_TEST(test_citation_filter)
 }
 END_TEST
 
+/* A cited chunk must hold a word of the answer beyond the question's; when
+ * none is left the chunks holding the most of them are cited instead. */
+START_TEST(test_citation_check)
+{
+	static const char text[] =
+		"The default is 60 seconds for mail.|Mail is checked by the shell.|"
+		"Every 60 seconds the shell wakes.";
+	struct lp_chunk chunks[3] = { { 0, 35, 0, 0 }, { 36, 29, 0, 0 }, { 66, 33, 0, 0 } };
+	struct lp_doc doc;
+	static const size_t ids[] = { 0, 1, 2 };
+	static const char q[] = "How often is mail checked?";
+	size_t cited[4];
+
+	memset(&doc, 0, sizeof(doc));
+	doc.text = text;
+	doc.len = strlen(text);
+	doc.chunks = chunks;
+	doc.n_chunks = 3;
+	ck_assert_int_eq(strncmp(text + chunks[2].off, "Every", 5), 0);
+	/* 1 holds only question words: dropped; 0 kept */
+	cited[0] = 1;
+	cited[1] = 0;
+	ck_assert_uint_eq(lp_stage_check_citations(&doc, "every 60 seconds", q, ids, 3, cited, 2), 1);
+	ck_assert_uint_eq(cited[0], 0);
+	/* nothing cited: 2 holds all three words, 0 only two */
+	ck_assert_uint_eq(lp_stage_check_citations(&doc, "every 60 seconds", q, ids, 3, cited, 0), 1);
+	ck_assert_uint_eq(cited[0], 2);
+	/* a tie cites both */
+	ck_assert_uint_eq(lp_stage_check_citations(&doc, "60 seconds", q, ids, 3, cited, 0), 2);
+	ck_assert_uint_eq(cited[0], 0);
+	ck_assert_uint_eq(cited[1], 2);
+	/* no chunk holds the answer: nothing is cited */
+	ck_assert_uint_eq(lp_stage_check_citations(&doc, "ninety minutes", q, ids, 3, cited, 0), 0);
+}
+END_TEST
+
 /*
  * Fail each tracked allocation of a short chain run in turn, each in its
  * own process (the allocator reads LPIPE_FAIL_ALLOC once): with on_oom
@@ -848,6 +884,7 @@ static Suite *chain_suite(void)
 	tcase_add_test(t, test_tree_final_join);
 	tcase_add_test(t, test_refine);
 	tcase_add_test(t, test_answer_cites_existing_chunks);
+	tcase_add_test(t, test_citation_check);
 	tcase_add_test(t, test_citation_filter);
 	tcase_add_test(t, test_fault_sweep);
 	tcase_add_test(t, test_shrink_on_budget);

@@ -11,6 +11,7 @@
 #include "core/mem.h"
 #include "core/status.h"
 #include "retrieve/bm25.h"
+#include "retrieve/evidence.h"
 #include "retrieve/terms.h"
 #include "retrieve/topk.h"
 #include "stages/doc.h"
@@ -632,6 +633,124 @@ START_TEST(test_stage_run_errors_and_narrowing)
 }
 END_TEST
 
+/* order: document presents the kept chunks by position; a stage that cuts
+ * to a budget takes lp_doc_best_first, which puts them back by score, so
+ * the cut drops the lowest-scored one (4), not the last one. */
+START_TEST(test_stage_best_first_under_document_order)
+{
+	struct lp_pipeline *p;
+	struct lp_doc doc;
+	struct lp_diag d;
+	size_t n, *best;
+
+	ck_assert_int_eq(run_retrieve("{query: mail check, top_k: 3, order: document}", &doc, &p,
+				      &d), LP_OK);
+	ck_assert_uint_eq(doc.selection[0], 1);
+	ck_assert_uint_eq(doc.selection[2], 4);
+	best = lp_doc_best_first(&doc, &n);
+	ck_assert_ptr_nonnull(best);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(best[0], 3);
+	ck_assert_uint_eq(best[1], 1);
+	ck_assert_uint_eq(best[2], 4);
+	/* the selection itself keeps its order */
+	ck_assert_uint_eq(doc.selection[0], 1);
+	lp_doc_release(&doc);
+	lp_pipeline_free(p);
+}
+END_TEST
+
+static const char mail_chunk[] =
+	"'MAILCHECK'\n     How often (in seconds) that the shell should check for mail in the\n"
+	"     files specified in the 'MAILPATH' or 'MAIL' variables.  The default\n"
+	"     is 60 seconds.  When it is time to check for mail, the shell does\n"
+	"     so before displaying the primary prompt.";
+static const char other_chunk[] =
+	"The return status is zero unless a NAME is not a shell builtin. "
+	"Mail is a program. Nothing else here.";
+
+/* Sentences are ranked by the idf of the question words they hold: the
+ * one naming "often" and "mail" beats those that share only "shell". */
+START_TEST(test_evidence_rank)
+{
+	struct lp_evidence_src src[2] = {
+		{ 7, other_chunk, sizeof(other_chunk) - 1, 0 },
+		{ 3, mail_chunk, sizeof(mail_chunk) - 1, 0 },
+	};
+	static const char q[] = "How often does the shell check for mail?";
+	struct lp_evidence_sent *s;
+	size_t n;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_evidence_rank(src, 2, NULL, 0, q, strlen(q), &s, &n, &d), LP_OK);
+	ck_assert_uint_eq(n, 6);
+	ck_assert_uint_eq(s[0].src, 1);
+	ck_assert_int_eq(strncmp(mail_chunk + s[0].off, "'MAILCHECK'", 11), 0);
+	for (size_t i = 1; i < n; i++)
+		ck_assert(s[i - 1].score >= s[i].score);
+	/* "Nothing else here." holds no question word */
+	ck_assert_double_eq(s[n - 1].score, 0);
+	lp_mem_free(s);
+
+	/* a prior lifts every sentence of its source: the "other" chunk's
+	 * "Mail is a program." now comes before the mail chunk's second */
+	src[0].prior = 10;
+	ck_assert_int_eq(lp_evidence_rank(src, 2, NULL, 0, q, strlen(q), &s, &n, &d), LP_OK);
+	ck_assert_uint_eq(s[0].src, 0);
+	lp_mem_free(s);
+}
+END_TEST
+
+START_TEST(test_evidence_quote_match)
+{
+	struct lp_span sp;
+	const char *t = mail_chunk;
+	size_t len = sizeof(mail_chunk) - 1;
+	static const char zh[] = "tmpfs 是一个临时文件系统。它的文件都保存在虚拟内存中。";
+
+	/* verbatim, up to case and line breaks */
+	ck_assert_double_eq(lp_evidence_quote_match("the default is 60 seconds", 25, t, len, &sp),
+			    1.0);
+	ck_assert_int_eq(strncmp(t + sp.off, "The default", 11), 0);
+	ck_assert_uint_eq(sp.len, strlen("The default\n     is 60 seconds."));
+	/* one word of eight changed: 7/8 */
+	ck_assert_double_eq_tol(lp_evidence_quote_match("When it is time to look for mail,", 33,
+							 t, len, NULL), 7.0 / 8, 1e-9);
+	/* across two sentences */
+	ck_assert_double_eq(lp_evidence_quote_match("variables. The default is 60", 28, t, len,
+						    NULL), 1.0);
+	/* the question echoed back is no quote */
+	ck_assert(lp_evidence_quote_match("The shell looks for new mail unless told otherwise",
+					  50, t, len, NULL) < 0.75);
+	ck_assert_double_eq(lp_evidence_quote_match("", 0, t, len, &sp), 0.0);
+	ck_assert_uint_eq(sp.len, 0);
+	/* Chinese, by character bigrams */
+	ck_assert_double_eq(lp_evidence_quote_match("它的文件都保存在虚拟内存中", 39, zh,
+						    strlen(zh), &sp), 1.0);
+	ck_assert(lp_evidence_quote_match("文件保存在磁盘上", 24, zh, strlen(zh), NULL) < 0.75);
+}
+END_TEST
+
+START_TEST(test_evidence_support)
+{
+	static const char q[] = "How often does the shell check for mail?";
+	size_t n;
+
+	/* "60", "seconds": the question's words do not count */
+	ck_assert_uint_eq(lp_evidence_support("The shell checks mail every 60 seconds.", 39, q,
+					      strlen(q), mail_chunk, strlen(mail_chunk), &n), 2);
+	ck_assert_uint_eq(n, 4); /* checks, every, 60, seconds */
+	ck_assert_uint_eq(lp_evidence_support("Every 60 seconds", 16, q, strlen(q), other_chunk,
+					      strlen(other_chunk), &n), 0);
+	ck_assert_uint_eq(n, 3);
+	/* only question words: they are what is left to look for */
+	ck_assert_uint_eq(lp_evidence_support("The shell does check mail.", 26, q, strlen(q),
+					      other_chunk, strlen(other_chunk), &n), 2);
+	ck_assert_uint_eq(n, 3);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("retrieve");
@@ -664,6 +783,13 @@ int main(void)
 	tcase_add_test(tc, test_stage_run_orders);
 	tcase_add_test(tc, test_stage_uses_retrieval_params);
 	tcase_add_test(tc, test_stage_run_errors_and_narrowing);
+	tcase_add_test(tc, test_stage_best_first_under_document_order);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("evidence");
+	tcase_add_test(tc, test_evidence_rank);
+	tcase_add_test(tc, test_evidence_quote_match);
+	tcase_add_test(tc, test_evidence_support);
 	suite_add_tcase(s, tc);
 
 	sr = srunner_create(s);

@@ -316,6 +316,16 @@ static json_t *memory_json(const struct lp_run_stats *st, int *ok)
 	return o;
 }
 
+/* The chunk ids the answer cites: [] without an answer. */
+static json_t *cited_json(const struct lp_doc *doc, int *ok)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < doc->n_cited; i++)
+		push(a, json_integer((json_int_t)doc->cited[i]), ok);
+	return a;
+}
+
 /* The whole report, keys in the documented order. */
 static json_t *report_object(struct lp_doc *doc, const struct lp_run_stats *st,
 			     const char *result, int *ok)
@@ -334,6 +344,8 @@ static json_t *report_object(struct lp_doc *doc, const struct lp_run_stats *st,
 	put(o, "summary_levels", levels_json(doc, ok), ok);
 	put(o, "summary", str_or_null(doc->summary), ok);
 	put(o, "answer", str_or_null(doc->answer), ok);
+	put(o, "cited", cited_json(doc, ok), ok);
+	put(o, "answer_check", str_or_null(doc->answer_check), ok);
 	put(o, "result", json_string(result), ok);
 	put(o, "verification", verification_json(&doc->verify, ok), ok);
 	put(o, "memory", memory_json(st, ok), ok);

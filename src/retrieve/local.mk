@@ -2,7 +2,8 @@
 liblpipe_la_SOURCES += \
 	src/retrieve/terms.c src/retrieve/terms.h \
 	src/retrieve/bm25.c src/retrieve/bm25.h \
-	src/retrieve/topk.c src/retrieve/topk.h
+	src/retrieve/topk.c src/retrieve/topk.h \
+	src/retrieve/evidence.c src/retrieve/evidence.h
 # The retrieve stage is listed here rather than in src/stages/local.mk so
 # that each stage's line stays in its own module's fragment.
 liblpipe_la_SOURCES += src/stages/retrieve.c

@@ -43,6 +43,28 @@ const size_t *lp_doc_working_set(struct lp_doc *doc, size_t *n)
 	return doc->selection;
 }
 
+size_t *lp_doc_best_first(struct lp_doc *doc, size_t *n)
+{
+	const size_t *set = lp_doc_working_set(doc, n);
+	size_t *out;
+
+	if (!set)
+		return NULL;
+	out = lp_arena_alloc(&doc->arena, (*n + 1) * sizeof(*out));
+	if (!out)
+		return NULL;
+	/* insertion sort: stable, and a working set is a few dozen chunks */
+	for (size_t i = 0; i < *n; i++) {
+		size_t j = i;
+		while (j && doc->chunks[out[j - 1]].score < doc->chunks[set[i]].score) {
+			out[j] = out[j - 1];
+			j--;
+		}
+		out[j] = set[i];
+	}
+	return out;
+}
+
 const char *lp_doc_result(struct lp_doc *doc)
 {
 	struct lp_buf b;

@@ -148,6 +148,11 @@ struct lp_doc {
 	const char *answer;        /* from an answer or generate stage, or NULL */
 	const size_t *cited;       /* [n_cited] chunk ids the answer cites */
 	size_t n_cited;
+	const char *answer_check; /* how the answer stage checked the answer:
+				   * "quote", "quote-retry", "extract" or
+				   * "ranked", with "+sentence" when the quoted
+				   * sentence became the answer; "none" without
+				   * a quote step (answer.c); or NULL */
 	const char *must_keep;     /* set by verify with a rerun request: facts a
 				    * model summary must keep, or NULL */
 	struct lp_rerun rerun;     /* set by a stage, acted on by the runner */
@@ -171,6 +176,16 @@ struct lp_doc {
  * changes the selection).
  */
 const size_t *lp_doc_working_set(struct lp_doc *doc, size_t *n);
+
+/*
+ * The working set best first: by the last scorer's score, ties in
+ * working-set order. A stage that must cut its input to a budget takes
+ * from the front of this list, so the cut drops the lowest-scored chunks
+ * whatever order the selection is presented in (retrieve `order:
+ * document`). Returns an array of *n chunk indices in doc->arena, or NULL
+ * when out of memory.
+ */
+size_t *lp_doc_best_first(struct lp_doc *doc, size_t *n);
 
 /* The final product: answer, else summary, else the selected (or all)
  * chunks joined by blank lines. Owned by the doc; NULL when out of memory. */

@@ -73,6 +73,18 @@ void lp_stage_filter_citations(const char *gen, const size_t *ids, size_t n_ids,
 			       struct lp_buf *out, size_t *cited, size_t *n_cited);
 
 /*
+ * Check an answer's citations: keep the ids of cited[0..n_cited) whose chunk
+ * holds at least one of the answer's content words (retrieve/evidence.h
+ * lp_evidence_support; `answer` without its "[chunk N]" tags), in order.
+ * When none is left, cite instead the chunks of ids[0..n_ids) (those given
+ * to the model) that hold the most of those words, none when no chunk
+ * holds any. Returns the new count; cited[] needs room for n_ids.
+ */
+size_t lp_stage_check_citations(const struct lp_doc *doc, const char *answer,
+				const char *question, const size_t *ids, size_t n_ids,
+				size_t *cited, size_t n_cited);
+
+/*
  * Parse the `prompt` (inline) and `prompt_file` keys of a stage's options
  * (at most one of them): *prompt is the text in c->arena, or NULL when
  * neither is given. A relative prompt_file is read beside the pipeline

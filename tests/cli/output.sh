@@ -50,8 +50,8 @@ import json, sys
 r = json.load(open(sys.argv[1], encoding="utf-8"))
 text = open(sys.argv[2], "rb").read()
 keys = ["lpipe_version", "pipeline", "document", "stages", "chunks", "selected",
-        "summary_levels", "summary", "answer", "result", "verification", "memory",
-        "status", "exit_code"]
+        "summary_levels", "summary", "answer", "cited", "answer_check", "result",
+        "verification", "memory", "status", "exit_code"]
 assert list(r) == keys, list(r)
 assert set(r["pipeline"]) == {"path", "name", "config"}
 assert r["pipeline"]["name"] == "split-only"
@@ -75,6 +75,7 @@ for i, c in enumerate(ch):
 assert text[end:].strip() == b"", "text after the last chunk"
 assert r["selected"] == []
 assert r["verification"] is None and r["summary"] is None and r["answer"] is None
+assert r["cited"] == [] and r["answer_check"] is None
 assert r["status"] == "ok" and r["exit_code"] == 0
 m = r["memory"]
 assert set(m) == {"peak_tracked_bytes", "peak_rss_bytes", "budget_bytes", "by_tag"}

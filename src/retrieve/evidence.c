@@ -1,0 +1,218 @@
+/*
+ * evidence.c - sentence ranking, fuzzy quote matching and citation support
+ * (evidence.h).
+ */
+#include "retrieve/evidence.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/mem.h"
+#include "retrieve/hash.h"
+#include "retrieve/terms.h"
+
+/* Terms of one sentence window the quote matcher compares against. */
+#define WINDOW_TERMS 512
+
+/* Hashes of the terms of text[0..len) into out[0..cap), in order, or only
+ * the first of each when `distinct`. Returns how many were stored. */
+static size_t collect(const char *text, size_t len, unsigned flags, int distinct,
+		      uint64_t *out, size_t cap)
+{
+	struct lp_terms it;
+	const char *t;
+	size_t tl, n = 0;
+
+	lp_terms_init(&it, text, len, flags);
+	while (n < cap && lp_terms_next(&it, &t, &tl)) {
+		uint64_t h = lp_hash_bytes(t, tl, 0x65766964ULL);
+		size_t k = 0;
+		if (distinct)
+			for (k = 0; k < n && out[k] != h; k++)
+				;
+		if (!distinct || k == n)
+			out[n++] = h;
+	}
+	return n;
+}
+
+static int holds(const uint64_t *set, size_t n, uint64_t h)
+{
+	for (size_t i = 0; i < n; i++)
+		if (set[i] == h)
+			return 1;
+	return 0;
+}
+
+static int cmp_sent(const void *a, const void *b)
+{
+	const struct lp_evidence_sent *x = a, *y = b;
+
+	if (x->score != y->score)
+		return x->score < y->score ? 1 : -1;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return (x->off > y->off) - (x->off < y->off);
+}
+
+/* Bit i set when sentence text holds question term q[i] (n_q <= 64). */
+static uint64_t present(const char *text, size_t len, const uint64_t *q, size_t n_q)
+{
+	struct lp_terms it;
+	const char *t;
+	size_t tl;
+	uint64_t mask = 0;
+
+	lp_terms_init(&it, text, len, LP_TERMS_STOPWORDS);
+	while (lp_terms_next(&it, &t, &tl)) {
+		uint64_t h = lp_hash_bytes(t, tl, 0x65766964ULL);
+		for (size_t i = 0; i < n_q; i++)
+			if (q[i] == h)
+				mask |= (uint64_t)1 << i;
+	}
+	return mask;
+}
+
+enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
+				const struct lp_evidence_src *corpus, size_t n_corpus,
+				const char *question, size_t qlen,
+				struct lp_evidence_sent **out, size_t *n_out,
+				struct lp_diag *d)
+{
+	uint64_t q[64], *masks;
+	size_t n_q = collect(question, qlen, LP_TERMS_STOPWORDS, 1, q, 64), total = 0, k = 0;
+	size_t df[64] = { 0 }, total_df;
+	struct lp_evidence_sent *s;
+	struct lp_span sp;
+
+	*out = NULL;
+	*n_out = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t pos = 0; lp_sentence_next(srcs[i].text, srcs[i].len, &pos, &sp);)
+			total++;
+	s = lp_mem_alloc(LP_MEM_SCRATCH, (total ? total : 1) * sizeof(*s), d);
+	masks = lp_mem_alloc(LP_MEM_SCRATCH, (total ? total : 1) * sizeof(*masks), d);
+	if (!s || !masks) {
+		lp_mem_free(s);
+		lp_mem_free(masks);
+		return LP_E_NOMEM;
+	}
+	total_df = total;
+	for (size_t i = 0; i < n; i++)
+		for (size_t pos = 0; lp_sentence_next(srcs[i].text, srcs[i].len, &pos, &sp); k++) {
+			s[k].src = i;
+			s[k].off = sp.off;
+			s[k].len = sp.len;
+			masks[k] = present(srcs[i].text + sp.off, sp.len, q, n_q);
+			for (size_t j = 0; j < n_q; j++)
+				df[j] += (masks[k] >> j) & 1;
+		}
+	if (corpus) {
+		memset(df, 0, sizeof(df));
+		for (size_t i = 0; i < n_corpus; i++) {
+			uint64_t m = present(corpus[i].text, corpus[i].len, q, n_q);
+			for (size_t j = 0; j < n_q; j++)
+				df[j] += (m >> j) & 1;
+		}
+		total_df = n_corpus;
+	}
+	for (k = 0; k < total; k++) {
+		s[k].score = srcs[s[k].src].prior;
+		if (!masks[k])
+			continue; /* no question word: nothing to prefer it for */
+		for (size_t j = 0; j < n_q; j++)
+			if ((masks[k] >> j) & 1)
+				s[k].score += log(1.0 + ((double)total_df - (double)df[j] + 0.5) /
+						  ((double)df[j] + 0.5));
+	}
+	lp_mem_free(masks);
+	qsort(s, total, sizeof(*s), cmp_sent);
+	*out = s;
+	*n_out = total;
+	return LP_OK;
+}
+
+/* Longest common subsequence of a[0..m) and b[0..n), m <= LP_EVIDENCE_MAX_TERMS. */
+static size_t lcs(const uint64_t *a, size_t m, const uint64_t *b, size_t n)
+{
+	uint16_t row[LP_EVIDENCE_MAX_TERMS + 1] = { 0 };
+
+	for (size_t j = 0; j < n; j++) {
+		uint16_t diag = 0;
+		for (size_t i = 1; i <= m; i++) {
+			uint16_t up = row[i];
+			row[i] = a[i - 1] == b[j] ? (uint16_t)(diag + 1)
+						  : (row[i] > row[i - 1] ? row[i] : row[i - 1]);
+			diag = up;
+		}
+	}
+	return row[m];
+}
+
+double lp_evidence_quote_match(const char *quote, size_t qlen, const char *text, size_t len,
+			       struct lp_span *span)
+{
+	uint64_t q[LP_EVIDENCE_MAX_TERMS], w[WINDOW_TERMS];
+	size_t m = collect(quote, qlen, 0, 0, q, LP_EVIDENCE_MAX_TERMS), best = 0, pos = 0;
+	struct lp_span prev = { 0, 0 }, cur, win;
+	int have_prev = 0;
+
+	if (span)
+		span->off = span->len = 0;
+	if (m == 0)
+		return 0.0;
+	while (best < m && lp_sentence_next(text, len, &pos, &cur)) {
+		for (int two = 0; two <= have_prev && best < m; two++) {
+			size_t n, l;
+			win.off = two ? prev.off : cur.off;
+			win.len = cur.off + cur.len - win.off;
+			n = collect(text + win.off, win.len, 0, 0, w, WINDOW_TERMS);
+			l = lcs(q, m, w, n);
+			/* a longer window must earn its place: strictly better */
+			if (l > best) {
+				best = l;
+				if (span)
+					*span = win;
+			}
+		}
+		prev = cur;
+		have_prev = 1;
+	}
+	return (double)best / (double)m;
+}
+
+size_t lp_evidence_support(const char *answer, size_t alen, const char *question,
+			   size_t qlen, const char *text, size_t len, size_t *n_terms)
+{
+	uint64_t a[LP_EVIDENCE_MAX_TERMS], q[LP_EVIDENCE_MAX_TERMS], c[LP_EVIDENCE_MAX_TERMS];
+	size_t n_a = collect(answer, alen, LP_TERMS_STOPWORDS, 1, a, LP_EVIDENCE_MAX_TERMS);
+	size_t n_q = collect(question, qlen, LP_TERMS_STOPWORDS, 1, q, LP_EVIDENCE_MAX_TERMS);
+	size_t n_c = 0, found = 0;
+	unsigned char seen[LP_EVIDENCE_MAX_TERMS] = { 0 };
+	struct lp_terms it;
+	const char *t;
+	size_t tl;
+
+	for (size_t i = 0; i < n_a; i++)
+		if (!holds(q, n_q, a[i]))
+			c[n_c++] = a[i];
+	if (n_c == 0) {
+		for (size_t i = 0; i < n_a; i++)
+			c[i] = a[i];
+		n_c = n_a;
+	}
+	if (n_terms)
+		*n_terms = n_c;
+	lp_terms_init(&it, text, len, LP_TERMS_STOPWORDS);
+	while (found < n_c && lp_terms_next(&it, &t, &tl)) {
+		uint64_t h = lp_hash_bytes(t, tl, 0x65766964ULL);
+		for (size_t i = 0; i < n_c; i++)
+			if (!seen[i] && c[i] == h) {
+				seen[i] = 1;
+				found++;
+			}
+	}
+	return found;
+}

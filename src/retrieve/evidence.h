@@ -1,0 +1,92 @@
+/*
+ * evidence.h - the sentences that answer a question, and checks that an
+ * answer stands on them.
+ *
+ * A small model answers well from a few hundred tokens that hold the
+ * answer and badly from two thousand that bury it, and it cannot be
+ * trusted to quote or cite. These functions do that part of the job
+ * without the model:
+ *
+ *  - lp_evidence_rank scores every sentence of the retrieved passages
+ *    against the question, so the answer stage can give the model only
+ *    the best ones (with the id of the passage each came from);
+ *  - lp_evidence_quote_match decides whether a sentence the model says it
+ *    quoted really occurs in a passage, allowing for small slips;
+ *  - lp_evidence_support counts the answer's content words a passage
+ *    holds, to check a citation or to find the passage to cite.
+ *
+ * Words are retrieval terms (terms.h): lower-case runs of letters and
+ * digits, CJK text as overlapping character bigrams, so the same code
+ * serves English and Chinese. Nothing here allocates except
+ * lp_evidence_rank's result; term lists are capped (LP_EVIDENCE_MAX_TERMS)
+ * and a longer text is judged on its first terms.
+ */
+#ifndef LP_RETRIEVE_EVIDENCE_H
+#define LP_RETRIEVE_EVIDENCE_H
+
+#include <stddef.h>
+
+#include "core/status.h"
+#include "text/sentence.h"
+
+/* Terms of a quote, an answer or a question that the checks look at. */
+#define LP_EVIDENCE_MAX_TERMS 128
+
+/* A passage: the id to cite it by and its text. */
+struct lp_evidence_src {
+	size_t id;
+	const char *text;
+	size_t len;   /* bytes */
+	double prior; /* added to the score of each of its sentences: how
+		       * good the whole passage is (0: all alike) */
+};
+
+/* A sentence of srcs[src], bytes [off, off + len) of its text. */
+struct lp_evidence_sent {
+	size_t src;
+	size_t off, len;
+	double score;  /* its source's prior plus the idf of the question terms
+			* it holds */
+};
+
+/*
+ * Cut every source into sentences (sentence.h) and score each by the
+ * distinct question terms it holds (English stop words skipped), each
+ * weighted by its idf, plus its source's prior. The idf counts the units
+ * of corpus[0..n_corpus) that hold the term (the document's chunks, so
+ * that a word common in the document but rare in the few sources, such as
+ * a Chinese bigram of function characters, weighs little); with corpus
+ * NULL it counts the sentences of the sources. On success *out (n_out
+ * sentences, every sentence of every source, lp_mem_free, tag scratch) is
+ * sorted best first; ties keep the earlier source, then the earlier
+ * sentence, so passages given best first break ties by retrieval rank.
+ * Returns LP_OK or LP_E_NOMEM.
+ */
+enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
+				const struct lp_evidence_src *corpus, size_t n_corpus,
+				const char *question, size_t qlen,
+				struct lp_evidence_sent **out, size_t *n_out,
+				struct lp_diag *d);
+
+/*
+ * How well `quote` occurs in text[0..len): the largest share of the
+ * quote's terms that a window of one or two consecutive sentences of the
+ * text holds in the same order (longest common subsequence over terms), in
+ * [0, 1]. *span (may be NULL) gets that window. 0 when the quote has no
+ * terms. A verbatim quote scores 1; a dropped or changed word here and
+ * there costs its share.
+ */
+double lp_evidence_quote_match(const char *quote, size_t qlen, const char *text, size_t len,
+			       struct lp_span *span);
+
+/*
+ * How many of the answer's content terms text[0..len) holds. Content terms
+ * are the distinct terms of the answer that are not stop words and not
+ * terms of the question (the question's own words say nothing about where
+ * the answer is), unless that leaves none, when the question's are kept.
+ * *n_terms (may be NULL) gets their number.
+ */
+size_t lp_evidence_support(const char *answer, size_t alen, const char *question,
+			   size_t qlen, const char *text, size_t len, size_t *n_terms);
+
+#endif

@@ -1,0 +1,77 @@
+#!/bin/sh
+# answer.sh - the answer stage's checks from the command line, on the tiny
+# random model (tests/tools/gen_chat_model): whatever the model writes, the
+# output says how the answer was checked, quotes the source as it is, cites
+# only chunks that were given, and speaks the document's language.
+. "$top_srcdir/tests/cli/lib.sh"
+
+MODEL=$WORK/tiny.gguf
+"$top_builddir/tests/tools/gen_chat_model" "$MODEL" || { fail "write the tiny model"; finish; }
+export LPIPE_MODEL="$MODEL"
+DOC=$WORK/mail.txt
+cat >"$DOC" <<'TXT'
+The shell reads its startup files when it starts.
+
+How often the shell checks for mail is set by MAILCHECK. The default is 60 seconds.
+
+Tilde expansion replaces a leading tilde with the home directory.
+TXT
+P=$(pipeline qa <<'YAML'
+version: 1
+model: {context: 1024}
+retrieval: {scorer: bm25}
+stages:
+  - split: {unit: tokens, size: 24, overlap: 0, boundary: sentence}
+  - retrieve: {query: "${question}", top_k: 3, order: document}
+  - answer: {question: "${question}", max_tokens: 16, context: chunks, quote: ranked}
+YAML
+)
+Q="How often does the shell check for mail?"
+
+# ranked: the best-matching sentence is quoted verbatim, with the one after it
+lp run "$P" "$DOC" -q "$Q" --format json
+expect "quote: ranked runs" 0
+expect_out "the check names the ranked sentence" '"answer_check": "ranked'
+if python3 - "$OUT" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1], encoding="utf-8"))
+a = r["answer"]
+quote = [l for l in a.split("\n") if l.startswith("Quote: ")]
+assert quote == ['Quote: "How often the shell checks for mail is set by MAILCHECK. '
+                 'The default is 60 seconds."'], quote
+assert len(r["cited"]) == 1, r["cited"]
+assert a.endswith("\nSources: [chunk %d]" % r["cited"][0]), a
+assert r["cited"][0] in [s["id"] for s in r["selected"]]
+PY
+then ok "the quote is the source's sentence, its chunk the one source"; else
+	fail "quote or sources wrong"; fi
+
+# model: the model's quote is looked for in the source; whether found or
+# replaced, the Quote line holds the source's own words
+lp run "$P" "$DOC" -q "$Q" --set stages.answer.quote=model
+expect "quote: model runs" 0
+quote=$(sed -n 's/^Quote: "\(.*\)"$/\1/p' "$OUT")
+[ -n "$quote" ] && grep -qF -- "$quote" "$DOC" && ok "the quote is in the source" ||
+	fail "the quote '$quote' is not in the source"
+grep -q "^Check: the model's quote was" "$OUT" && ok "the check line names the model's quote" ||
+	fail "no check line for the model's quote"
+
+# off: one step; citations all name chunks that were given
+lp run "$P" "$DOC" -q "$Q" --set stages.answer.quote=off --format json
+expect "quote: off runs" 0
+expect_out "no quote step, a Sources line" '"answer_check": "none"' 'Sources: [chunk'
+
+# the document's language: a Chinese document gets the Chinese check line
+ZH=$WORK/zh.txt
+printf 'tmpfs 是一个临时文件系统。它的文件都保存在虚拟内存中。\n\n这里讲别的事情。\n' >"$ZH"
+lp run "$P" "$ZH" -q "tmpfs 把文件存放在哪里？"
+expect "a Chinese document" 0
+expect_out "the check line is in Chinese" 'Check: 这是原文中与问题最匹配的句子'
+
+# bad keys are caught when the pipeline loads
+lp check "$P" --set stages.answer.quote=maybe
+expect "an unknown quote mode is a config error" 2 "quote"
+lp check "$P" --set stages.answer.budget=8
+expect "a budget under 32 tokens is refused" 2 "'budget' must be 0 (what fits) or at least 32"
+
+finish
