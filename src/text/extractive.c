@@ -437,6 +437,8 @@ static enum lp_status choose(const char *text, const struct lp_span *spans,
 			break;
 		if (o->max_words && used + words[i] > o->max_words)
 			continue;
+		if (o->accept && !o->accept(text + spans[i].off, spans[i].len))
+			continue;
 		if (limited) {
 			if ((st = sentence_terms(&kept, text, spans[i], d)))
 				break;

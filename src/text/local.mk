@@ -32,7 +32,8 @@ tests_bench_split_LDADD = $(TEST_LIBS)
 liblpipe_la_SOURCES += \
 	src/text/match.c src/text/match.h \
 	src/text/extractive.c src/text/extractive.h \
-	src/text/keyphrase.c src/text/keyphrase.h
+	src/text/keyphrase.c src/text/keyphrase.h \
+	src/text/points.c src/text/points.h
 
 check_PROGRAMS += tests/check_keyphrase
 TESTS += tests/check_keyphrase
