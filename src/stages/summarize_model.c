@@ -922,9 +922,11 @@ static int cmp_ranked(const void *a, const void *b)
 
 /* map: compress, first half - the `points` most central prose sentences
  * of text[0..len) (lp_points_is_prose), one per line in cands in document
- * order; ranks[j] is line j's rank by centrality (0: best). They are
+ * order; ranks[j] is line j's rank by centrality (0: best). With `lead`
+ * (the document's first chunk) the first prose sentence ranks first: the
+ * opening of a document usually says what it is about. The points are
  * shortened once selected (shorten_point). */
-static enum lp_status map_central(struct run *r, const char *text, size_t len,
+static enum lp_status map_central(struct run *r, const char *text, size_t len, int lead,
 				  struct lp_buf *cands, size_t *ranks, struct lp_diag *d)
 {
 	struct lp_span *spans = NULL, sp;
@@ -955,6 +957,16 @@ static enum lp_status map_central(struct run *r, const char *text, size_t len,
 		order[i] = (struct ranked){ scores[i], i };
 	if (!st && n)
 		qsort(order, n, sizeof(*order), cmp_ranked);
+	for (size_t k = 0; !st && lead && k < n; k++)
+		if (lp_points_is_prose(text + spans[k].off, spans[k].len)) {
+			for (size_t j = 0; j < n; j++) /* the lead sentence ranks first */
+				if (order[j].i == k) {
+					memmove(order + 1, order, j * sizeof(*order));
+					order[0] = (struct ranked){ 0, k };
+					break;
+				}
+			break;
+		}
 	for (size_t k = 0; !st && k < n && taken < r->o->points; k++) {
 		const struct lp_span *x = &spans[order[k].i];
 		if (lp_points_is_prose(text + x->off, x->len))
@@ -1058,7 +1070,7 @@ static enum lp_status chunk_points(struct run *r, struct points *ps, size_t inpu
 	if (!st)
 		st = r->o->map == LP_SUMMARIZE_MAP_POINTS ?
 		     map_points(r, label, text, len, &cands, d) :
-		     map_central(r, raw, raw_len, &cands, ranks, d);
+		     map_central(r, raw, raw_len, input == 0, &cands, ranks, d);
 	n_spans = st ? 0 : lp_points_parse(cands.data ? cands.data : "", cands.len, spans, POINTS_MAX);
 	for (size_t i = 0; i < n_spans && !st && rank < r->o->points; i++) {
 		int added;
@@ -1094,6 +1106,42 @@ static enum lp_status chunk_points(struct run *r, struct points *ps, size_t inpu
 	return st;
 }
 
+/*
+ * Score every point by its centrality among all the points of the
+ * document (lp_extractive_rank, scaled so that the mean is 1), keeping
+ * the in-chunk part of the score (keyphrases, rank) as a tie-breaker: the
+ * point a run of chunks keeps is the one most like the rest of the
+ * document, so the summary speaks of what the document keeps coming back
+ * to rather than of one table.
+ */
+static enum lp_status rescore_points(struct points *ps, int lead, struct lp_diag *d)
+{
+	struct lp_point *pts = (struct lp_point *)ps->pts.data;
+	const char **texts = (const char **)ps->texts.data;
+	struct lp_span *spans = lp_mem_alloc(LP_MEM_SCRATCH, (ps->n + 1) * sizeof(*spans), d);
+	double *c = lp_mem_alloc(LP_MEM_SCRATCH, (ps->n + 1) * sizeof(*c), d);
+	struct lp_buf b;
+	enum lp_status st = spans && c ? LP_OK : LP_E_NOMEM;
+
+	lp_buf_init(&b);
+	for (size_t i = 0; i < ps->n && !st; i++) {
+		spans[i].off = b.len;
+		spans[i].len = strlen(texts[i]);
+		if (lp_buf_adds(&b, texts[i]) || lp_buf_adds(&b, "\n\n"))
+			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory ranking points");
+	}
+	if (!st && ps->n)
+		st = lp_extractive_rank(b.data, spans, ps->n, c, d);
+	for (size_t i = 0; i < ps->n && !st; i++)
+		pts[i].score = (double)ps->n * c[i] + 0.5 * (pts[i].score - 1);
+	if (!st && lead && ps->n && !pts[0].input && !pts[0].rank) /* the lead is kept */
+		pts[0].score += (double)ps->n;
+	lp_buf_release(&b);
+	lp_mem_free(spans);
+	lp_mem_free(c);
+	return st;
+}
+
 /* The last level: the points lp_points_select keeps within final_tokens,
  * as a list in document order. */
 static enum lp_status select_points(struct run *r, const struct points *ps,
@@ -1108,6 +1156,10 @@ static enum lp_status select_points(struct run *r, const struct points *ps,
 
 	if (!keep)
 		return LP_E_NOMEM;
+	if ((st = rescore_points((struct points *)ps, r->o->map == LP_SUMMARIZE_MAP_COMPRESS, d))) {
+		lp_mem_free(keep);
+		return st;
+	}
 	kept = lp_points_select((const struct lp_point *)ps->pts.data, ps->n, r->final_tokens, keep);
 	r->level = l;
 	lp_buf_init(&b);

@@ -35,6 +35,12 @@ liblpipe_la_SOURCES += \
 	src/text/keyphrase.c src/text/keyphrase.h \
 	src/text/points.c src/text/points.h
 
+check_PROGRAMS += tests/check_points
+TESTS += tests/check_points
+tests_check_points_SOURCES = tests/check_points.c
+tests_check_points_CFLAGS = $(TEST_CFLAGS)
+tests_check_points_LDADD = $(TEST_LIBS)
+
 check_PROGRAMS += tests/check_keyphrase
 TESTS += tests/check_keyphrase
 tests_check_keyphrase_SOURCES = tests/check_keyphrase.c

@@ -343,6 +343,28 @@ static int ends_sentence(const char *s, size_t len)
 	return 0;
 }
 
+/* Bytes of s[0..len) inside "..." or “...” (a cross-reference such as
+ * 'See Section 3.5, “System management”' is mostly titles). */
+static size_t quoted_bytes(const char *s, size_t len)
+{
+	size_t in = 0, open = 0, ascii = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '"') {
+			ascii = !ascii;
+		} else if (len - i >= 3 && !memcmp(s + i, "\xe2\x80\x9c", 3)) {
+			open = 1;
+			i += 2;
+		} else if (len - i >= 3 && !memcmp(s + i, "\xe2\x80\x9d", 3)) {
+			open = 0;
+			i += 2;
+		} else {
+			in += ascii || open;
+		}
+	}
+	return in;
+}
+
 int lp_points_is_prose(const char *s, size_t len)
 {
 	size_t a = 0, i = 0, bars = 0, letters = 0, ink = 0, words = 0, cjk = 0, pos = 0;
@@ -367,7 +389,7 @@ int lp_points_is_prose(const char *s, size_t len)
 		cjk += t.kind == LP_TOKEN_CJK;
 	}
 	return bars <= 1 && letters * 10 >= ink * 6 && (words >= 6 || cjk >= 12) &&
-	       ends_sentence(s, len);
+	       quoted_bytes(s + a, len - a) * 3 <= len - a && ends_sentence(s, len);
 }
 
 /* Is token t of s a negation? */
@@ -487,7 +509,8 @@ size_t lp_points_select(const struct lp_point *pts, size_t n, size_t budget,
 		}
 	}
 	/* groups of `per` consecutive inputs, one point each */
-	room = budget / (rank0 / (n_rank0 ? n_rank0 : 1) + 1);
+	per = (rank0 + n_rank0 - 1) / (n_rank0 ? n_rank0 : 1); /* average cost */
+	room = budget / (per ? per : 1);
 	room = room ? room : 1;
 	per = (n_inputs + room - 1) / room;
 	while (a < n) {

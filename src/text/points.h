@@ -68,8 +68,10 @@ enum lp_status lp_points_check(struct lp_match *src, const char *s, size_t len,
  * characters), ends with . ! ? or a CJK terminator (closing quotes and
  * brackets aside), does not open with a section number ("1.2.3. "), a
  * shell prompt or a list or table mark (# $ % > | * +), holds at most one
- * '|' and is mostly letters. Headings, table rows and command lines are
- * not: a model reading them invents what they stand for.
+ * '|', is mostly letters and at most a third quoted ("..." or “...”).
+ * Headings, table rows, command lines and cross-references ('See Section
+ * 3.5, “System management”') are not: a model reading them invents what
+ * they stand for, and a reader learns nothing from them.
  */
 int lp_points_is_prose(const char *s, size_t len);
 
