@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "core/utf8.h"
 #include "text/document.h"
+#include "text/lang.h"
 #include "text/sentence.h"
 #include "text/split.h"
 
@@ -742,6 +743,35 @@ START_TEST(test_split_memory_is_per_chunk)
 }
 END_TEST
 
+START_TEST(test_lang_script)
+{
+	const char *en = "Use apt-get install to add a package.";
+	/* A Chinese manual line quoting a long command: still Chinese. */
+	const char *zh = "\xe4\xbd\xbf\xe7\x94\xa8 apt-get install package-name "
+			 "\xe5\xae\x89\xe8\xa3\x85\xe8\xbd\xaf\xe4\xbb\xb6\xe5\x8c\x85";
+	/* Greek letters only. */
+	const char *el = "\xce\xb1\xce\xb2\xce\xb3 \xce\xb4\xce\xb5";
+	/* Three Latin letters per Han one: Han is 1/4 of letters, still Han. */
+	const char *edge = "abc\xe4\xb8\xad";
+	/* Nine Latin letters per Han one: English with a quoted character. */
+	const char *mostly_en = "abcdefghi\xe4\xb8\xad";
+
+	ck_assert_int_eq(lp_lang_script(en, strlen(en)), LP_SCRIPT_LATIN);
+	ck_assert_int_eq(lp_lang_script(zh, strlen(zh)), LP_SCRIPT_HAN);
+	ck_assert_int_eq(lp_lang_script(el, strlen(el)), LP_SCRIPT_OTHER);
+	ck_assert_int_eq(lp_lang_script(edge, strlen(edge)), LP_SCRIPT_HAN);
+	ck_assert_int_eq(lp_lang_script(mostly_en, strlen(mostly_en)), LP_SCRIPT_LATIN);
+	ck_assert_int_eq(lp_lang_script("", 0), LP_SCRIPT_LATIN);
+	ck_assert_int_eq(lp_lang_script("12 -- 34", 8), LP_SCRIPT_LATIN);
+	/* Cut inside a multi-byte sequence and invalid bytes: no overread. */
+	ck_assert_int_eq(lp_lang_script(zh, 4), LP_SCRIPT_HAN);
+	ck_assert_int_eq(lp_lang_script("\xff\xfe\xe4", 3), LP_SCRIPT_LATIN);
+	ck_assert_str_eq(lp_lang_tag(LP_SCRIPT_HAN), "zh");
+	ck_assert_str_eq(lp_lang_tag(LP_SCRIPT_LATIN), "en");
+	ck_assert_str_eq(lp_lang_tag(LP_SCRIPT_OTHER), "und");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("text");
@@ -757,6 +787,7 @@ int main(void)
 	tcase_add_test(tc, test_sentence_cjk);
 	tcase_add_test(tc, test_sentence_invalid_bytes_terminate);
 	tcase_add_test(tc, test_sentence_linear_on_long_line);
+	tcase_add_test(tc, test_lang_script);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("document");
 	tcase_set_timeout(tc, 60);

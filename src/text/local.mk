@@ -2,7 +2,8 @@
 liblpipe_la_SOURCES += \
 	src/text/document.c src/text/document.h \
 	src/text/sentence.c src/text/sentence.h \
-	src/text/split.c src/text/split.h
+	src/text/split.c src/text/split.h \
+	src/text/lang.c src/text/lang.h
 
 check_PROGRAMS += tests/check_text
 TESTS += tests/check_text
