@@ -64,6 +64,7 @@
 #include "stages/stage.h"
 #include "text/extractive.h"
 #include "text/keyphrase.h"
+#include "text/lang.h"
 #include "text/match.h"
 #include "text/points.h"
 
@@ -777,8 +778,11 @@ static enum lp_status run_tree(struct run *r, const size_t *set, size_t n, struc
  * the items of the model's list (points), or the chunk's most central
  * sentences, each shortened by the model when it is long (compress). A
  * candidate loses its meta-talk sentences and, with grounded, is dropped
- * when one of its facts does not occur in the chunk; a chunk left with
- * none keeps its most central sentence, so every chunk has a point. The
+ * when one of its facts does not occur in the chunk, or when it is not
+ * made of the chunk's words (points: fewer than POINT_MIN_SUPPORT of its
+ * content words occur in the chunk, or it is no shortened form of one of
+ * the sentences the model read, lp_points_faithful); a chunk left with
+ * none keeps its most central prose sentence, when it has one. The
  * level above is no model step: lp_points_select keeps, under
  * final_tokens, one point per chunk (or per run of chunks) before a
  * second, and the result lists them in document order. A small model
@@ -1088,8 +1092,9 @@ static enum lp_status chunk_points(struct run *r, struct points *ps, size_t inpu
 		size_t best_len;
 		int added = 0;
 		if (!(st = lp_extractive_summarize(text, len, &eo, &best, &best_len, d))) {
-			st = add_candidate(r, ps, &chunk, kp, n_kp, input, 0, best, best_len,
-					   NULL, 0, &added, d);
+			if (lp_points_is_prose(best, best_len))
+				st = add_candidate(r, ps, &chunk, kp, n_kp, input, 0, best,
+						   best_len, NULL, 0, &added, d);
 			lp_mem_free(best);
 		}
 	}
@@ -1308,19 +1313,12 @@ static const char *levels_note(struct lp_doc *doc, const char *what)
 	return s;
 }
 
-/* The prompts for the document: Chinese when CJK letters outnumber the
- * other words of its first LANG_SAMPLE bytes, else English. */
-#define LANG_SAMPLE ((size_t)32 << 10)
+/* The prompts for the document's script (lp_lang_script): Chinese for
+ * Han, English for any other. */
 static const struct prompts *language_of(const struct lp_doc *doc)
 {
-	size_t len = doc->len < LANG_SAMPLE ? doc->len : LANG_SAMPLE, pos = 0, cjk = 0, words = 0;
-	struct lp_token t;
-
-	while (doc->text && lp_match_token_next(doc->text, len, &pos, &t)) {
-		cjk += t.kind == LP_TOKEN_CJK;
-		words += t.kind == LP_TOKEN_WORD;
-	}
-	return cjk > words ? &prompts_zh : &prompts_en;
+	return doc->text && lp_lang_script(doc->text, doc->len) == LP_SCRIPT_HAN ? &prompts_zh
+										  : &prompts_en;
 }
 
 enum lp_status lp_summarize_model_run(struct lp_doc *doc,
