@@ -6,3 +6,9 @@
 #   tests_fuzz_fuzz_NAME_SOURCES = tests/fuzz/fuzz_NAME.c tests/fuzz/standalone.c
 #   tests_fuzz_fuzz_NAME_LDADD = $(TEST_LIBS)
 EXTRA_DIST += tests/fuzz/standalone.c tests/fuzz/corpus
+
+# The quality metrics of scripts/eval-quality and bench/e2e, and the data
+# of data/eval (checked only where the sample documents are at hand).
+TESTS += tests/cli/quality.sh
+EXTRA_DIST += tests/cli/quality.sh tests/quality_metrics_test.py \
+	scripts/eval-quality scripts/quality_metrics.py

@@ -1,0 +1,40 @@
+#!/bin/sh
+# quality.sh - the metrics of scripts/quality_metrics.py on hand-made
+# strings (tests/quality_metrics_test.py), and the evaluation data of
+# data/eval holds (every answer and evidence in its document, every
+# keyphrase in its excerpt: scripts/eval-quality --check).
+. "$top_srcdir/tests/cli/lib.sh"
+
+if ! command -v python3 >/dev/null 2>&1; then
+	echo "skip - no python3"
+	exit 77
+fi
+
+if python3 "$top_srcdir/tests/quality_metrics_test.py" >"$OUT" 2>&1; then
+	ok "quality metrics unit tests"
+else
+	fail "quality metrics unit tests"
+	sed 's/^/  /' "$OUT" | tail -20
+fi
+
+if [ ! -f "$top_srcdir/data/eval/qa.tsv" ]; then
+	ok "no data/eval here (a distribution): its check skipped"
+elif (cd "$top_srcdir" && python3 scripts/eval-quality --check) >"$OUT" 2>"$ERR"; then
+	ok "the evaluation data holds"
+else
+	fail "the evaluation data holds"
+	sed 's/^/  stderr: /' "$ERR" | head -10
+fi
+
+# A broken row is refused (in a copy of the scripts and excerpts): an answer that is not in its document.
+mkdir -p "$WORK/tree/scripts" "$WORK/tree/data/eval"
+cp "$top_srcdir/scripts/eval-quality" "$top_srcdir/scripts/quality_metrics.py" "$WORK/tree/scripts/"
+mkdir -p "$WORK/tree/data/eval/docs" "$WORK/tree/data/eval/keyphrases"
+printf 'x\n' >"$WORK/tree/data/doc.en.txt"
+printf 'doc\tlang\tquestion\tanswer\tvariants\tevidence\ndata/doc.en.txt\ten\tq?\tnot there\t\tx\n' \
+	>"$WORK/tree/data/eval/qa.tsv"
+rc=0
+(cd "$WORK/tree" && python3 scripts/eval-quality --check) >"$OUT" 2>"$ERR" || rc=$?
+expect "a row whose answer is not in its document is refused" 2 "answer 'not there' is not in"
+
+finish
