@@ -144,6 +144,8 @@ START_TEST(test_prose)
 		"# adduser fish creates the account fish for training.",
 		"* apt-get(8) for calling Debian package management.",
 		"Use it now.", "---- ==== ---- ==== ---- ==== ---- ==== ----.",
+		"bash [long-opt] [-ir] [-abefhkmnptuvxdBCDHP] [-o OPTION] [ARGUMENT ...] When "
+		"the shell is not interactive, the files are read.",
 		"See Section 3.5, \xe2\x80\x9cSystem management\xe2\x80\x9d, and Section 5.6, "
 		"\xe2\x80\x9cNetfilter infrastructure\xe2\x80\x9d.",
 		"Read \"The shell prompt under GUI\" and \"The root shell prompt\" first.", NULL};
@@ -160,6 +162,7 @@ START_TEST(test_faithful)
 {
 	const char *o = "For a single user workstation it is common to configure sudo(8) so "
 			"that the user gains administrative privilege without the root password.";
+	const char *c = "If the file exists, Bash reads it.";
 	static const char *const yes[] = {
 		"It is common to configure sudo(8) so the user gains administrative privilege "
 		"without the root password.",
@@ -170,6 +173,11 @@ START_TEST(test_faithful)
 		"The root password gives the user administrative privilege with sudo(8).",
 		"It is common to configure sudo(8) so the user gains privilege with the default "
 		"root password.",
+		/* one word changed */
+		"It is common to configure sudo(8) so the user gets administrative privilege "
+		"without the root password.",
+		/* "without" dropped with the rest */
+		"It is common to configure sudo(8).",
 		/* the negation dropped */
 		"It is common to configure sudo(8) so that the user gains administrative "
 		"privilege the root password.",
@@ -180,6 +188,8 @@ START_TEST(test_faithful)
 	for (size_t i = 0; no[i]; i++)
 		ck_assert_msg(!lp_points_faithful(no[i], strlen(no[i]), o, strlen(o)), "%s", no[i]);
 	ck_assert(lp_points_faithful("It isn't here.", 14, "It isn't here, is it?", 21));
+	ck_assert(!lp_points_faithful("Bash reads it.", 14, c, strlen(c)));
+	ck_assert(lp_points_faithful("If the file exists, Bash reads it.", 34, c, strlen(c)));
 	ck_assert(!lp_points_faithful("It is here.", 11, "It isn't here.", 14));
 }
 END_TEST

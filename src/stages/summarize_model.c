@@ -790,7 +790,8 @@ static enum lp_status run_tree(struct run *r, const size_t *set, size_t n, struc
  * selection drops nothing it has room for and writes nothing new.
  */
 #define POINTS_MAX 16      /* list items read from one reply */
-#define POINT_COST_SLACK 2 /* tokens of "- " and the line end */
+#define CHUNK_KEYPHRASES 16 /* a chunk's keyphrases, for choosing and scoring */
+#define POINT_COST_SLACK 2 /* tokens of the space or paragraph break */
 #define POINT_MIN_SUPPORT 0.75 /* grounded: share of a point's content
 				* words that must occur in its chunk */
 
@@ -882,9 +883,9 @@ static enum lp_status add_candidate(struct run *r, struct points *ps, struct lp_
 		ps->dropped_ungrounded++;
 		return LP_OK;
 	}
-	for (size_t i = ps->n; i-- > 0 && ((const struct lp_point *)ps->pts.data)[i].input == input;)
+	for (size_t i = ps->n; i-- > 0;)
 		if (!strcmp(((const char **)ps->texts.data)[i], p))
-			return LP_OK; /* the same point twice */
+			return LP_OK; /* the same point twice (a repeated sentence) */
 	if ((st = point_score(chunk, p, n, kp, n_kp, &support, &pt.score, d)))
 		return st;
 	if (r->o->grounded && (support < POINT_MIN_SUPPORT ||
@@ -924,13 +925,67 @@ static int cmp_ranked(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* map: compress, first half - the `points` most central prose sentences
- * of text[0..len) (lp_points_is_prose), one per line in cands in document
+/*
+ * Choose `want` of the pool order[0..*n) (best first) and put them first,
+ * in the order chosen, setting *n to their count: the lead (order[0]) when
+ * `lead`, then again and again the sentence that holds the most keyphrases
+ * of the chunk not yet held by one chosen (ties: the more central). Once
+ * every keyphrase is held, centrality alone decides. A summary of the most
+ * central sentences tends to say one thing several times; one that
+ * covers the chunk's keyphrases says more of what the chunk is about.
+ */
+#define POOL_OF(want) (4 * (want) + 4)
+static enum lp_status cover_keyphrases(const char *text, const struct lp_span *spans,
+				       struct ranked *order, size_t *n, size_t want, int lead,
+				       const char *const *kp, size_t n_kp, struct lp_diag *d)
+{
+	uint32_t has[4 * POINTS_MAX + 4] = {0}, held = 0;
+	size_t m = *n, chosen = 0;
+	enum lp_status st = LP_OK;
+
+	n_kp = n_kp < 32 ? n_kp : 32;
+	for (size_t i = 0; i < m && !st; i++) {
+		struct lp_match sm;
+		st = lp_match_init(&sm, text + spans[order[i].i].off, spans[order[i].i].len, d);
+		for (size_t k = 0; k < n_kp && !st; k++) {
+			int found = 0;
+			st = lp_match_contains(&sm, kp[k], strlen(kp[k]), &found);
+			has[i] |= (uint32_t)found << k;
+		}
+		lp_match_release(&sm);
+	}
+	while (!st && chosen < want && chosen < m) {
+		size_t best = chosen, best_new = 0;
+		if (!(lead && chosen == 0))
+			for (size_t i = chosen; i < m; i++) {
+				size_t fresh = (size_t)__builtin_popcount(has[i] & ~held);
+				if (fresh > best_new) {
+					best = i;
+					best_new = fresh;
+				}
+			}
+		struct ranked t = order[best];
+		uint32_t h = has[best];
+		memmove(order + chosen + 1, order + chosen, (best - chosen) * sizeof(*order));
+		memmove(has + chosen + 1, has + chosen, (best - chosen) * sizeof(*has));
+		order[chosen] = t;
+		has[chosen] = h;
+		held |= h;
+		chosen++;
+	}
+	*n = chosen;
+	return st ? lp_diag_set(d, st, NULL, 0, 0, "out of memory matching keyphrases") : LP_OK;
+}
+
+/* map: compress, first half - the `want` most central prose sentences
+ * of text[0..len) (lp_points_is_prose; no meta-talk with drop_meta, no
+ * near repeat of one taken), one per line in cands in document
  * order; ranks[j] is line j's rank by centrality (0: best). With `lead`
  * (the document's first chunk) the first prose sentence ranks first: the
  * opening of a document usually says what it is about. The points are
  * shortened once selected (shorten_point). */
 static enum lp_status map_central(struct run *r, const char *text, size_t len, int lead,
+				  size_t want, const char *const *kp, size_t n_kp,
 				  struct lp_buf *cands, size_t *ranks, struct lp_diag *d)
 {
 	struct lp_span *spans = NULL, sp;
@@ -971,11 +1026,20 @@ static enum lp_status map_central(struct run *r, const char *text, size_t len, i
 				}
 			break;
 		}
-	for (size_t k = 0; !st && k < n && taken < r->o->points; k++) {
+	for (size_t k = 0; !st && k < n && taken < POOL_OF(want); k++) {
 		const struct lp_span *x = &spans[order[k].i];
-		if (lp_points_is_prose(text + x->off, x->len))
-			order[taken++] = order[k]; /* rank `taken` */
+		int again = 0;
+		if (!lp_points_is_prose(text + x->off, x->len) ||
+		    (r->o->drop_meta && lp_points_is_meta(text + x->off, x->len)))
+			continue;
+		for (size_t j = 0; j < taken && !again; j++) /* a repeated sentence */
+			again = lp_points_similar(text + x->off, x->len,
+						  text + spans[order[j].i].off, spans[order[j].i].len);
+		if (!again)
+			order[taken++] = order[k]; /* the pool, best first */
 	}
+	if (!st)
+		st = cover_keyphrases(text, spans, order, &taken, want, lead, kp, n_kp, d);
 	for (size_t j = 0; !st && j < taken; j++) { /* in document order */
 		size_t first = 0;
 		for (size_t k = 1; k < taken; k++)
@@ -1052,10 +1116,23 @@ static void renumber_ranks(struct points *ps, size_t first)
 		p[first + i].rank = rank[i];
 }
 
+/* Append point t to b: after a space when it follows a point of the same
+ * chunk (`same`; nothing after a CJK sentence end), else as a new
+ * paragraph. Returns lp_buf's status (nonzero: out of memory). */
+static int append_point(struct lp_buf *b, const char *t, int same)
+{
+	int cjk_end = b->len >= 3 && (unsigned char)b->data[b->len - 1] >= 0x80;
+
+	if (b->len && ((same && !cjk_end && lp_buf_addc(b, ' ')) ||
+		       (!same && lp_buf_adds(b, "\n\n"))))
+		return 1;
+	return lp_buf_adds(b, t);
+}
+
 /* The points of chunk `input`: raw[0..raw_len) is the chunk, text[0..len)
  * what the model reads of it. Sets *level_text to its points as a list. */
 static enum lp_status chunk_points(struct run *r, struct points *ps, size_t input,
-				   const char *label, const char *raw, size_t raw_len,
+				   size_t want, const char *label, const char *raw, size_t raw_len,
 				   const char *text, size_t len, const char **level_text,
 				   struct lp_diag *d)
 {
@@ -1070,13 +1147,13 @@ static enum lp_status chunk_points(struct run *r, struct points *ps, size_t inpu
 	lp_buf_init(&cands);
 	lp_buf_init(&list);
 	if (!st)
-		st = lp_keyphrase_extract(raw, raw_len, 8, &r->scratch, &kp, &n_kp, d);
+		st = lp_keyphrase_extract(raw, raw_len, CHUNK_KEYPHRASES, &r->scratch, &kp, &n_kp, d);
 	if (!st)
 		st = r->o->map == LP_SUMMARIZE_MAP_POINTS ?
 		     map_points(r, label, text, len, &cands, d) :
-		     map_central(r, raw, raw_len, input == 0, &cands, ranks, d);
+		     map_central(r, raw, raw_len, input == 0, want, kp, n_kp, &cands, ranks, d);
 	n_spans = st ? 0 : lp_points_parse(cands.data ? cands.data : "", cands.len, spans, POINTS_MAX);
-	for (size_t i = 0; i < n_spans && !st && rank < r->o->points; i++) {
+	for (size_t i = 0; i < n_spans && !st && rank < want; i++) {
 		int added;
 		int model = r->o->map == LP_SUMMARIZE_MAP_POINTS;
 		st = add_candidate(r, ps, &chunk, kp, n_kp, input, model ? rank : ranks[i],
@@ -1099,8 +1176,7 @@ static enum lp_status chunk_points(struct run *r, struct points *ps, size_t inpu
 		}
 	}
 	for (size_t i = first; i < ps->n && !st; i++)
-		if ((i > first && lp_buf_addc(&list, '\n')) || lp_buf_adds(&list, "- ") ||
-		    lp_buf_adds(&list, ((const char **)ps->texts.data)[i]))
+		if (append_point(&list, ((const char **)ps->texts.data)[i], 1))
 			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a point");
 	if (!st && !(*level_text = lp_arena_strndup(&r->doc->arena, list.data ? list.data : "",
 						    list.len)))
@@ -1148,15 +1224,16 @@ static enum lp_status rescore_points(struct points *ps, int lead, struct lp_diag
 }
 
 /* The last level: the points lp_points_select keeps within final_tokens,
- * as a list in document order. */
+ * in document order: one paragraph per chunk. */
 static enum lp_status select_points(struct run *r, const struct points *ps,
 				    struct lp_summary_level *below, struct lp_summary_level *l,
 				    struct lp_diag *d)
 {
 	unsigned char *keep = lp_mem_alloc(LP_MEM_SCRATCH, ps->n + 1, d);
 	const char **texts = (const char **)ps->texts.data;
+	const struct lp_point *pts = (const struct lp_point *)ps->pts.data;
 	struct lp_buf b;
-	size_t kept;
+	size_t kept, last = ps->n;
 	enum lp_status st = LP_OK;
 
 	if (!keep)
@@ -1174,9 +1251,9 @@ static enum lp_status select_points(struct run *r, const struct points *ps,
 			continue;
 		if (r->o->map == LP_SUMMARIZE_MAP_COMPRESS && !(t = shorten_point(r, t, d)))
 			st = d->status ? d->status : LP_E_NOMEM;
-		else if ((b.len && lp_buf_addc(&b, '\n')) || lp_buf_adds(&b, "- ") ||
-			 lp_buf_adds(&b, t))
+		else if (append_point(&b, t, last < ps->n && pts[last].input == pts[i].input))
 			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the summary");
+		last = i;
 	}
 	l->texts[0] = st ? NULL : lp_arena_strndup(&r->doc->arena, b.data ? b.data : "", b.len);
 	if (!st && !l->texts[0])
@@ -1195,6 +1272,18 @@ static enum lp_status select_points(struct run *r, const struct points *ps,
 	return st;
 }
 
+/* Points to take from each of n0 chunks: `points`, or more when a few
+ * chunks would leave final_tokens mostly empty (a point takes about
+ * POINT_TOKENS), at most POINTS_MAX. */
+#define POINT_TOKENS 40
+static size_t points_per_chunk(const struct run *r, size_t n0)
+{
+	size_t fill = r->final_tokens / POINT_TOKENS / (n0 ? n0 : 1);
+
+	fill = fill > r->o->points ? fill : r->o->points;
+	return fill < POINTS_MAX ? fill : POINTS_MAX;
+}
+
 static enum lp_status run_points(struct run *r, const size_t *set, size_t n, struct lp_diag *d)
 {
 	struct lp_doc *doc = r->doc;
@@ -1203,6 +1292,8 @@ static enum lp_status run_points(struct run *r, const size_t *set, size_t n, str
 	struct lp_progress pr;
 	enum lp_status st;
 	char label[48];
+
+	size_t want = points_per_chunk(r, n0);
 
 	doc->levels = lp_arena_alloc(&doc->arena, 2 * sizeof(*doc->levels));
 	if (!doc->levels)
@@ -1223,7 +1314,7 @@ static enum lp_status run_points(struct run *r, const size_t *set, size_t n, str
 		r->level->first_input[i] = i;
 		r->level->n_inputs[i] = 1;
 		if (!st)
-			st = t ? chunk_points(r, &ps, i, label, raw, raw_len, t, len,
+			st = t ? chunk_points(r, &ps, i, want, label, raw, raw_len, t, len,
 					      &r->level->texts[i], d) : d->status;
 		r->level->n = i + 1;
 		release_chunk(r, set, n, i);

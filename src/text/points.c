@@ -367,7 +367,8 @@ static size_t quoted_bytes(const char *s, size_t len)
 
 int lp_points_is_prose(const char *s, size_t len)
 {
-	size_t a = 0, i = 0, bars = 0, letters = 0, ink = 0, words = 0, cjk = 0, pos = 0;
+	size_t a = 0, i = 0, bars = 0, brackets = 0, letters = 0, ink = 0, words = 0, cjk = 0;
+	size_t pos = 0;
 	struct lp_token t;
 
 	while (a < len && blank(s[a]))
@@ -381,6 +382,7 @@ int lp_points_is_prose(const char *s, size_t len)
 	for (i = a; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
 		bars += c == '|';
+		brackets += c == '[' || c == '{' || c == '<';
 		ink += !blank((char)c);
 		letters += c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 	}
@@ -388,7 +390,7 @@ int lp_points_is_prose(const char *s, size_t len)
 		words += t.kind == LP_TOKEN_WORD;
 		cjk += t.kind == LP_TOKEN_CJK;
 	}
-	return bars <= 1 && letters * 10 >= ink * 6 && (words >= 6 || cjk >= 12) &&
+	return bars <= 1 && brackets <= 3 && letters * 10 >= ink * 6 && (words >= 6 || cjk >= 12) &&
 	       quoted_bytes(s + a, len - a) * 3 <= len - a && ends_sentence(s, len);
 }
 
@@ -396,7 +398,7 @@ int lp_points_is_prose(const char *s, size_t len)
 static int negation(const char *s, const struct lp_token *t)
 {
 	static const char *const neg[] = {"not", "no", "never", "without", "cannot", "nor",
-					  "none", NULL};
+					  "none", "if", "unless", "only", "except", NULL};
 	static const char *const neg_cjk[] = {"\xe4\xb8\x8d", "\xe6\xb2\xa1", "\xe6\x97\xa0",
 					      "\xe9\x9d\x9e", "\xe6\x9c\xaa", "\xe5\x88\xab",
 					      NULL}; /* 不 没 无 非 未 别 */
@@ -460,6 +462,26 @@ int lp_points_faithful(const char *short_, size_t slen, const char *orig, size_t
 		if (negation(orig, &u) && !has_token(orig, &u, short_, slen))
 			return 0;
 	return 1;
+}
+
+/* Share (x 100) of the words of a that occur in b. */
+static size_t words_in(const char *a, size_t alen, const char *b, size_t blen)
+{
+	struct lp_token t;
+	size_t pos = 0, total = 0, found = 0;
+
+	while (lp_match_token_next(a, alen, &pos, &t)) {
+		if (t.kind == LP_TOKEN_PUNCT)
+			continue;
+		total++;
+		found += has_token(a, &t, b, blen);
+	}
+	return total ? 100 * found / total : 100;
+}
+
+int lp_points_similar(const char *a, size_t alen, const char *b, size_t blen)
+{
+	return words_in(a, alen, b, blen) >= 80 && words_in(b, blen, a, alen) >= 80;
 }
 
 /* Index of the best-scored point of pts[a..b) that fits `left`; n when

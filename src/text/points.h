@@ -68,7 +68,7 @@ enum lp_status lp_points_check(struct lp_match *src, const char *s, size_t len,
  * characters), ends with . ! ? or a CJK terminator (closing quotes and
  * brackets aside), does not open with a section number ("1.2.3. "), a
  * shell prompt or a list or table mark (# $ % > | * +), holds at most one
- * '|', is mostly letters and at most a third quoted ("..." or “...”).
+ * '|' and three of [ { < (a synopsis), is mostly letters and at most a third quoted ("..." or “...”).
  * Headings, table rows, command lines and cross-references ('See Section
  * 3.5, “System management”') are not: a model reading them invents what
  * they stand for, and a reader learns nothing from them.
@@ -78,13 +78,19 @@ int lp_points_is_prose(const char *s, size_t len);
 /*
  * 1 when short_[0..slen) says no more than orig[0..olen): at least
  * LP_POINTS_IN_ORDER of its words (CJK: characters) occur in orig in the
- * same order (case aside), and every negation of orig ("not", "no",
- * "never", "without", "cannot", words in "n't", 不 没 无 非 未 别) is
- * kept. A shortened sentence that passes was made by deleting words, not
- * by writing new ones.
+ * same order (case aside), and every negation or condition of orig
+ * ("not", "no", "never", "without", "cannot", "none", "nor", words in
+ * "n't", "if", "unless", "only", "except", 不 没 无 非 未 别) is kept. A
+ * shortened sentence that passes was made by deleting words, not by
+ * writing new ones, and did not turn a conditional or negated statement
+ * into a plain one.
  */
-#define LP_POINTS_IN_ORDER 0.9
+#define LP_POINTS_IN_ORDER 1.0
 int lp_points_faithful(const char *short_, size_t slen, const char *orig, size_t olen);
+
+/* 1 when a[0..alen) and b[0..blen) say nearly the same: at least 80% of
+ * the words (CJK: characters) of each occur in the other, case aside. */
+int lp_points_similar(const char *a, size_t alen, const char *b, size_t blen);
 
 /* A candidate point for lp_points_select. */
 struct lp_point {
