@@ -1,6 +1,8 @@
 /*
  * summarize_model.c - summaries written by the model: `tree` (map-reduce)
- * and `refine` (a rolling summary).
+ * and `refine` (a rolling summary); with map: points or compress, a tree
+ * whose points are checked and selected, never rewritten (see "map:
+ * points and compress" below).
  *
  * Every step is one chat: the instruction as the system message; the text
  * as the user message, framed by a short head before it and, for tree, a
@@ -1061,9 +1063,26 @@ static enum lp_status map_central(struct run *r, const char *text, size_t len, i
 	return st;
 }
 
+/* Do the facts of s[0..len) (lp_points_check) all occur in src? A
+ * deletion inside a quoted string or a path makes a fact the source does
+ * not hold. 0 also when out of memory. */
+static int grounded_in(const char *s, size_t len, const char *src, size_t src_len)
+{
+	struct lp_match m;
+	struct lp_diag d;
+	size_t facts = 0, missing = 1;
+
+	lp_diag_init(&d);
+	if (lp_match_init(&m, src, src_len, &d) || lp_points_check(&m, s, len, &facts, &missing))
+		missing = 1;
+	lp_match_release(&m);
+	return !missing;
+}
+
 /* map: compress, second half - point `p` shortened by the model when it
  * is over COMPRESS_WORDS words and the short form is shorter, says no
- * more than p (lp_points_faithful) and is no meta-talk; else p itself.
+ * more than p (lp_points_faithful), names no fact p does not hold and is
+ * no meta-talk; else p itself.
  * An arena string (doc), NULL when out of memory. */
 static const char *shorten_point(struct run *r, const char *p, struct lp_diag *d)
 {
@@ -1086,7 +1105,8 @@ static const char *shorten_point(struct run *r, const char *p, struct lp_diag *d
 	if (gen.len && lp_points_parse(gen.data, gen.len, &sf, 1) &&
 	    lp_match_count_words(gen.data + sf.off, sf.len) < words &&
 	    lp_points_faithful(gen.data + sf.off, sf.len, p, len) &&
-	    !lp_points_is_meta(gen.data + sf.off, sf.len)) {
+	    !lp_points_is_meta(gen.data + sf.off, sf.len) &&
+	    grounded_in(gen.data + sf.off, sf.len, p, len)) {
 		res = lp_arena_strndup(&r->doc->arena, gen.data + sf.off, sf.len);
 		r->shortened++;
 	} else if (gen.len) {
