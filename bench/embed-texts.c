@@ -137,7 +137,7 @@ int main(int argc, char **argv)
 		repeat = repeat < 1 ? 1 : 64;
 	lp_diag_init(&d);
 	lp_mem_set_phase("load");
-	if (lp_bert_load(argv[1], &m, &d) || lp_file_map(argv[2], LP_MEM_DOC, &file, &d)) {
+	if (lp_bert_load(argv[1], &m, &d) || lp_file_map(argv[2], LP_FILE_DOCUMENT, LP_MEM_DOC, &file, &d)) {
 		lp_diag_print(&d, stderr);
 		return 1;
 	}

@@ -861,10 +861,17 @@ START_TEST(test_generate_and_truncate)
 }
 END_TEST
 
-/* verify on_fail retry: a must phrase the junk model never writes is
- * retried `retries` times, then reported with the level that lost it. */
+/* verify on_fail retry: a must phrase the junk model never writes (and a
+ * length it never reaches) fails every pass; the runner reruns summarize
+ * and verify `max_retries` times, each a step with its own trace entry and
+ * pass number, then the failure is reported with the level that lost the
+ * phrase. The must-keep facts reach the rerun summary's prompt (its input
+ * grows) and are cleared once verify has judged. */
 START_TEST(test_verify_retry)
 {
+	static const char *const kinds[] = { "split", "summarize", "verify", "summarize", "verify",
+					     "summarize", "verify" };
+	static const int passes[] = { 1, 1, 1, 2, 2, 3, 3 };
 	struct lp_pipeline *p;
 	struct lp_doc doc;
 	struct lp_diag d;
@@ -877,19 +884,39 @@ START_TEST(test_verify_retry)
 	lp_buf_addf(&b, "version: 1\nmodel: {path: '%s', context: 512}\nstages:\n"
 		    "  - split: {unit: tokens, size: 100, boundary: sentence}\n"
 		    "  - summarize: {strategy: tree, fanout: 2, max_tokens: 16}\n"
-		    "  - verify: {keyphrases: {must: ['Part 1']}, on_fail: retry, retries: 2}\n",
-		    model_path);
+		    "  - verify: {keyphrases: {must: ['Part 1']}, min_words: 100000, "
+		    "on_fail: retry, max_retries: 2}\n", model_path);
 	lp_diag_init(&d);
 	ck_assert_msg(lp_pipeline_load_text("t.yaml", b.data, b.len, NULL, NULL, 0, &p, &d) == LP_OK,
 		      "%s", d.msg);
 	ck_assert_msg(lp_runner_run(p, doc_path, NULL, &doc, NULL, &d) == LP_OK, "%s", d.msg);
 	ck_assert(doc.verify.done);
-	if (!doc.verify.passed) {
-		ck_assert_int_eq(doc.verify.retries, 2);
-		ck_assert_int_ge(doc.verify.phrases[0].lost_level, 0);
-		ck_assert(has_event(&doc, "retry 2"));
-		ck_assert(has_event(&doc, "lost: 'Part 1'"));
+	ck_assert(!doc.verify.passed);
+	ck_assert_int_eq(doc.verify.retries, 2);
+	ck_assert_uint_eq(doc.rerun.count, 2);
+	ck_assert_uint_eq(doc.n_trace, 7);
+	for (size_t i = 0; i < 7; i++) {
+		ck_assert_str_eq(doc.trace[i].kind, kinds[i]);
+		ck_assert_int_eq(doc.trace[i].pass, passes[i]);
+		ck_assert_uint_gt(doc.trace[i].peak_tracked_bytes, 0);
 	}
+	ck_assert_uint_eq(doc.trace[3].stage, 1);
+	{
+		size_t in1 = 0, in2 = 0, out;
+		const char *a = strstr(doc.trace[1].note, "tokens in/out: ");
+		const char *c = strstr(doc.trace[3].note, "tokens in/out: ");
+		ck_assert(a && c);
+		ck_assert_int_eq(sscanf(a, "tokens in/out: %zu/%zu", &in1, &out), 2);
+		ck_assert_int_eq(sscanf(c, "tokens in/out: %zu/%zu", &in2, &out), 2);
+		ck_assert_msg(in2 > in1, "%s | %s", doc.trace[1].note, doc.trace[3].note);
+	}
+	ck_assert_ptr_nonnull(strstr(doc.trace[2].note, "rerun 1 asked"));
+	ck_assert_ptr_nonnull(strstr(doc.trace[6].note, "after retries"));
+	ck_assert_int_ge(doc.verify.phrases[0].lost_level, 0);
+	ck_assert(has_event(&doc, "retry 1: rerun from stage 2 (summarize)"));
+	ck_assert(has_event(&doc, "retry 2"));
+	ck_assert(has_event(&doc, "lost: 'Part 1'"));
+	ck_assert_ptr_null(doc.must_keep);
 	ck_assert_ptr_nonnull(doc.summary);
 	lp_doc_release(&doc);
 	lp_pipeline_free(p);

@@ -82,6 +82,25 @@ static enum lp_status fake_hog(struct lp_doc *doc, const void *o, struct lp_diag
 	return LP_OK;
 }
 
+/* Asks the runner to run again from stage `rerun_from` while `reruns_wanted`
+ * is positive, failing its verification until the last pass; counts its
+ * runs and the passes it saw in the trace. */
+static int reruns_wanted, redo_runs, redo_last_pass;
+static size_t rerun_from;
+
+static enum lp_status fake_redo(struct lp_doc *doc, const void *o, struct lp_diag *d)
+{
+	redo_runs++;
+	redo_last_pass = doc->trace[doc->n_trace - 1].pass;
+	if (reruns_wanted-- > 0) {
+		doc->rerun.requested = 1;
+		doc->rerun.from = rerun_from;
+		return lp_diag_set(d, LP_E_VERIFY, NULL, 0, 0, "not yet");
+	}
+	return LP_OK;
+}
+
+static const struct lp_stage_kind k_redo = { "redo", NULL, fake_redo, NULL };
 static const struct lp_stage_kind k_split = { "split", NULL, fake_split, NULL };
 static const struct lp_stage_kind k_count = { "count", NULL, fake_count, NULL };
 static const struct lp_stage_kind k_pick = { "pick", NULL, fake_pick, NULL };
@@ -202,6 +221,64 @@ START_TEST(test_runner_verify_goes_on_and_traces)
 	ck_assert_ptr_nonnull(strstr(out, "| fog signal | must | ✗ |"));
 	ck_assert_ptr_nonnull(strstr(out, "- selected: 1\n"));
 	free(out);
+	lp_doc_release(&doc);
+	free_pipeline(p);
+	unlink(doc_path);
+}
+END_TEST
+
+/* A stage asks for a rerun: the runner runs the stages from the one asked
+ * for through the asking one again, each with a trace entry of the next
+ * pass, then goes on; the verification judged is the last one. */
+START_TEST(test_runner_reruns_on_request)
+{
+	const struct lp_stage_kind *kinds[] = { &k_split, &k_count, &k_hog, &k_redo, &k_count };
+	struct lp_pipeline *p = make_pipeline(kinds, 5);
+	static const char *const want[] = { "split", "count", "hog", "redo", "count", "hog", "redo",
+					    "count", "hog", "redo", "count" };
+	static const int pass[] = { 1, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3 };
+	struct lp_run_stats st;
+	struct lp_doc doc;
+	struct lp_diag d;
+
+	write_doc();
+	lp_diag_init(&d);
+	ran_count = redo_runs = 0;
+	reruns_wanted = 2;
+	rerun_from = 1;
+	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, &doc, &st, &d), LP_OK);
+	ck_assert_int_eq(redo_runs, 3);
+	ck_assert_int_eq(redo_last_pass, 3);
+	ck_assert_int_eq(ran_count, 4); /* count ran in every pass, and after */
+	ck_assert_uint_eq(doc.rerun.count, 2);
+	ck_assert_uint_eq(doc.n_trace, 11);
+	for (size_t i = 0; i < 11; i++) {
+		ck_assert_str_eq(doc.trace[i].kind, want[i]);
+		ck_assert_int_eq(doc.trace[i].pass, pass[i]);
+	}
+	ck_assert_uint_eq(doc.trace[5].stage, 2);
+	/* a rerun step has its own peaks, like any step */
+	ck_assert_uint_ge(doc.trace[5].peak_tracked_bytes, 1 << 20);
+	ck_assert_uint_ge(doc.trace[8].peak_tracked_bytes, 1 << 20);
+	lp_doc_release(&doc);
+
+	/* bounded: a stage that always asks gets LP_DOC_MAX_RERUNS reruns,
+	 * and its last failed verification is the run's */
+	redo_runs = 0;
+	reruns_wanted = 1000;
+	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, &doc, &st, &d), LP_E_VERIFY);
+	ck_assert_str_eq(d.msg, "not yet");
+	ck_assert_int_eq(redo_runs, LP_DOC_MAX_RERUNS + 1);
+	ck_assert_uint_eq(doc.rerun.count, LP_DOC_MAX_RERUNS);
+	lp_doc_release(&doc);
+
+	/* a request for a later stage is ignored */
+	redo_runs = 0;
+	reruns_wanted = 1;
+	rerun_from = 4;
+	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, &doc, &st, &d), LP_E_VERIFY);
+	ck_assert_int_eq(redo_runs, 1);
+	ck_assert_uint_eq(doc.n_trace, 5);
 	lp_doc_release(&doc);
 	free_pipeline(p);
 	unlink(doc_path);
@@ -349,6 +426,7 @@ int main(void)
 
 	tcase_add_test(tc, test_runner_whole_text_chunk);
 	tcase_add_test(tc, test_runner_verify_goes_on_and_traces);
+	tcase_add_test(tc, test_runner_reruns_on_request);
 	tcase_add_test(tc, test_runner_stops_at_first_error);
 	tcase_add_test(tc, test_runner_budget_names_the_stage);
 	tcase_add_test(tc, test_runner_budget_precedence);

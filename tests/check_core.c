@@ -172,14 +172,14 @@ START_TEST(test_atomic_write_keeps_old_on_abort)
 	ck_assert_int_eq(lp_afile_open(&af, path, &d), LP_OK);
 	fputs("second, half written", af.fp);
 	lp_afile_abort(&af);
-	ck_assert_int_eq(lp_file_map(path, LP_MEM_DOC, &m, &d), LP_OK);
+	ck_assert_int_eq(lp_file_map(path, LP_FILE_DOCUMENT, LP_MEM_DOC, &m, &d), LP_OK);
 	ck_assert_uint_eq(m.len, 5);
 	ck_assert_int_eq(memcmp(m.data, "first", 5), 0);
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), 5);
 	lp_file_unmap(&m);
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), 0);
-	ck_assert_int_eq(lp_file_map(dir, LP_MEM_DOC, &m, &d), LP_E_IO);
-	ck_assert_int_eq(lp_file_map("/nonexistent/x", LP_MEM_DOC, &m, &d), LP_E_IO);
+	ck_assert_int_eq(lp_file_map(dir, LP_FILE_DOCUMENT, LP_MEM_DOC, &m, &d), LP_E_IO);
+	ck_assert_int_eq(lp_file_map("/nonexistent/x", LP_FILE_DOCUMENT, LP_MEM_DOC, &m, &d), LP_E_IO);
 	ck_assert_str_eq(d.file, "/nonexistent/x");
 	unlink(path);
 	rmdir(dir);
@@ -203,7 +203,7 @@ START_TEST(test_file_map_unreserved_and_advise)
 	ck_assert_int_eq(write(fd, want, len), (ssize_t)len);
 	close(fd);
 	lp_diag_init(&d);
-	ck_assert_int_eq(lp_file_map_unreserved(path, LP_MEM_DOC, &m, &d), LP_OK);
+	ck_assert_int_eq(lp_file_map_unreserved(path, LP_FILE_DOCUMENT, LP_MEM_DOC, &m, &d), LP_OK);
 	ck_assert_int_eq(m.is_mmap, 1);
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), 0);
 	ck_assert_int_eq(memcmp(m.data, want, len), 0);
@@ -268,7 +268,7 @@ START_TEST(test_file_map_window_and_drop)
 
 	/* the reservation is the window plus what one fault may map */
 	want = window + lp_file_fault_bytes();
-	ck_assert_int_eq(lp_file_map_window(path, LP_MEM_DOC, window, &m, &d), LP_OK);
+	ck_assert_int_eq(lp_file_map_window(path, LP_FILE_DOCUMENT, LP_MEM_DOC, window, &m, &d), LP_OK);
 	ck_assert_uint_eq(m.len, len);
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), want);
 	/* read it all, releasing behind: the bytes stay right and the
@@ -296,7 +296,7 @@ START_TEST(test_file_map_window_and_drop)
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), 0);
 
 	/* a file smaller than the window reserves its size */
-	ck_assert_int_eq(lp_file_map_window(path, LP_MEM_DOC, 64u << 20, &m, &d), LP_OK);
+	ck_assert_int_eq(lp_file_map_window(path, LP_FILE_DOCUMENT, LP_MEM_DOC, 64u << 20, &m, &d), LP_OK);
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), len);
 	lp_file_unmap(&m);
 	unlink(path);

@@ -440,6 +440,8 @@ static void make_tiny_weights(void)
 	};
 	char name[128];
 
+	for (int i = 0; i < n_tw; i++) /* a test may write the model again */
+		free(tw[i].v);
 	n_tw = 0;
 	add_w("embeddings.word_embeddings.weight", TV, TE, 1.0, 0);
 	add_w("embeddings.position_embeddings.weight", TP, TE, 0.5, 0);
@@ -970,6 +972,50 @@ START_TEST(test_bert_bad_models)
 }
 END_TEST
 
+/* A model that loads but would embed nonsense is refused at load: a bad
+ * layer_norm_eps, a vocabulary that does not match vocab_size, an empty
+ * vocabulary (mapped as NULL), a weight that is not finite. */
+START_TEST(test_bert_hostile_models)
+{
+	char dir[] = "/tmp/check_bert_hostile_XXXXXX", path[160];
+	const float nan_value = NAN;
+	struct lp_bert *m = NULL;
+	struct lp_diag d;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_tiny_model(dir, "F32");
+	write_text(dir, "config.json", "{\"hidden_size\": 32, \"num_hidden_layers\": 2, "
+		   "\"num_attention_heads\": 2, \"intermediate_size\": 64, "
+		   "\"max_position_embeddings\": 24, \"type_vocab_size\": 2, "
+		   "\"vocab_size\": 26, \"layer_norm_eps\": \"x\"}");
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_bert_load(dir, &m, &d), LP_E_MODEL);
+	ck_assert_msg(strstr(d.msg, "layer_norm_eps"), "%s", d.msg);
+	write_tiny_model(dir, "F32");
+	write_text(dir, "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\nx\n");
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_bert_load(dir, &m, &d), LP_E_MODEL);
+	ck_assert_msg(strstr(d.msg, "vocabulary has 5 tokens"), "%s", d.msg);
+	write_text(dir, "vocab.txt", "");
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_bert_load(dir, &m, &d), LP_E_MODEL);
+	write_tiny_model(dir, "F32");
+	/* the last float of the file is the last weight of the last tensor */
+	snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+	ck_assert_ptr_nonnull(f = fopen(path, "r+b"));
+	ck_assert_int_eq(fseek(f, -4, SEEK_END), 0);
+	ck_assert_int_eq(fwrite(&nan_value, 4, 1, f), 1);
+	fclose(f);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_bert_load(dir, &m, &d), LP_E_MODEL);
+	ck_assert_msg(strstr(d.msg, "not finite"), "%s", d.msg);
+	ck_assert_uint_eq(lp_mem_current_total(), 0);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 /* Every tracked allocation of load and embed may fail; none may leak. */
 START_TEST(test_bert_alloc_faults)
 {
@@ -1159,6 +1205,7 @@ int main(void)
 	tcase_add_test(tc, test_bert_tiny_threads);
 	tcase_add_test(tc, test_dense_id_memo);
 	tcase_add_test(tc, test_bert_bad_models);
+	tcase_add_test(tc, test_bert_hostile_models);
 	tcase_add_loop_test(tc, test_bert_alloc_faults, 0, 2 * 70);
 	suite_add_tcase(s, tc);
 #endif

@@ -524,6 +524,26 @@ static void check_record(struct lp_embcache *c, int i, int present)
 		ck_assert_int_eq(memcmp(v, want, sizeof(v)), 0);
 }
 
+/* A record that is a link to a device is no record: the cache starts
+ * empty at once instead of reading /dev/zero without end. */
+START_TEST(test_embcache_device_record)
+{
+	char dir[300], path[400];
+	struct lp_embcache *c;
+	float v[CD];
+
+	make_cache_dir();
+	snprintf(dir, sizeof(dir), "%s/dev", cache_dir);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/0000000000001234-000000000000abcd.emb", dir);
+	ck_assert_int_eq(symlink("/dev/zero", path), 0);
+	c = open_cache(dir, CD);
+	ck_assert_uint_eq(lp_embcache_stats(c).loaded, 0);
+	ck_assert_int_eq(lp_embcache_get(c, 101, v), 0);
+	lp_embcache_free(c);
+}
+END_TEST
+
 START_TEST(test_embcache_round_trip)
 {
 	char dir[300];
@@ -1046,6 +1066,7 @@ int main(void)
 
 	tc = tcase_create("embcache");
 	tcase_add_test(tc, test_embcache_round_trip);
+	tcase_add_test(tc, test_embcache_device_record);
 	tcase_add_test(tc, test_embcache_corruption);
 	tcase_add_test(tc, test_embcache_dirs_and_keys);
 	tcase_add_test(tc, test_embscore_cache_recompute);

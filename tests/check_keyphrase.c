@@ -12,6 +12,7 @@
 #include "core/status.h"
 #include "stages/doc.h"
 #include "stages/stage.h"
+#include "text/ground.h"
 #include "text/keyphrase.h"
 #include "text/match.h"
 
@@ -347,6 +348,188 @@ START_TEST(test_fault_sweep)
 }
 END_TEST
 
+/* A manual with a table of contents, numbered headings and
+ * cross-references: the headings are repeated four times each, the
+ * content terms twice; damping list-like lines leaves the content. */
+static const char toc_text[] =
+	"Table of Contents\n"
+	"\n"
+	"    2.2. Basic package management operations\n"
+	"    2.3. Advanced archive mirror tricks\n"
+	"    2.4. Network interface naming rules ........ 12\n"
+	"\n"
+	"2.2. Basic package management operations\n"
+	"\n"
+	"The resolver computes dependency closures before any download starts. A held\n"
+	"package keeps its version while the resolver computes dependency closures for\n"
+	"everything else (see Section 2.3, \"Advanced archive mirror tricks\").\n"
+	"\n"
+	"2.3. Advanced archive mirror tricks\n"
+	"\n"
+	"A local proxy caches downloaded archives for every machine on the network, so\n"
+	"a local proxy saves bandwidth (see Section 2.2, \"Basic package management\n"
+	"operations\", and see Section 2.4, \"Network interface naming rules\").\n"
+	"\n"
+	"Bash Features\n"
+	"*************\n"
+	"\n"
+	"* Network interface naming rules:: how names are chosen.\n"
+	"* Basic package management operations:: the first steps.\n";
+
+START_TEST(test_toc_damping)
+{
+	const char *top = extract(toc_text, 4);
+
+	ck_assert_msg(has(top, "resolver computes dependency closures"), "%s", top);
+	ck_assert_msg(strstr(top, "local proxy"), "%s", top);
+	ck_assert_msg(!strstr(top, "Basic package management"), "%s", top);
+	ck_assert_msg(!strstr(top, "Advanced archive mirror"), "%s", top);
+	ck_assert_msg(!strstr(top, "Network interface naming"), "%s", top);
+	ck_assert_msg(!strstr(top, "Bash Features"), "%s", top);
+	ck_assert_msg(!strstr(top, "see Section") && !strstr(top, "Section"), "%s", top);
+	/* the same heading phrase in running text is a content term again */
+	top = extract("Basic package management operations are easy. Basic package "
+		      "management operations need root. Basic package management "
+		      "operations are logged.", 1);
+	ck_assert_str_eq(top, "Basic package management operations");
+}
+END_TEST
+
+/* ---- grounding ------------------------------------------------------- */
+
+/* The checked tokens of text as "kind:text" joined by spaces. */
+static const char *ground_tokens(const char *text)
+{
+	static char out[1024];
+	struct lp_ground_token t[32];
+	size_t n = lp_ground_tokens(text, strlen(text), t, 32), o = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < n && i < 32; i++)
+		o += (size_t)snprintf(out + o, sizeof(out) - o, "%s%s:%.*s", i ? " " : "",
+				      lp_ground_kind_name(t[i].kind), (int)t[i].len, text + t[i].off);
+	return out;
+}
+
+START_TEST(test_ground_tokens)
+{
+	ck_assert_str_eq(ground_tokens("Debian 3.2 keeps 1,024 files in /etc/apt/sources.list."),
+			 "path:/etc/apt/sources.list number:3.2 number:1,024");
+	ck_assert_str_eq(ground_tokens("Use --max-words=40 or -x, not - or -1."),
+			 "option:--max-words option:-x number:40 number:1");
+	/* numbers inside words are part of the word; ordinals and list markers
+	 * are not claims; units glued to a number leave the number */
+	ck_assert_str_eq(ground_tokens("ext4 on x86_64 runs SmolLM2, the 2nd time 3.5GB."),
+			 "identifier:ext4 identifier:x86_64 identifier:SmolLM2 number:3.5");
+	ck_assert_str_eq(ground_tokens("1. Install it.\n2) Run it 3 times."), "number:3");
+	ck_assert_str_eq(ground_tokens("JavaScript, getValue, snake_case, os.path, GUI, e.g. I."),
+			 "identifier:JavaScript identifier:getValue identifier:snake_case "
+			 "identifier:os.path identifier:GUI");
+	ck_assert_str_eq(ground_tokens("It says \"keep it short\" and 'don't' [chunk 3]."),
+			 "quoted:keep it short quoted:don't");
+	ck_assert_str_eq(ground_tokens("and/or input/output plain words"), "");
+	/* Chinese: no spaces, the number and the Latin word are tokens of
+	 * their own, the quoted term too */
+	ck_assert_str_eq(ground_tokens("系统共有12个软件包，使用APT和「文件系统」。"),
+			 "number:12 identifier:APT quoted:文件系统");
+	ck_assert_str_eq(ground_tokens("配置在/etc/apt目录中。"), "path:/etc/apt");
+}
+END_TEST
+
+/* found[] after scanning `source` for each of the tokens of `out`. */
+static const char *grounded_in(const char *out, const char *source)
+{
+	static char res[64];
+	struct lp_ground_token t[16];
+	struct lp_ground g;
+	struct lp_diag d;
+	size_t n = lp_ground_tokens(out, strlen(out), t, 16), id;
+
+	lp_diag_init(&d);
+	lp_ground_init(&g);
+	for (size_t i = 0; i < n && i < 16; i++) {
+		ck_assert_int_eq(lp_ground_add(&g, out + t[i].off, t[i].len, t[i].kind, &id, &d), LP_OK);
+		ck_assert_uint_eq(id, i); /* distinct tokens in these tests */
+	}
+	ck_assert_int_eq(lp_ground_scan(&g, source, strlen(source), NULL, NULL, &d), LP_OK);
+	for (size_t i = 0; i < g.n; i++)
+		res[i] = g.found[i] ? '1' : '0';
+	res[g.n] = '\0';
+	lp_ground_release(&g);
+	return res;
+}
+
+START_TEST(test_ground_match)
+{
+	/* whole tokens: not inside a longer number or word */
+	ck_assert_str_eq(grounded_in("12 and 3.2", "page 112, version 3.2.1"), "00");
+	ck_assert_str_eq(grounded_in("12 and 3.2", "12 pages, version 3.2."), "11");
+	/* a unit may follow a number, a digit may not */
+	ck_assert_str_eq(grounded_in("3.5 GB and 12 MB", "takes 3.5GB and 12.5 MB"), "10");
+	ck_assert_str_eq(grounded_in("ext4 then x86_64", "EXT45 and x86_64_v2"), "00");
+	ck_assert_str_eq(grounded_in("ext4 then x86_64", "ext4; x86_64."), "11");
+	/* case and spacing folded; a quoted phrase may wrap in the source */
+	ck_assert_str_eq(grounded_in("the \"Basic package management\" part, HISTFILE",
+				     "see Basic package\n    management; histfile"), "11");
+	ck_assert_str_eq(grounded_in("--max-words and /etc/apt", "the --max-words-x option"), "00");
+	ck_assert_str_eq(grounded_in("--max-words and /etc/apt",
+				     "the --max-words option in /etc/apt/sources.list"), "11");
+	/* Chinese: the number stands alone between CJK letters */
+	ck_assert_str_eq(grounded_in("共有12个", "系统共有12个软件包"), "1");
+	ck_assert_str_eq(grounded_in("共有12个", "系统共有112个软件包"), "0");
+	ck_assert_str_eq(grounded_in("「文件 系统」", "使用文件系统"), "1");
+}
+END_TEST
+
+static size_t ground_done_bytes;
+
+static void count_done(void *ctx, size_t off, size_t len)
+{
+	size_t *next = ctx;
+
+	ck_assert_uint_eq(off, *next); /* in order, no gap, no overlap */
+	*next = off + len;
+	ground_done_bytes += len;
+}
+
+/* A source of several windows: a token cut by a window boundary is found
+ * in the overlap, and every byte is reported done once, in order. */
+START_TEST(test_ground_windows)
+{
+	size_t len = 3 * LP_GROUND_WINDOW + 1000, next = 0, id[3];
+	char *src = malloc(len + 1);
+	struct lp_ground g;
+	struct lp_diag d;
+	const char *tokens[] = { "HEAD_TOKEN", "CROSS_TOKEN", "LAST_TOKEN" };
+
+	memset(src, 'x', len);
+	for (size_t i = 50; i < len; i += 60)
+		src[i] = ' ';
+	src[len] = '\0';
+	memcpy(src + 100, " HEAD_TOKEN ", 12);
+	/* across the first window's end, where the cut would fall */
+	memcpy(src + LP_GROUND_WINDOW - 6, " CROSS_TOKEN ", 13);
+	memcpy(src + len - 20, " LAST_TOKEN ", 12);
+	lp_diag_init(&d);
+	lp_ground_init(&g);
+	for (size_t i = 0; i < 3; i++)
+		ck_assert_int_eq(lp_ground_add(&g, tokens[i], strlen(tokens[i]), LP_GROUND_IDENT,
+					       &id[i], &d), LP_OK);
+	ck_assert_int_eq(lp_ground_add(&g, "NOWHERE_TOKEN", 13, LP_GROUND_IDENT, &id[2], &d), LP_OK);
+	ground_done_bytes = 0;
+	ck_assert_int_eq(lp_ground_scan(&g, src, len, count_done, &next, &d), LP_OK);
+	ck_assert_uint_eq(ground_done_bytes, len);
+	ck_assert_uint_eq(g.n, 4);
+	ck_assert(g.found[0] && g.found[1] && g.found[2]);
+	ck_assert(!g.found[3]);
+	/* the window buffer is one window, not the source */
+	ck_assert_uint_lt(g.win.cap, LP_GROUND_WINDOW + LP_GROUND_WINDOW / 2);
+	lp_ground_release(&g);
+	free(src);
+	ck_assert_uint_eq(lp_mem_current_total(), 0);
+}
+END_TEST
+
 /* ---- the verify stage ---------------------------------------------- */
 
 struct fixture {
@@ -446,10 +629,10 @@ START_TEST(test_verify_auto)
 {
 	struct fixture f;
 
-	/* auto phrases come from the source, skip the must ones, and only
-	 * move the survival rate: the run passes */
-	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {auto: 3, must: [HISTFILE]}, on_fail: fail}"),
-			 LP_OK);
+	/* auto phrases come from the source and skip the must ones; with
+	 * min_survival 0 they only move the survival rate: the run passes */
+	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {auto: 3, must: [HISTFILE]}, min_survival: 0,"
+				    " on_fail: fail}"), LP_OK);
 	make_doc(&f, verify_src, "The history list goes to HISTFILE.");
 	ck_assert_int_eq(lp_stage_verify.run(&f.doc, f.opts, &f.d), LP_OK);
 	ck_assert(f.doc.verify.passed);
@@ -461,6 +644,125 @@ START_TEST(test_verify_auto)
 	ck_assert_str_eq(f.doc.verify.phrases[1].text, "history list");
 	ck_assert_int_eq(f.doc.verify.phrases[1].survived, 1);
 	ck_assert_uint_lt(f.doc.verify.n_survived, 4);
+	fixture_release(&f);
+}
+END_TEST
+
+/* Run verify with `yaml` over verify_src and `summary`; returns the status. */
+static enum lp_status verify_with(struct fixture *f, const char *yaml, const char *summary)
+{
+	ck_assert_int_eq(parse_opts(f, yaml), LP_OK);
+	make_doc(f, verify_src, summary);
+	return lp_stage_verify.run(&f->doc, f->opts, &f->d);
+}
+
+/* passed needs at least min_survival of the auto phrases (the default
+ * 0.6), inclusive; must phrases still have to survive on their own. */
+START_TEST(test_verify_min_survival)
+{
+	struct fixture f;
+	const char *summary = "The history list is kept.";
+	double rate;
+	char yaml[128];
+
+	ck_assert_int_eq(verify_with(&f, "{keyphrases: {auto: 3}, min_survival: 0, on_fail: fail}",
+				     summary), LP_OK);
+	ck_assert_uint_eq(f.doc.verify.n_auto, 3);
+	rate = f.doc.verify.auto_survival_rate;
+	ck_assert_double_eq_tol(rate, (double)f.doc.verify.n_auto_survived / 3.0, 1e-9);
+	ck_assert(rate > 0 && rate < 0.6); /* some, not most, survived */
+	fixture_release(&f);
+
+	snprintf(yaml, sizeof(yaml), "{keyphrases: {auto: 3}, min_survival: %.17g, on_fail: fail}",
+		 rate);
+	ck_assert_int_eq(verify_with(&f, yaml, summary), LP_OK);
+	ck_assert(f.doc.verify.passed);
+	fixture_release(&f);
+
+	/* the default threshold fails it, and says why */
+	ck_assert_int_eq(verify_with(&f, "{keyphrases: {auto: 3}, on_fail: fail}", summary),
+			 LP_E_VERIFY);
+	ck_assert(!f.doc.verify.passed);
+	ck_assert_double_eq(f.doc.verify.min_survival, 0.6);
+	ck_assert_msg(strstr(f.d.msg, "automatic keyphrases survived, fewer than min_survival 0.6"),
+		      "%s", f.d.msg);
+	fixture_release(&f);
+
+	/* every auto phrase kept: passes at 1.0 */
+	ck_assert_int_eq(verify_with(&f, "{keyphrases: {auto: 3}, min_survival: 1, on_fail: fail}",
+				     verify_src), LP_OK);
+	ck_assert_double_eq(f.doc.verify.auto_survival_rate, 1.0);
+	fixture_release(&f);
+
+	/* no auto phrases: the share is 1.0, the threshold cannot fail */
+	ck_assert_int_eq(verify_with(&f, "{keyphrases: {must: [history list]}, min_survival: 1, "
+				     "on_fail: fail}", summary), LP_OK);
+	ck_assert_double_eq(f.doc.verify.auto_survival_rate, 1.0);
+	fixture_release(&f);
+}
+END_TEST
+
+static const char ground_src[] =
+	"Bash stores the command history in HISTFILE. The history list has 500 lines. "
+	"Start it with --login to read /etc/profile first.";
+
+/* grounded: true finds the sentences whose numbers and identifiers the
+ * source lacks, reports them, and removes them (remove) or keeps them
+ * and fails (warn). */
+START_TEST(test_verify_grounded)
+{
+	const char *summary = "The history list has 500 lines in HISTFILE.\n\n"
+			      "Debian 3.2 adds JavaScript support. Use --login to read /etc/profile.";
+	struct fixture f;
+
+	ck_assert_int_eq(parse_opts(&f, "{grounded: true, min_survival: 0, on_fail: fail}"), LP_OK);
+	make_doc(&f, ground_src, summary);
+	ck_assert_int_eq(lp_stage_verify.run(&f.doc, f.opts, &f.d), LP_OK);
+	ck_assert(f.doc.verify.grounded);
+	ck_assert_uint_eq(f.doc.verify.ground_tokens, 6);
+	ck_assert_uint_eq(f.doc.verify.ground_found, 4);
+	ck_assert_uint_eq(f.doc.verify.n_ungrounded, 1);
+	ck_assert_str_eq(f.doc.verify.ungrounded[0].sentence, "Debian 3.2 adds JavaScript support.");
+	ck_assert_uint_eq(f.doc.verify.ungrounded[0].n_tokens, 2);
+	ck_assert_str_eq(f.doc.verify.ungrounded[0].tokens[0], "3.2");
+	ck_assert_str_eq(f.doc.verify.ungrounded[0].kinds[0], "number");
+	ck_assert_str_eq(f.doc.verify.ungrounded[0].tokens[1], "JavaScript");
+	ck_assert(f.doc.verify.ungrounded[0].removed);
+	ck_assert_uint_eq(f.doc.verify.n_removed, 1);
+	ck_assert(f.doc.verify.passed);
+	/* the paragraph break before the removed sentence is kept */
+	ck_assert_str_eq(f.doc.summary, "The history list has 500 lines in HISTFILE.\n\n"
+			 "Use --login to read /etc/profile.");
+	ck_assert_uint_eq(f.doc.verify.words, 14); /* counted after the removal */
+	fixture_release(&f);
+
+	ck_assert_int_eq(parse_opts(&f, "{grounded: true, on_ungrounded: warn, min_survival: 0, "
+				    "on_fail: fail}"), LP_OK);
+	make_doc(&f, ground_src, summary);
+	ck_assert_int_eq(lp_stage_verify.run(&f.doc, f.opts, &f.d), LP_E_VERIFY);
+	ck_assert(!f.doc.verify.passed);
+	ck_assert_uint_eq(f.doc.verify.n_removed, 0);
+	ck_assert_ptr_eq(f.doc.summary, summary);
+	ck_assert_msg(strstr(f.d.msg, "1 ungrounded sentence kept"), "%s", f.d.msg);
+	fixture_release(&f);
+
+	/* every sentence ungrounded: nothing removed, the run fails */
+	ck_assert_int_eq(parse_opts(&f, "{grounded: true, on_fail: fail}"), LP_OK);
+	make_doc(&f, ground_src, "Version 9.9 only.");
+	ck_assert_int_eq(lp_stage_verify.run(&f.doc, f.opts, &f.d), LP_E_VERIFY);
+	ck_assert_str_eq(f.doc.summary, "Version 9.9 only.");
+	ck_assert_uint_eq(f.doc.verify.n_ungrounded, 1);
+	ck_assert_uint_eq(f.doc.verify.n_removed, 0);
+	fixture_release(&f);
+
+	/* an answer may repeat the question's words */
+	ck_assert_int_eq(parse_opts(&f, "{grounded: true, on_fail: fail}"), LP_OK);
+	make_doc(&f, ground_src, NULL);
+	f.doc.answer = "Yes, FOO_BAR is HISTFILE.";
+	f.doc.question = "Is FOO_BAR the history file?";
+	ck_assert_int_eq(lp_stage_verify.run(&f.doc, f.opts, &f.d), LP_OK);
+	ck_assert_uint_eq(f.doc.verify.n_ungrounded, 0);
+	ck_assert_uint_eq(f.doc.verify.ground_found, 2);
 	fixture_release(&f);
 }
 END_TEST
@@ -532,6 +834,20 @@ START_TEST(test_verify_parse_errors)
 
 	ck_assert_int_eq(parse_opts(&f, "{min_words: -1}"), LP_E_CONFIG);
 	lp_arena_release(&f.cfg);
+
+	ck_assert_int_eq(parse_opts(&f, "{min_survival: 1.5}"), LP_E_CONFIG);
+	lp_arena_release(&f.cfg);
+
+	ck_assert_int_eq(parse_opts(&f, "{grounded: true, on_ungrounded: retry}"), LP_E_CONFIG);
+	ck_assert_ptr_nonnull(strstr(f.d.msg, "on_ungrounded 'retry' needs a model"));
+	lp_arena_release(&f.cfg);
+
+	ck_assert_int_eq(parse_opts(&f, "{on_ungrounded: drop}"), LP_E_CONFIG);
+	lp_arena_release(&f.cfg);
+
+	ck_assert_int_eq(parse_opts(&f, "{retries: 1, max_retries: 2}"), LP_E_CONFIG);
+	ck_assert_ptr_nonnull(strstr(f.d.msg, "not both"));
+	lp_arena_release(&f.cfg);
 }
 END_TEST
 
@@ -544,7 +860,16 @@ START_TEST(test_verify_describe)
 	lp_buf_init(&b);
 	lp_stage_verify.describe(f.opts, &b);
 	ck_assert_str_eq(b.data, "{keyphrases: {auto: 2, must: [\"a \\\"b\\\"\"], regex: []}, "
-			 "min_words: 0, on_fail: warn}");
+			 "min_words: 0, min_survival: 0.6, on_fail: warn}");
+	lp_buf_release(&b);
+	lp_arena_release(&f.cfg);
+
+	ck_assert_int_eq(parse_opts(&f, "{grounded: yes, on_ungrounded: warn, min_survival: 0.25}"),
+			 LP_OK);
+	lp_buf_init(&b);
+	lp_stage_verify.describe(f.opts, &b);
+	ck_assert_str_eq(b.data, "{keyphrases: {auto: 0, must: [], regex: []}, min_words: 0, "
+			 "min_survival: 0.25, on_fail: warn, grounded: true, on_ungrounded: warn}");
 	lp_buf_release(&b);
 	lp_arena_release(&f.cfg);
 }
@@ -568,6 +893,12 @@ int main(void)
 	tcase_add_test(tc, test_quoted_terms);
 	tcase_add_test(tc, test_chinese_ngrams);
 	tcase_add_test(tc, test_dedupe_case_insensitive);
+	tcase_add_test(tc, test_toc_damping);
+	tcase_add_test(tc, test_ground_tokens);
+	tcase_add_test(tc, test_ground_match);
+	tcase_add_test(tc, test_ground_windows);
+	tcase_add_test(tc, test_verify_min_survival);
+	tcase_add_test(tc, test_verify_grounded);
 	tcase_add_test(tc, test_bounded_table);
 	tcase_add_loop_test(tc, test_fault_sweep, 1, 61);
 	tcase_add_test(tc, test_verify_pass_and_fail);

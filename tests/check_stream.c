@@ -19,6 +19,7 @@
 #include "model/model.h"
 #include "model/plan.h"
 #include "model/session.h"
+#include "stages/model_stage.h"
 #include "stages/doc.h"
 #include "tools/chat_model.h"
 #include "tools/tiny_model.h"
@@ -356,6 +357,66 @@ START_TEST(test_session_streams_and_shrinks_context)
 }
 END_TEST
 
+/* Tracked bytes of a session opened at n_ctx tokens, mapped or streamed. */
+static size_t session_bytes_at(int stream, uint32_t n_ctx)
+{
+	struct lp_session_params p = lp_session_default_params();
+	struct lp_session *s;
+	struct lp_diag d;
+	size_t total;
+
+	p.path = model_path;
+	p.n_ctx = n_ctx;
+	p.n_threads = 1;
+	p.stream_weights = stream;
+	lp_diag_init(&d);
+	ck_assert_msg(lp_session_open(&p, &s, &d) == LP_OK, "%s", d.msg);
+	total = lp_mem_current_total();
+	lp_session_free(s);
+	return total;
+}
+
+/* The budget cut the context below what a step needs, and streaming the
+ * weights would keep it: the step gets the streamed session at the context
+ * asked for, not "context too small". */
+START_TEST(test_step_streams_before_context_too_small)
+{
+	static const struct lp_chat_msg msgs[] = { { "user", "a boat on the river" } };
+	struct lp_session_params p = lp_session_default_params();
+	struct lp_session *s;
+	struct lp_diag d;
+	size_t map_small, map_full, str_full, budget = 0;
+
+	write_chat();
+	map_small = session_bytes_at(0, 256);
+	map_full = session_bytes_at(0, 1024);
+	str_full = session_bytes_at(1, 1024);
+	ck_assert_uint_lt(str_full, map_full);
+	/* room for either, and a little for rendering the prompt */
+	lp_mem_set_budget((str_full > map_small ? str_full : map_small) + 131072);
+	ck_assert_uint_lt(lp_mem_budget(), map_full);
+	p.path = model_path;
+	p.n_ctx = 1024;
+	p.n_threads = 1;
+	p.shrink = 1;
+	lp_diag_init(&d);
+	ck_assert_msg(lp_session_open(&p, &s, &d) == LP_OK, "%s", d.msg);
+	ck_assert_int_eq(lp_session_streamed(s), 0);
+	ck_assert_uint_lt(lp_session_n_ctx(s), 1024);
+	/* 900 tokens of answer do not fit the shrunk context */
+	lp_diag_init(&d);
+	ck_assert_msg(lp_stage_input_budget(s, msgs, 1, 900, 0, &budget, &d) == LP_OK, "%s",
+		      d.msg);
+	ck_assert_int_eq(lp_session_streamed(s), 1);
+	ck_assert_uint_eq(lp_session_n_ctx(s), 1024);
+	ck_assert_uint_gt(budget, 0);
+	ck_assert_ptr_nonnull(strstr(lp_session_note_at(s, 0), "weights streamed"));
+	lp_session_free(s);
+	lp_mem_set_budget(0);
+	unlink(model_path);
+}
+END_TEST
+
 static const char chain_yaml[] =
 	"version: 1\n"
 	"model: {path: '%s', context: 512, weights: %s}\n"
@@ -461,6 +522,7 @@ static Suite *stream_suite(void)
 	tcase_add_test(tc, test_resident_within_window);
 	tcase_add_test(tc, test_session_streams_under_budget);
 	tcase_add_test(tc, test_session_streams_and_shrinks_context);
+	tcase_add_test(tc, test_step_streams_before_context_too_small);
 	tcase_add_test(tc, test_pipeline_shrink_or_fail);
 	suite_add_tcase(s, tc);
 	return s;

@@ -495,7 +495,8 @@ START_TEST(test_pipeline_end_to_end)
 		"stages:\n"
 		"  - split: {unit: sentences, size: 2, boundary: none}\n"
 		"  - summarize: {fanout: 3, max_sentences: 1}\n"
-		"  - verify: {keyphrases: {auto: 4, must: [river]}, min_words: 3, on_fail: fail}\n";
+		"  - verify: {keyphrases: {auto: 4, must: [river]}, min_words: 3, min_survival: 0,"
+		" on_fail: fail}\n";
 	struct lp_pipeline *p;
 	struct lp_diag d;
 	struct lp_doc doc;

@@ -8,6 +8,7 @@
 
 #include "cli/runner.h"
 #include "config/pipeline.h"
+#include "core/mem.h"
 #include "core/status.h"
 
 const char lp_usage_check[] =
@@ -38,7 +39,16 @@ static int check(const char *path, const char *question, const char **sets, size
 	struct lp_diag d;
 	enum lp_status s;
 
+	size_t budget;
+
 	lp_diag_init(&d);
+	/* LPIPE_MEM_BUDGET bounds reading the pipeline, as in run */
+	if ((s = lp_runner_budget(NULL, NULL, &budget, &d))) {
+		lp_diag_print(&d, stderr);
+		return lp_status_exit_code(s);
+	}
+	lp_mem_set_budget(budget);
+	lp_mem_set_phase("config");
 	/* Keep ${question} visible in the plan when no question is given. */
 	s = lp_runner_load_pipeline(path, question ? question : "${question}", sets, n_sets,
 				    &p, &d);

@@ -2,6 +2,7 @@
  * cmd_generate.c - `lpipe generate`: run a model on a prompt and stream
  * the continuation to stdout; prompt and generation speed go to stderr.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <time.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "core/buf.h"
 #include "core/mem.h"
 #include "core/status.h"
@@ -64,6 +66,8 @@ static double now_s(void)
 	return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+#define G "generate"
+
 static int bad_value(const char *opt, const char *v)
 {
 	return lp_cli_usage_error("generate", "invalid value '%s' for %s", v, opt);
@@ -89,50 +93,69 @@ static int parse(int argc, char **argv, struct gen_opts *o, char *model_buf, siz
 		{ "mem-budget", required_argument, NULL, O_BUDGET },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	int c;
-	char *end;
+	long long n;
+	double x;
+	int c, rc = 0;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "p:n:h", longs, NULL)) != -1) {
+	while (!rc && (c = getopt_long(argc, argv, "p:n:h", longs, NULL)) != -1) {
 		switch (c) {
 		case 'p': o->prompt = optarg; break;
 		case 'c': o->chat = 1; break;
 		case 'n':
-			o->n_predict = strtol(optarg, &end, 10);
-			if (*end || o->n_predict < 0)
-				return bad_value("-n", optarg);
+			if (!(rc = lp_opt_int(G, "-n", optarg, 0, LP_OPT_TOKENS_MAX, &n)))
+				o->n_predict = (long)n;
 			break;
-		case O_TEMP: o->sp.temperature = strtof(optarg, &end); goto check_end;
-		case O_TOPP: o->sp.top_p = strtof(optarg, &end); goto check_end;
-		case O_MINP: o->sp.min_p = strtof(optarg, &end); goto check_end;
-		case O_REP: o->sp.repeat_penalty = strtof(optarg, &end); goto check_end;
-		case O_TOPK: o->sp.top_k = (int32_t)strtol(optarg, &end, 10); goto check_end;
-		case O_SEED: o->sp.seed = strtoull(optarg, &end, 10); goto check_end;
-		case O_THREADS: o->cp.n_threads = (int)strtol(optarg, &end, 10); goto check_end;
+		case O_TEMP:
+			if (!(rc = lp_opt_real(G, "--temp", optarg, 0, 100, &x)))
+				o->sp.temperature = (float)x;
+			break;
+		case O_TOPP:
+			if (!(rc = lp_opt_real(G, "--top-p", optarg, 0, 1, &x)))
+				o->sp.top_p = (float)x;
+			break;
+		case O_MINP:
+			if (!(rc = lp_opt_real(G, "--min-p", optarg, 0, 1, &x)))
+				o->sp.min_p = (float)x;
+			break;
+		case O_REP:
+			if (!(rc = lp_opt_real(G, "--repeat-penalty", optarg, 0.01, 100, &x)))
+				o->sp.repeat_penalty = (float)x;
+			break;
+		case O_TOPK:
+			if (!(rc = lp_opt_int(G, "--top-k", optarg, 0, 1 << 24, &n)))
+				o->sp.top_k = (int32_t)n;
+			break;
+		case O_SEED: {
+			unsigned long long seed;
+			if (!(rc = lp_opt_u64(G, "--seed", optarg, &seed)))
+				o->sp.seed = seed;
+			break;
+		}
+		case O_THREADS:
+			if (!(rc = lp_opt_int(G, "--threads", optarg, 1, LP_OPT_THREADS_MAX, &n)))
+				o->cp.n_threads = (int)n;
+			break;
 		case O_CTX:
-			o->cp.n_ctx = (uint32_t)strtoul(optarg, &end, 10);
-			if (*end || o->cp.n_ctx < 1)
-				return bad_value("--ctx", optarg);
+			if (!(rc = lp_opt_int(G, "--ctx", optarg, 1, LP_OPT_CTX_MAX, &n)))
+				o->cp.n_ctx = (uint32_t)n;
 			break;
 		case O_KV:
 			if (!lp_kv_type_parse(optarg, &o->cp.kv_type))
 				return bad_value("--kv-type", optarg);
 			break;
 		case O_BUDGET:
-			if (lp_mem_parse_size(optarg, &o->budget))
-				return bad_value("--mem-budget", optarg);
+			rc = lp_opt_size(G, "--mem-budget", optarg, 1, 1, &o->budget);
 			break;
 		case 'h': fputs(lp_usage_generate, stdout); return LP_EXIT_OK;
 		default:
 			return lp_cli_usage_error("generate", "unknown option or missing value in '%s'",
 						  argv[optind - 1]);
 		}
-		continue;
-check_end:
-		if (*end || end == optarg)
-			return bad_value(argv[optind - 1], optarg);
 	}
+	if (rc)
+		return rc;
 	if (optind < argc)
 		o->model = argv[optind++];
 	if (optind < argc)
@@ -210,11 +233,20 @@ static void session_release(struct session *s)
 	lp_gguf_close(s->g);
 }
 
-static void flush_out(struct lp_buf *out)
+/* Print what was generated so far; a failed write (a full disk, a closed
+ * pipe) stops the generation rather than computing text nobody gets. */
+static enum lp_status flush_out(struct lp_buf *out, struct lp_diag *d)
 {
-	fwrite(out->data, 1, out->len, stdout);
-	fflush(stdout);
+	int failed;
+
+	errno = 0;
+	failed = (out->len && fwrite(out->data, 1, out->len, stdout) != out->len) ||
+		 fflush(stdout) != 0 || ferror(stdout);
 	lp_buf_reset(out);
+	if (failed)
+		return lp_diag_set(d, LP_E_IO, "<stdout>", 0, 0, "unable to write: %s",
+				   strerror(errno ? errno : EIO));
+	return LP_OK;
 }
 
 /* Sample, print and feed back up to n_predict tokens. */
@@ -236,7 +268,8 @@ static enum lp_status generate(struct session *s, long n_predict, long *n_done,
 		if ((st = lp_detok_push(&dt, id, &s->piece)) ||
 		    (st = lp_stop_feed(&s->stop, s->piece.data, s->piece.len, &s->out, &stopped)))
 			return lp_diag_set(d, st, NULL, 0, 0, "cannot hold the generated text");
-		flush_out(&s->out);
+		if ((st = flush_out(&s->out, d)))
+			return st;
 		if (pos >= lp_ctx_n_ctx(s->ctx)) {
 			lp_diag_set(d, LP_OK, NULL, 0, 0, "context full");
 			break;
@@ -249,7 +282,8 @@ static enum lp_status generate(struct session *s, long n_predict, long *n_done,
 	lp_stop_feed(&s->stop, s->piece.data, s->piece.len, &s->out, &stopped);
 	if (!stopped)
 		lp_stop_finish(&s->stop, &s->out);
-	flush_out(&s->out);
+	if (!st)
+		st = flush_out(&s->out, d);
 	return st;
 }
 
@@ -273,7 +307,12 @@ static enum lp_status run(const struct gen_opts *o, struct lp_diag *d)
 	    (st = encode_prompt(s.g, s.tok, o, &s.ids, d)))
 		goto out;
 	lp_stop_add_vocab(&s.stop, lp_tok_vocab(s.tok));
-	if (s.ids.n == 0 || s.ids.n >= lp_ctx_n_ctx(s.ctx)) {
+	if (s.ids.n == 0) {
+		st = lp_diag_set(d, LP_E_INPUT, NULL, 0, 0,
+				 "the prompt is empty (it gives no tokens; -p needs text)");
+		goto out;
+	}
+	if (s.ids.n >= lp_ctx_n_ctx(s.ctx)) {
 		st = lp_diag_set(d, LP_E_INPUT, NULL, 0, 0,
 				 "prompt of %zu tokens does not fit a context of %u", s.ids.n,
 				 lp_ctx_n_ctx(s.ctx));
@@ -287,8 +326,14 @@ static enum lp_status run(const struct gen_opts *o, struct lp_diag *d)
 	t1 = now_s();
 	st = generate(&s, o->n_predict, &n_gen, d);
 	t2 = now_s();
+	if (st)
+		goto out;
 	fputc('\n', stdout);
-	fflush(stdout);
+	if (fflush(stdout) || ferror(stdout)) {
+		st = lp_diag_set(d, LP_E_IO, "<stdout>", 0, 0, "unable to write: %s",
+				 strerror(errno ? errno : EIO));
+		goto out;
+	}
 	fprintf(stderr, "prompt: %zu tokens, %.1f tokens/s; generation: %ld tokens, %.1f tokens/s"
 		"; %d threads\n", s.ids.n, s.ids.n / (t1 - t0), n_gen,
 		n_gen > 1 ? (n_gen - 1) / (t2 - t1) : 0.0, lp_ctx_n_threads(s.ctx));

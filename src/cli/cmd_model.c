@@ -1,8 +1,10 @@
 /* cmd_model.c - `lpipe model info FILE`: what a GGUF file holds and what it
  * needs in memory. */
 #include "cli/commands.h"
+#include "cli/options.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include "core/mem.h"
 #include "core/status.h"
 #include "model/gguf.h"
+#include "model/model.h"
 #include "model/quant.h"
 
 const char lp_usage_model[] =
@@ -117,16 +120,30 @@ static void print_tensor_types(const struct lp_gguf *g, uint64_t *weights)
  * over the context, the logits, and 8-bit copies of the activations; all
  * float32, per token.
  */
+/* a * b, or UINT64_MAX when it does not fit (a printed size, not a
+ * buffer: saturating is the honest answer) */
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+	return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
 static uint64_t scratch_bytes(const struct model_hparams *h, uint64_t n_ctx)
 {
-	uint64_t f = 6 * h->n_embd + 3 * h->n_ff + h->n_head * n_ctx + h->n_vocab;
+	uint64_t f = add_sat(add_sat(mul_sat(6, h->n_embd), mul_sat(3, h->n_ff)),
+			     add_sat(mul_sat(h->n_head, n_ctx), h->n_vocab));
 
-	return 4 * f + 2 * (h->n_embd + h->n_ff);
+	return add_sat(mul_sat(4, f), mul_sat(2, add_sat(h->n_embd, h->n_ff)));
 }
 
 static void print_memory(const struct model_hparams *h, uint64_t weights, uint64_t n_ctx)
 {
-	uint64_t kv = 2 * h->n_layer * h->n_head_kv * h->head_dim * 2 * n_ctx;
+	uint64_t per_token = mul_sat(mul_sat(4, h->n_layer), mul_sat(h->n_head_kv, h->head_dim));
+	uint64_t kv = mul_sat(per_token, n_ctx);
 	uint64_t scratch = scratch_bytes(h, n_ctx);
 	char a[32], b[32], c[32], d[32];
 
@@ -134,10 +151,10 @@ static void print_memory(const struct model_hparams *h, uint64_t weights, uint64
 	printf("  weights      %12s\n", lp_mem_format_size((size_t)weights, a, sizeof(a)));
 	printf("  kv cache f16 %12s  (%llu bytes per token)\n",
 	       lp_mem_format_size((size_t)kv, b, sizeof(b)),
-	       (unsigned long long)(n_ctx ? kv / n_ctx : 0));
+	       (unsigned long long)per_token);
 	printf("  scratch      %12s  (rough)\n", lp_mem_format_size((size_t)scratch, c, sizeof(c)));
 	printf("  total        %12s\n",
-	       lp_mem_format_size((size_t)(weights + kv + scratch), d, sizeof(d)));
+	       lp_mem_format_size((size_t)add_sat(add_sat(weights, kv), scratch), d, sizeof(d)));
 }
 
 static void print_info(const struct lp_gguf *g, uint64_t n_ctx)
@@ -173,18 +190,21 @@ static int model_info(int argc, char **argv)
 {
 	const char *path = NULL;
 	uint64_t n_ctx = 2048;
-	struct lp_gguf *g;
+	struct lp_hparams hp;
+	struct lp_gguf *g = NULL;
 	struct lp_diag d;
 	enum lp_status s;
 
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--context") || !strcmp(argv[i], "-c")) {
-			char *end;
+			long long n;
+			int rc;
 			if (i + 1 >= argc)
 				return usage_error("'%s' needs a value", argv[i]);
-			n_ctx = strtoull(argv[++i], &end, 10);
-			if (*end || !n_ctx || argv[i][0] == '-')
-				return usage_error("bad context '%s'", argv[i]);
+			if ((rc = lp_opt_int("model", argv[i], argv[i + 1], 1, LP_OPT_CTX_MAX, &n)))
+				return rc;
+			n_ctx = (uint64_t)n;
+			i++;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			return usage_error("unknown option '%s'", argv[i]);
 		} else if (path) {
@@ -197,13 +217,15 @@ static int model_info(int argc, char **argv)
 		return usage_error("missing model FILE");
 	lp_diag_init(&d);
 	lp_mem_set_phase("load");
-	if ((s = lp_gguf_open(path, &g, &d))) {
+	if ((s = lp_gguf_open(path, &g, &d)) ||
+	    (s = lp_model_read_hparams(g, &hp, &d))) {
 		lp_diag_print(&d, stderr);
+		lp_gguf_close(g);
 		return lp_status_exit_code(s);
 	}
 	print_info(g, n_ctx);
 	lp_gguf_close(g);
-	return fflush(stdout) ? LP_EXIT_INPUT : LP_EXIT_OK;
+	return LP_EXIT_OK; /* lp_cli_close_stdout checks the writes */
 }
 
 int cmd_model(int argc, char **argv)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "core/mem.h"
 #include "core/status.h"
 #include "model/gguf.h"
@@ -49,18 +50,17 @@ static int parse_opt(struct plan_opts *o, const char *a, const char *v)
 	if (!v)
 		return lp_cli_usage_error("plan", "'%s' needs a value", a);
 	if (!strcmp(a, "--mem-budget")) {
-		if (lp_mem_parse_size(v, &o->budget) || !o->budget)
-			return lp_cli_usage_error("plan", "bad size '%s' for '%s'", v, a);
+		return lp_opt_size("plan", a, v, 1, 0, &o->budget);
 	} else if (!strcmp(a, "--kv-type")) {
 		o->kv_auto = !strcmp(v, "auto");
 		if (!o->kv_auto && !lp_kv_type_parse(v, &o->kv_type))
 			return lp_cli_usage_error("plan", "bad kv type '%s' (auto, f32, f16, q8_0)",
 						  v);
 	} else if (!strcmp(a, "--threads")) {
-		char *end;
-		long n = strtol(v, &end, 10);
-		if (*end || !*v || n < 1 || n > 1024)
-			return lp_cli_usage_error("plan", "bad value '%s' for '%s'", v, a);
+		long long n;
+		int rc = lp_opt_int("plan", a, v, 1, LP_OPT_THREADS_MAX, &n);
+		if (rc)
+			return rc;
 		o->n_threads = (int)n;
 	}
 	return 0;
@@ -188,7 +188,7 @@ int cmd_plan(int argc, char **argv)
 		rc = lp_status_exit_code(st);
 	} else {
 		print_plan(&o, m, &p);
-		rc = fflush(stdout) ? LP_EXIT_INPUT : LP_EXIT_OK;
+		rc = LP_EXIT_OK; /* lp_cli_close_stdout checks the writes */
 	}
 	lp_model_free(m);
 	lp_gguf_close(g);

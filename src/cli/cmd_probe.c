@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "core/mem.h"
 #include "core/status.h"
 #include "model/gguf.h"
@@ -50,23 +51,23 @@ struct probe_opts {
 	size_t budget;
 };
 
-static int need_u32(const char *opt, const char *v, uint32_t min, uint32_t *out)
+static int need_u32(const char *opt, const char *v, uint32_t min, long long max,
+		    uint32_t *out)
 {
-	char *end;
-	unsigned long long n;
+	long long n;
+	int rc;
 
 	if (!v)
 		return lp_cli_usage_error("probe", "'%s' needs a value", opt);
-	n = strtoull(v, &end, 10);
-	if (*end || !*v || v[0] == '-' || n < min || n > UINT32_MAX)
-		return lp_cli_usage_error("probe", "bad value '%s' for '%s'", v, opt);
+	if ((rc = lp_opt_int("probe", opt, v, min, max, &n)))
+		return rc;
 	*out = (uint32_t)n;
 	return 0;
 }
 
 static int parse_one(struct probe_opts *o, const char *a, const char *v, int *used)
 {
-	uint32_t n;
+	uint32_t n = 0;
 	int rc;
 
 	*used = 1;
@@ -75,23 +76,23 @@ static int parse_one(struct probe_opts *o, const char *a, const char *v, int *us
 			return lp_cli_usage_error("probe", "'%s' needs a value", a);
 		*(a[2] == 'c' ? &o->csv : &o->svg) = v;
 	} else if (!strcmp(a, "--min")) {
-		return need_u32(a, v, 2, &o->p.min_ctx);
+		return need_u32(a, v, 2, LP_OPT_CTX_MAX, &o->p.min_ctx);
 	} else if (!strcmp(a, "--max")) {
-		return need_u32(a, v, 2, &o->p.max_ctx);
+		return need_u32(a, v, 2, LP_OPT_CTX_MAX, &o->p.max_ctx);
 	} else if (!strcmp(a, "--decode")) {
-		return need_u32(a, v, 1, &o->p.n_decode);
+		return need_u32(a, v, 1, LP_OPT_TOKENS_MAX, &o->p.n_decode);
 	} else if (!strcmp(a, "--threads")) {
-		if ((rc = need_u32(a, v, 1, &n)))
+		if ((rc = need_u32(a, v, 1, LP_OPT_THREADS_MAX, &n)))
 			return rc;
-		o->p.n_threads = (int)(n > 1024 ? 1024 : n);
+		o->p.n_threads = (int)n;
 	} else if (!strcmp(a, "--kv-type")) {
 		if (!v || !lp_kv_type_parse(v, &o->p.kv_type))
 			return lp_cli_usage_error("probe", "bad kv type '%s' (f32, f16, q8_0)",
 						  v ? v : "");
 	} else if (!strcmp(a, "--mem-budget")) {
-		if (!v || lp_mem_parse_size(v, &o->budget) || !o->budget)
-			return lp_cli_usage_error("probe", "bad size '%s' for '%s'", v ? v : "",
-						  a);
+		if (!v)
+			return lp_cli_usage_error("probe", "'%s' needs a value", a);
+		return lp_opt_size("probe", a, v, 1, 0, &o->budget);
 	} else {
 		*used = 0;
 		return lp_cli_usage_error("probe", "unknown option '%s'", a);
@@ -155,7 +156,7 @@ static int report(const struct probe_opts *o, const struct lp_gguf *g, struct lp
 		lp_diag_print(&d, stderr);
 		return LP_EXIT_INPUT;
 	}
-	return fflush(stdout) ? LP_EXIT_INPUT : LP_EXIT_OK;
+	return LP_EXIT_OK; /* lp_cli_close_stdout checks the writes */
 }
 
 int cmd_probe(int argc, char **argv)

@@ -1,11 +1,13 @@
 /* cmd_run.c - `lpipe run PIPELINE DOC|-`: run a pipeline on one document. */
 #include "cli/commands.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/options.h"
 #include "cli/runner.h"
 #include "core/fileio.h"
 #include "core/log.h"
@@ -100,10 +102,8 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			o->has_format = 1;
 			break;
 		case OPT_MEM_BUDGET:
-			if (lp_mem_parse_size(optarg, &bytes))
-				return lp_cli_usage_error("run",
-					"invalid --mem-budget '%s' (expected a size such as 512MiB)",
-					optarg);
+			if ((c = lp_opt_size("run", "--mem-budget", optarg, 1, 1, &bytes)))
+				return c;
 			o->mem_budget = optarg;
 			break;
 		case OPT_QUIET:
@@ -132,29 +132,31 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 	return -1;
 }
 
-/* Write the report to -o FILE atomically, or to standard output. */
+/* Write the report to `af` (opened before the run, so an output that
+ * cannot be written fails before the work), or to standard output. */
 static enum lp_status write_output(struct lp_doc *doc, const struct run_opts *o,
+				   struct lp_afile *af,
 				   enum lp_format format, const struct lp_run_stats *stats,
 				   struct lp_diag *d)
 {
-	struct lp_afile af;
 	enum lp_status s;
 
-	if (!o->output || !strcmp(o->output, "-")) {
+	errno = 0;
+	if (!af->fp) {
 		s = lp_report_write(doc, format, stats, stdout, d);
 		if (!s && (fflush(stdout) || ferror(stdout)))
-			s = lp_diag_set(d, LP_E_IO, "<stdout>", 0, 0, "unable to write");
-		return s;
+			s = lp_diag_set(d, LP_E_IO, NULL, 0, 0, "unable to write: %s",
+					strerror(errno ? errno : EIO));
+	} else {
+		s = lp_report_write(doc, format, stats, af->fp, d);
+		if (!s)
+			return lp_afile_commit(af, d);
+		lp_afile_abort(af);
 	}
-	s = lp_afile_open(&af, o->output, d);
-	if (s)
-		return s;
-	s = lp_report_write(doc, format, stats, af.fp, d);
-	if (s) {
-		lp_afile_abort(&af);
-		return s;
-	}
-	return lp_afile_commit(&af, d);
+	/* the report's writers know the reason, not where it went */
+	if (s == LP_E_IO && !d->file[0])
+		snprintf(d->file, sizeof(d->file), "%s", o->output ? o->output : "<stdout>");
+	return s;
 }
 
 /* Print a diagnostic; one left empty by its caller still names the status. */
@@ -195,6 +197,7 @@ static void log_memory(const struct lp_run_stats *stats)
 static int run(const struct run_opts *o)
 {
 	struct lp_pipeline *p = NULL;
+	struct lp_afile af = { 0 };
 	struct lp_run_stats stats;
 	struct lp_doc doc;
 	struct lp_diag d;
@@ -202,6 +205,15 @@ static int run(const struct run_opts *o)
 	size_t budget;
 
 	lp_diag_init(&d);
+	/* The budget of the command line or environment covers reading the
+	 * pipeline too; the pipeline's own applies once it is read. */
+	s = lp_runner_budget(NULL, o->mem_budget, &budget, &d);
+	if (s) {
+		print_diag(&d, s);
+		return lp_status_exit_code(s);
+	}
+	lp_mem_set_budget(budget);
+	lp_mem_set_phase("config");
 	s = lp_runner_load_pipeline(o->pipeline, o->question, o->sets, o->n_sets, &p, &d);
 	if (s) {
 		print_diag(&d, s);
@@ -216,6 +228,11 @@ static int run(const struct run_opts *o)
 		return lp_status_exit_code(s);
 	}
 	lp_mem_set_budget(budget);
+	if (o->output && strcmp(o->output, "-") && (s = lp_afile_open(&af, o->output, &d))) {
+		print_diag(&d, s);
+		lp_pipeline_free(p);
+		return lp_status_exit_code(s);
+	}
 	ran = lp_runner_run(p, o->doc, o->question, &doc, &stats, &d);
 	log_memory(&stats);
 	if (ran && ran != LP_E_VERIFY) {
@@ -226,12 +243,13 @@ static int run(const struct run_opts *o)
 	if (ran == LP_E_VERIFY)
 		print_verify_failure(&d);
 	lp_diag_init(&d);
-	s = write_output(&doc, o, o->has_format ? o->format : p->output.format, &stats, &d);
+	s = write_output(&doc, o, &af, o->has_format ? o->format : p->output.format, &stats, &d);
 	if (s)
 		print_diag(&d, s);
 	else
 		s = ran;
 out:
+	lp_afile_abort(&af);
 	lp_doc_release(&doc);
 	lp_pipeline_free(p);
 	return lp_status_exit_code(s);

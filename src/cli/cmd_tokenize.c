@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "core/buf.h"
+#include "core/fileio.h"
 #include "core/status.h"
 #include "core/utf8.h"
 #include "model/gguf.h"
@@ -52,17 +53,24 @@ static void print_piece(const char *p, size_t len)
 	}
 }
 
+/* The text to tokenize: `arg`, or standard input for "-", read as a
+ * document is (it stops at the limit of a stream, and at a NUL byte). */
 static int read_text(const char *arg, struct lp_buf *text)
 {
-	char chunk[65536];
-	size_t n;
+	struct lp_mapped m;
+	struct lp_diag d;
+	int rc;
 
 	if (strcmp(arg, "-"))
 		return lp_buf_adds(text, arg) == LP_OK ? 0 : -1;
-	while ((n = fread(chunk, 1, sizeof(chunk), stdin)) > 0)
-		if (lp_buf_add(text, chunk, n))
-			return -1;
-	return ferror(stdin) ? -1 : 0;
+	lp_diag_init(&d);
+	if (lp_file_map("-", LP_FILE_DOCUMENT, LP_MEM_DOC, &m, &d)) {
+		lp_diag_print(&d, stderr);
+		return -1;
+	}
+	rc = m.len && lp_buf_add(text, m.data, m.len) ? -1 : 0;
+	lp_file_unmap(&m);
+	return rc;
 }
 
 static void print_tokens(const struct lp_tok *tok, const struct lp_tokens *ids, int ids_only)

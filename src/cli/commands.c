@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,9 +169,9 @@ int lp_cli_main(int argc, char **argv)
 		return LP_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "--version"))
-		return cmd_version(argc - 1, argv + 1);
+		return lp_cli_close_stdout("version", cmd_version(argc - 1, argv + 1));
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
-		return cmd_help(argc - 1, argv + 1);
+		return lp_cli_close_stdout("help", cmd_help(argc - 1, argv + 1));
 	if (argv[1][0] == '-') {
 		fprintf(stderr, "lpipe: error: unknown option '%s'\n", argv[1]);
 		fputs("usage: lpipe <command> [options] [args]; see 'lpipe --help'\n", stderr);
@@ -179,5 +180,28 @@ int lp_cli_main(int argc, char **argv)
 	c = lp_cli_find(argv[1]);
 	if (!c)
 		return unknown_command(argv[1]);
-	return c->fn(argc - 1, argv + 1);
+	return lp_cli_close_stdout(c->name, c->fn(argc - 1, argv + 1));
+}
+
+int lp_cli_close_stdout(const char *name, int rc)
+{
+	int failed, e;
+
+	errno = 0;
+	failed = fflush(stdout) != 0 || ferror(stdout);
+	e = errno;
+	/* the close is where a full disk or a closed pipe may show last */
+	if (fclose(stdout) != 0 && !failed) {
+		failed = 1;
+		e = errno;
+	}
+	if (!failed)
+		return rc;
+	/* a command that failed has said why; its status stands */
+	if (rc == LP_EXIT_OK || rc == LP_EXIT_VERIFY) {
+		fprintf(stderr, "lpipe %s: error: unable to write to standard output: %s\n", name,
+			strerror(e ? e : EIO));
+		rc = LP_EXIT_INPUT;
+	}
+	return rc;
 }

@@ -45,6 +45,13 @@ int cmd_plan(int argc, char **argv);
 extern const char lp_usage_plan[];
 
 /* Dispatch argv[1] through the command table; returns the exit code. */
+/*
+ * Flush and close standard output after command `name` returned `rc`; a
+ * failed write anywhere (stdio keeps the error), flush or close turns
+ * status 0 or 1 into 3 with "lpipe NAME: error: unable to write to
+ * standard output: REASON". Returns the exit code to use.
+ */
+int lp_cli_close_stdout(const char *name, int rc);
 int lp_cli_main(int argc, char **argv);
 /* The command called `name`, or NULL. */
 const struct lp_command *lp_cli_find(const char *name);

@@ -39,7 +39,7 @@ enum lp_status lp_runner_budget(const struct lp_pipeline *p, const char *cli_val
 					   env);
 		return LP_OK;
 	}
-	*bytes = p->memory.budget;
+	*bytes = p ? p->memory.budget : 0;
 	return LP_OK;
 }
 
@@ -119,15 +119,42 @@ static void default_note(struct lp_doc *doc, const struct doc_shape *was)
 		lp_doc_note(doc, "%zu chunk%s", now.n_chunks, now.n_chunks == 1 ? "" : "s");
 }
 
-static enum lp_status run_stage(struct lp_doc *doc, const struct lp_stage *st,
+/* Room for one more trace entry (a rerun adds entries beyond one per
+ * stage; the arena copy is cheap and happens only between stages, so a
+ * stage's pointer to its own entry stays valid while it runs). */
+static enum lp_status trace_room(struct lp_doc *doc, struct lp_diag *d)
+{
+	struct lp_stage_trace *t;
+	size_t cap;
+
+	if (doc->n_trace < doc->cap_trace)
+		return LP_OK;
+	cap = doc->cap_trace ? 2 * doc->cap_trace : 8;
+	t = lp_arena_alloc(&doc->arena, cap * sizeof(*t));
+	if (!t)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the stage trace");
+	memset(t, 0, cap * sizeof(*t));
+	if (doc->n_trace)
+		memcpy(t, doc->trace, doc->n_trace * sizeof(*t));
+	doc->trace = t;
+	doc->cap_trace = cap;
+	return LP_OK;
+}
+
+static enum lp_status run_stage(struct lp_doc *doc, const struct lp_stage *st, size_t index,
 				struct lp_run_stats *stats, struct lp_diag *d)
 {
-	struct lp_stage_trace *tr = &doc->trace[doc->n_trace++];
+	struct lp_stage_trace *tr;
 	struct doc_shape was;
 	enum lp_status s;
 	double t0;
 
+	if ((s = trace_room(doc, d)))
+		return s;
+	tr = &doc->trace[doc->n_trace++];
 	tr->kind = st->kind->name;
+	tr->stage = index;
+	tr->pass = (int)doc->rerun.count + 1;
 	if (!doc->n_chunks && strcmp(st->kind->name, "split")) {
 		s = whole_text_chunk(doc, d);
 		if (s)
@@ -145,11 +172,33 @@ static enum lp_status run_stage(struct lp_doc *doc, const struct lp_stage *st,
 		default_note(doc, &was);
 	if (lp_log_level() >= LP_LOG_DEBUG) {
 		char peak[32];
-		lp_debug("stage %zu %s: %.3f s, tracked peak %s%s%s", doc->n_trace, tr->kind,
-			 tr->seconds, lp_mem_format_size(tr->peak_tracked_bytes, peak, sizeof(peak)),
+		lp_debug("stage %zu %s (pass %d): %.3f s, tracked peak %s%s%s", index + 1, tr->kind,
+			 tr->pass, tr->seconds,
+			 lp_mem_format_size(tr->peak_tracked_bytes, peak, sizeof(peak)),
 			 tr->note ? ", " : "", tr->note ? tr->note : "");
 	}
 	return s;
+}
+
+/*
+ * Act on a rerun request made by stage `i`: returns the index to go on
+ * from (the stage asked for), or i + 1 when there is none or it cannot be
+ * honoured (a stage after i, or LP_DOC_MAX_RERUNS reached).
+ */
+static size_t next_stage(struct lp_doc *doc, size_t i)
+{
+	struct lp_rerun *r = &doc->rerun;
+
+	if (!r->requested)
+		return i + 1;
+	r->requested = 0;
+	if (r->from > i || r->count >= LP_DOC_MAX_RERUNS) {
+		lp_warn("stage %zu asked to rerun from stage %zu: ignored", i + 1, r->from + 1);
+		return i + 1;
+	}
+	r->count++;
+	lp_debug("rerun %zu: stages %zu to %zu again", r->count, r->from + 1, i + 1);
+	return r->from;
 }
 
 enum lp_status lp_runner_run(const struct lp_pipeline *p, const char *doc_path,
@@ -159,6 +208,7 @@ enum lp_status lp_runner_run(const struct lp_pipeline *p, const char *doc_path,
 	struct lp_run_stats local;
 	struct lp_diag verify_diag;
 	enum lp_status s, verify = LP_OK;
+	size_t verify_at = 0; /* the stage whose verification failed first */
 
 	if (!stats)
 		stats = &local;
@@ -171,23 +221,25 @@ enum lp_status lp_runner_run(const struct lp_pipeline *p, const char *doc_path,
 	fold_peaks(stats);
 	if (s)
 		goto out;
-	doc->trace = lp_arena_alloc(&doc->arena, (p->n_stages + 1) * sizeof(*doc->trace));
-	if (!doc->trace) {
-		s = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the stage trace");
-		goto out;
-	}
 	lp_diag_init(&verify_diag);
-	for (size_t i = 0; i < p->n_stages; i++) {
-		s = run_stage(doc, &p->stages[i], stats, d);
-		if (s == LP_E_VERIFY) {
-			if (verify == LP_OK)
-				verify_diag = *d;
-			verify = LP_E_VERIFY;
-			lp_diag_init(d);
-			continue;
-		}
-		if (s)
+	for (size_t i = 0, next; i < p->n_stages; i = next) {
+		s = run_stage(doc, &p->stages[i], i, stats, d);
+		if (s && s != LP_E_VERIFY)
 			goto out;
+		next = next_stage(doc, i);
+		/* a failed verification that is run again is judged again */
+		if (verify && verify_at >= next && next <= i) {
+			verify = LP_OK;
+			lp_diag_init(&verify_diag);
+		}
+		if (s == LP_E_VERIFY && next > i) {
+			if (verify == LP_OK) {
+				verify_diag = *d;
+				verify_at = i;
+			}
+			verify = LP_E_VERIFY;
+		}
+		lp_diag_init(d);
 	}
 	if (!doc->n_chunks && (s = whole_text_chunk(doc, d)))
 		goto out;

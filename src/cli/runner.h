@@ -18,9 +18,18 @@
  * the first stage that is not a split finds no chunks, the whole text
  * becomes one chunk.
  *
+ * Reruns: a stage may ask, through doc->rerun (stages/doc.h), that the
+ * stages from an earlier index up to itself run again (the verify stage's
+ * on_fail retry). The runner honours it after the stage returns, at most
+ * LP_DOC_MAX_RERUNS times in a run: every stage run again is a step like
+ * any other, with its memory phase, its own peaks and a new trace entry
+ * whose `pass` is 2 for the first rerun, 3 for the next. A stage is never
+ * run again behind the runner's back.
+ *
  * A run stops at the first failing stage, except for LP_E_VERIFY: a failed
  * verification is remembered, the remaining stages still run, and the run
- * returns LP_E_VERIFY with its message so the output is still produced.
+ * returns LP_E_VERIFY with its message so the output is still produced. A
+ * verification that is run again by a rerun is judged by its last run.
  */
 #ifndef LP_CLI_RUNNER_H
 #define LP_CLI_RUNNER_H
@@ -44,7 +53,8 @@ enum lp_status lp_runner_load_pipeline(const char *path, const char *question,
 /*
  * The memory budget in bytes for `p` (0: unlimited): `cli_value` (the
  * --mem-budget argument, may be NULL) wins over LPIPE_MEM_BUDGET, which wins
- * over memory.budget. Returns LP_OK, or LP_E_USAGE (bad --mem-budget) /
+ * over memory.budget (0 when `p` is NULL: the pipeline is not read yet).
+ * Returns LP_OK, or LP_E_USAGE (bad --mem-budget) /
  * LP_E_CONFIG (bad LPIPE_MEM_BUDGET) with `d` filled. Does not set it.
  */
 enum lp_status lp_runner_budget(const struct lp_pipeline *p, const char *cli_value,

@@ -303,6 +303,10 @@ static enum lp_status parse_stages(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 	if (list->kind != LP_NODE_SEQ)
 		return lp_cfg_error(c, list, "'stages' must be a sequence ('- split: ...'), got %s",
 				    lp_node_kind_name(list));
+	if (list->n > LP_PIPELINE_MAX_STAGES)
+		return lp_cfg_error(c, list->values[LP_PIPELINE_MAX_STAGES],
+				    "too many stages: %zu (at most %d)", list->n,
+				    LP_PIPELINE_MAX_STAGES);
 	p->stages = lp_arena_alloc(&p->arena, list->n * sizeof(*p->stages));
 	if (!p->stages)
 		return lp_diag_set(c->diag, LP_E_NOMEM, p->path, 0, 0, "out of memory");
@@ -366,6 +370,20 @@ enum lp_status lp_pipeline_load_text(const char *path, const char *text, size_t 
 	return LP_OK;
 }
 
+/* Out of memory while the pipeline is read: say so in the words a budget
+ * error uses, naming the phase (the command line's budget covers it). */
+static enum lp_status nomem_reading(const char *path, struct lp_diag *d)
+{
+	char cap[32];
+
+	if (!lp_mem_budget())
+		return lp_diag_set(d, LP_E_NOMEM, path, 0, 0,
+				   "out of memory while reading the pipeline");
+	return lp_diag_set(d, LP_E_NOMEM, path, 0, 0,
+			   "%s: memory budget of %s exceeded while reading the pipeline",
+			   lp_mem_phase(), lp_mem_format_size(lp_mem_budget(), cap, sizeof(cap)));
+}
+
 enum lp_status lp_pipeline_load(const char *path, const struct lp_vars *vars,
 				const char *const *sets, size_t n_sets,
 				struct lp_pipeline **out, struct lp_diag *d)
@@ -374,13 +392,13 @@ enum lp_status lp_pipeline_load(const char *path, const struct lp_vars *vars,
 	enum lp_status st;
 
 	*out = NULL;
-	st = lp_file_map(path, LP_MEM_OTHER, &m, d);
+	st = lp_file_map(path, LP_FILE_PIPELINE, LP_MEM_OTHER, &m, d);
 	if (st != LP_OK)
 		return st;
 	st = lp_pipeline_load_text(path, (const char *)m.data, m.len, vars, sets, n_sets,
 				   out, d);
 	lp_file_unmap(&m);
-	return st;
+	return st == LP_E_NOMEM ? nomem_reading(path, d) : st;
 }
 
 void lp_pipeline_free(struct lp_pipeline *p)
@@ -444,6 +462,25 @@ static void print_model(const struct lp_model_cfg *m, FILE *out)
 	fprintf(out, "  weights: %s\n", weights_names[m->weights]);
 }
 
+/* A stage's description: the map, then its remarks as a YAML comment. */
+static void print_described(const char *text, FILE *out)
+{
+	const char *p, *c, *e;
+	int comment = 0;
+
+	for (p = text; (c = strstr(p, LP_STAGE_COMMENT_START)); p = e ? e + 1 : c + strlen(c)) {
+		fwrite(p, 1, (size_t)(c - p), out);
+		e = strstr(c, LP_STAGE_COMMENT_END);
+	}
+	fputs(p, out);
+	for (p = text; (c = strstr(p, LP_STAGE_COMMENT_START)); p = e ? e + 1 : c + strlen(c)) {
+		e = strstr(c + 1, LP_STAGE_COMMENT_END);
+		fprintf(out, "%s%.*s", comment++ ? "; " : "  # ",
+			(int)(e ? (size_t)(e - c - 1) : strlen(c + 1)), c + 1);
+	}
+	fputc('\n', out);
+}
+
 enum lp_status lp_pipeline_print(const struct lp_pipeline *p, FILE *out)
 {
 	unsigned long failures = lp_mem_failures();
@@ -472,7 +509,8 @@ enum lp_status lp_pipeline_print(const struct lp_pipeline *p, FILE *out)
 		lp_buf_reset(&b);
 		if (s->kind->describe)
 			s->kind->describe(s->opts, &b);
-		fprintf(out, "  - %s: %s\n", s->kind->name, b.len ? b.data : "{}");
+		fprintf(out, "  - %s: ", s->kind->name);
+		print_described(b.len ? b.data : "{}", out);
 	}
 	lp_buf_release(&b);
 	/* describe() and lp_cfg_quote cannot report a failed append */

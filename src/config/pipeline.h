@@ -83,6 +83,14 @@ struct lp_stage {
 	int line, col;
 };
 
+/*
+ * Limits on a pipeline: the file is at most LP_FILE_PIPELINE_MAX bytes (1
+ * MiB, see core/fileio.h), read and parsed under the memory budget of the
+ * command line or environment, and holds at most this many stages (each
+ * run of a split stage keeps its chunk table until the document is done).
+ */
+#define LP_PIPELINE_MAX_STAGES 64
+
 struct lp_pipeline {
 	struct lp_arena arena;  /* owns everything below */
 	const char *path;
@@ -103,8 +111,9 @@ struct lp_pipeline {
  * Load, substitute, override and validate `path`. `sets` are "key=value"
  * strings from --set (may be NULL when n_sets is 0). On success *out is a
  * new pipeline the caller frees with lp_pipeline_free. On failure returns
- * LP_E_CONFIG (or LP_E_IO if the file cannot be read) with `d` naming
- * file:line:col (for a bad --set, the file is "--set").
+ * LP_E_CONFIG (too many stages, ...), LP_E_IO (the file cannot be read),
+ * LP_E_INPUT (over the size limit, binary) or LP_E_NOMEM (the budget), with
+ * `d` naming file:line:col (for a bad --set, the file is "--set").
  */
 enum lp_status lp_pipeline_load(const char *path, const struct lp_vars *vars,
 				const char *const *sets, size_t n_sets,

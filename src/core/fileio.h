@@ -25,9 +25,27 @@
  * A mapping is read-only and private, so dropping a range is always safe:
  * a later read sees the same bytes.
  *
- * lp_afile writes go to "PATH.tmp.XXXXXX" in the same directory and are
- * renamed over PATH only on lp_afile_commit, so a failed run never leaves a
- * half-written output and never destroys the previous one.
+ * Kinds and limits: every read names the kind of file it reads, and each
+ * kind has its limits (LP_FILE_*_MAX below, documented in lpipe(1)). A
+ * model or cache file must be a regular file: it is mapped, and a device or
+ * pipe that never ends would be read forever. Text kinds (pipeline, prompt,
+ * document) read from a pipe, device or stdin are read into tracked memory
+ * as they grow (so the budget applies from the first byte), stop at the
+ * kind's size limit, and stop at the first NUL byte (a binary file) rather
+ * than at end of file. A pipeline or prompt file is refused over its limit
+ * whatever it is; a regular document is mapped, and only its window counts.
+ *
+ * lp_afile writes a regular file through "NAME.tmp.PID.XXXXXX" in the same
+ * directory (NAME cut short when the whole would pass the system's name
+ * limit), renamed over PATH only on lp_afile_commit, so a failed run never
+ * leaves a half-written output and never destroys the previous one. PATH
+ * that is a symbolic link is followed: its target is replaced atomically
+ * and the link kept. PATH that is a device, FIFO or socket is written
+ * through, as a shell redirection would (no temporary, no rename: it is
+ * never replaced). A temporary left by a process that is gone (SIGKILL, a
+ * crash) is removed by the next lp_afile_open of the same PATH; SIGINT,
+ * SIGTERM and SIGHUP remove the open temporaries once
+ * lp_afile_handle_signals has been called.
  */
 #ifndef LP_FILEIO_H
 #define LP_FILEIO_H
@@ -47,12 +65,31 @@ struct lp_mapped {
 				    * window, or 0 when unreserved) */
 };
 
+/* What a file is for, which sets the limits on reading it. */
+enum lp_file_kind {
+	LP_FILE_PIPELINE, /* a pipeline (YAML): at most LP_FILE_PIPELINE_MAX, text */
+	LP_FILE_PROMPT,   /* a prompt_file: at most LP_FILE_PROMPT_MAX, text */
+	LP_FILE_MODEL,    /* GGUF, safetensors, vocab.txt: a regular file only */
+	LP_FILE_DOCUMENT, /* a document: regular of any size (mapped in a
+			   * window), else read up to LP_FILE_STREAM_MAX, text */
+	LP_FILE_CACHE,    /* an embedding-cache record: a regular file only */
+};
+
+#define LP_FILE_PIPELINE_MAX ((size_t)1 << 20) /* 1 MiB */
+#define LP_FILE_PROMPT_MAX ((size_t)1 << 20)   /* 1 MiB */
+#define LP_FILE_STREAM_MAX ((size_t)1 << 30)   /* 1 GiB from a pipe or device */
+
+/* The kind's name for messages ("pipeline", "prompt file", ...). */
+const char *lp_file_kind_name(enum lp_file_kind kind);
+
 /*
- * Map `path` ("-" for stdin). On success *m owns the bytes until
- * lp_file_unmap. On failure returns LP_E_IO (cannot open/read, a directory)
- * or LP_E_NOMEM, with `d` naming the file.
+ * Map `path` ("-" for stdin), a file of the given kind. On success *m owns
+ * the bytes until lp_file_unmap. On failure returns LP_E_IO (cannot
+ * open/read, a directory, not a regular file where the kind needs one),
+ * LP_E_INPUT (over the kind's size limit, or a NUL in a text kind read
+ * from a stream) or LP_E_NOMEM, with `d` naming the file.
  */
-enum lp_status lp_file_map(const char *path, enum lp_mem_tag tag,
+enum lp_status lp_file_map(const char *path, enum lp_file_kind kind, enum lp_mem_tag tag,
 			   struct lp_mapped *m, struct lp_diag *d);
 void lp_file_unmap(struct lp_mapped *m);
 
@@ -62,7 +99,8 @@ void lp_file_unmap(struct lp_mapped *m);
  * reserves what it keeps itself. A pipe or stdin is still read into
  * tracked memory, and is_mmap says which of the two happened.
  */
-enum lp_status lp_file_map_unreserved(const char *path, enum lp_mem_tag tag,
+enum lp_status lp_file_map_unreserved(const char *path, enum lp_file_kind kind,
+				      enum lp_mem_tag tag,
 				      struct lp_mapped *m, struct lp_diag *d);
 
 enum lp_file_advice {
@@ -87,7 +125,8 @@ int lp_file_advise(const struct lp_mapped *m, size_t off, size_t len,
 /* Same, but a regular file reserves min(size, window + lp_file_fault_bytes())
  * bytes instead of its size (see "resident window" above); window 0 means
  * the whole file. */
-enum lp_status lp_file_map_window(const char *path, enum lp_mem_tag tag, size_t window,
+enum lp_status lp_file_map_window(const char *path, enum lp_file_kind kind,
+				  enum lp_mem_tag tag, size_t window,
 				  struct lp_mapped *m, struct lp_diag *d);
 
 /* The most a read fault may map at once: the kernel's huge page size
@@ -108,17 +147,35 @@ enum lp_status lp_file_need(struct lp_mapped *m, size_t bytes, struct lp_diag *d
 
 struct lp_afile {
 	FILE *fp;         /* write here */
-	char *path;       /* final path */
-	char *tmp_path;   /* temporary path, renamed on commit */
+	char *path;       /* final path as given, for messages */
+	char *target;     /* the file replaced: path, or a symlink's target */
+	char *tmp_path;   /* temporary path, renamed on commit; "" when the
+			   * output is written through (a device or FIFO) */
+	int slot;         /* 1 + index in the signal-cleanup table; 0: none */
 };
 
-/* Open a temporary file beside `path`. Returns LP_OK or LP_E_IO. */
+/*
+ * Open the output `path`: a temporary file beside it (beside the target of
+ * a symbolic link), or `path` itself when it is a device, FIFO or socket.
+ * Stale temporaries of the same output whose process is gone are removed
+ * first. Returns LP_OK, or LP_E_IO naming `path` and the reason (a
+ * directory, a dangling link, a directory that cannot be written).
+ */
 enum lp_status lp_afile_open(struct lp_afile *af, const char *path, struct lp_diag *d);
-/* Flush, fsync and rename over the final path. Returns LP_OK or LP_E_IO
- * (the temporary file is removed on failure). */
+/* Flush, fsync and rename over the final path (flush and close only when
+ * written through). Returns LP_OK or LP_E_IO naming the path and the
+ * reason (the temporary file is removed on failure). */
 enum lp_status lp_afile_commit(struct lp_afile *af, struct lp_diag *d);
 /* Discard the temporary file; safe after commit or on an unopened struct. */
 void lp_afile_abort(struct lp_afile *af);
+
+/*
+ * Install handlers for SIGINT, SIGTERM and SIGHUP that remove the
+ * temporaries of every open lp_afile, then die of the same signal (the
+ * shell sees status 128 + the signal: 130, 143, 129). Call once, from the
+ * program, not from library code that may share the process.
+ */
+void lp_afile_handle_signals(void);
 
 /* Write `len` bytes to `path` atomically (open, write, commit). */
 enum lp_status lp_file_write_atomic(const char *path, const void *data, size_t len,

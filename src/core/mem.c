@@ -333,7 +333,9 @@ enum lp_status lp_mem_parse_size(const char *s, size_t *bytes)
 	if (*end)
 		return LP_E_CONFIG;
 	v *= mult;
-	if (v >= 18446744073709551615.0)
+	/* 0.5B or 0.9 is no byte count: truncating it to 0 would turn the
+	 * cap off, so a fraction of a byte is refused, not rounded */
+	if (v >= 18446744073709551615.0 || v != floor(v))
 		return LP_E_CONFIG;
 	*bytes = (size_t)v;
 	return LP_OK;

@@ -106,7 +106,9 @@ size_t lp_mem_current_rss(void);
 /*
  * Parse a byte size: "512", "64KiB", "1.5GiB", "2GB", "100M" (K/M/G/T with
  * or without "iB"/"B" are all powers of 1024). Returns LP_OK, or
- * LP_E_CONFIG for a malformed or negative value.
+ * LP_E_CONFIG for a malformed or negative value, or one that is not a whole
+ * number of bytes ("0.5B", "0.9", "1.3KiB"): a fraction would round to a
+ * different cap, or to 0, which means none.
  */
 enum lp_status lp_mem_parse_size(const char *s, size_t *bytes);
 /* Format bytes as "1.50 GiB" into buf (at least 32 bytes); returns buf. */

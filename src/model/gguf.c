@@ -114,6 +114,10 @@ static enum lp_status rd_u32(struct rd *r, uint32_t *out, const char *what)
 	return s;
 }
 
+/* Entries whose table is allocated without first checking that the file
+ * can hold them (a few hundred KiB at most). */
+#define LP_GGUF_SMALL_COUNT 4096
+
 static enum lp_status rd_str(struct rd *r, struct lp_gguf_str *out, const char *what)
 {
 	size_t at = r->pos;
@@ -572,11 +576,14 @@ static enum lp_status parse_header(struct lp_gguf *g, struct rd *r, uint64_t *n_
 	if ((s = rd_uint(r, 8, n_tensors, "tensor count")) ||
 	    (s = rd_uint(r, 8, n_kv, "metadata count")))
 		return s;
-	/* a key-value takes at least 13 bytes, a tensor info at least 32 */
-	if (*n_kv > rd_left(r) / 13)
+	/* a key-value takes at least 13 bytes, a tensor info at least 32: a
+	 * count that cannot fit is refused before its table is allocated. A
+	 * small count is left to the parse, which names the field that runs
+	 * past the end (a string length, say) rather than the count. */
+	if (*n_kv > LP_GGUF_SMALL_COUNT && *n_kv > rd_left(r) / 13)
 		return fail_at(r, 16, "metadata count %llu does not fit in the file",
 			       (unsigned long long)*n_kv);
-	if (*n_tensors > rd_left(r) / 32)
+	if (*n_tensors > LP_GGUF_SMALL_COUNT && *n_tensors > rd_left(r) / 32)
 		return fail_at(r, 8, "tensor count %llu does not fit in the file",
 			       (unsigned long long)*n_tensors);
 	return LP_OK;
@@ -630,8 +637,8 @@ static enum lp_status open_file(const char *path, int streamed, struct lp_gguf *
 	*out = NULL;
 	if (!(g = gguf_new(path, d)))
 		return LP_E_NOMEM;
-	s = streamed ? lp_file_map_unreserved(path, LP_MEM_WEIGHTS, &g->map, d)
-		     : lp_file_map(path, LP_MEM_WEIGHTS, &g->map, d);
+	s = streamed ? lp_file_map_unreserved(path, LP_FILE_MODEL, LP_MEM_WEIGHTS, &g->map, d)
+		     : lp_file_map(path, LP_FILE_MODEL, LP_MEM_WEIGHTS, &g->map, d);
 	if (s) {
 		lp_gguf_close(g);
 		return s;

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -45,13 +46,27 @@ static int get_u32(struct loader *L, const char *suffix, uint32_t *out, int requ
 	return 1;
 }
 
-static float get_f32(struct loader *L, const char *suffix, float dflt)
+/* An optional real hyper-parameter: `dflt` when absent; present, it must
+ * be finite and in (lo, hi], or the model is refused (a NaN epsilon or a
+ * zero rope base gives nonsense, not an error, once the forward runs). */
+static int get_f32(struct loader *L, const char *suffix, float dflt, double lo, double hi,
+		   float *out, enum lp_status *st)
 {
 	char key[128];
 	double v;
 
 	snprintf(key, sizeof(key), "%s.%s", L->arch, suffix);
-	return lp_gguf_get_f64(L->g, key, &v) && v > 0 ? (float)v : dflt;
+	*out = dflt;
+	if (!lp_gguf_find(L->g, key))
+		return 1;
+	if (!lp_gguf_get_f64(L->g, key, &v) || !isfinite(v) || v <= lo || v > hi) {
+		*st = lp_diag_set(L->d, LP_E_MODEL, L->path, 0, 0,
+				  "metadata key '%s' must be a number above %g and at most %g",
+				  key, lo, hi);
+		return 0;
+	}
+	*out = (float)v;
+	return 1;
 }
 
 static enum lp_status read_hparams(struct loader *L, struct lp_hparams *hp)
@@ -97,8 +112,32 @@ static enum lp_status read_hparams(struct loader *L, struct lp_hparams *hp)
 		return lp_diag_set(L->d, LP_E_MODEL, L->path, 0, 0,
 				   "rope dimension count %u must be even and at most the head size %u",
 				   hp->n_rot, hp->head_dim);
-	hp->rope_base = get_f32(L, "rope.freq_base", 10000.0f);
-	hp->norm_eps = get_f32(L, "attention.layer_norm_rms_epsilon", 1e-5f);
+	if (!get_f32(L, "rope.freq_base", 10000.0f, 1.0, 1e12, &hp->rope_base, &st) ||
+	    !get_f32(L, "attention.layer_norm_rms_epsilon", 1e-5f, 0.0, 1.0, &hp->norm_eps,
+		     &st))
+		return st;
+	return LP_OK;
+}
+
+enum lp_status lp_model_read_hparams(const struct lp_gguf *g, struct lp_hparams *hp,
+				     struct lp_diag *d)
+{
+	struct loader L = { .g = g, .d = d, .path = lp_gguf_path(g) };
+
+	memset(hp, 0, sizeof(*hp));
+	return read_hparams(&L, hp);
+}
+
+/* A norm weight or bias that is not finite poisons every token: refuse it
+ * at load, where it costs one pass over a few thousand floats. */
+static enum lp_status check_finite(struct loader *L, const char *name, const float *v,
+				   uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (!isfinite(v[i]))
+			return lp_diag_set(L->d, LP_E_MODEL, L->path, 0, 0,
+					   "tensor '%s' holds a value that is not finite at %llu",
+					   name, (unsigned long long)i);
 	return LP_OK;
 }
 
@@ -159,7 +198,7 @@ static enum lp_status get_vec(struct loader *L, const char *name, uint64_t n,
 				   name, (unsigned)gt->type, (unsigned long long)n);
 	if (gt->type == LP_Q_F32 && ((uintptr_t)gt->data % sizeof(float)) == 0) {
 		*out = gt->data;
-		return LP_OK;
+		return check_finite(L, name, *out, n);
 	}
 	if (L->store_used + n > L->store_cap)
 		return lp_diag_set(L->d, LP_E_INTERNAL, L->path, 0, 0,
@@ -167,7 +206,7 @@ static enum lp_status get_vec(struct loader *L, const char *name, uint64_t n,
 	lp_dequantize_row(gt->type, gt->data, L->store + L->store_used, n);
 	*out = L->store + L->store_used;
 	L->store_used += n;
-	return LP_OK;
+	return check_finite(L, name, *out, n);
 }
 
 /* Floats needed to convert every 1-D tensor that is not usable in place. */

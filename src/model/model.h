@@ -132,6 +132,15 @@ enum lp_status lp_model_load(const struct lp_gguf *g, struct lp_model **out,
 			     struct lp_diag *d);
 void lp_model_free(struct lp_model *m);
 
+/*
+ * The hyper-parameters of `g`, checked as lp_model_load checks them (the
+ * one place every command validates a model: counts from 1 to 2^30, heads
+ * that divide the width, a finite rms epsilon in (0, 1], a finite rope
+ * base in (1, 1e12]). Returns LP_OK, or LP_E_MODEL naming the key.
+ */
+enum lp_status lp_model_read_hparams(const struct lp_gguf *g, struct lp_hparams *hp,
+				     struct lp_diag *d);
+
 /* "llama" or "qwen2". */
 const char *lp_arch_name(enum lp_arch a);
 /* Bytes of mapped weight data the tensors of the model cover. */

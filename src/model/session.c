@@ -27,7 +27,9 @@ struct lp_session {
 	struct lp_sampler *sampler;
 	struct lp_stop stop;
 	uint32_t n_ctx;
-	char notes[2][128];  /* empty when unused */
+	uint32_t want;       /* the context asked for, before any shrink */
+	struct lp_session_params params; /* as opened, for lp_session_regrow */
+	char notes[3][128];  /* empty when unused */
 };
 
 struct lp_session_params lp_session_default_params(void)
@@ -81,10 +83,12 @@ static enum lp_status open_ctx(struct lp_session *s, const struct lp_session_par
 {
 	struct lp_ctx_params cp = lp_ctx_default_params();
 	uint32_t want = p->n_ctx ? p->n_ctx : 2048;
+	uint32_t floor_ctx = p->min_ctx > LP_SESSION_MIN_CTX ? p->min_ctx : LP_SESSION_MIN_CTX;
 	enum lp_status st;
 
 	if (s->model->hp.n_ctx_train && want > s->model->hp.n_ctx_train)
 		want = s->model->hp.n_ctx_train;
+	s->want = want;
 	cp.kv_type = p->kv_type;
 	cp.n_threads = p->n_threads;
 	cp.n_ctx = want;
@@ -92,7 +96,7 @@ static enum lp_status open_ctx(struct lp_session *s, const struct lp_session_par
 		if (cp.n_batch == 0 || cp.n_batch > cp.n_ctx)
 			cp.n_batch = cp.n_ctx < 512 ? cp.n_ctx : 512;
 		st = lp_ctx_new(s->model, &cp, &s->ctx, d);
-		if (st != LP_E_NOMEM || !p->shrink || cp.n_ctx / 2 < LP_SESSION_MIN_CTX)
+		if (st != LP_E_NOMEM || !p->shrink || cp.n_ctx / 2 < floor_ctx)
 			break;
 		lp_warn("context of %u tokens does not fit: trying %u", cp.n_ctx, cp.n_ctx / 2);
 		cp.n_ctx /= 2;
@@ -143,6 +147,8 @@ enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_sess
 	if (!s)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a model session");
 	lp_stop_init(&s->stop);
+	s->params = *p;
+	s->params.path = path;
 	st = open_parts(s, p, path, p->stream_weights, d);
 	if (st == LP_E_NOMEM && !p->stream_weights && p->shrink) {
 		/* everything goes, so the streamed attempt starts from the
@@ -159,6 +165,40 @@ enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_sess
 	}
 	*out = s;
 	return LP_OK;
+}
+
+enum lp_status lp_session_regrow(struct lp_session *s, uint32_t need, struct lp_diag *d)
+{
+	struct lp_session_params p = s->params;
+	uint32_t had = s->n_ctx;
+	int was_streamed = lp_model_streamed(s->model);
+	enum lp_status st;
+
+	if (had >= need)
+		return LP_OK;
+	/* only a context the budget cut can grow back, and only by streaming */
+	if (!p.shrink || was_streamed || s->want < need)
+		return LP_E_CONFIG;
+	lp_warn("a context of %u tokens is too small for this step (it needs %u): "
+		"streaming the weights per layer to keep %u", had, need, s->want);
+	release_parts(s);
+	lp_stop_init(&s->stop);
+	p.n_ctx = s->want;
+	p.min_ctx = need;
+	add_note(s, "shrink: weights streamed per layer to keep a context of at least %u "
+		 "tokens (budget)", need);
+	st = open_parts(s, &p, p.path, 1, d);
+	if (st != LP_E_NOMEM)
+		return st;
+	/* not even streamed: back to what worked, so the caller can report */
+	release_parts(s);
+	lp_stop_init(&s->stop);
+	lp_diag_init(d);
+	p = s->params;
+	p.n_ctx = had;
+	if ((st = open_parts(s, &p, p.path, 0, d)))
+		return st;
+	return LP_E_CONFIG;
 }
 
 /* Free what open_parts made; the struct is ready for another try. */

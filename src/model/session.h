@@ -52,6 +52,8 @@ struct lp_session_params {
 	int stream_weights;        /* stream the weights from the start */
 	int shrink;                /* when the budget refuses: halve n_ctx,
 				    * then stream the weights */
+	uint32_t min_ctx;          /* a shrink halves n_ctx no lower than this
+				    * (0: LP_SESSION_MIN_CTX) */
 	struct lp_sampler_params sampler; /* temperature <= 0: greedy */
 };
 
@@ -78,6 +80,18 @@ enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_sess
 			       struct lp_diag *d);
 /* NULL is a no-op. */
 void lp_session_free(struct lp_session *s);
+
+/*
+ * A step needs `need` tokens of context and the budget shrank the context
+ * below that: open the session again with its weights streamed per layer
+ * and a context of at least `need` (as asked at first, halved no lower than
+ * `need`), the remedy that keeps the step possible, recorded as a note.
+ * Returns LP_OK when the context now holds `need` (at once when it did
+ * already); LP_E_CONFIG when no remedy applies or even streaming does not
+ * fit (the session is then as before); another status when reopening
+ * failed otherwise (the session is then unusable: free it).
+ */
+enum lp_status lp_session_regrow(struct lp_session *s, uint32_t need, struct lp_diag *d);
 
 /* Tokens of context the session got (after any shrinking). */
 uint32_t lp_session_n_ctx(const struct lp_session *s);

@@ -7,6 +7,7 @@
  */
 #include "report/report.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <string.h>
@@ -102,6 +103,8 @@ static json_t *stages_json(const struct lp_doc *doc, int *ok)
 
 		if (o) {
 			put(o, "kind", str_or_null(t->kind), ok);
+			put(o, "stage", json_integer((json_int_t)t->stage), ok);
+			put(o, "pass", json_integer(t->pass ? t->pass : 1), ok);
 			put(o, "seconds", real(t->seconds), ok);
 			put(o, "peak_tracked_bytes", json_integer((json_int_t)t->peak_tracked_bytes), ok);
 			put(o, "note", str_or_null(t->note), ok);
@@ -204,6 +207,47 @@ static json_t *levels_json(const struct lp_doc *doc, int *ok)
 	return a;
 }
 
+/* The grounding check, or null when grounded: true was not asked. */
+static json_t *grounding_json(const struct lp_verify_result *v, int *ok)
+{
+	json_t *o, *list;
+
+	if (!v->grounded)
+		return json_null();
+	o = json_object();
+	list = json_array();
+	for (size_t i = 0; list && i < v->n_ungrounded; i++) {
+		const struct lp_ungrounded *u = &v->ungrounded[i];
+		json_t *e = json_object(), *toks = json_array();
+		for (size_t k = 0; toks && k < u->n_tokens; k++) {
+			json_t *t = json_object();
+			if (t) {
+				put(t, "text", str_or_null(u->tokens[k]), ok);
+				put(t, "kind", str_or_null(u->kinds[k]), ok);
+			}
+			push(toks, t, ok);
+		}
+		if (e) {
+			put(e, "sentence", str_or_null(u->sentence), ok);
+			put(e, "tokens", toks, ok);
+			put(e, "removed", json_boolean(u->removed), ok);
+		} else {
+			json_decref(toks);
+		}
+		push(list, e, ok);
+	}
+	if (!o) {
+		json_decref(list);
+		return NULL;
+	}
+	put(o, "tokens", json_integer((json_int_t)v->ground_tokens), ok);
+	put(o, "found", json_integer((json_int_t)v->ground_found), ok);
+	put(o, "rate", real(v->grounding_rate), ok);
+	put(o, "removed", json_integer((json_int_t)v->n_removed), ok);
+	put(o, "ungrounded", list, ok);
+	return o;
+}
+
 static json_t *verification_json(const struct lp_verify_result *v, int *ok)
 {
 	json_t *o, *survived, *missing, *phrases;
@@ -239,6 +283,10 @@ static json_t *verification_json(const struct lp_verify_result *v, int *ok)
 	put(o, "phrases", phrases, ok);
 	put(o, "words", json_integer((json_int_t)v->words), ok);
 	put(o, "min_words", json_integer((json_int_t)v->min_words), ok);
+	put(o, "auto_survival_rate", real(v->auto_survival_rate), ok);
+	put(o, "min_survival", real(v->min_survival), ok);
+	put(o, "retries", json_integer(v->retries), ok);
+	put(o, "grounding", grounding_json(v, ok), ok);
 	return o;
 }
 
@@ -312,6 +360,7 @@ enum lp_status lp_report_json(struct lp_doc *doc, const struct lp_run_stats *sta
 	rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	if (rc || fputc('\n', out) == EOF)
-		return lp_diag_set(d, LP_E_IO, NULL, 0, 0, "unable to write the JSON report");
+		return lp_diag_set(d, LP_E_IO, NULL, 0, 0, "unable to write the JSON report: %s",
+				   strerror(errno ? errno : EIO));
 	return LP_OK;
 }

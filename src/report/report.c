@@ -1,5 +1,6 @@
 #include "report/report.h"
 
+#include <errno.h>
 #include <string.h>
 
 enum lp_status lp_report_parse_format(const char *name, enum lp_format *out)
@@ -30,7 +31,8 @@ enum lp_status lp_report_write(struct lp_doc *doc, enum lp_format format,
 				   (int)format);
 	}
 	if (!s && ferror(out))
-		s = lp_diag_set(d, LP_E_IO, NULL, 0, 0, "unable to write the report");
+		s = lp_diag_set(d, LP_E_IO, NULL, 0, 0, "unable to write the report: %s",
+				strerror(errno ? errno : EIO));
 	return s;
 }
 
@@ -80,6 +82,24 @@ static void verify_counts(const struct lp_verify_result *v, FILE *out)
 		v->words, v->words == 1 ? "" : "s");
 	if (v->words < v->min_words)
 		fprintf(out, " (minimum %zu)", v->min_words);
+	if (v->grounded)
+		fprintf(out, ", %zu/%zu tokens grounded, %zu sentence%s removed", v->ground_found,
+			v->ground_tokens, v->n_removed, v->n_removed == 1 ? "" : "s");
+}
+
+/* One line per ungrounded sentence: what the source does not hold. */
+static void ungrounded_lines(const struct lp_verify_result *v, const char *indent, FILE *out)
+{
+	for (size_t i = 0; i < v->n_ungrounded; i++) {
+		const struct lp_ungrounded *u = &v->ungrounded[i];
+		fprintf(out, "%s%s: \"", indent, u->removed ? "removed" : "ungrounded");
+		for (const char *c = u->sentence; *c; c++)
+			fputc(*c == '\n' ? ' ' : *c, out);
+		fputs("\" (not in the source:", out);
+		for (size_t k = 0; k < u->n_tokens; k++)
+			fprintf(out, "%s %s", k ? "," : "", u->tokens[k]);
+		fputs(")\n", out);
+	}
 }
 
 enum lp_status lp_report_text(struct lp_doc *doc, FILE *out, struct lp_diag *d)
@@ -102,6 +122,7 @@ enum lp_status lp_report_text(struct lp_doc *doc, FILE *out, struct lp_diag *d)
 		first = 0;
 	}
 	fputc('\n', out);
+	ungrounded_lines(v, "  ", out);
 	return LP_OK;
 }
 
@@ -123,6 +144,10 @@ static void md_verification(const struct lp_verify_result *v, FILE *out)
 	fprintf(out, "\n## Verification\n\n**%s**: ", v->passed ? "passed" : "failed");
 	verify_counts(v, out);
 	fputs(".\n", out);
+	if (v->n_ungrounded) {
+		fputc('\n', out);
+		ungrounded_lines(v, "- ", out);
+	}
 	if (!v->n_phrases)
 		return;
 	fputs("\n| Keyphrase | Origin | Survived |\n|---|---|:-:|\n", out);
@@ -155,7 +180,10 @@ static void md_chunks(const struct lp_doc *doc, FILE *out)
 		fprintf(out, "- summary levels: %zu\n", doc->n_levels);
 	for (size_t i = 0; i < doc->n_trace; i++) {
 		const struct lp_stage_trace *t = &doc->trace[i];
-		fprintf(out, "- %s: %.3f s%s%s\n", t->kind, t->seconds, t->note ? ", " : "",
+		fprintf(out, "- %s", t->kind);
+		if (t->pass > 1)
+			fprintf(out, " (pass %d)", t->pass);
+		fprintf(out, ": %.3f s%s%s\n", t->seconds, t->note ? ", " : "",
 			t->note ? t->note : "");
 	}
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -12,6 +13,7 @@
 #endif
 
 #include "backend/cpu/blas.h"
+#include "core/fileio.h"
 #include "core/mem.h"
 #include "core/threadpool.h"
 #include "retrieve/safetensors.h"
@@ -47,14 +49,17 @@ struct lp_bert {
 static enum lp_status read_json(const char *path, int optional, json_t **out, struct lp_diag *d)
 {
 	json_error_t e;
-	FILE *f = fopen(path, "rb");
+	struct lp_mapped m;
+	enum lp_status s;
 
 	*out = NULL;
-	if (!f)
-		return optional ? LP_OK
-				: lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to open");
-	*out = json_loadf(f, 0, &e);
-	fclose(f);
+	if (optional && access(path, F_OK))
+		return LP_OK;
+	/* a model file: a regular file, never a device read without end */
+	if ((s = lp_file_map(path, LP_FILE_MODEL, LP_MEM_OTHER, &m, d)))
+		return s;
+	*out = json_loadb((const char *)m.data, m.len, 0, &e);
+	lp_file_unmap(&m);
 	if (!*out || !json_is_object(*out)) {
 		json_decref(*out);
 		*out = NULL;
@@ -103,7 +108,15 @@ static enum lp_status parse_config(struct lp_bert *m, const char *path, struct l
 		goto out;
 	}
 	eps = json_object_get(cfg, "layer_norm_eps");
-	hp->ln_eps = json_is_number(eps) ? (float)json_number_value(eps) : 1e-12f;
+	hp->ln_eps = 1e-12f;
+	if (eps && (!json_is_number(eps) || !isfinite(json_number_value(eps)) ||
+		    json_number_value(eps) <= 0 || json_number_value(eps) > 1)) {
+		s = lp_diag_set(d, LP_E_MODEL, path, 0, 0,
+				"'layer_norm_eps' must be a number above 0 and at most 1");
+		goto out;
+	}
+	if (eps)
+		hp->ln_eps = (float)json_number_value(eps);
 out:
 	json_decref(cfg);
 	return s;
@@ -134,6 +147,21 @@ clamp:
 	return s;
 }
 
+/* A weight that is not finite turns every embedding into NaN, which
+ * cosine scoring then ranks at random: refuse it at load (one pass over
+ * the weights, a few ms for MiniLM's 22M floats). */
+static enum lp_status check_finite(const struct lp_bert *m, const char *name, const float *w,
+				   size_t n, struct lp_diag *d)
+{
+	(void)m;
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(w[i]))
+			return lp_diag_set(d, LP_E_MODEL, NULL, 0, 0,
+					   "tensor '%s' holds a value that is not finite at %zu",
+					   name, i);
+	return LP_OK;
+}
+
 /* Look up a tensor of the given shape and return it as float: the mapped
  * bytes when they are aligned F32, else a converted copy. */
 static enum lp_status weight(struct lp_bert *m, const char *prefix, const char *name, int n_dims,
@@ -150,7 +178,7 @@ static enum lp_status weight(struct lp_bert *m, const char *prefix, const char *
 		return s;
 	if (t->dtype == LP_ST_F32 && ((uintptr_t)t->data & 3) == 0) {
 		*out = (const float *)t->data;
-		return LP_OK;
+		return check_finite(m, full, *out, t->n_elems, d);
 	}
 	if (!(w = lp_mem_alloc(LP_MEM_WEIGHTS, t->n_elems * sizeof(float), d)))
 		return LP_E_NOMEM;
@@ -160,7 +188,7 @@ static enum lp_status weight(struct lp_bert *m, const char *prefix, const char *
 	}
 	m->owned[m->n_owned++] = w;
 	*out = w;
-	return LP_OK;
+	return check_finite(m, full, w, t->n_elems, d);
 }
 
 static enum lp_status bind_layer(struct lp_bert *m, const char *pre, int il, struct lp_diag *d)
@@ -255,8 +283,9 @@ enum lp_status lp_bert_load(const char *dir, struct lp_bert **out, struct lp_dia
 	snprintf(path, sizeof(path), "%s/vocab.txt", dir);
 	if ((s = lp_wp_load(path, &m->wp, d)))
 		goto fail;
-	if (lp_wp_vocab_size(m->wp) > (size_t)m->hp.n_vocab) {
-		s = lp_diag_set(d, LP_E_MODEL, path, 0, 0, "vocabulary has %zu tokens, the model %d",
+	if (lp_wp_vocab_size(m->wp) != (size_t)m->hp.n_vocab) {
+		s = lp_diag_set(d, LP_E_MODEL, path, 0, 0,
+				"vocabulary has %zu tokens, the model (vocab_size) %d",
 				lp_wp_vocab_size(m->wp), m->hp.n_vocab);
 		goto fail;
 	}

@@ -201,7 +201,7 @@ enum lp_status lp_embcache_open(const char *dir, uint64_t model_id, uint64_t doc
 	lp_diag_init(&ignored);
 	if (stat(c->path, &sb) != 0 && errno == ENOENT) {
 		/* Nothing cached yet. */
-	} else if (lp_file_map(c->path, LP_MEM_INDEX, &m, &ignored) == LP_OK) {
+	} else if (lp_file_map(c->path, LP_FILE_CACHE, LP_MEM_INDEX, &m, &ignored) == LP_OK) {
 		st = load(c, m.data, m.len, d);
 		lp_file_unmap(&m);
 	} else {

@@ -106,12 +106,20 @@ static enum lp_status hash_file(const char *dir, const char *name, uint64_t *h,
 				unsigned char *block, size_t cap, struct lp_diag *d)
 {
 	char path[4096];
+	struct stat st;
 	FILE *fp;
 	size_t got;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (!(fp = fopen(path, "rb")))
 		return LP_OK;
+	/* a device or pipe would be read without end: the load refuses it */
+	if (fstat(fileno(fp), &st) || !S_ISREG(st.st_mode)) {
+		fclose(fp);
+		return lp_diag_set(d, LP_E_IO, path, 0, 0,
+				   "not a regular file (a model file is mapped, not read from "
+				   "a device or pipe)");
+	}
 	while ((got = fread(block, 1, cap, fp)) > 0)
 		*h = lp_hash_bytes(block, got, *h);
 	if (ferror(fp)) {

@@ -244,7 +244,7 @@ enum lp_status lp_st_open(const char *path, struct lp_st **out, struct lp_diag *
 	st = lp_mem_calloc(LP_MEM_OTHER, 1, sizeof(*st), d);
 	if (!st)
 		return LP_E_NOMEM;
-	if ((s = lp_file_map(path, LP_MEM_WEIGHTS, &st->map, d))) {
+	if ((s = lp_file_map(path, LP_FILE_MODEL, LP_MEM_WEIGHTS, &st->map, d))) {
 		lp_mem_free(st);
 		return s;
 	}

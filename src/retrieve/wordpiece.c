@@ -150,7 +150,8 @@ enum lp_status lp_wp_new(const char *text, size_t len, const char *name,
 		lp_wp_free(wp);
 		return LP_E_NOMEM;
 	}
-	memcpy(wp->blob, text, len);
+	if (len) /* an empty vocab.txt maps to NULL, and memcpy wants a pointer */
+		memcpy(wp->blob, text, len);
 	wp->blob[len] = '\0';
 	if ((s = index_lines(wp, len, name, d)) || (s = build_table(wp, name, d)) ||
 	    (s = find_special(wp, name, d))) {
@@ -167,7 +168,7 @@ enum lp_status lp_wp_load(const char *vocab_path, struct lp_wordpiece **out, str
 	enum lp_status s;
 
 	*out = NULL;
-	if ((s = lp_file_map(vocab_path, LP_MEM_WEIGHTS, &m, d)))
+	if ((s = lp_file_map(vocab_path, LP_FILE_MODEL, LP_MEM_WEIGHTS, &m, d)))
 		return s;
 	s = lp_wp_new((const char *)m.data, m.len, vocab_path, out, d);
 	lp_file_unmap(&m);

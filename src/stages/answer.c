@@ -80,10 +80,8 @@ static void describe(const void *opts, struct lp_buf *out)
 		lp_buf_adds(out, ", ");
 	}
 	lp_buf_addf(out, "max_tokens: %lld, context: %s", o->max_tokens, context_names[o->context]);
-	if (o->prompt) {
-		lp_buf_adds(out, ", prompt: ");
-		lp_cfg_quote(out, o->prompt);
-	}
+	if (o->prompt)
+		lp_stage_describe_prompt(out, o->prompt);
 	lp_buf_adds(out, "}");
 }
 

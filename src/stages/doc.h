@@ -48,16 +48,55 @@ struct lp_keyphrase {
 			     * it (when it is missing), -1: not lost in the tree */
 };
 
+/* A sentence of the output holding numbers or identifiers that do not occur
+ * in the source (see text/ground.h). */
+struct lp_ungrounded {
+	const char *sentence;   /* as it was in the output */
+	const char **tokens;    /* [n_tokens] the tokens not found */
+	const char **kinds;     /* [n_tokens] "number", "option", "path",
+				 * "identifier" or "quoted" */
+	size_t n_tokens;
+	int removed;            /* taken out of the output (on_ungrounded) */
+};
+
 struct lp_verify_result {
 	int done;                 /* a verify stage ran */
 	struct lp_keyphrase *phrases;
 	size_t n_phrases, n_survived;
 	double survival_rate;     /* n_survived / n_phrases, 1.0 when none */
+	size_t n_auto, n_auto_survived; /* the auto phrases among them */
+	double auto_survival_rate; /* n_auto_survived / n_auto, 1.0 when none */
+	double min_survival;      /* passed needs auto_survival_rate >= this */
 	size_t words;             /* words (or CJK characters) in the output */
 	size_t min_words;
 	int passed;
-	int retries;              /* on_fail retry: re-runs made */
+	int retries;              /* reruns this stage asked the runner for */
+	int grounded;             /* grounded: true (the fields below are set) */
+	size_t ground_tokens;     /* distinct checked tokens in the output */
+	size_t ground_found;      /* of them, found in the source */
+	double grounding_rate;    /* ground_found / ground_tokens, 1.0 when none */
+	struct lp_ungrounded *ungrounded; /* [n_ungrounded] in output order */
+	size_t n_ungrounded;
+	size_t n_removed;         /* of them, removed from the output */
 };
+
+/*
+ * A stage's request to run the pipeline again from an earlier stage (the
+ * verify stage's on_fail retry). The stage sets it and returns; the runner
+ * then runs stages from..the requesting one again, each as a step of its
+ * own (phase, peaks, trace entry with the next pass number), and goes on.
+ * Whatever the rerun stages should do differently travels in the doc
+ * (doc->must_keep). The runner clears the request when it acts on it, and
+ * ignores one that points after the requesting stage or exceeds
+ * LP_DOC_MAX_RERUNS reruns per run.
+ */
+struct lp_rerun {
+	int requested;
+	size_t from;              /* stage index (0-based) to start again at */
+	size_t count;             /* reruns the runner made so far */
+};
+
+#define LP_DOC_MAX_RERUNS 10
 
 /* What a stage did, for the JSON trace and progress reports. */
 struct lp_stage_trace {
@@ -70,6 +109,8 @@ struct lp_stage_trace {
 	size_t n_events;
 	size_t cap_events;         /* room in events */
 	size_t n_events_dropped;   /* events not kept (LP_DOC_EVENTS_PER_KIND) */
+	size_t stage;              /* index in the pipeline, 0-based */
+	int pass;                  /* 1; 2 and up when a rerun ran it again */
 };
 
 /* Events of one kind (the text before the first ':', "truncate", "shrink")
@@ -90,6 +131,12 @@ struct lp_doc {
 
 	struct lp_chunk *chunks;   /* [n_chunks], in document order */
 	size_t n_chunks;
+	struct lp_chunk *split_table; /* [split_cap]: the split stage's table,
+				    * reused by the next split (the arena frees
+				    * nothing, so a new table per split would
+				    * keep every earlier one: an arena block,
+				    * 64 KiB, per split stage) */
+	size_t split_cap;
 	size_t *selection;         /* [n_selection] chunk indices, in output order;
 				    * NULL until a stage narrows or asks for the
 				    * working set (see lp_doc_working_set) */
@@ -101,13 +148,15 @@ struct lp_doc {
 	const char *answer;        /* from an answer or generate stage, or NULL */
 	const size_t *cited;       /* [n_cited] chunk ids the answer cites */
 	size_t n_cited;
-	const char *must_keep;     /* set by verify on_fail retry: facts a model
-				    * summary must keep, or NULL */
+	const char *must_keep;     /* set by verify with a rerun request: facts a
+				    * model summary must keep, or NULL */
+	struct lp_rerun rerun;     /* set by a stage, acted on by the runner */
 
 	struct lp_verify_result verify;
 
-	struct lp_stage_trace *trace; /* [n_trace], one per stage run */
-	size_t n_trace;
+	struct lp_stage_trace *trace; /* [n_trace], one per stage run (a rerun
+				       * adds entries) */
+	size_t n_trace, cap_trace;
 
 	struct lp_session *session; /* the model, opened by the first model
 				     * stage (stages/model_stage.h), freed by

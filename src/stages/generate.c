@@ -55,10 +55,8 @@ static void describe(const void *opts, struct lp_buf *out)
 
 	lp_buf_addf(out, "{max_total: %lld, chunk: %lld, overlap: %lld", o->max_total, o->chunk,
 		    o->overlap);
-	if (o->prompt) {
-		lp_buf_adds(out, ", prompt: ");
-		lp_cfg_quote(out, o->prompt);
-	}
+	if (o->prompt)
+		lp_stage_describe_prompt(out, o->prompt);
 	lp_buf_adds(out, "}");
 }
 

@@ -6,7 +6,8 @@ liblpipe_la_SOURCES += \
 
 # stages: summarize and verify
 liblpipe_la_SOURCES += \
-	src/stages/summarize.c src/stages/verify.c
+	src/stages/summarize.c src/stages/verify.c \
+	src/stages/verify_ground.c src/stages/verify_ground.h
 
 # stages: the model chain (session, tree/refine summaries, answer, generate,
 # truncate)

@@ -1,12 +1,15 @@
 #include "stages/model_stage.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "config/config.h"
 #include "config/pipeline.h"
 #include "core/buf.h"
+#include "core/fileio.h"
 #include "core/mem.h"
+#include "stages/stage.h"
 
 static enum lp_qtype kv_qtype(enum lp_kv_type t)
 {
@@ -58,6 +61,15 @@ enum lp_status lp_stage_input_budget(struct lp_session *s, const struct lp_chat_
 
 	if (st)
 		return st;
+	/* the budget may have cut the context below what this step needs:
+	 * streaming the weights (a slower step) beats an impossible one */
+	if (over + max_tokens + reserved + LP_STAGE_MIN_INPUT > n_ctx) {
+		size_t need = over + max_tokens + reserved + LP_STAGE_MIN_INPUT;
+		st = need <= UINT32_MAX ? lp_session_regrow(s, (uint32_t)need, d) : LP_E_CONFIG;
+		if (st && st != LP_E_CONFIG)
+			return st;
+		n_ctx = lp_session_n_ctx(s);
+	}
 	if (over + max_tokens + reserved + LP_STAGE_MIN_INPUT > n_ctx)
 		return lp_diag_set(d, LP_E_CONFIG, NULL, 0, 0,
 				   "context of %zu tokens too small: the prompt takes %zu, "
@@ -115,45 +127,69 @@ const char *lp_stage_expand(struct lp_doc *doc, const char *tmpl)
 	return out;
 }
 
-/* The whole file at `path` into the arena: LP_OK and *out, LP_E_IO (cannot
- * read it) or LP_E_NOMEM. */
-static enum lp_status slurp(struct lp_arena *a, const char *path, char **out)
-{
-	FILE *f = fopen(path, "rb");
-	struct lp_buf b;
-	char chunk[4096];
-	size_t n;
-	enum lp_status st = LP_OK;
+/*
+ * Every prompt lp_stage_parse_prompt returns is preceded, in the arena, by
+ * this header, so describe() can tell a prompt_file from an inline prompt
+ * and print the file's path and size instead of its content (which may be
+ * anything the user can read, and is no business of a printed plan).
+ */
+struct prompt_hdr {
+	const char *file; /* prompt_file as resolved, or NULL for inline text */
+	size_t bytes;
+};
 
-	*out = NULL;
-	if (!f)
-		return LP_E_IO;
-	lp_buf_init(&b);
-	while (!st && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		st = lp_buf_add(&b, chunk, n) ? LP_E_NOMEM : LP_OK;
-	if (!st && ferror(f))
-		st = LP_E_IO;
-	if (!st && !(*out = lp_arena_strndup(a, b.data ? b.data : "", b.len)))
-		st = LP_E_NOMEM;
-	fclose(f);
-	lp_buf_release(&b);
-	return st;
+/* The text (NUL-terminated) behind a new header in the arena, or NULL. */
+static const char *prompt_new(struct lp_arena *a, const char *file, const char *text,
+			      size_t len)
+{
+	struct prompt_hdr *h = lp_arena_alloc(a, sizeof(*h) + len + 1);
+	char *t;
+
+	if (!h)
+		return NULL;
+	h->file = file;
+	h->bytes = len;
+	t = (char *)(h + 1);
+	memcpy(t, text, len);
+	t[len] = '\0';
+	return t;
+}
+
+void lp_stage_describe_prompt(struct lp_buf *out, const char *prompt)
+{
+	const struct prompt_hdr *h = (const struct prompt_hdr *)prompt - 1;
+
+	if (!h->file) {
+		lp_buf_adds(out, ", prompt: ");
+		lp_cfg_quote(out, prompt);
+		return;
+	}
+	lp_buf_adds(out, ", prompt_file: ");
+	lp_cfg_quote(out, h->file);
+	lp_buf_addf(out, LP_STAGE_COMMENT_START "prompt_file: %zu bytes" LP_STAGE_COMMENT_END,
+		    h->bytes);
 }
 
 enum lp_status lp_stage_parse_prompt(struct lp_cfg_ctx *c, const struct lp_node *opts,
 				     const struct lp_pipeline *p, const char **prompt)
 {
-	const char *file = NULL, *slash;
-	char *path, *text = NULL;
+	const char *file = NULL, *inline_text = NULL, *slash;
+	struct lp_mapped m;
+	struct lp_diag d;
+	char *path;
 	enum lp_status st;
 
 	*prompt = NULL;
-	if (lp_cfg_get_string(c, opts, "prompt", NULL, prompt) ||
+	if (lp_cfg_get_string(c, opts, "prompt", NULL, &inline_text) ||
 	    lp_cfg_get_string(c, opts, "prompt_file", NULL, &file))
 		return LP_E_CONFIG;
-	if (!file)
+	if (!file) {
+		if (inline_text &&
+		    !(*prompt = prompt_new(c->arena, NULL, inline_text, strlen(inline_text))))
+			return lp_cfg_nomem(c);
 		return LP_OK;
-	if (*prompt)
+	}
+	if (inline_text)
 		return lp_cfg_error(c, lp_node_get(opts, "prompt_file"),
 				    "give prompt or prompt_file, not both");
 	slash = p && p->path ? strrchr(p->path, '/') : NULL;
@@ -161,12 +197,16 @@ enum lp_status lp_stage_parse_prompt(struct lp_cfg_ctx *c, const struct lp_node 
 		path = lp_arena_printf(c->arena, "%.*s/%s", (int)(slash - p->path), p->path, file);
 	else
 		path = lp_arena_strdup(c->arena, file);
-	st = path ? slurp(c->arena, path, &text) : LP_E_NOMEM;
+	if (!path)
+		return lp_cfg_nomem(c);
+	lp_diag_init(&d);
+	st = lp_file_map(path, LP_FILE_PROMPT, LP_MEM_OTHER, &m, &d);
 	if (st == LP_E_NOMEM)
 		return lp_cfg_nomem(c);
 	if (st)
 		return lp_cfg_error(c, lp_node_get(opts, "prompt_file"),
-				    "cannot read prompt_file '%s'", path);
-	*prompt = text;
-	return LP_OK;
+				    "cannot read prompt_file '%s': %s", path, d.msg);
+	*prompt = prompt_new(c->arena, path, (const char *)m.data, m.len);
+	lp_file_unmap(&m);
+	return *prompt ? LP_OK : lp_cfg_nomem(c);
 }

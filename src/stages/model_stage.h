@@ -76,12 +76,20 @@ void lp_stage_filter_citations(const char *gen, const size_t *ids, size_t n_ids,
  * Parse the `prompt` (inline) and `prompt_file` keys of a stage's options
  * (at most one of them): *prompt is the text in c->arena, or NULL when
  * neither is given. A relative prompt_file is read beside the pipeline
- * file. Returns LP_OK or LP_E_CONFIG (both given, unreadable file).
+ * file, a file of at most LP_FILE_PROMPT_MAX bytes and no NUL. Returns
+ * LP_OK or LP_E_CONFIG (both given, unreadable file, too large, binary).
+ * Describe the result only with lp_stage_describe_prompt.
  */
 struct lp_cfg_ctx;
 struct lp_node;
 struct lp_pipeline;
 enum lp_status lp_stage_parse_prompt(struct lp_cfg_ctx *c, const struct lp_node *opts,
 				     const struct lp_pipeline *p, const char **prompt);
+
+/* Append ", prompt: TEXT" for an inline prompt, or ", prompt_file: PATH"
+ * and its size as a comment for a file (never its content: a printed plan
+ * must not reveal a file it was pointed at). `prompt` must come from
+ * lp_stage_parse_prompt. */
+void lp_stage_describe_prompt(struct lp_buf *out, const char *prompt);
 
 #endif

@@ -10,6 +10,7 @@
  * stage has no hook to free what parse made.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "config/config.h"
 #include "core/mem.h"
@@ -88,11 +89,17 @@ static enum lp_status split_parse(struct lp_cfg_ctx *c, const struct lp_node *op
 static enum lp_status copy_chunks(struct lp_doc *doc, const struct lp_span *v, size_t n,
 				  struct lp_diag *d)
 {
-	struct lp_chunk *c = lp_arena_alloc(&doc->arena, (n ? n : 1) * sizeof(*c));
+	struct lp_chunk *c = doc->split_table;
 
-	if (!c)
-		return lp_diag_set(d, LP_E_NOMEM, doc->path, 0, 0,
-				   "out of memory for a table of %zu chunks", n);
+	if (!c || doc->split_cap < n) {
+		c = lp_arena_alloc(&doc->arena, (n ? n : 1) * sizeof(*c));
+		if (!c)
+			return lp_diag_set(d, LP_E_NOMEM, doc->path, 0, 0,
+					   "out of memory for a table of %zu chunks", n);
+		doc->split_table = c;
+		doc->split_cap = n ? n : 1;
+	}
+	memset(c, 0, (n ? n : 1) * sizeof(*c));
 	for (size_t i = 0; i < n; i++) {
 		c[i].off = v[i].off;
 		c[i].len = v[i].len;

@@ -26,9 +26,15 @@ struct lp_stage_kind {
 	/* Returns LP_OK, LP_E_VERIFY (verification failed; the run still
 	 * produces its output), or another error with `d` filled. */
 	enum lp_status (*run)(struct lp_doc *doc, const void *opts, struct lp_diag *d);
-	/* Append "{key: value, ...}" to `out`. */
+	/* Append "{key: value, ...}" to `out`. A remark for the reader that is
+	 * no option (a prompt file's size) goes between LP_STAGE_COMMENT_START
+	 * and LP_STAGE_COMMENT_END anywhere in it: the plan prints it as a
+	 * YAML comment after the map. */
 	void (*describe)(const void *opts, struct lp_buf *out);
 };
+
+#define LP_STAGE_COMMENT_START "\x1f"
+#define LP_STAGE_COMMENT_END "\x1e"
 
 /* The stage kind called `name`, or NULL. */
 const struct lp_stage_kind *lp_stage_find(const char *name);

@@ -122,10 +122,8 @@ static void describe(const void *opts, struct lp_buf *out)
 			    o->points, o->grounded ? "true" : "false");
 	if (o->strategy != STRATEGY_EXTRACTIVE && !o->drop_meta)
 		lp_buf_adds(out, ", drop_meta: false");
-	if (o->prompt) {
-		lp_buf_adds(out, ", prompt: ");
-		lp_cfg_quote(out, o->prompt);
-	}
+	if (o->prompt)
+		lp_stage_describe_prompt(out, o->prompt);
 	lp_buf_addc(out, '}');
 }
 

@@ -1,5 +1,6 @@
 /*
- * verify.c - the verify stage: did the keyphrases of the source survive?
+ * verify.c - the verify stage: did the keyphrases of the source survive, and
+ * is what the output claims backed by the source?
  *
  * The output checked is lp_doc_result (answer, else summary, else the
  * working set). Three kinds of phrase are checked in it, case-insensitively
@@ -11,10 +12,20 @@
  *  - auto: N phrases extracted from the source (text/keyphrase.h), skipping
  *    any that repeat a must phrase.
  *
- * passed = every must and regex phrase survived AND the output has at least
- * min_words words. Auto phrases only move the survival rate: they are a
- * heuristic guess at what mattered, and failing a run (or, later, retrying
- * a model) on a guess would punish good summaries that paraphrase.
+ * passed = every must and regex phrase survived, the output has at least
+ * min_words words, at least min_survival of the auto phrases survived
+ * (a share, not all: they are a guess at what mattered, and a good summary
+ * that paraphrases loses a few), and, with grounded: true, no sentence
+ * whose numbers or identifiers are missing from the source is left in it.
+ *
+ * Grounding (text/ground.h): the output is cut into sentences; the numbers,
+ * options, paths, identifiers and quoted strings of each are looked up in
+ * the whole source (and in the question, which an answer may repeat), one
+ * windowed pass over the mapped text whatever its length, pages released
+ * behind it. A sentence with a token not found is ungrounded: on_ungrounded
+ * remove (the default) takes it out of the output (unless that would leave
+ * nothing), retry asks for a rerun like on_fail retry and removes what is
+ * still ungrounded once the retries are spent, warn only reports it.
  *
  * The auto phrases come from the whole document while it is at most
  * VERIFY_MAX_SOURCE bytes. Above that they come from working-set chunks
@@ -29,13 +40,14 @@
  *
  * on_fail: warn logs the failure and returns LP_OK; fail returns
  * LP_E_VERIFY (the run still writes its output: the CLI decides the exit
- * status). retry (needs a model) re-runs the last model summarize stage
- * before this one, with the missing keyphrases and the source sentences
- * that hold them given as must-keep facts (doc->must_keep), then the stages
- * between it and this one (an answer, say), and checks again; up to
- * `retries` times, then it warns. Whenever phrases are missing, each one's
- * lost_level says at which level of the summary tree it disappeared, and
- * the trace gets an event per phrase.
+ * status). retry (needs a model) sets doc->must_keep to the missing
+ * keyphrases with the source sentences that hold them, and asks the runner
+ * (doc->rerun, cli/runner.h) to run again from the last model summarize
+ * stage before this one through this one; this stage then checks the new
+ * output. After max_retries reruns it warns. The stage never runs another
+ * stage itself. Whenever phrases are missing, each one's lost_level says at
+ * which level of the summary tree it disappeared, and the trace gets an
+ * event per phrase.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -49,15 +61,21 @@
 #include "stages/model_stage.h"
 #include "stages/stage.h"
 #include "stages/summarize_model.h"
+#include "stages/verify_ground.h"
 #include "text/keyphrase.h"
 #include "text/match.h"
 
 #define VERIFY_MAX_SOURCE (1u << 20)
 #define VERIFY_MIN_SOURCE (16u << 10) /* on_oom shrink stops halving here */
+#define VERIFY_MIN_SURVIVAL 0.6
 
 enum on_fail { ON_FAIL_WARN, ON_FAIL_FAIL, ON_FAIL_RETRY };
 
 static const char *const on_fail_names[] = {"warn", "fail", "retry", NULL};
+
+enum on_ungrounded { ON_UNGROUNDED_REMOVE, ON_UNGROUNDED_RETRY, ON_UNGROUNDED_WARN };
+
+static const char *const on_ungrounded_names[] = {"remove", "retry", "warn", NULL};
 
 struct verify_opts {
 	long long n_auto;    /* phrases to extract from the source */
@@ -66,8 +84,11 @@ struct verify_opts {
 	const char **regex;  /* [n_regex] PCRE2 patterns, checked at load time */
 	size_t n_regex;
 	long long min_words;
+	double min_survival; /* share of auto phrases that must survive */
 	enum on_fail on_fail;
-	long long retries;   /* on_fail retry: re-runs at most */
+	long long max_retries; /* reruns asked for at most */
+	int grounded;        /* check numbers and identifiers against the source */
+	enum on_ungrounded on_ungrounded;
 };
 
 /* The node of item i of `key` in map, for positions in messages. */
@@ -112,26 +133,50 @@ static enum lp_status parse_keyphrases(struct lp_cfg_ctx *c, const struct lp_nod
 	return check_phrases(c, kp, o);
 }
 
+/* max_retries, or its old name retries (not both). */
+static enum lp_status parse_retries(struct lp_cfg_ctx *c, const struct lp_node *opts,
+				    struct verify_opts *o)
+{
+	const struct lp_node *old = lp_node_get(opts, "retries");
+
+	if (old && lp_node_get(opts, "max_retries"))
+		return lp_cfg_error(c, old, "give max_retries or retries (its old name), not both");
+	return lp_cfg_get_int(c, opts, old ? "retries" : "max_retries", 1, 0, 10,
+			      &o->max_retries);
+}
+
 static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 			    const struct lp_pipeline *p, void **out)
 {
-	static const char *const keys[] = {"keyphrases", "min_words", "on_fail", "retries", NULL};
+	static const char *const keys[] = {"keyphrases", "min_words", "min_survival", "on_fail",
+					   "max_retries", "retries", "grounded", "on_ungrounded",
+					   NULL};
 	struct verify_opts *o = lp_arena_alloc(c->arena, sizeof(*o));
-	int f = ON_FAIL_WARN;
+	int f = ON_FAIL_WARN, u = ON_UNGROUNDED_REMOVE;
 
 	if (!o)
 		return lp_cfg_nomem(c);
 	if (lp_cfg_check_keys(c, opts, keys) ||
 	    parse_keyphrases(c, lp_node_get(opts, "keyphrases"), o) ||
 	    lp_cfg_get_int(c, opts, "min_words", 0, 0, 100000000, &o->min_words) ||
+	    lp_cfg_get_double(c, opts, "min_survival", VERIFY_MIN_SURVIVAL, 0.0, 1.0,
+			      &o->min_survival) ||
 	    lp_cfg_get_enum(c, opts, "on_fail", on_fail_names, ON_FAIL_WARN, &f) ||
-	    lp_cfg_get_int(c, opts, "retries", 1, 0, 10, &o->retries))
+	    parse_retries(c, opts, o) ||
+	    lp_cfg_get_bool(c, opts, "grounded", 0, &o->grounded) ||
+	    lp_cfg_get_enum(c, opts, "on_ungrounded", on_ungrounded_names,
+			    ON_UNGROUNDED_REMOVE, &u))
 		return LP_E_CONFIG;
 	if (f == ON_FAIL_RETRY && !(p && p->model.present))
 		return lp_cfg_error(c, lp_node_get(opts, "on_fail"),
 				    "on_fail 'retry' needs a model: add a model section (or use "
 				    "warn or fail)");
+	if (u == ON_UNGROUNDED_RETRY && !(p && p->model.present))
+		return lp_cfg_error(c, lp_node_get(opts, "on_ungrounded"),
+				    "on_ungrounded 'retry' needs a model: add a model section (or "
+				    "use remove or warn)");
 	o->on_fail = (enum on_fail)f;
+	o->on_ungrounded = (enum on_ungrounded)u;
 	*out = o;
 	return LP_OK;
 }
@@ -148,6 +193,12 @@ static void add_quoted_list(struct lp_buf *out, const char *key, const char *con
 	lp_buf_addc(out, ']');
 }
 
+static int retries_used(const struct verify_opts *o)
+{
+	return o->on_fail == ON_FAIL_RETRY ||
+	       (o->grounded && o->on_ungrounded == ON_UNGROUNDED_RETRY);
+}
+
 static void describe(const void *opts, struct lp_buf *out)
 {
 	const struct verify_opts *o = opts;
@@ -155,10 +206,13 @@ static void describe(const void *opts, struct lp_buf *out)
 	lp_buf_addf(out, "{keyphrases: {auto: %lld", o->n_auto);
 	add_quoted_list(out, "must", o->must, o->n_must);
 	add_quoted_list(out, "regex", o->regex, o->n_regex);
-	lp_buf_addf(out, "}, min_words: %lld, on_fail: %s", o->min_words,
-		    on_fail_names[o->on_fail]);
-	if (o->on_fail == ON_FAIL_RETRY)
-		lp_buf_addf(out, ", retries: %lld", o->retries);
+	lp_buf_addf(out, "}, min_words: %lld, min_survival: %g, on_fail: %s", o->min_words,
+		    o->min_survival, on_fail_names[o->on_fail]);
+	if (o->grounded)
+		lp_buf_addf(out, ", grounded: true, on_ungrounded: %s",
+			    on_ungrounded_names[o->on_ungrounded]);
+	if (retries_used(o))
+		lp_buf_addf(out, ", max_retries: %lld", o->max_retries);
 	lp_buf_addc(out, '}');
 }
 
@@ -334,7 +388,7 @@ static const char *failure_text(struct lp_doc *doc, const struct lp_verify_resul
 {
 	struct lp_buf b;
 	const char *s;
-	size_t missing = 0;
+	size_t parts = 0;
 
 	lp_buf_init(&b);
 	lp_buf_adds(&b, "verification failed:");
@@ -342,11 +396,18 @@ static const char *failure_text(struct lp_doc *doc, const struct lp_verify_resul
 		const struct lp_keyphrase *p = &r->phrases[i];
 		if (p->survived || !strcmp(p->origin, "auto"))
 			continue;
-		lp_buf_addf(&b, "%s '%s'", missing++ ? "," : " missing", p->text);
+		lp_buf_addf(&b, "%s '%s'", parts++ ? "," : " missing", p->text);
 	}
 	if (r->words < r->min_words)
-		lp_buf_addf(&b, "%s %zu words, fewer than min_words %zu", missing ? ";" : "",
+		lp_buf_addf(&b, "%s %zu words, fewer than min_words %zu", parts++ ? ";" : "",
 			    r->words, r->min_words);
+	if (r->auto_survival_rate + 1e-9 < r->min_survival)
+		lp_buf_addf(&b, "%s %zu/%zu automatic keyphrases survived, fewer than min_survival "
+			    "%g", parts++ ? ";" : "", r->n_auto_survived, r->n_auto, r->min_survival);
+	if (r->n_ungrounded > r->n_removed)
+		lp_buf_addf(&b, "%s %zu ungrounded sentence%s kept", parts++ ? ";" : "",
+			    r->n_ungrounded - r->n_removed,
+			    r->n_ungrounded - r->n_removed == 1 ? "" : "s");
 	s = lp_arena_strndup(&doc->arena, b.data, b.len);
 	lp_buf_release(&b);
 	return s ? s : "verification failed";
@@ -361,27 +422,51 @@ static void set_note(struct lp_doc *doc, const char *kind, const char *note)
 	lp_debug("%s: %s", kind, note ? note : "");
 }
 
-static void finish(struct lp_verify_result *r)
+/* Do the phrases and the length pass (grounding aside)? */
+static int phrases_pass(const struct lp_verify_result *r)
 {
-	r->passed = r->words >= r->min_words;
+	if (r->words < r->min_words || r->auto_survival_rate + 1e-9 < r->min_survival)
+		return 0;
 	for (size_t i = 0; i < r->n_phrases; i++)
 		if (!r->phrases[i].survived && strcmp(r->phrases[i].origin, "auto"))
-			r->passed = 0;
+			return 0;
+	return 1;
+}
+
+static void finish(struct lp_verify_result *r, const struct verify_opts *o)
+{
+	r->n_auto = r->n_auto_survived = 0;
+	for (size_t i = 0; i < r->n_phrases; i++) {
+		if (strcmp(r->phrases[i].origin, "auto"))
+			continue;
+		r->n_auto++;
+		r->n_auto_survived += r->phrases[i].survived != 0;
+	}
 	r->survival_rate = r->n_phrases ? (double)r->n_survived / (double)r->n_phrases : 1.0;
+	r->auto_survival_rate = r->n_auto ? (double)r->n_auto_survived / (double)r->n_auto : 1.0;
+	r->min_survival = o->min_survival;
+	r->passed = phrases_pass(r) && r->n_ungrounded == r->n_removed;
 	r->done = 1;
 }
 
-/* Check the output once into doc->verify. */
+/* Check the output's phrases and length once into doc->verify (the
+ * grounding fields and the retry count are kept). */
 static enum lp_status check(struct lp_doc *doc, const struct verify_opts *o, struct lp_diag *d)
 {
-	struct lp_verify_result *r = &doc->verify;
+	struct lp_verify_result *r = &doc->verify, keep = *r;
 	struct checker k;
 	size_t cap = o->n_must + o->n_regex + (size_t)o->n_auto;
-	int retries = r->retries;
 	enum lp_status st = LP_OK;
 
 	memset(r, 0, sizeof(*r));
-	r->retries = retries;
+	r->retries = keep.retries;
+	r->grounded = keep.grounded;
+	r->ground_tokens = keep.ground_tokens;
+	r->ground_found = keep.ground_found;
+	r->grounding_rate = keep.grounding_rate;
+	r->ungrounded = keep.ungrounded;
+	r->n_ungrounded = keep.n_ungrounded;
+	r->n_removed = keep.n_removed;
 	memset(&k, 0, sizeof(k));
 	k.doc = doc;
 	k.r = r;
@@ -403,7 +488,7 @@ static enum lp_status check(struct lp_doc *doc, const struct verify_opts *o, str
 		return st;
 	r->words = lp_match_count_words(k.out, k.out_len);
 	r->min_words = (size_t)o->min_words;
-	finish(r);
+	finish(r, o);
 	return LP_OK;
 }
 
@@ -491,11 +576,13 @@ static void add_source_sentence(struct lp_buf *b, struct lp_doc *doc, const char
 	lp_buf_addf(b, " (source: \"%.*s%s\")", (int)(e - a), a, e < text + len && *e == '.' ? "." : "");
 }
 
-/* doc->must_keep from the phrases now missing. */
-static enum lp_status set_must_keep(struct lp_doc *doc, struct lp_diag *d)
+/* doc->must_keep from the phrases now missing and, when grounding asks for
+ * the rerun too, the tokens the source does not hold. */
+static enum lp_status set_must_keep(struct lp_doc *doc, int ungrounded, struct lp_diag *d)
 {
 	const struct lp_verify_result *r = &doc->verify;
 	struct lp_buf b;
+	size_t n = 0;
 
 	lp_buf_init(&b);
 	for (size_t i = 0; i < r->n_phrases && b.len < 2000; i++) {
@@ -506,6 +593,13 @@ static enum lp_status set_must_keep(struct lp_doc *doc, struct lp_diag *d)
 			add_source_sentence(&b, doc, r->phrases[i].text);
 		lp_buf_addc(&b, '\n');
 	}
+	for (size_t i = 0; ungrounded && i < r->n_ungrounded && b.len < 2400; i++) {
+		for (size_t k = 0; k < r->ungrounded[i].n_tokens; k++)
+			lp_buf_addf(&b, "%s'%s'", n++ ? ", " : "- only numbers and names the text "
+				    "holds; it does not hold ", r->ungrounded[i].tokens[k]);
+	}
+	if (n)
+		lp_buf_addc(&b, '\n');
 	lp_document_done(&doc->src, 0, doc->len);
 	doc->must_keep = b.len ? lp_arena_strndup(&doc->arena, b.data, b.len) : NULL;
 	lp_buf_release(&b);
@@ -525,57 +619,117 @@ static size_t own_index(const struct lp_doc *doc, const void *opts)
 	return p ? i : 0;
 }
 
-/* Re-run the summary with doc->must_keep set, and the stages after it. */
-static enum lp_status rerun(struct lp_doc *doc, const struct verify_opts *o,
-			    const struct lp_summarize_model_opts *so, size_t from, size_t to,
-			    struct lp_diag *d)
+/*
+ * Should the run go again, and from which stage? Only while retries are
+ * left, when a retry is asked for what failed, and when there is a model
+ * summary before this stage to redo (*from: its index).
+ */
+static int want_rerun(const struct lp_doc *doc, const struct verify_opts *o, size_t self,
+		      int *ungrounded, size_t *from)
 {
-	const struct lp_pipeline *p = doc->pipeline;
-	size_t n_missing = doc->verify.n_phrases - doc->verify.n_survived;
-	enum lp_status st;
+	const struct lp_verify_result *r = &doc->verify;
+	int phrases = o->on_fail == ON_FAIL_RETRY && !phrases_pass(r);
 
-	(void)o;
-	if ((st = set_must_keep(doc, d)))
-		return st;
-	doc->verify.retries++;
-	lp_doc_event(doc, "retry %d: summarize again keeping %zu missing keyphrase%s",
-		     doc->verify.retries, n_missing, n_missing == 1 ? "" : "s");
-	st = lp_summarize_model_run(doc, so, d);
-	for (size_t i = from + 1; i < to && !st; i++)
-		st = p->stages[i].kind->run(doc, p->stages[i].opts, d);
-	doc->must_keep = NULL;
-	return st == LP_E_VERIFY ? LP_OK : st;
+	*ungrounded = o->grounded && o->on_ungrounded == ON_UNGROUNDED_RETRY && r->n_ungrounded;
+	if (r->retries >= o->max_retries || !(phrases || *ungrounded))
+		return 0;
+	return lp_summarize_model_opts_of(doc, self, from) != NULL;
 }
 
-static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *d)
+/* Ask the runner to run stages from..this one again, with must-keep facts. */
+static enum lp_status ask_rerun(struct lp_doc *doc, size_t from, int ungrounded,
+				struct lp_diag *d)
 {
-	const struct verify_opts *o = opts;
 	struct lp_verify_result *r = &doc->verify;
-	const struct lp_summarize_model_opts *so = NULL;
-	size_t self = own_index(doc, opts), from = 0;
+	size_t n_missing = r->n_phrases - r->n_survived;
 	enum lp_status st;
 
-	r->retries = 0;
+	find_losses(doc, 1);
+	if ((st = set_must_keep(doc, ungrounded, d)))
+		return st;
+	r->retries++;
+	lp_doc_event(doc, "retry %d: rerun from stage %zu (summarize) keeping %zu missing "
+		     "keyphrase%s%s", r->retries, from + 1, n_missing, n_missing == 1 ? "" : "s",
+		     ungrounded ? ", leaving out ungrounded tokens" : "");
+	set_note(doc, "verify", lp_arena_printf(&doc->arena, "%zu/%zu keyphrases survived, "
+						"rerun %d asked", r->n_survived, r->n_phrases,
+						r->retries));
+	doc->rerun.requested = 1;
+	doc->rerun.from = from;
+	return LP_OK;
+}
+
+static const char *note_text(struct lp_doc *doc, const struct lp_verify_result *r)
+{
+	const char *retried = r->retries ? (r->retries == 1 ? " after a retry" : " after retries")
+					 : "";
+
+	if (!r->grounded)
+		return lp_arena_printf(&doc->arena, "%zu/%zu keyphrases survived%s", r->n_survived,
+				       r->n_phrases, retried);
+	return lp_arena_printf(&doc->arena, "%zu/%zu keyphrases survived, %zu/%zu tokens "
+			       "grounded, %zu sentence%s removed%s", r->n_survived, r->n_phrases,
+			       r->ground_found, r->ground_tokens, r->n_removed,
+			       r->n_removed == 1 ? "" : "s", retried);
+}
+
+static enum lp_status judge(struct lp_doc *doc, const struct verify_opts *o,
+			    struct lp_verify_ground *g, size_t self, struct lp_diag *d)
+{
+	struct lp_verify_result *r = &doc->verify;
+	enum lp_status st;
+	size_t from;
+	int ungrounded;
+
+	if (o->grounded && (st = lp_verify_ground_check(doc, g, d)))
+		return st;
 	if ((st = check(doc, o, d)))
 		return st;
-	if (o->on_fail == ON_FAIL_RETRY)
-		so = lp_summarize_model_opts_of(doc, self, &from);
-	for (long long i = 0; !r->passed && so && i < o->retries; i++) {
-		find_losses(doc, 1);
-		if ((st = rerun(doc, o, so, from, self, d)) || (st = check(doc, o, d)))
+	if (want_rerun(doc, o, self, &ungrounded, &from))
+		return ask_rerun(doc, from, ungrounded, d);
+	if (r->n_ungrounded && o->on_ungrounded != ON_UNGROUNDED_WARN && r->n_removed == 0) {
+		if ((st = lp_verify_ground_remove(doc, g, d)))
+			return st;
+		for (size_t i = 0; i < r->n_ungrounded; i++) {
+			const char *u = r->ungrounded[i].sentence;
+			size_t n = strlen(u), cut = n > 60 ? 60 : n;
+			while (cut < n && ((unsigned char)u[cut] & 0xC0) == 0x80)
+				cut--; /* whole characters only */
+			lp_doc_event(doc, "%s: \"%.*s%s\"", r->ungrounded[i].removed ?
+				     "removed" : "ungrounded", (int)cut, u, cut < n ? "..." : "");
+		}
+		if (r->n_removed && (st = check(doc, o, d)))
 			return st;
 	}
 	if (r->n_survived < r->n_phrases)
 		find_losses(doc, o->on_fail == ON_FAIL_RETRY);
-	set_note(doc, "verify", lp_arena_printf(&doc->arena, "%zu/%zu keyphrases survived%s",
-						r->n_survived, r->n_phrases,
-						r->retries ? " after a retry" : ""));
+	set_note(doc, "verify", note_text(doc, r));
 	if (r->passed)
 		return LP_OK;
 	if (o->on_fail == ON_FAIL_FAIL)
 		return lp_diag_set(d, LP_E_VERIFY, NULL, 0, 0, "%s", failure_text(doc, r));
 	lp_warn("%s", failure_text(doc, r));
 	return LP_OK;
+}
+
+static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *d)
+{
+	const struct verify_opts *o = opts;
+	struct lp_verify_ground g;
+	enum lp_status st;
+
+	/* the facts of a rerun were for the stages before this one */
+	doc->must_keep = NULL;
+	if (!o->grounded) {
+		struct lp_verify_result *r = &doc->verify;
+		r->grounded = 0;
+		r->ungrounded = NULL;
+		r->n_ungrounded = r->n_removed = 0;
+	}
+	memset(&g, 0, sizeof(g));
+	st = judge(doc, o, &g, own_index(doc, opts), d);
+	lp_verify_ground_release(&g);
+	return st;
 }
 
 const struct lp_stage_kind lp_stage_verify = {

@@ -183,7 +183,7 @@ enum lp_status lp_document_load(const char *path, enum lp_invalid_utf8 mode,
 	enum lp_status st;
 
 	memset(doc, 0, sizeof(*doc));
-	st = lp_file_map_window(path, LP_MEM_DOC, LP_DOCUMENT_WINDOW, &doc->map, d);
+	st = lp_file_map_window(path, LP_FILE_DOCUMENT, LP_MEM_DOC, LP_DOCUMENT_WINDOW, &doc->map, d);
 	if (st)
 		return st;
 	doc->path = path;

@@ -348,18 +348,21 @@ static uint32_t last_cp(const char *s, size_t len)
 }
 
 /* Append s[0..len) with white space collapsed, keeping at most max_words
- * words when max_words > 0. */
+ * words when max_words > 0 and adding at most max_bytes bytes when
+ * max_bytes > 0 (whole tokens only). */
 static enum lp_status add_sentence(struct lp_buf *b, const char *s, size_t len,
-				   size_t max_words)
+				   size_t max_words, size_t max_bytes)
 {
 	struct lp_token t;
-	size_t pos = 0, words = 0;
+	size_t pos = 0, words = 0, base = b->len;
 	int have_prev = 0, prev_cjk = 0;
 
 	while (lp_match_token_next(s, len, &pos, &t)) {
 		uint32_t first;
 		int cjk;
 		if (t.kind != LP_TOKEN_PUNCT && max_words && words == max_words)
+			break;
+		if (max_bytes && b->len - base + t.len + 1 > max_bytes)
 			break;
 		words += t.kind != LP_TOKEN_PUNCT;
 		lp_utf8_decode((const unsigned char *)s + t.off, t.len, &first);
@@ -417,19 +420,43 @@ static int redundant(const struct group_terms *kept, size_t n_kept, size_t start
  * boilerplate, and upper tree levels see the same point from several
  * chunks). With no limit at all every sentence is kept as is. Sets *n_kept.
  */
+/* A sentence without terms (punctuation, numbers of stop words) has no
+ * term set to compare: it repeats a kept one when its bytes are the same
+ * (overlapping chunks hand the same sentence to two summaries). */
+static int same_text(const char *text, const struct lp_span *spans, const size_t *kept_ids,
+		     size_t n_kept, size_t i)
+{
+	for (size_t j = 0; j < n_kept; j++) {
+		const struct lp_span *a = &spans[kept_ids[j]], *b = &spans[i];
+		if (a->len == b->len && !memcmp(text + a->off, text + b->off, a->len))
+			return 1;
+	}
+	return 0;
+}
+
+static size_t byte_cap(const struct lp_extractive_opts *o)
+{
+	return o->max_words ? o->max_words * LP_EXTRACTIVE_BYTES_PER_WORD : 0;
+}
+
 static enum lp_status choose(const char *text, const struct lp_span *spans,
 			     const struct order_item *order, const size_t *words, size_t n,
 			     const struct lp_extractive_opts *o, unsigned char *keep,
 			     size_t *n_kept, struct lp_diag *d)
 {
 	struct group_terms kept = {0};
-	size_t used = 0, nk = 0;
-	int limited = o->max_words || o->max_sentences;
+	size_t used = 0, used_bytes = 0, nk = 0, max_bytes = byte_cap(o);
+	size_t *kept_ids;
+	int limited = o->max_words || o->max_sentences || max_bytes;
 	enum lp_status st = LP_OK;
 
 	kept.first = lp_mem_alloc(LP_MEM_SCRATCH, (n + 1) * sizeof(size_t), d);
-	if (!kept.first)
+	kept_ids = lp_mem_alloc(LP_MEM_SCRATCH, (n + 1) * sizeof(size_t), d);
+	if (!kept.first || !kept_ids) {
+		lp_mem_free(kept.first);
+		lp_mem_free(kept_ids);
 		return LP_E_NOMEM;
+	}
 	kept.first[0] = 0;
 	for (size_t k = 0; k < n; k++) {
 		size_t i = order[k].i, start = kept.n;
@@ -439,24 +466,31 @@ static enum lp_status choose(const char *text, const struct lp_span *spans,
 			continue;
 		if (o->accept && !o->accept(text + spans[i].off, spans[i].len))
 			continue;
+		/* words alone do not bound text without words (punctuation) */
+		if (max_bytes && used_bytes + spans[i].len > max_bytes)
+			continue;
 		if (limited) {
 			if ((st = sentence_terms(&kept, text, spans[i], d)))
 				break;
 			kept.n = start + sort_unique(kept.terms + start, kept.n - start);
-			if (redundant(&kept, nk, start)) {
+			if (redundant(&kept, nk, start) ||
+			    (kept.n == start && same_text(text, spans, kept_ids, nk, i))) {
 				kept.n = start;
 				continue;
 			}
 		}
 		kept.first[nk + 1] = kept.n;
+		kept_ids[nk] = i;
 		keep[i] = 1;
 		used += words[i];
+		used_bytes += spans[i].len;
 		nk++;
 		if (o->max_words && used == o->max_words)
 			break;
 	}
 	lp_mem_free(kept.first);
 	lp_mem_free(kept.terms);
+	lp_mem_free(kept_ids);
 	*n_kept = nk;
 	return st;
 }
@@ -472,7 +506,7 @@ static enum lp_status write_summary(const char *text, const struct lp_span *span
 			continue;
 		if (have_prev && !prev_cjk && lp_buf_addc(b, ' '))
 			return LP_E_NOMEM;
-		if (add_sentence(b, s, spans[i].len, 0))
+		if (add_sentence(b, s, spans[i].len, 0, 0))
 			return LP_E_NOMEM;
 		have_prev = 1;
 		prev_cjk = lp_utf8_is_cjk(last_cp(s, spans[i].len));
@@ -505,7 +539,7 @@ static enum lp_status select_and_write(const char *text, const struct lp_span *s
 		st = write_summary(text, spans, n, keep, b);
 	else /* nothing fits: cut the best sentence */
 		st = add_sentence(b, text + spans[order[0].i].off, spans[order[0].i].len,
-				  o->max_words);
+				  o->max_words, byte_cap(o));
 	if (st)
 		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory writing a summary");
 out:

@@ -17,8 +17,10 @@
  *
  * Selection walks sentences from the best score down (ties: earlier first),
  * keeping each one that still fits max_words and max_sentences and is not
- * a near repeat of one already kept (cosine of the two term sets >= 0.7),
- * and prints the kept ones in document order. Words are counted by lp_match_count_words,
+ * a near repeat of one already kept (cosine of the two term sets >= 0.7;
+ * the same bytes for a sentence without terms), and prints the kept ones
+ * in document order. The summary's bytes are bounded too (see max_words), so
+ * a text of punctuation, which holds no words, cannot pass through whole. Words are counted by lp_match_count_words,
  * so every CJK character counts as a word. If not even one sentence fits, the
  * best one is cut after max_words words so that a summary is never empty
  * when the text is not. White space inside sentences is collapsed to one
@@ -35,8 +37,13 @@
 
 #define LP_EXTRACTIVE_GROUP 400
 
+/* Bytes a summary may hold per word of max_words: words alone do not
+ * bound a text of punctuation (it has none). */
+#define LP_EXTRACTIVE_BYTES_PER_WORD 24
+
 struct lp_extractive_opts {
-	size_t max_words;     /* 0: no limit */
+	size_t max_words;     /* 0: no limit; else also at most
+			       * max_words * LP_EXTRACTIVE_BYTES_PER_WORD bytes */
 	size_t max_sentences; /* 0: no limit */
 	/* NULL: any sentence may be chosen; else only those it returns 1 for
 	 * (the best sentence is still cut to fit when none is accepted) */

@@ -24,6 +24,7 @@ struct entry {
 	uint32_t key_len;
 	uint32_t units;      /* words (RAKE) or characters (CJK) */
 	uint32_t freq[K_N];
+	uint32_t toc;        /* occurrences in list-like lines (see keyphrase.h) */
 	double degree;       /* word table: summed lengths of its phrases */
 	double score;
 };
@@ -33,6 +34,27 @@ struct table {
 	struct entry *e;
 	size_t cap, n;
 	struct lp_buf keys;
+};
+
+/* Candidates added on one line, and what the line looks like, for the
+ * list-like line test (line_is_toc). */
+#define LINE_MAX_CANDS 48
+#define LINE_MAX_WORDS 12
+struct line_state {
+	size_t cand[LINE_MAX_CANDS]; /* key_off of each phrase entry added */
+	uint32_t cand_len[LINE_MAX_CANDS];
+	uint64_t cand_h[LINE_MAX_CANDS];
+	size_t n_cand;
+	size_t n_tokens, n_words;
+	int numbered;      /* starts with a section number ("2.2.", "Chapter 3") */
+	int menu;          /* starts with '*' (an Info menu or index entry) */
+	int colon;         /* holds ':' glued to a word ("* name: ...") */
+	int node_labels;   /* "Node:", "Next:", "Prev:", "Up:" seen */
+	uint32_t punct_cp; /* the one punctuation character of the line so far */
+	int only_punct;    /* every token is punct_cp (an underline) */
+	size_t dots_run, max_dots; /* dotted leader: longest run of '.' */
+	uint32_t last_cp;  /* first code point of the last token */
+	struct lp_token last;
 };
 
 struct extractor {
@@ -56,6 +78,8 @@ struct extractor {
 	uint32_t quote_close; /* 0: not inside a quote */
 	int quote_symmetric;
 	size_t q_first, q_end, q_words;
+	struct line_state line, prev_line; /* the current and the last line */
+	unsigned xref;        /* tokens left in a cross-reference, 0: none */
 };
 
 static uint64_t hash_key(const char *s, size_t n)
@@ -161,11 +185,19 @@ static void add_candidate(struct extractor *x, enum kind k, size_t off, size_t e
 			  uint32_t units)
 {
 	struct entry *e = add_span(x, &x->phrases, off, end - off);
+	struct line_state *l = &x->line;
 
-	if (e) {
-		e->freq[k]++;
-		if (units > e->units)
-			e->units = units;
+	if (!e)
+		return;
+	e->freq[k]++;
+	if (units > e->units)
+		e->units = units;
+	if (x->xref) {
+		e->toc++; /* the title a cross-reference points at */
+	} else if (l->n_cand < LINE_MAX_CANDS) {
+		l->cand[l->n_cand] = e->key_off;
+		l->cand_len[l->n_cand] = e->key_len;
+		l->cand_h[l->n_cand++] = e->h;
 	}
 }
 
@@ -277,6 +309,23 @@ static int is_unit(const char *s, size_t len)
 	return !c.upper || len <= 4 || !c.lower;
 }
 
+/* 1 if the lower-case word low[0..n) is one of the NULL-terminated `list`. */
+static int word_in(const char *low, size_t n, const char *const *list)
+{
+	for (; *list; list++)
+		if (strlen(*list) == n && !memcmp(*list, low, n))
+			return 1;
+	return 0;
+}
+
+/* Words that point at the structure of a document rather than say
+ * anything: "see Section 2.3", "*note Bash Builtins::". */
+static const char *const structure_words[] = { "see", "note", "section", "chapter",
+					       "appendix", NULL };
+/* A first word that makes a line a numbered heading with a number after it. */
+static const char *const heading_words[] = { "chapter", "section", "appendix", "part",
+					     "table", "figure", "example", NULL };
+
 static int is_rake_break(const char *s, size_t len)
 {
 	char low[16];
@@ -285,7 +334,8 @@ static int is_rake_break(const char *s, size_t len)
 	if (lp_utf8_count((const unsigned char *)s, len) == 1)
 		return 1; /* a lone letter carries no topic */
 	n = lp_match_lower(s, len, low, sizeof(low));
-	return n <= sizeof(low) && lp_match_is_stopword(low, n);
+	return n <= sizeof(low) &&
+	       (lp_match_is_stopword(low, n) || word_in(low, n, structure_words));
 }
 
 static uint32_t closing_quote(uint32_t cp, int *symmetric)
@@ -316,7 +366,11 @@ static int quote_step(struct extractor *x, const struct lp_token *t, uint32_t cp
 			x->quote_close = 0;
 		else if (t->kind == LP_TOKEN_PUNCT && cp == x->quote_close &&
 			 !(x->quote_symmetric && t->space_before)) {
-			if (x->q_words)
+			/* a lone quoted letter ('p') is an option letter or a
+			 * variable, not a term */
+			if (x->q_words && (x->q_words > 1 ||
+					   lp_utf8_count((const unsigned char *)x->text + x->q_first,
+							 x->q_end - x->q_first) > 1))
 				add_candidate(x, K_QUOTED, x->q_first, x->q_end,
 					      (uint32_t)x->q_words);
 			x->quote_close = 0;
@@ -442,11 +496,124 @@ static int number_step(struct extractor *x, const struct lp_token *t, uint32_t c
 	return 0;
 }
 
+/* Is the lower-cased word at t one of `list`? */
+static int token_in(const struct extractor *x, const struct lp_token *t,
+		    const char *const *list)
+{
+	char low[16];
+	size_t n;
+
+	if (t->kind != LP_TOKEN_WORD)
+		return 0;
+	n = lp_match_lower(x->text + t->off, t->len, low, sizeof(low));
+	return n <= sizeof(low) && word_in(low, n, list);
+}
+
+/* What token t adds to the shape of its line. */
+static void line_step(struct extractor *x, const struct lp_token *t, uint32_t cp)
+{
+	static const char *const labels[] = { "node", "next", "prev", "up", NULL };
+	struct line_state *l = &x->line;
+	int glued = l->n_tokens && !t->space_before;
+	int word = t->kind != LP_TOKEN_PUNCT;
+
+	if (!l->n_tokens) {
+		l->numbered = t->kind == LP_TOKEN_WORD && is_number(x->text + t->off, t->len);
+		l->menu = cp == '*';
+		l->only_punct = !word;
+		l->punct_cp = cp;
+	} else if (l->n_tokens == 1 && token_in(x, &l->last, heading_words) &&
+		   t->kind == LP_TOKEN_WORD && is_number(x->text + t->off, t->len)) {
+		l->numbered = 1;
+	}
+	if (word || cp != l->punct_cp)
+		l->only_punct = 0;
+	if (cp == ':' && glued && l->last.kind == LP_TOKEN_WORD)
+		l->colon = 1;
+	if (cp == ':' && glued && token_in(x, &l->last, labels))
+		l->node_labels++;
+	l->dots_run = cp == '.' ? l->dots_run + 1 : 0;
+	if (l->dots_run > l->max_dots)
+		l->max_dots = l->dots_run;
+	l->n_words += word;
+	l->n_tokens++;
+	l->last = *t;
+	l->last_cp = cp;
+}
+
+/* A list-like line: a dotted leader, an Info menu or index entry ("* name:
+ * Title.") or node line, or a
+ * short line that starts with a section number (a heading, or its entry in
+ * a table of contents). */
+static int line_is_toc(const struct line_state *l)
+{
+	if (l->max_dots >= 4 || (l->menu && l->colon) || l->node_labels >= 2)
+		return 1;
+	return l->numbered && l->n_words >= 2 && l->n_words <= LINE_MAX_WORDS + 1 &&
+	       l->last_cp != '.';
+}
+
+/* A line of one repeated character under a heading: "*****", "=====". */
+static int line_is_underline(const struct line_state *l)
+{
+	return l->only_punct && l->n_tokens >= 3 &&
+	       (l->punct_cp == '*' || l->punct_cp == '=' || l->punct_cp == '-' ||
+		l->punct_cp == '~' || l->punct_cp == '#');
+}
+
+/* Count the candidates of line l as list-like occurrences. */
+static void line_mark(struct extractor *x, struct line_state *l)
+{
+	for (size_t i = 0; i < l->n_cand; i++) {
+		struct entry *e = slot(&x->phrases, l->cand_h[i], x->phrases.keys.data + l->cand[i],
+				       l->cand_len[i]);
+		if (e->h)
+			e->toc++;
+	}
+	l->n_cand = 0;
+}
+
+static void line_end(struct extractor *x)
+{
+	int toc = line_is_toc(&x->line), under = line_is_underline(&x->line);
+
+	if (toc)
+		rake_flush(x); /* a heading does not run on into the next line */
+	if (toc || under)
+		line_mark(x, &x->line);
+	if (under)
+		line_mark(x, &x->prev_line);
+	x->prev_line = x->line;
+	memset(&x->line, 0, sizeof(x->line));
+}
+
+/* Cross-references: "see Section 1.5.8, “Typical command sequences”",
+ * "*note Bash Builtins::". The title they point at is a heading quoted
+ * again, so what is found until the reference ends counts as list-like. */
+static void xref_step(struct extractor *x, const struct lp_token *t, uint32_t cp)
+{
+	static const char *const see[] = { "see", "in", NULL };
+	static const char *const targets[] = { "section", "chapter", "appendix", NULL };
+
+	if (x->xref) {
+		x->xref--;
+		if (cp == ')' || (cp == ':' && x->prev_cp == ':' && !t->space_before))
+			x->xref = 0;
+	}
+	if (token_in(x, t, targets) && x->n_seen && token_in(x, &x->prev, see))
+		x->xref = 24;
+	else if (t->kind == LP_TOKEN_WORD && x->n_seen && x->prev_cp == '*' &&
+		 !t->space_before && token_in(x, t, structure_words))
+		x->xref = 16;
+}
+
 static void on_token(struct extractor *x, const struct lp_token *t)
 {
 	uint32_t cp = first_cp(x->text + t->off, t->len);
 	int unit = 0;
 
+	if (t->newlines_before && x->n_seen)
+		line_end(x);
 	if (t->newlines_before >= 2) { /* paragraph break */
 		rake_flush(x);
 		x->n_cjk = 0;
@@ -467,6 +634,8 @@ static void on_token(struct extractor *x, const struct lp_token *t)
 		else
 			x->n_cjk = 0;
 	}
+	line_step(x, t, cp);
+	xref_step(x, t, cp);
 	x->prev2 = x->prev;
 	x->prev2_cp = x->prev_cp;
 	x->prev = *t;
@@ -501,26 +670,33 @@ static double best(double a, double b)
 /* log2(1 + frequency) times the weight of its kind: frequency matters,
  * but slowly enough that a frequent generic word ("line", 2000 times)
  * does not bury a specific term seen 50 times. */
-static double kind_score(uint32_t freq, double weight)
+static double kind_score(uint32_t freq, double share, double weight)
 {
-	return freq ? log2(1.0 + (double)freq) * weight : 0;
+	return freq ? log2(1.0 + (double)freq * share) * weight : 0;
 }
 
 static void score_entry(struct extractor *x, struct entry *e)
 {
-	double s = 0;
+	uint32_t total = 0;
+	double s = 0, share;
 
+	/* only the occurrences in running text count: a phrase met in list-like
+	 * lines (headings, their table of contents, cross-references) names a
+	 * part of the document, it does not say what the document says */
+	for (int k = 0; k < K_N; k++)
+		total += e->freq[k];
+	share = total > e->toc ? (double)(total - e->toc) / (double)total : 0.0;
 	/* a RAKE phrase seen once counts half: long one-off phrases, which
 	 * RAKE weighs highest, are its known weakness as a keyphrase */
 	if (e->freq[K_RAKE] == 1)
-		s = 0.5 * rake_weight(x, e);
+		s = 0.5 * share * rake_weight(x, e);
 	else if (e->freq[K_RAKE])
-		s = kind_score(e->freq[K_RAKE], rake_weight(x, e));
-	s = best(s, kind_score(e->freq[K_NUMBER], 3.0));
-	s = best(s, kind_score(e->freq[K_QUOTED], 4.0));
-	s = best(s, kind_score(e->freq[K_IDENT], 4.0));
+		s = kind_score(e->freq[K_RAKE], share, rake_weight(x, e));
+	s = best(s, kind_score(e->freq[K_NUMBER], share, 3.0));
+	s = best(s, kind_score(e->freq[K_QUOTED], share, 4.0));
+	s = best(s, kind_score(e->freq[K_IDENT], share, 4.0));
 	if (e->freq[K_CJK] >= 2)
-		s = best(s, kind_score(e->freq[K_CJK], (double)e->units - 0.5));
+		s = best(s, kind_score(e->freq[K_CJK], share, (double)e->units - 0.5));
 	e->score = s;
 }
 
@@ -621,6 +797,8 @@ static enum lp_status rank(struct extractor *x, size_t n, struct lp_arena *arena
 /* Between two pieces: nothing carries over from one to the next. */
 static void piece_break(struct extractor *x)
 {
+	line_end(x);
+	x->xref = 0;
 	rake_flush(x);
 	x->n_cjk = 0;
 	x->have_num = 0;
@@ -682,6 +860,7 @@ enum lp_status lp_keyphrase_extract_spans(const char *text, const struct lp_span
 		x.len = spans[i].off + spans[i].len;
 		scan_piece(&x, spans[i].off, spans[i].len, done, ctx);
 	}
+	line_end(&x);
 	rake_flush(&x);
 	st = x.st ? x.st : rank(&x, n, arena, out, n_out);
 	table_release(&x.phrases);

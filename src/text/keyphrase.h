@@ -28,6 +28,18 @@
  * case-insensitively: one whose normal form contains, or is contained in,
  * an already chosen one is skipped ("bash shell" hides "shell").
  *
+ * List-like lines name parts of a document rather than say what it says,
+ * and a table of contents repeats every heading: so an occurrence counts
+ * for nothing in the score when it is on a line with a dotted leader
+ * ("Intro ....... 3"), an Info menu or index entry ("* name: Title."), an
+ * Info node line ("Node: X, Next: Y"), a short line that starts with a
+ * section number ("2.2. Basic package management", "Table 2.6. ..."), the
+ * line above an underline ("*****", "====="), or in the title a
+ * cross-reference points at ("see Section 1.1.6, “Virtual consoles”",
+ * "*note Bash Builtins::"). A candidate's frequency of each kind is scaled
+ * by the share of its occurrences outside such lines; "see", "note",
+ * "section", "chapter" and "appendix" also end a RAKE phrase.
+ *
  * Memory is bounded whatever the input size: at most
  * LP_KEYPHRASE_MAX_CANDIDATES distinct phrases (and as many distinct words)
  * are tracked; once the table is full, new phrases are ignored while known

@@ -29,12 +29,13 @@ check_PROGRAMS += tests/bench_split
 tests_bench_split_SOURCES = tests/bench_split.c
 tests_bench_split_LDADD = $(TEST_LIBS)
 
-# text: words and matching, extractive summaries, keyphrases
+# text: words and matching, extractive summaries, keyphrases, grounding
 liblpipe_la_SOURCES += \
 	src/text/match.c src/text/match.h \
 	src/text/extractive.c src/text/extractive.h \
 	src/text/keyphrase.c src/text/keyphrase.h \
-	src/text/points.c src/text/points.h
+	src/text/points.c src/text/points.h \
+	src/text/ground.c src/text/ground.h
 
 check_PROGRAMS += tests/check_points
 TESTS += tests/check_points

@@ -40,7 +40,7 @@ int main(int argc, char **argv)
 	}
 	lp_diag_init(&d);
 	if (lp_gguf_open(argv[1], &g, &d) || lp_tok_from_gguf(g, &tok, &d) ||
-	    lp_file_map(argv[2], LP_MEM_DOC, &m, &d)) {
+	    lp_file_map(argv[2], LP_FILE_DOCUMENT, LP_MEM_DOC, &m, &d)) {
 		lp_diag_print(&d, stderr);
 		return 1;
 	}

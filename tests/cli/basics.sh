@@ -90,7 +90,7 @@ expect "run -q without a value" 2 "needs a value" "usage: lpipe run"
 lp run a b --format yaml
 expect "run with an unknown format" 2 "unknown format 'yaml'" "usage: lpipe run"
 lp run a b --mem-budget lots
-expect "run with a bad --mem-budget" 2 "invalid --mem-budget 'lots'"
+expect "run with a bad --mem-budget" 2 "invalid value 'lots' for --mem-budget"
 lp run a b --set nokey
 expect "run with a --set without '='" 2 "--set needs KEY=VALUE"
 lp check

@@ -26,6 +26,35 @@ expect "summarize-answer as json" 0
 expect_out "the json holds levels with token counts and a cited answer" \
 	'"tokens_in"' '"summary_levels"' 'Sources: [chunk'
 
+# on_fail: retry reruns summarize and verify as steps of their own: the trace
+# shows each pass; max_retries bounds it (min_words makes every pass fail).
+lp run "$PIPELINES/summarize.yaml" "$DOC" --format json --set model.context=1024 \
+	--set stages.verify.on_fail=retry --set stages.verify.max_retries=2 \
+	--set stages.verify.min_words=100000 --set stages.verify.grounded=true
+expect "on_fail: retry" 0 "verification failed"
+if python3 - "$OUT" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1], encoding="utf-8"))
+st = r["stages"]
+assert [s["kind"] for s in st] == ["split", "summarize", "verify", "summarize", "verify",
+                                   "summarize", "verify"], st
+assert [s["pass"] for s in st] == [1, 1, 1, 2, 2, 3, 3], st
+assert [s["stage"] for s in st] == [0, 1, 2, 1, 2, 1, 2], st
+assert all(s["peak_tracked_bytes"] > 0 for s in st[3:]), st
+assert any(e.startswith("retry 1: rerun from stage 2 (summarize)") for e in st[2]["events"])
+assert any(e.startswith("retry 2: ") for e in st[4]["events"])
+v = r["verification"]
+assert v["retries"] == 2 and not v["passed"], v
+g = v["grounding"]
+assert set(g) == {"tokens", "found", "rate", "removed", "ungrounded"}, g
+assert 0 <= g["found"] <= g["tokens"]
+PY
+then ok "on_fail: retry reruns from the runner, pass by pass"; else
+	fail "on_fail: retry reruns from the runner, pass by pass"; fi
+lp run "$PIPELINES/summarize.yaml" "$DOC" --format markdown --set model.context=1024 \
+	--set stages.verify.on_fail=retry --set stages.verify.min_words=100000
+expect_out "markdown trace names the second pass" "- summarize (pass 2): " "- verify (pass 2): "
+
 # Failures: exit status, message, and -o untouched.
 echo previous >"$WORK/out.txt"
 LPIPE_MODEL=$WORK/missing.gguf lp run "$PIPELINES/summarize.yaml" "$DOC" -o "$WORK/out.txt"

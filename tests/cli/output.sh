@@ -59,7 +59,9 @@ assert r["pipeline"]["config"]["stages"][0]["split"]["size"] == "64"
 assert r["document"]["bytes"] == len(text), (r["document"], len(text))
 assert r["document"]["replaced_invalid"] == 0
 assert [s["kind"] for s in r["stages"]] == ["split"]
-assert all(set(s) == {"kind", "seconds", "peak_tracked_bytes", "note"} for s in r["stages"])
+assert all(set(s) == {"kind", "stage", "pass", "seconds", "peak_tracked_bytes", "note"}
+           for s in r["stages"])
+assert [(s["stage"], s["pass"]) for s in r["stages"]] == [(0, 1)]
 ch = r["chunks"]
 assert len(ch) > 1, len(ch)
 end = 0

@@ -17,7 +17,7 @@ expect "probe: bad kv type" 2 "bad kv type 'q4'"
 lp probe "$model" --min 256 --max 128
 expect "probe: min above max" 2 "--min 256 is above --max 128"
 lp probe "$model" --mem-budget lots
-expect "probe: bad size" 2 "bad size 'lots'"
+expect "probe: bad size" 2 "invalid value 'lots' for --mem-budget"
 lp probe /nonexistent/model.gguf
 expect "probe: missing model is an input error" 3
 lp probe "$WORK/bad.gguf"

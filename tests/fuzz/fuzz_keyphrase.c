@@ -8,8 +8,9 @@
  * UTF-8 for the extractive summary (lp_sentence_next requires it).
  * Invariants checked, a violation aborts: tokens are in order, non-empty and
  * inside the text; every keyphrase occurs in the text it came from (under
- * the matcher's normal form); a summary respects max_words; no tracked
- * memory is left behind.
+ * the matcher's normal form); a summary respects max_words; the grounding
+ * tokens of the text are in order, inside it, and all found when the text
+ * is its own source; no tracked memory is left behind.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "core/mem.h"
 #include "core/utf8.h"
 #include "text/extractive.h"
+#include "text/ground.h"
 #include "text/keyphrase.h"
 #include "text/match.h"
 
@@ -74,6 +76,37 @@ static void check_summary(const char *t, size_t len, size_t max_words, size_t ma
 	lp_mem_free(s);
 }
 
+/* A text grounds itself: every checked token of it occurs in it. */
+static void check_ground(const char *t, size_t len)
+{
+	struct lp_ground_token tok[64];
+	struct lp_ground g;
+	struct lp_diag d;
+	size_t n = lp_ground_tokens(t, len, tok, 64), id, end = 0;
+
+	if (n > 64)
+		n = 64;
+	lp_ground_init(&g);
+	for (size_t i = 0; i < n; i++) {
+		if (!tok[i].len || tok[i].off + tok[i].len > len ||
+		    tok[i].len > LP_GROUND_MAX_TOKEN)
+			abort();
+		if (lp_ground_add(&g, t + tok[i].off, tok[i].len, tok[i].kind, &id, &d))
+			abort();
+		end = tok[i].off + tok[i].len > end ? tok[i].off + tok[i].len : end;
+	}
+	if (lp_ground_scan(&g, t, len, NULL, NULL, &d))
+		abort();
+	/* valid UTF-8 only: the normal form of invalid bytes may differ
+	 * between a token alone and the token in its text */
+	if (lp_utf8_find_invalid((const unsigned char *)t, len) == len && !memchr(t, 0, len))
+		for (size_t i = 0; i < g.n; i++)
+			if (!g.found[i])
+				abort();
+	lp_ground_release(&g);
+	(void)end;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *t = (const char *)data + 1;
@@ -85,6 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_tokens(t, len);
 	check_keyphrases(t, len, 1 + (data[0] & 15));
 	check_summary(t, len, data[0] >> 4, data[0] & 3);
+	check_ground(t, len);
 	if (lp_mem_current_total() != before)
 		abort();
 	return 0;
