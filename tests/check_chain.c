@@ -472,6 +472,101 @@ START_TEST(test_tree_extract)
 }
 END_TEST
 
+/* n chunks of prose: sentences of 9+ words ending with a full stop, and
+ * a table row that must never be taken. */
+static char *make_prose(size_t n)
+{
+	static const char *const things[] = { "river", "boat", "stone", "mill", "bridge" };
+	struct lp_buf b;
+	size_t len;
+
+	lp_buf_init(&b);
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < 5; k++)
+			lp_buf_addf(&b, "The farmer of part %zu keeps the old %s near the %s "
+				    "every year. ", i, things[k], things[(k + i) % 5]);
+		lp_buf_addf(&b, "\n| %s | %zu | table row of part %zu |\n\n", things[i % 5], i, i);
+	}
+	return lp_buf_detach(&b, &len);
+}
+
+/* map: compress and points - every sentence of the result is one of the
+ * text (the tiny model's junk is never faithful), every chunk keeps a
+ * point while the budget allows, and a small budget keeps one per run of
+ * chunks. */
+START_TEST(test_tree_points)
+{
+	static const char *const maps[] = { "compress", "points" };
+	char *text;
+
+	struct lp_session *sess;
+	const char *one = "The farmer of part 0 keeps the old river near the river every year.";
+	size_t cost;
+
+	write_model();
+	sess = open_session(256);
+	cost = lp_session_count_tokens(sess, one, strlen(one)) + 2;
+	lp_session_free(sess);
+	text = make_prose(6);
+	for (int m = 0; m < 2; m++)
+		for (int small = 0; small < 2; small++) {
+			struct lp_pipeline *p = load(
+				"version: 1\nmodel: {path: '%s', context: 1024}\n"
+				"stages:\n  - summarize: {strategy: tree, map: %s, points: 2, "
+				"max_tokens: 32, final_tokens: %zu}\n", model_path, maps[m],
+				small ? 3 * cost + cost / 2 : 20 * cost);
+			struct lp_doc doc;
+			struct lp_diag d;
+			size_t lines = 0, seen[6] = {0};
+			const char *line;
+
+			doc_over(&doc, p, text);
+			lp_diag_init(&d);
+			ck_assert_msg(p->stages[0].kind->run(&doc, p->stages[0].opts, &d) == LP_OK,
+				      "%s", d.msg);
+			ck_assert_uint_eq(doc.n_levels, 2);
+			ck_assert_uint_eq(doc.levels[0].n, 6);
+			ck_assert_uint_eq(doc.levels[1].n, 1);
+			ck_assert_uint_eq(doc.levels[1].n_inputs[0], 6);
+			ck_assert_ptr_eq(doc.summary, doc.levels[1].texts[0]);
+			/* sentences joined by a space (same chunk) or a blank line */
+			for (line = doc.summary; *line; lines++) {
+				const char *end = strstr(line, "year.");
+				size_t len, part;
+				char sentence[256];
+				ck_assert_msg(end != NULL, "%s: '%s'", maps[m], doc.summary);
+				len = (size_t)(end + 5 - line);
+				ck_assert_uint_lt(len, sizeof(sentence));
+				memcpy(sentence, line, len);
+				sentence[len] = '\0';
+				/* a sentence of the text, never its table */
+				ck_assert_msg(strstr(text, sentence) && !strchr(sentence, '|') &&
+					      sscanf(sentence, "The farmer of part %zu", &part) == 1 &&
+					      part < 6, "%s: '%s'", maps[m], sentence);
+				seen[part]++;
+				line += len;
+				ck_assert_msg(!*line || !strncmp(line, " The", 4) ||
+					      !strncmp(line, "\n\nThe", 5), "%s", doc.summary);
+				line += *line == ' ' ? 1 : *line ? 2 : 0;
+			}
+			if (!small) { /* room for all: each chunk keeps 2 */
+				ck_assert_uint_ge(lines, 6);
+				for (size_t i = 0; i < 6; i++)
+					ck_assert_uint_ge(seen[i], 1);
+			} else { /* room for 3 points: from runs of 2 chunks */
+				ck_assert_uint_ge(lines, 1);
+				ck_assert_uint_le(lines, 3);
+				ck_assert_uint_le(seen[0] + seen[1], 1);
+				ck_assert_uint_le(seen[4] + seen[5], 1);
+			}
+			lp_doc_release(&doc);
+			lp_pipeline_free(p);
+		}
+	lp_mem_free(text);
+	remove_files();
+}
+END_TEST
+
 START_TEST(test_refine)
 {
 	struct lp_pipeline *p;
@@ -882,6 +977,7 @@ static Suite *chain_suite(void)
 	tcase_add_test(t, test_tree_even_groups);
 	tcase_add_test(t, test_tree_final_tokens);
 	tcase_add_test(t, test_tree_final_join);
+	tcase_add_test(t, test_tree_points);
 	tcase_add_test(t, test_refine);
 	tcase_add_test(t, test_answer_cites_existing_chunks);
 	tcase_add_test(t, test_citation_check);

@@ -55,7 +55,7 @@ static size_t spans_of(const char *text, struct lp_span *s, size_t cap)
 
 static char *summarize(const char *text, size_t max_words, size_t max_sentences)
 {
-	struct lp_extractive_opts o = {max_words, max_sentences};
+	struct lp_extractive_opts o = {max_words, max_sentences, NULL};
 	struct lp_diag d;
 	char *out = NULL;
 	size_t len = 0;
@@ -462,7 +462,7 @@ START_TEST(test_fault_sweep)
 		"Cats chase mice around the old barn. Cats, dogs and mice all live in the old "
 		"barn with the farmer. Dogs guard the farmer and the barn at night. The farmer "
 		"feeds the cats and the dogs. 人工智能研究如何让计算机模拟人类智能。";
-	struct lp_extractive_opts o = {20, 0};
+	struct lp_extractive_opts o = {20, 0, NULL};
 	struct lp_diag d;
 	char n[16], *out = NULL;
 	size_t len;

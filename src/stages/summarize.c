@@ -38,6 +38,7 @@ enum strategy {
 
 static const char *const strategy_names[] = {"extractive", "tree", "refine", NULL};
 static const char *const final_names[] = {"merge", "join", NULL};
+static const char *const map_names[] = {"summary", "points", "compress", NULL};
 
 struct summarize_opts {
 	enum strategy strategy;
@@ -49,6 +50,9 @@ struct summarize_opts {
 	long long final_tokens;  /* tree: tokens of the root summary, 0: max_tokens */
 	int final_join;          /* tree: final: join (1) or merge (0) */
 	long long extract_words; /* model strategies: pre-extract chunks, 0: off */
+	int map;                 /* tree: enum lp_summarize_map */
+	long long points;        /* tree, map points/compress: points per chunk */
+	int grounded, drop_meta; /* see summarize_model.h */
 	struct lp_summarize_model_opts model; /* filled for tree and refine */
 };
 
@@ -57,7 +61,8 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 {
 	static const char *const keys[] = {"strategy", "fanout", "max_words", "max_sentences",
 					   "prompt", "prompt_file", "max_tokens", "final_tokens",
-					   "final", "extract_words", NULL};
+					   "final", "extract_words", "map", "points", "grounded",
+					   "drop_meta", NULL};
 	struct summarize_opts *o = lp_arena_alloc(c->arena, sizeof(*o));
 	int s = STRATEGY_EXTRACTIVE;
 
@@ -72,6 +77,10 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	    lp_cfg_get_int(c, opts, "final_tokens", 0, 0, 1000000, &o->final_tokens) ||
 	    lp_cfg_get_enum(c, opts, "final", final_names, 0, &o->final_join) ||
 	    lp_cfg_get_int(c, opts, "extract_words", 0, 0, 1000000, &o->extract_words) ||
+	    lp_cfg_get_enum(c, opts, "map", map_names, LP_SUMMARIZE_MAP_SUMMARY, &o->map) ||
+	    lp_cfg_get_int(c, opts, "points", 3, 1, 16, &o->points) ||
+	    lp_cfg_get_bool(c, opts, "grounded", 1, &o->grounded) ||
+	    lp_cfg_get_bool(c, opts, "drop_meta", 1, &o->drop_meta) ||
 	    lp_stage_parse_prompt(c, opts, p, &o->prompt))
 		return LP_E_CONFIG;
 	if (s != STRATEGY_EXTRACTIVE && !(p && p->model.present))
@@ -86,6 +95,10 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	o->model.final_join = o->final_join;
 	o->model.prompt = o->prompt;
 	o->model.extract_words = (size_t)o->extract_words;
+	o->model.map = (enum lp_summarize_map)o->map;
+	o->model.points = (size_t)o->points;
+	o->model.grounded = o->grounded;
+	o->model.drop_meta = o->drop_meta;
 	*out = o;
 	return LP_OK;
 }
@@ -104,6 +117,11 @@ static void describe(const void *opts, struct lp_buf *out)
 		lp_buf_addf(out, ", final_tokens: %lld", o->final_tokens);
 	if (o->strategy == STRATEGY_TREE && o->final_join)
 		lp_buf_addf(out, ", final: %s", final_names[o->final_join]);
+	if (o->strategy == STRATEGY_TREE && o->map != LP_SUMMARIZE_MAP_SUMMARY)
+		lp_buf_addf(out, ", map: %s, points: %lld, grounded: %s", map_names[o->map],
+			    o->points, o->grounded ? "true" : "false");
+	if (o->strategy != STRATEGY_EXTRACTIVE && !o->drop_meta)
+		lp_buf_adds(out, ", drop_meta: false");
 	if (o->prompt)
 		lp_stage_describe_prompt(out, o->prompt);
 	lp_buf_addc(out, '}');
@@ -138,7 +156,7 @@ static enum lp_status summarize_into(struct lp_doc *doc, const struct summarize_
 				     const char *text, size_t len, const char **out,
 				     struct lp_diag *d)
 {
-	struct lp_extractive_opts eo = {(size_t)o->max_words, (size_t)o->max_sentences};
+	struct lp_extractive_opts eo = {(size_t)o->max_words, (size_t)o->max_sentences, NULL};
 	char *s;
 	size_t n;
 	enum lp_status st = lp_extractive_summarize(text, len, &eo, &s, &n, d);

@@ -1,6 +1,8 @@
 /*
  * summarize_model.c - summaries written by the model: `tree` (map-reduce)
- * and `refine` (a rolling summary).
+ * and `refine` (a rolling summary); with map: points or compress, a tree
+ * whose points are checked and selected, never rewritten (see "map:
+ * points and compress" below).
  *
  * Every step is one chat: the instruction as the system message; the text
  * as the user message, framed by a short head before it and, for tree, a
@@ -50,7 +52,9 @@
  */
 #include "stages/summarize_model.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/buf.h"
@@ -61,44 +65,91 @@
 #include "stages/model_stage.h"
 #include "stages/stage.h"
 #include "text/extractive.h"
+#include "text/keyphrase.h"
+#include "text/lang.h"
+#include "text/match.h"
+#include "text/points.h"
 
 #define SEP "\n\n"
 #define SEP_TOKENS 3 /* "\n- " before a list item, at most */
 
-static const char default_prompt[] =
-	"You are a helpful assistant who writes short, factual summaries that keep "
-	"names, commands and key terms.";
+/*
+ * The prompts, in the document's language (its script: Han text gets the
+ * Chinese ones, any other the English ones). A small model answers in the
+ * language it is asked in, whatever the language of the text it reads.
+ * `points` and `compress` are formats with one %zu: the number of points,
+ * or the words a shortened sentence may keep.
+ */
+struct prompts {
+	const char *system;   /* tree, points and compress instruction */
+	const char *refine;   /* refine instruction */
+	const char *head;     /* before a text */
+	const char *refine_head;
+	const char *sentences; /* tree prose: "... in %zu sentences." */
+	const char *points;   /* points: "List the %zu ..." */
+	const char *sentence_head; /* compress: before the sentence */
+	const char *compress; /* compress: "... at most %zu words ..." */
+	const char *must_keep; /* before the facts a retry must keep */
+};
 
-static const char refine_prompt[] =
-	"You keep a running summary of a long document. Update the summary so far "
-	"with the new text the user gives. Keep names, numbers, commands and key "
-	"terms. Reply with the updated summary only.";
+static const struct prompts prompts_en = {
+	"You are a helpful assistant who writes short, factual notes that keep the names, "
+	"commands and key terms of the text.",
+	"You keep a running summary of a long document. Update the summary so far with the "
+	"new text the user gives. Keep names, numbers, commands and key terms. Reply with "
+	"the updated summary only.",
+	"Text:\n",
+	"Update the summary with this new text:\n\n",
+	"\n\nWrite a summary of the text above in %zu sentences.",
+	"\n\nList the %zu most important facts of the text above as short bullet points, one "
+	"per line, each starting with \"- \". Use the words of the text.",
+	"Sentence:\n",
+	"\n\nShorten the sentence above to at most %zu words. Keep its words.",
+	"The summary must keep these facts:",
+};
+
+static const struct prompts prompts_zh = {
+	"你是一个乐于助人的助手，用原文的词语写简短、准确的要点，保留名称、命令和关键术语。",
+	"你为一篇长文档维护一份摘要。根据用户给出的新文本更新目前的摘要，保留名称、数字、命令和"
+	"关键术语。只回复更新后的摘要。",
+	"文本：\n",
+	"用这段新文本更新摘要：\n\n",
+	"\n\n用中文写上文的摘要，共%zu句。",
+	"\n\n用中文列出上文最重要的%zu个事实，每行一条，以\"- \"开头。使用原文的词语。",
+	"句子：\n",
+	"\n\n用中文把上面的句子缩短到%zu个字以内，保留原文的词语。",
+	"摘要必须保留这些事实：",
+};
 
 struct run {
 	struct lp_doc *doc;
 	const struct lp_summarize_model_opts *o;
 	struct lp_session *s;
+	const struct prompts *lang; /* the document's language */
 	const char *instruction;  /* system message of a step (arena) */
 	size_t budget;            /* B: tokens of text a step may take */
 	size_t final_budget;      /* tree: B of the root step (final_tokens) */
 	size_t final_tokens;      /* tree: max_tokens of the root step */
 	int root;                 /* the step being run writes the root */
+	int sentence;             /* compress: the step shortens one sentence */
 	struct lp_summary_level *level; /* being written, for token counts */
 	struct lp_arena scratch;  /* one step's prompts and extracts */
 	size_t released;          /* the text is released up to here */
+	char tail[256];           /* the request of the step being run */
+	size_t sentences, shortened; /* compress: sentences read, shortened */
 };
 
 /* The system message: the instruction, plus the first `keep` bytes of the
  * must-keep facts on a retry. */
 static const char *instruction_of(struct lp_doc *doc, const struct lp_summarize_model_opts *o,
-				  const char *base, size_t keep)
+				  const struct prompts *lang, const char *base, size_t keep)
 {
 	const char *p = o->prompt ? lp_stage_expand(doc, o->prompt) : base;
 
 	if (!p || !doc->must_keep || !keep)
 		return p;
-	return lp_arena_printf(&doc->arena, "%s\n\nThe summary must keep these facts:\n%.*s", p,
-			       (int)keep, doc->must_keep);
+	return lp_arena_printf(&doc->arena, "%s\n\n%s\n%.*s", p, lang->must_keep, (int)keep,
+			       doc->must_keep);
 }
 
 /*
@@ -113,14 +164,15 @@ static const char *instruction_of(struct lp_doc *doc, const struct lp_summarize_
  * around the text are counted apart from it, with LABEL_SLACK tokens for
  * what joining them may change at the seams.
  */
-static const char tree_head[] = "Text:\n";
-static const char refine_head[] = "Update the summary with this new text:\n\n";
 #define LABEL_SLACK 8
 #define TOKENS_PER_SENTENCE 30 /* what a summary sentence takes, roughly */
+#define COMPRESS_WORDS 20      /* compress: words a shortened sentence may keep */
 
 static const char *head_of(const struct run *r)
 {
-	return r->o->strategy == LP_SUMMARIZE_TREE ? tree_head : refine_head;
+	if (r->o->strategy != LP_SUMMARIZE_TREE)
+		return r->lang->refine_head;
+	return r->sentence ? r->lang->sentence_head : r->lang->head;
 }
 
 /*
@@ -144,27 +196,40 @@ static size_t sentences_of(const struct run *r)
 	return n < 3 ? 3 : n > 12 ? 12 : n;
 }
 
-/* The request after the text, in a static buffer (one step at a time). */
-static const char *tail_of(const struct run *r)
+/* The request after the text of the step being run (in r->tail); `n`
+ * overrides the count in it when not 0 (frame_tokens asks for the
+ * longest). */
+static const char *tail_of(struct run *r, size_t n)
 {
-	static char tail[96];
-
 	if (r->o->strategy != LP_SUMMARIZE_TREE)
 		return "";
-	snprintf(tail, sizeof(tail), "\n\nWrite a summary of the text above in %zu sentences.",
-		 sentences_of(r));
-	return tail;
+	if (r->sentence)
+		snprintf(r->tail, sizeof(r->tail), r->lang->compress, (size_t)COMPRESS_WORDS);
+	else if (r->o->map == LP_SUMMARIZE_MAP_SUMMARY)
+		snprintf(r->tail, sizeof(r->tail), r->lang->sentences, n ? n : sentences_of(r));
+	else
+		snprintf(r->tail, sizeof(r->tail), r->lang->points, n ? n : r->o->points);
+	return r->tail;
 }
 
-/* Tokens of the user message besides the text (the longest request). */
+/* Tokens of the user message besides the text: the longest head and the
+ * longest request a step of this run may use. */
 static size_t frame_tokens(struct run *r)
 {
-	static const char longest[] = "\n\nWrite a summary of the text above in 12 sentences.";
-	const char *head = head_of(r);
+	size_t most = 0;
 
-	return lp_session_count_tokens(r->s, head, strlen(head)) +
-	       (r->o->strategy == LP_SUMMARIZE_TREE ?
-		lp_session_count_tokens(r->s, longest, strlen(longest)) : 0) + LABEL_SLACK;
+	for (int sentence = 0; sentence < 2; sentence++) {
+		const char *head, *tail;
+		size_t t;
+		r->sentence = sentence;
+		head = head_of(r);
+		tail = tail_of(r, r->o->map == LP_SUMMARIZE_MAP_SUMMARY ? 12 : 0);
+		t = lp_session_count_tokens(r->s, head, strlen(head)) +
+		    lp_session_count_tokens(r->s, tail, strlen(tail));
+		most = t > most ? t : most;
+	}
+	r->sentence = 0;
+	return most + LABEL_SLACK;
 }
 
 /* The root step's max_tokens as configured, before any cut. */
@@ -213,12 +278,12 @@ static enum lp_status set_budget(struct run *r, size_t reserved, struct lp_diag 
  */
 static enum lp_status fit_instruction(struct run *r, size_t reserved, struct lp_diag *d)
 {
-	const char *base = r->o->strategy == LP_SUMMARIZE_TREE ? default_prompt : refine_prompt;
+	const char *base = r->o->strategy == LP_SUMMARIZE_TREE ? r->lang->system : r->lang->refine;
 	size_t keep = r->doc->must_keep ? strlen(r->doc->must_keep) : 0;
 	enum lp_status st;
 
 	for (;;) {
-		r->instruction = instruction_of(r->doc, r->o, base, keep);
+		r->instruction = instruction_of(r->doc, r->o, r->lang, base, keep);
 		if (!r->instruction)
 			return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a prompt");
 		st = set_budget(r, reserved, d);
@@ -263,7 +328,7 @@ static size_t middle_cut(const char *text, size_t len)
 static enum lp_status fallback(struct run *r, const char *in, size_t len, struct lp_buf *out,
 			       struct lp_diag *d)
 {
-	struct lp_extractive_opts eo = { r->o->max_tokens / 2 + 1, 0 };
+	struct lp_extractive_opts eo = { r->o->max_tokens / 2 + 1, 0, NULL };
 	char *s;
 	size_t n;
 	enum lp_status st = lp_extractive_summarize(in, len, &eo, &s, &n, d);
@@ -300,12 +365,27 @@ static size_t complete_sentences(const char *s, size_t len)
 	return len;
 }
 
+/* Does the step write prose (a summary) rather than points? */
+static int prose(const struct run *r)
+{
+	return r->o->strategy != LP_SUMMARIZE_TREE || r->o->map == LP_SUMMARIZE_MAP_SUMMARY;
+}
+
+/* Bytes of s[0..len) up to its last line end, or len without one. */
+static size_t last_line_end(const char *s, size_t len)
+{
+	for (size_t i = len; i > 0; i--)
+		if (s[i - 1] == '\n')
+			return i - 1;
+	return len;
+}
+
 /* One model call on text[0..len), which fits the budget; appends to out. */
 static enum lp_status step_once(struct run *r, const char *text, size_t len,
 				struct lp_buf *out, struct lp_diag *d)
 {
 	char *in = lp_arena_printf(&r->scratch, "%s%.*s%s", head_of(r), (int)len, text,
-				   tail_of(r));
+				   tail_of(r, 0));
 	char *gen = NULL;
 	struct lp_chat_msg m[2] = { { "system", r->instruction }, { "user", in } };
 	size_t n_in = 0, n_out = 0, a, b, max = r->root ? r->final_tokens : r->o->max_tokens;
@@ -322,8 +402,12 @@ static enum lp_status step_once(struct run *r, const char *text, size_t len,
 		;
 	for (b = strlen(gen); b > a && (gen[b - 1] == ' ' || gen[b - 1] == '\n'); b--)
 		;
-	if (n_out >= max)
+	if (n_out >= max && prose(r))
 		b = a + complete_sentences(gen + a, b - a);
+	else if (n_out >= max) /* a list: drop the item max_tokens cut */
+		b = a + last_line_end(gen + a, b - a);
+	if (b > a && prose(r) && r->o->drop_meta)
+		b = a + lp_points_clean(gen + a, b - a, gen + a);
 	if (b > a)
 		st = lp_buf_add(out, gen + a, b - a)
 			? lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory") : LP_OK;
@@ -354,22 +438,31 @@ static enum lp_status step(struct run *r, const char *label, const char *text, s
 	return st;
 }
 
-/* Cut text to the budget (noting it) and summarise it into *res. */
-static enum lp_status summarize_text(struct run *r, const char *label, const char *text,
-				     size_t len, size_t budget, const char **res,
-				     struct lp_diag *d)
+/* Cut text to the budget (noting it) and append the model's text to out. */
+static enum lp_status generate_text(struct run *r, const char *label, const char *text,
+				    size_t len, size_t budget, struct lp_buf *out,
+				    struct lp_diag *d)
 {
-	struct lp_buf out;
 	int cut = 0;
 	const char *in = lp_stage_head_tokens_in(&r->scratch, r->s, text, len, budget, &cut, d);
-	enum lp_status st;
 
 	if (!in)
 		return d->status ? d->status : LP_E_NOMEM;
 	if (cut)
 		lp_doc_event(r->doc, "truncate: %s cut to %zu tokens (context)", label, budget);
+	return step(r, label, in, strlen(in), out, d);
+}
+
+/* generate_text into *res, a doc arena string. */
+static enum lp_status summarize_text(struct run *r, const char *label, const char *text,
+				     size_t len, size_t budget, const char **res,
+				     struct lp_diag *d)
+{
+	struct lp_buf out;
+	enum lp_status st;
+
 	lp_buf_init(&out);
-	st = step(r, label, in, strlen(in), &out, d);
+	st = generate_text(r, label, text, len, budget, &out, d);
 	if (!st && !(*res = lp_arena_strndup(&r->doc->arena, out.data, out.len)))
 		st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory storing a summary");
 	lp_buf_release(&out);
@@ -408,7 +501,7 @@ static const char *raw_chunk(struct lp_doc *doc, const size_t *set, size_t n, si
 static const char *chunk_text(struct run *r, const size_t *set, size_t n, size_t i,
 			      size_t *len, struct lp_diag *d)
 {
-	struct lp_extractive_opts eo = { r->o->extract_words, 0 };
+	struct lp_extractive_opts eo = { r->o->extract_words, 0, prose(r) ? NULL : lp_points_is_prose };
 	const char *t = raw_chunk(r->doc, set, n, i, len);
 	char *s, *out;
 
@@ -682,6 +775,582 @@ static enum lp_status run_tree(struct run *r, const size_t *set, size_t n, struc
 	return st;
 }
 
+/*
+ * map: points and compress. Each chunk yields a few candidate points:
+ * the items of the model's list (points), or the chunk's most central
+ * sentences, each shortened by the model when it is long (compress). A
+ * candidate loses its meta-talk sentences and, with grounded, is dropped
+ * when one of its facts does not occur in the chunk, or when it is not
+ * made of the chunk's words (points: fewer than POINT_MIN_SUPPORT of its
+ * content words occur in the chunk, or it is no shortened form of one of
+ * the sentences the model read, lp_points_faithful); a chunk left with
+ * none keeps its most central prose sentence, when it has one. The
+ * level above is no model step: lp_points_select keeps, under
+ * final_tokens, one point per chunk (or per run of chunks) before a
+ * second, and the result lists them in document order. A small model
+ * merging its own summaries keeps the first inputs and drops the rest;
+ * selection drops nothing it has room for and writes nothing new.
+ */
+#define POINTS_MAX 16      /* list items read from one reply */
+#define CHUNK_KEYPHRASES 16 /* a chunk's keyphrases, for choosing and scoring */
+#define POINT_COST_SLACK 2 /* tokens of the space or paragraph break */
+#define POINT_MIN_SUPPORT 0.75 /* grounded: share of a point's content
+				* words that must occur in its chunk */
+
+struct points {
+	struct lp_buf pts;   /* struct lp_point[], by input then rank */
+	struct lp_buf texts; /* const char *[] (doc arena), parallel to pts */
+	size_t n;
+	size_t dropped_meta, dropped_ungrounded, dropped_unsupported;
+};
+
+/* *support: the share of the content words of p[0..len) that occur in
+ * the chunk; *score: that plus half a point per keyphrase of the chunk
+ * that p holds (at most two). */
+static enum lp_status point_score(struct lp_match *chunk, const char *p, size_t len,
+				  const char *const *kp, size_t n_kp, double *support,
+				  double *score, struct lp_diag *d)
+{
+	struct lp_match pm;
+	struct lp_token t;
+	size_t pos = 0, words = 0, found_words = 0, hits = 0;
+	enum lp_status st = LP_OK;
+
+	while (!st && lp_match_token_next(p, len, &pos, &t)) {
+		char low[64];
+		size_t n;
+		int found = 0;
+		if (t.kind == LP_TOKEN_PUNCT)
+			continue;
+		n = lp_match_lower(p + t.off, t.len, low, sizeof(low));
+		if (t.kind == LP_TOKEN_WORD && (n > sizeof(low) || n < 3 || lp_match_is_stopword(low, n)))
+			continue;
+		words++;
+		st = lp_match_contains(chunk, p + t.off, t.len, &found);
+		found_words += found;
+	}
+	if (!st)
+		st = lp_match_init(&pm, p, len, d);
+	for (size_t k = 0; k < n_kp && !st && hits < 2; k++) {
+		int found = 0;
+		st = lp_match_contains(&pm, kp[k], strlen(kp[k]), &found);
+		hits += found;
+	}
+	lp_match_release(&pm);
+	*support = words ? (double)found_words / (double)words : 0;
+	*score = *support + 0.5 * (double)hits;
+	return st ? lp_diag_set(d, st, NULL, 0, 0, "out of memory scoring a point") : LP_OK;
+}
+
+/* Is p[0..len) faithful (lp_points_faithful) to a sentence of text? */
+static int faithful_to_some(const char *p, size_t len, const char *text, size_t text_len)
+{
+	struct lp_span sp;
+	size_t pos = 0;
+
+	while (lp_sentence_next(text, text_len, &pos, &sp))
+		if (lp_points_faithful(p, len, text + sp.off, sp.len))
+			return 1;
+	return 0;
+}
+
+/* Add candidate c[0..len) of chunk `input` to ps, cleaned and checked
+ * against the chunk and, when `read` is not NULL, against the sentences
+ * of read[0..read_len) (what the model read); *added tells whether it was
+ * kept. */
+static enum lp_status add_candidate(struct run *r, struct points *ps, struct lp_match *chunk,
+				    const char *const *kp, size_t n_kp, size_t input,
+				    size_t rank, const char *c, size_t len, const char *read,
+				    size_t read_len, int *added, struct lp_diag *d)
+{
+	char *p = lp_arena_alloc(&r->scratch, len + 1);
+	struct lp_point pt = { input, rank, 0, 0 };
+	size_t n = 0, facts = 0, missing = 0;
+	double support;
+	enum lp_status st;
+	const char *kept;
+
+	*added = 0;
+	if (!p)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a point");
+	n = r->o->drop_meta ? lp_points_clean(c, len, p) : (memcpy(p, c, len), p[len] = 0, len);
+	if (lp_match_count_words(p, n) < 3) {
+		ps->dropped_meta++;
+		return LP_OK;
+	}
+	if (r->o->grounded &&
+	    lp_points_check(chunk, p, n, &facts, &missing))
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory checking a point");
+	if (missing) {
+		ps->dropped_ungrounded++;
+		return LP_OK;
+	}
+	for (size_t i = ps->n; i-- > 0;)
+		if (!strcmp(((const char **)ps->texts.data)[i], p))
+			return LP_OK; /* the same point twice (a repeated sentence) */
+	if ((st = point_score(chunk, p, n, kp, n_kp, &support, &pt.score, d)))
+		return st;
+	if (r->o->grounded && (support < POINT_MIN_SUPPORT ||
+			       (read && !faithful_to_some(p, n, read, read_len)))) {
+		ps->dropped_unsupported++;
+		return LP_OK;
+	}
+	pt.score -= 0.1 * (double)rank; /* the model's first, the most central */
+	pt.cost = lp_session_count_tokens(r->s, p, n) + POINT_COST_SLACK;
+	kept = lp_arena_strndup(&r->doc->arena, p, n);
+	if (!kept || lp_buf_add(&ps->pts, &pt, sizeof(pt)) ||
+	    lp_buf_add(&ps->texts, &kept, sizeof(kept)))
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a point");
+	ps->n++;
+	*added = 1;
+	return LP_OK;
+}
+
+/* map: points - the items of the model's list about text[0..len). */
+static enum lp_status map_points(struct run *r, const char *label, const char *text,
+				 size_t len, struct lp_buf *cands, struct lp_diag *d)
+{
+	return generate_text(r, label, text, len, r->budget, cands, d);
+}
+
+struct ranked {
+	double score;
+	size_t i;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * Choose `want` of the pool order[0..*n) (best first) and put them first,
+ * in the order chosen, setting *n to their count: the lead (order[0]) when
+ * `lead`, then again and again the sentence that holds the most keyphrases
+ * of the chunk not yet held by one chosen (ties: the more central). Once
+ * every keyphrase is held, centrality alone decides. A summary of the most
+ * central sentences tends to say one thing several times; one that
+ * covers the chunk's keyphrases says more of what the chunk is about.
+ */
+#define POOL_OF(want) (4 * (want) + 4)
+static enum lp_status cover_keyphrases(const char *text, const struct lp_span *spans,
+				       struct ranked *order, size_t *n, size_t want, int lead,
+				       const char *const *kp, size_t n_kp, struct lp_diag *d)
+{
+	uint32_t has[4 * POINTS_MAX + 4] = {0}, held = 0;
+	size_t m = *n, chosen = 0;
+	enum lp_status st = LP_OK;
+
+	n_kp = n_kp < 32 ? n_kp : 32;
+	for (size_t i = 0; i < m && !st; i++) {
+		struct lp_match sm;
+		st = lp_match_init(&sm, text + spans[order[i].i].off, spans[order[i].i].len, d);
+		for (size_t k = 0; k < n_kp && !st; k++) {
+			int found = 0;
+			st = lp_match_contains(&sm, kp[k], strlen(kp[k]), &found);
+			has[i] |= (uint32_t)found << k;
+		}
+		lp_match_release(&sm);
+	}
+	while (!st && chosen < want && chosen < m) {
+		size_t best = chosen, best_new = 0;
+		if (!(lead && chosen == 0))
+			for (size_t i = chosen; i < m; i++) {
+				size_t fresh = (size_t)__builtin_popcount(has[i] & ~held);
+				if (fresh > best_new) {
+					best = i;
+					best_new = fresh;
+				}
+			}
+		struct ranked t = order[best];
+		uint32_t h = has[best];
+		memmove(order + chosen + 1, order + chosen, (best - chosen) * sizeof(*order));
+		memmove(has + chosen + 1, has + chosen, (best - chosen) * sizeof(*has));
+		order[chosen] = t;
+		has[chosen] = h;
+		held |= h;
+		chosen++;
+	}
+	*n = chosen;
+	return st ? lp_diag_set(d, st, NULL, 0, 0, "out of memory matching keyphrases") : LP_OK;
+}
+
+/* map: compress, first half - the `want` most central prose sentences
+ * of text[0..len) (lp_points_is_prose; no meta-talk with drop_meta, no
+ * near repeat of one taken), one per line in cands in document
+ * order; ranks[j] is line j's rank by centrality (0: best). With `lead`
+ * (the document's first chunk) the first prose sentence ranks first: the
+ * opening of a document usually says what it is about. The points are
+ * shortened once selected (shorten_point). */
+static enum lp_status map_central(struct run *r, const char *text, size_t len, int lead,
+				  size_t want, const char *const *kp, size_t n_kp,
+				  struct lp_buf *cands, size_t *ranks, struct lp_diag *d)
+{
+	struct lp_span *spans = NULL, sp;
+	struct ranked *order = NULL;
+	double *scores = NULL;
+	size_t n = 0, cap = 0, pos = 0, taken = 0;
+	enum lp_status st = LP_OK;
+
+	while (!st && lp_sentence_next(text, len, &pos, &sp)) {
+		if (n == cap) {
+			struct lp_span *g;
+			cap = cap ? 2 * cap : 64;
+			g = lp_mem_realloc(LP_MEM_SCRATCH, spans, cap * sizeof(*spans), d);
+			if (!g) {
+				st = LP_E_NOMEM;
+				break;
+			}
+			spans = g;
+		}
+		spans[n++] = sp;
+	}
+	if (!st && n) {
+		scores = lp_mem_alloc(LP_MEM_SCRATCH, n * sizeof(*scores), d);
+		order = lp_mem_alloc(LP_MEM_SCRATCH, n * sizeof(*order), d);
+		st = scores && order ? lp_extractive_rank(text, spans, n, scores, d) : LP_E_NOMEM;
+	}
+	for (size_t i = 0; !st && i < n; i++)
+		order[i] = (struct ranked){ scores[i], i };
+	if (!st && n)
+		qsort(order, n, sizeof(*order), cmp_ranked);
+	for (size_t k = 0; !st && lead && k < n; k++)
+		if (lp_points_is_prose(text + spans[k].off, spans[k].len)) {
+			for (size_t j = 0; j < n; j++) /* the lead sentence ranks first */
+				if (order[j].i == k) {
+					memmove(order + 1, order, j * sizeof(*order));
+					order[0] = (struct ranked){ 0, k };
+					break;
+				}
+			break;
+		}
+	for (size_t k = 0; !st && k < n && taken < POOL_OF(want); k++) {
+		const struct lp_span *x = &spans[order[k].i];
+		int again = 0;
+		if (!lp_points_is_prose(text + x->off, x->len) ||
+		    (r->o->drop_meta && lp_points_is_meta(text + x->off, x->len)))
+			continue;
+		for (size_t j = 0; j < taken && !again; j++) /* a repeated sentence */
+			again = lp_points_similar(text + x->off, x->len,
+						  text + spans[order[j].i].off, spans[order[j].i].len);
+		if (!again)
+			order[taken++] = order[k]; /* the pool, best first */
+	}
+	if (!st)
+		st = cover_keyphrases(text, spans, order, &taken, want, lead, kp, n_kp, d);
+	for (size_t j = 0; !st && j < taken; j++) { /* in document order */
+		size_t first = 0;
+		for (size_t k = 1; k < taken; k++)
+			if (order[k].i < order[first].i)
+				first = k;
+		const struct lp_span *x = &spans[order[first].i];
+		ranks[j] = first;
+		order[first].i = SIZE_MAX;
+		if (lp_buf_adds(cands, "- ") || lp_buf_add(cands, text + x->off, x->len) ||
+		    lp_buf_addc(cands, '\n'))
+			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a point");
+		for (size_t c = cands->len - x->len - 1; !st && c < cands->len - 1; c++)
+			if (cands->data[c] == '\n')
+				cands->data[c] = ' '; /* one line per sentence */
+	}
+	lp_mem_free(spans);
+	lp_mem_free(scores);
+	lp_mem_free(order);
+	return st;
+}
+
+/* Do the facts of s[0..len) (lp_points_check) all occur in src? A
+ * deletion inside a quoted string or a path makes a fact the source does
+ * not hold. 0 also when out of memory. */
+static int grounded_in(const char *s, size_t len, const char *src, size_t src_len)
+{
+	struct lp_match m;
+	struct lp_diag d;
+	size_t facts = 0, missing = 1;
+
+	lp_diag_init(&d);
+	if (lp_match_init(&m, src, src_len, &d) || lp_points_check(&m, s, len, &facts, &missing))
+		missing = 1;
+	lp_match_release(&m);
+	return !missing;
+}
+
+/* map: compress, second half - point `p` shortened by the model when it
+ * is over COMPRESS_WORDS words and the short form is shorter, says no
+ * more than p (lp_points_faithful), names no fact p does not hold and is
+ * no meta-talk; else p itself.
+ * An arena string (doc), NULL when out of memory. */
+static const char *shorten_point(struct run *r, const char *p, struct lp_diag *d)
+{
+	size_t len = strlen(p), words = lp_match_count_words(p, len);
+	struct lp_buf gen;
+	struct lp_span sf;
+	const char *res = p;
+
+	r->sentences++;
+	if (words <= COMPRESS_WORDS)
+		return p;
+	lp_buf_init(&gen);
+	r->sentence = 1;
+	if (generate_text(r, "point", p, len, r->budget, &gen, d)) {
+		r->sentence = 0;
+		lp_buf_release(&gen);
+		return NULL;
+	}
+	r->sentence = 0;
+	if (gen.len && lp_points_parse(gen.data, gen.len, &sf, 1) &&
+	    lp_match_count_words(gen.data + sf.off, sf.len) < words &&
+	    lp_points_faithful(gen.data + sf.off, sf.len, p, len) &&
+	    !lp_points_is_meta(gen.data + sf.off, sf.len) &&
+	    grounded_in(gen.data + sf.off, sf.len, p, len)) {
+		res = lp_arena_strndup(&r->doc->arena, gen.data + sf.off, sf.len);
+		r->shortened++;
+	} else if (gen.len) {
+		lp_debug("compress: kept the sentence, not '%.*s'", (int)gen.len, gen.data);
+	}
+	lp_buf_release(&gen);
+	lp_arena_release(&r->scratch);
+	if (!res)
+		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a point");
+	return res;
+}
+
+/* Make the ranks of ps's points from `first` on 0, 1, ... in their order
+ * (candidates that were dropped leave gaps). */
+static void renumber_ranks(struct points *ps, size_t first)
+{
+	struct lp_point *p = (struct lp_point *)ps->pts.data;
+	size_t rank[POINTS_MAX + 1], n = ps->n - first;
+
+	for (size_t i = 0; i < n && n <= POINTS_MAX + 1; i++) {
+		rank[i] = 0;
+		for (size_t j = 0; j < n; j++)
+			rank[i] += p[first + j].rank < p[first + i].rank ||
+				   (p[first + j].rank == p[first + i].rank && j < i);
+	}
+	for (size_t i = 0; i < n && n <= POINTS_MAX + 1; i++)
+		p[first + i].rank = rank[i];
+}
+
+/* Append point t to b: after a space when it follows a point of the same
+ * chunk (`same`; nothing after a CJK sentence end), else as a new
+ * paragraph. Returns lp_buf's status (nonzero: out of memory). */
+static int append_point(struct lp_buf *b, const char *t, int same)
+{
+	int cjk_end = b->len >= 3 && (unsigned char)b->data[b->len - 1] >= 0x80;
+
+	if (b->len && ((same && !cjk_end && lp_buf_addc(b, ' ')) ||
+		       (!same && lp_buf_adds(b, "\n\n"))))
+		return 1;
+	return lp_buf_adds(b, t);
+}
+
+/* The points of chunk `input`: raw[0..raw_len) is the chunk, text[0..len)
+ * what the model reads of it. Sets *level_text to its points as a list. */
+static enum lp_status chunk_points(struct run *r, struct points *ps, size_t input,
+				   size_t want, const char *label, const char *raw, size_t raw_len,
+				   const char *text, size_t len, const char **level_text,
+				   struct lp_diag *d)
+{
+	struct lp_match chunk;
+	struct lp_span spans[POINTS_MAX];
+	size_t ranks[POINTS_MAX];
+	struct lp_buf cands, list;
+	const char **kp = NULL;
+	size_t n_kp = 0, n_spans, first = ps->n, rank = 0;
+	enum lp_status st = lp_match_init(&chunk, raw, raw_len, d);
+
+	lp_buf_init(&cands);
+	lp_buf_init(&list);
+	if (!st)
+		st = lp_keyphrase_extract(raw, raw_len, CHUNK_KEYPHRASES, &r->scratch, &kp, &n_kp, d);
+	if (!st)
+		st = r->o->map == LP_SUMMARIZE_MAP_POINTS ?
+		     map_points(r, label, text, len, &cands, d) :
+		     map_central(r, raw, raw_len, input == 0, want, kp, n_kp, &cands, ranks, d);
+	n_spans = st ? 0 : lp_points_parse(cands.data ? cands.data : "", cands.len, spans, POINTS_MAX);
+	for (size_t i = 0; i < n_spans && !st && rank < want; i++) {
+		int added;
+		int model = r->o->map == LP_SUMMARIZE_MAP_POINTS;
+		st = add_candidate(r, ps, &chunk, kp, n_kp, input, model ? rank : ranks[i],
+				   cands.data + spans[i].off, spans[i].len,
+				   model ? text : NULL, len, &added, d);
+		rank += (size_t)added;
+	}
+	if (!st)
+		renumber_ranks(ps, first);
+	if (!st && !rank) { /* nothing trusted: the chunk's most central sentence */
+		struct lp_extractive_opts eo = { COMPRESS_WORDS + 10, 1, lp_points_is_prose };
+		char *best;
+		size_t best_len;
+		int added = 0;
+		if (!(st = lp_extractive_summarize(text, len, &eo, &best, &best_len, d))) {
+			if (lp_points_is_prose(best, best_len))
+				st = add_candidate(r, ps, &chunk, kp, n_kp, input, 0, best,
+						   best_len, NULL, 0, &added, d);
+			lp_mem_free(best);
+		}
+	}
+	for (size_t i = first; i < ps->n && !st; i++)
+		if (append_point(&list, ((const char **)ps->texts.data)[i], 1))
+			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a point");
+	if (!st && !(*level_text = lp_arena_strndup(&r->doc->arena, list.data ? list.data : "",
+						    list.len)))
+		st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a point");
+	lp_buf_release(&list);
+	lp_buf_release(&cands);
+	lp_match_release(&chunk);
+	return st;
+}
+
+/*
+ * Score every point by its centrality among all the points of the
+ * document (lp_extractive_rank, scaled so that the mean is 1), keeping
+ * the in-chunk part of the score (keyphrases, rank) as a tie-breaker: the
+ * point a run of chunks keeps is the one most like the rest of the
+ * document, so the summary speaks of what the document keeps coming back
+ * to rather than of one table.
+ */
+static enum lp_status rescore_points(struct points *ps, int lead, struct lp_diag *d)
+{
+	struct lp_point *pts = (struct lp_point *)ps->pts.data;
+	const char **texts = (const char **)ps->texts.data;
+	struct lp_span *spans = lp_mem_alloc(LP_MEM_SCRATCH, (ps->n + 1) * sizeof(*spans), d);
+	double *c = lp_mem_alloc(LP_MEM_SCRATCH, (ps->n + 1) * sizeof(*c), d);
+	struct lp_buf b;
+	enum lp_status st = spans && c ? LP_OK : LP_E_NOMEM;
+
+	lp_buf_init(&b);
+	for (size_t i = 0; i < ps->n && !st; i++) {
+		spans[i].off = b.len;
+		spans[i].len = strlen(texts[i]);
+		if (lp_buf_adds(&b, texts[i]) || lp_buf_adds(&b, "\n\n"))
+			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory ranking points");
+	}
+	if (!st && ps->n)
+		st = lp_extractive_rank(b.data, spans, ps->n, c, d);
+	for (size_t i = 0; i < ps->n && !st; i++)
+		pts[i].score = (double)ps->n * c[i] + 0.5 * (pts[i].score - 1);
+	if (!st && lead && ps->n && !pts[0].input && !pts[0].rank) /* the lead is kept */
+		pts[0].score += (double)ps->n;
+	lp_buf_release(&b);
+	lp_mem_free(spans);
+	lp_mem_free(c);
+	return st;
+}
+
+/* The last level: the points lp_points_select keeps within final_tokens,
+ * in document order: one paragraph per chunk. */
+static enum lp_status select_points(struct run *r, const struct points *ps,
+				    struct lp_summary_level *below, struct lp_summary_level *l,
+				    struct lp_diag *d)
+{
+	unsigned char *keep = lp_mem_alloc(LP_MEM_SCRATCH, ps->n + 1, d);
+	const char **texts = (const char **)ps->texts.data;
+	const struct lp_point *pts = (const struct lp_point *)ps->pts.data;
+	struct lp_buf b;
+	size_t kept, last = ps->n;
+	enum lp_status st = LP_OK;
+
+	if (!keep)
+		return LP_E_NOMEM;
+	if ((st = rescore_points((struct points *)ps, r->o->map == LP_SUMMARIZE_MAP_COMPRESS, d))) {
+		lp_mem_free(keep);
+		return st;
+	}
+	kept = lp_points_select((const struct lp_point *)ps->pts.data, ps->n, r->final_tokens, keep);
+	r->level = l;
+	lp_buf_init(&b);
+	for (size_t i = 0; i < ps->n && !st; i++) {
+		const char *t = texts[i];
+		if (!keep[i])
+			continue;
+		if (r->o->map == LP_SUMMARIZE_MAP_COMPRESS && !(t = shorten_point(r, t, d)))
+			st = d->status ? d->status : LP_E_NOMEM;
+		else if (append_point(&b, t, last < ps->n && pts[last].input == pts[i].input))
+			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the summary");
+		last = i;
+	}
+	l->texts[0] = st ? NULL : lp_arena_strndup(&r->doc->arena, b.data ? b.data : "", b.len);
+	if (!st && !l->texts[0])
+		st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the summary");
+	l->first_input[0] = 0;
+	l->n_inputs[0] = below->n;
+	l->n = 1;
+	if (r->o->map == LP_SUMMARIZE_MAP_COMPRESS)
+		lp_doc_event(r->doc, "compress: %zu of %zu sentences shortened", r->shortened,
+			     r->sentences);
+	lp_doc_event(r->doc, "select: %zu of %zu points kept (final_tokens %zu); dropped: %zu "
+		     "meta-talk, %zu ungrounded, %zu unsupported", kept, ps->n, r->final_tokens,
+		     ps->dropped_meta, ps->dropped_ungrounded, ps->dropped_unsupported);
+	lp_buf_release(&b);
+	lp_mem_free(keep);
+	return st;
+}
+
+/* Points to take from each of n0 chunks: `points`, or more when a few
+ * chunks would leave final_tokens mostly empty (a point takes about
+ * POINT_TOKENS), at most POINTS_MAX. */
+#define POINT_TOKENS 40
+static size_t points_per_chunk(const struct run *r, size_t n0)
+{
+	size_t fill = r->final_tokens / POINT_TOKENS / (n0 ? n0 : 1);
+
+	fill = fill > r->o->points ? fill : r->o->points;
+	return fill < POINTS_MAX ? fill : POINTS_MAX;
+}
+
+static enum lp_status run_points(struct run *r, const size_t *set, size_t n, struct lp_diag *d)
+{
+	struct lp_doc *doc = r->doc;
+	size_t n0 = n ? n : 1;
+	struct points ps = { .n = 0 };
+	struct lp_progress pr;
+	enum lp_status st;
+	char label[48];
+
+	size_t want = points_per_chunk(r, n0);
+
+	doc->levels = lp_arena_alloc(&doc->arena, 2 * sizeof(*doc->levels));
+	if (!doc->levels)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for summary levels");
+	r->level = &doc->levels[0];
+	if ((st = level_alloc(doc, &doc->levels[0], n0, d)) ||
+	    (st = level_alloc(doc, &doc->levels[1], 1, d)))
+		return st;
+	lp_buf_init(&ps.pts);
+	lp_buf_init(&ps.texts);
+	lp_progress_begin(&pr, "summarize", "chunks", n0);
+	for (size_t i = 0; i < n0 && !st; i++) {
+		size_t len, raw_len;
+		const char *raw = raw_chunk(doc, set, n, i, &raw_len), *t;
+		st = hold_chunk(r, set, n, i, d);
+		t = st ? NULL : chunk_text(r, set, n, i, &len, d);
+		snprintf(label, sizeof(label), "chunk %zu", n ? set[i] : 0);
+		r->level->first_input[i] = i;
+		r->level->n_inputs[i] = 1;
+		if (!st)
+			st = t ? chunk_points(r, &ps, i, want, label, raw, raw_len, t, len,
+					      &r->level->texts[i], d) : d->status;
+		r->level->n = i + 1;
+		release_chunk(r, set, n, i);
+		lp_progress_update(&pr, i + 1);
+	}
+	lp_progress_end(&pr);
+	doc->n_levels = 1;
+	if (!st) {
+		st = select_points(r, &ps, &doc->levels[0], &doc->levels[1], d);
+		doc->n_levels = 2;
+	}
+	lp_buf_release(&ps.pts);
+	lp_buf_release(&ps.texts);
+	return st;
+}
+
 static enum lp_status run_refine(struct run *r, const size_t *set, size_t n, struct lp_diag *d)
 {
 	struct lp_doc *doc = r->doc;
@@ -755,6 +1424,14 @@ static const char *levels_note(struct lp_doc *doc, const char *what)
 	return s;
 }
 
+/* The prompts for the document's script (lp_lang_script): Chinese for
+ * Han, English for any other. */
+static const struct prompts *language_of(const struct lp_doc *doc)
+{
+	return doc->text && lp_lang_script(doc->text, doc->len) == LP_SCRIPT_HAN ? &prompts_zh
+										  : &prompts_en;
+}
+
 enum lp_status lp_summarize_model_run(struct lp_doc *doc,
 				      const struct lp_summarize_model_opts *o,
 				      struct lp_diag *d)
@@ -773,11 +1450,16 @@ enum lp_status lp_summarize_model_run(struct lp_doc *doc,
 	doc->summary = NULL;
 	if ((st = lp_stage_session(doc, &r.s, d)))
 		return st;
+	r.lang = language_of(doc);
 	r.final_tokens = configured_final_tokens(&r);
 	if ((st = fit_instruction(&r, tree ? 0 : o->max_tokens + 16, d)))
 		return st;
 	lp_mem_set_phase("summarize");
-	st = tree ? run_tree(&r, set, n, d) : run_refine(&r, set, n, d);
+	if (!tree)
+		st = run_refine(&r, set, n, d);
+	else
+		st = o->map == LP_SUMMARIZE_MAP_SUMMARY ? run_tree(&r, set, n, d)
+							: run_points(&r, set, n, d);
 	lp_arena_release(&r.scratch);
 	lp_mem_set_phase(phase);
 	if (st) {

@@ -13,6 +13,13 @@
 #include "core/status.h"
 #include "stages/doc.h"
 
+/* What a tree's level 0 writes for each chunk (the map step). */
+enum lp_summarize_map {
+	LP_SUMMARIZE_MAP_SUMMARY,  /* a few sentences of prose; the levels above merge them */
+	LP_SUMMARIZE_MAP_POINTS,   /* `points` short bullet points in the text's words */
+	LP_SUMMARIZE_MAP_COMPRESS, /* the `points` most central sentences, each shortened */
+};
+
 enum lp_summarize_strategy {
 	LP_SUMMARIZE_EXTRACTIVE,
 	LP_SUMMARIZE_TREE,
@@ -31,6 +38,16 @@ struct lp_summarize_model_opts {
 	size_t extract_words; /* > 0: each chunk is first cut to its most central
 			       * sentences, at most this many words, so the
 			       * model reads (prefills) less; 0: off */
+	enum lp_summarize_map map; /* tree: SUMMARY, or POINTS / COMPRESS, whose
+				    * points are selected (never rewritten)
+				    * to fit final_tokens: the result is a
+				    * list in document order */
+	size_t points;       /* POINTS / COMPRESS: points per chunk, >= 1 */
+	int grounded;        /* POINTS / COMPRESS: drop a point whose numbers,
+			      * paths, options, identifiers or quoted strings
+			      * do not occur in its chunk */
+	int drop_meta;       /* drop sentences that talk about the text or
+			      * the summary ("The text describes ...") */
 };
 
 /* Run the strategy over the working set. Returns LP_OK; LP_E_MODEL (no

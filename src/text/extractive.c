@@ -464,6 +464,8 @@ static enum lp_status choose(const char *text, const struct lp_span *spans,
 			break;
 		if (o->max_words && used + words[i] > o->max_words)
 			continue;
+		if (o->accept && !o->accept(text + spans[i].off, spans[i].len))
+			continue;
 		/* words alone do not bound text without words (punctuation) */
 		if (max_bytes && used_bytes + spans[i].len > max_bytes)
 			continue;

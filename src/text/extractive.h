@@ -45,6 +45,9 @@ struct lp_extractive_opts {
 	size_t max_words;     /* 0: no limit; else also at most
 			       * max_words * LP_EXTRACTIVE_BYTES_PER_WORD bytes */
 	size_t max_sentences; /* 0: no limit */
+	/* NULL: any sentence may be chosen; else only those it returns 1 for
+	 * (the best sentence is still cut to fit when none is accepted) */
+	int (*accept)(const char *s, size_t len);
 };
 
 /*

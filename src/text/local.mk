@@ -34,7 +34,14 @@ liblpipe_la_SOURCES += \
 	src/text/match.c src/text/match.h \
 	src/text/extractive.c src/text/extractive.h \
 	src/text/keyphrase.c src/text/keyphrase.h \
+	src/text/points.c src/text/points.h \
 	src/text/ground.c src/text/ground.h
+
+check_PROGRAMS += tests/check_points
+TESTS += tests/check_points
+tests_check_points_SOURCES = tests/check_points.c
+tests_check_points_CFLAGS = $(TEST_CFLAGS)
+tests_check_points_LDADD = $(TEST_LIBS)
 
 check_PROGRAMS += tests/check_keyphrase
 TESTS += tests/check_keyphrase

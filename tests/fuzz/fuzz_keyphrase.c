@@ -62,7 +62,7 @@ static void check_keyphrases(const char *t, size_t len, size_t n)
 
 static void check_summary(const char *t, size_t len, size_t max_words, size_t max_sentences)
 {
-	struct lp_extractive_opts o = {max_words, max_sentences};
+	struct lp_extractive_opts o = {max_words, max_sentences, NULL};
 	struct lp_diag d;
 	char *s;
 	size_t n;

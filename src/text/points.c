@@ -1,0 +1,553 @@
+/*
+ * points.c - parse, clean, check and select a model's points (points.h).
+ */
+#include "text/points.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "core/utf8.h"
+
+/* Length of a list marker at s (a line's first non-blank byte), with the
+ * white space after it; 0 when the line is not a list item. */
+static size_t marker_len(const char *s, size_t len)
+{
+	size_t i = 0;
+
+	if (len >= 2 && (s[0] == '-' || s[0] == '*' || s[0] == '+') && (s[1] == ' ' || s[1] == '\t'))
+		return 2;
+	if (len >= 2 && !memcmp(s, "\xc2\xb7", 2)) /* · */
+		return 2;
+	if (len >= 3 && !memcmp(s, "\xe2\x80\xa2", 3)) /* • */
+		return 3;
+	while (i < len && i < 3 && s[i] >= '0' && s[i] <= '9')
+		i++;
+	if (!i || i == len)
+		return 0;
+	if ((s[i] == '.' || s[i] == ')') && (i + 1 == len || s[i + 1] == ' ' || s[i + 1] == '\t'))
+		return i + 1;
+	if (len - i >= 3 && (!memcmp(s + i, "\xe3\x80\x81", 3) || /* 、 */
+			     !memcmp(s + i, "\xef\xbc\x8e", 3)))  /* ． */
+		return i + 3;
+	return 0;
+}
+
+static int blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Trim span [a, b) of s and append it to out when it holds 3+ words. */
+static size_t add_point(const char *s, size_t a, size_t b, struct lp_span *out, size_t n,
+			size_t cap)
+{
+	while (a < b && blank(s[a]))
+		a++;
+	while (b > a && blank(s[b - 1]))
+		b--;
+	if (n < cap && lp_match_count_words(s + a, b - a) >= 3) {
+		out[n].off = a;
+		out[n].len = b - a;
+		n++;
+	}
+	return n;
+}
+
+size_t lp_points_parse(const char *gen, size_t len, struct lp_span *out, size_t cap)
+{
+	size_t n = 0, pos = 0, items = 0;
+	struct lp_span sp;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t line = 0; line < len;) {
+			size_t end = line, a = line;
+			while (end < len && gen[end] != '\n')
+				end++;
+			while (a < end && (gen[a] == ' ' || gen[a] == '\t'))
+				a++;
+			size_t m = marker_len(gen + a, end - a);
+			if (m && !pass)
+				items++;
+			else if (m)
+				n = add_point(gen, a + m, end, out, n, cap);
+			line = end + 1;
+		}
+		if (!items)
+			break;
+	}
+	if (items)
+		return n;
+	while (lp_sentence_next(gen, len, &pos, &sp))
+		n = add_point(gen, sp.off, sp.off + sp.len, out, n, cap);
+	return n;
+}
+
+/* Openers that are talk about the text whatever follows. */
+static const char *const meta_always[] = {
+	"this text", "this passage", "this document", "this article", "this summary",
+	"this chapter", "this section", "in summary", "to summarize", "to summarise",
+	"to sum up", "in conclusion", "here are", "here is", "here's", "according to the",
+	"in this text", "in this passage", "in this document", "in the text", "in the passage",
+	"the main points", "the key points", "the key facts", "the main facts",
+	"the most important", "the above", "the given text", "the provided text", "summary:",
+	"sure,", "sure!", "i hope", "let me know", "note that the text", "overall, the text",
+	NULL};
+
+/* "the <subject>" openers are meta only before a verb of talk: "The text
+ * describes", not "The text editor". */
+static const char *const meta_subjects[] = {
+	"the text", "the passage", "the document", "the article", "the summary", "the author",
+	"the section", "the chapter", "the writer", NULL};
+static const char *const meta_verbs[] = {
+	"describes", "discusses", "explains", "provides", "is", "covers", "mentions", "talks",
+	"introduces", "highlights", "states", "says", "outlines", "presents", "focuses",
+	"contains", "emphasizes", "emphasises", "suggests", "notes", "shows", "gives", "lists",
+	"deals", "also", "aims", "seems", "begins", "starts", "concludes", "refers", "includes",
+	"appears", "goes", "then", "was", "will", "can", "should", "does", "has", "offers",
+	"details", "summarizes", "summarises", "touches", "argues", "above", "provided",
+	"given", NULL};
+
+static const char *const meta_cjk[] = {
+	"本文", "本节", "本章", "这段文字", "这段文本", "这段话", "这篇文章", "该文本", "该文章",
+	"该段", "文本描述", "文本介绍", "文本讨论", "文本提到", "文本说明", "文本主要", "文章描述",
+	"文章介绍", "文章讨论", "文章提到", "文章主要", "上文", "原文", "总结", "摘要", "以下是",
+	"综上", "总之", "总而言之", NULL};
+
+/* Does the lower-case ASCII text t[0..n) start with the word(s) w, ending
+ * at a word boundary? */
+static int starts_word(const char *t, size_t n, const char *w)
+{
+	size_t k = strlen(w);
+	char c;
+
+	if (k > n || memcmp(t, w, k))
+		return 0;
+	c = k < n ? t[k] : ' ';
+	return !((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+}
+
+int lp_points_is_meta(const char *s, size_t len)
+{
+	char low[64];
+	size_t n = 0, a = 0;
+
+	while (a < len && (blank(s[a]) || s[a] == '"' || s[a] == '\'' || s[a] == '*'))
+		a++;
+	for (size_t k = 0; meta_cjk[k]; k++)
+		if (len - a >= strlen(meta_cjk[k]) && !memcmp(s + a, meta_cjk[k], strlen(meta_cjk[k])))
+			return 1;
+	for (; a < len && n < sizeof(low); a++, n++)
+		low[n] = (s[a] >= 'A' && s[a] <= 'Z') ? (char)(s[a] - 'A' + 'a') : s[a];
+	for (size_t k = 0; meta_always[k]; k++)
+		if (starts_word(low, n, meta_always[k]))
+			return 1;
+	for (size_t k = 0; meta_subjects[k]; k++) {
+		size_t m = strlen(meta_subjects[k]);
+		if (!starts_word(low, n, meta_subjects[k]) || m + 1 >= n)
+			continue;
+		for (size_t v = 0; meta_verbs[v]; v++)
+			if (starts_word(low + m + 1, n - m - 1, meta_verbs[v]))
+				return 1;
+	}
+	return 0;
+}
+
+/* Bytes of the white space code point at s[i] (no-break space too), 0
+ * when there is none. */
+static size_t space_at(const char *s, size_t end, size_t i)
+{
+	uint32_t cp;
+	int k;
+
+	if (i >= end)
+		return 0;
+	if (blank(s[i]))
+		return 1;
+	k = lp_utf8_decode((const unsigned char *)s + i, end - i, &cp);
+	return k > 1 && lp_utf8_is_space(cp) ? (size_t)k : 0;
+}
+
+size_t lp_points_clean(const char *s, size_t len, char *out)
+{
+	size_t pos = 0, n = 0;
+	struct lp_span sp;
+
+	while (lp_sentence_next(s, len, &pos, &sp)) {
+		if (lp_points_is_meta(s + sp.off, sp.len))
+			continue;
+		if (n && (unsigned char)out[n - 1] < 0x80)
+			out[n++] = ' ';
+		for (size_t i = sp.off; i < sp.off + sp.len; i++) {
+			if (s[i] == '*' && i + 1 < sp.off + sp.len && s[i + 1] == '*') {
+				i++;
+				continue;
+			}
+			if (space_at(s, sp.off + sp.len, i)) { /* one space, none in CJK */
+				size_t k;
+				while ((k = space_at(s, sp.off + sp.len, i)))
+					i += k;
+				if (!(n && (unsigned char)out[n - 1] >= 0x80 && i < sp.off + sp.len &&
+				      (unsigned char)s[i] >= 0x80))
+					out[n++] = ' ';
+				i--;
+				continue;
+			}
+			out[n++] = s[i];
+		}
+	}
+	while (n && blank(out[n - 1]))
+		n--;
+	out[n] = '\0';
+	return n;
+}
+
+/* Code point at s[i] (U+FFFD for an invalid byte) and its length. */
+static uint32_t cp_at(const char *s, size_t len, size_t i, size_t *n)
+{
+	uint32_t cp;
+	int k = lp_utf8_decode((const unsigned char *)s + i, len - i, &cp);
+
+	*n = k > 0 ? (size_t)k : 1;
+	return k > 0 ? cp : 0xFFFD;
+}
+
+/* Separates words of facts: white space, CJK letters, CJK and fullwidth
+ * punctuation. */
+static int fact_break(uint32_t cp)
+{
+	return lp_utf8_is_space(cp) || lp_utf8_is_cjk(cp) || (cp >= 0x3000 && cp < 0x3040) ||
+	       (cp >= 0xFF00 && cp < 0xFFF0) || cp == 0x201C || cp == 0x201D;
+}
+
+static int lead_punct(char c)
+{
+	return strchr("([{\"'`<", c) != NULL;
+}
+
+static int trail_punct(char c)
+{
+	return strchr(".,;:!?]}\"'`>", c) != NULL;
+}
+
+/* Is the trimmed word w[0..n) a fact: a number, path, option, variable or
+ * identifier? */
+static int is_fact(const char *w, size_t n)
+{
+	size_t upper = 0, lower = 0, slash = 0;
+	int camel = 0;
+
+	if (n >= 2 && w[0] == '-' && (w[1] == '-' || (w[1] >= 'a' && w[1] <= 'z') ||
+				      (w[1] >= 'A' && w[1] <= 'Z')))
+		return 1;
+	for (size_t i = 0; i < n; i++) {
+		char c = w[i];
+		if ((c >= '0' && c <= '9') || c == '_' || c == '$' || c == '=')
+			return 1;
+		if (c == '.' && i > 0 && i + 1 < n && w[i + 1] != '.')
+			return 1;
+		slash += c == '/';
+		if (c >= 'A' && c <= 'Z') {
+			camel |= lower && i > 0 && w[i - 1] >= 'a' && w[i - 1] <= 'z' &&
+				 w[0] >= 'a' && w[0] <= 'z';
+			upper++;
+		} else if (c >= 'a' && c <= 'z') {
+			lower++;
+		}
+	}
+	if (slash && (w[0] == '/' || w[0] == '~' || slash >= 2))
+		return 1;
+	return camel || (upper >= 2 && !lower);
+}
+
+static enum lp_status check_one(struct lp_match *src, const char *w, size_t n, size_t *facts,
+				size_t *missing)
+{
+	int found = 0;
+	enum lp_status st = lp_match_contains(src, w, n, &found);
+
+	*facts += 1;
+	*missing += !found;
+	return st;
+}
+
+/* Quoted strings "..." and “...” of s: each is one fact. */
+static enum lp_status check_quotes(struct lp_match *src, const char *s, size_t len,
+				   size_t *facts, size_t *missing)
+{
+	static const char *const open[] = {"\"", "\xe2\x80\x9c"}, *const close[] = {"\"", "\xe2\x80\x9d"};
+	enum lp_status st = LP_OK;
+
+	for (size_t q = 0; q < 2 && !st; q++) {
+		size_t ol = strlen(open[q]), cl = strlen(close[q]);
+		for (size_t i = 0; i + ol <= len && !st; i++) {
+			const char *e;
+			if (memcmp(s + i, open[q], ol))
+				continue;
+			e = NULL;
+			for (size_t j = i + ol; j + cl <= len && !e; j++)
+				if (!memcmp(s + j, close[q], cl))
+					e = s + j;
+			if (!e)
+				break;
+			if (e > s + i + ol && e - (s + i + ol) <= 80)
+				st = check_one(src, s + i + ol, (size_t)(e - (s + i + ol)), facts, missing);
+			i = (size_t)(e - s) + cl - 1;
+		}
+	}
+	return st;
+}
+
+enum lp_status lp_points_check(struct lp_match *src, const char *s, size_t len,
+			       size_t *n_facts, size_t *n_missing)
+{
+	enum lp_status st = LP_OK;
+	size_t i = 0;
+
+	*n_facts = *n_missing = 0;
+	while (i < len && !st) {
+		size_t a, b, k, opens = 0;
+		while (i < len && fact_break(cp_at(s, len, i, &k)))
+			i += k;
+		for (a = i; i < len && !fact_break(cp_at(s, len, i, &k));)
+			i += k;
+		b = i;
+		while (a < b && lead_punct(s[a]))
+			a++;
+		for (size_t j = a; j < b; j++)
+			opens += s[j] == '(';
+		while (b > a && (trail_punct(s[b - 1]) || (s[b - 1] == ')' && !opens)))
+			b--;
+		if (b > a && is_fact(s + a, b - a))
+			st = check_one(src, s + a, b - a, n_facts, n_missing);
+	}
+	if (!st)
+		st = check_quotes(src, s, len, n_facts, n_missing);
+	return st;
+}
+
+static int ends_sentence(const char *s, size_t len)
+{
+	static const char *const wide[] = {"\xe3\x80\x82", "\xef\xbc\x81", "\xef\xbc\x9f"};
+
+	while (len && strchr(" \t\r\n\"')]}", s[len - 1]))
+		len--;
+	while (len >= 3 && (!memcmp(s + len - 3, "\xe2\x80\x9d", 3) ||  /* ” */
+			    !memcmp(s + len - 3, "\xe2\x80\x99", 3) ||  /* ’ */
+			    !memcmp(s + len - 3, "\xef\xbc\x89", 3)))   /* ） */
+		len -= 3;
+	if (len && (s[len - 1] == '.' || s[len - 1] == '!' || s[len - 1] == '?'))
+		return 1;
+	for (size_t k = 0; k < 3; k++)
+		if (len >= 3 && !memcmp(s + len - 3, wide[k], 3))
+			return 1;
+	return 0;
+}
+
+/* Bytes of s[0..len) inside "..." or “...” (a cross-reference such as
+ * 'See Section 3.5, “System management”' is mostly titles). */
+static size_t quoted_bytes(const char *s, size_t len)
+{
+	size_t in = 0, open = 0, ascii = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '"') {
+			ascii = !ascii;
+		} else if (len - i >= 3 && !memcmp(s + i, "\xe2\x80\x9c", 3)) {
+			open = 1;
+			i += 2;
+		} else if (len - i >= 3 && !memcmp(s + i, "\xe2\x80\x9d", 3)) {
+			open = 0;
+			i += 2;
+		} else {
+			in += ascii || open;
+		}
+	}
+	return in;
+}
+
+int lp_points_is_prose(const char *s, size_t len)
+{
+	size_t a = 0, i = 0, bars = 0, brackets = 0, letters = 0, ink = 0, words = 0, cjk = 0;
+	size_t pos = 0;
+	struct lp_token t;
+
+	while (a < len && blank(s[a]))
+		a++;
+	if (a == len || strchr("#$%>|*+", s[a]))
+		return 0;
+	for (i = a; i < len && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.'); i++)
+		;
+	if (i > a && i < len && s[i - 1] == '.' && blank(s[i])) /* "1.2.3. Title" */
+		return 0;
+	for (i = a; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		bars += c == '|';
+		brackets += c == '[' || c == '{' || c == '<';
+		ink += !blank((char)c);
+		letters += c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+	}
+	while (lp_match_token_next(s, len, &pos, &t)) {
+		words += t.kind == LP_TOKEN_WORD;
+		cjk += t.kind == LP_TOKEN_CJK;
+	}
+	return bars <= 1 && brackets <= 3 && letters * 10 >= ink * 6 && (words >= 6 || cjk >= 12) &&
+	       quoted_bytes(s + a, len - a) * 3 <= len - a && ends_sentence(s, len);
+}
+
+/* Is token t of s a negation? */
+static int negation(const char *s, const struct lp_token *t)
+{
+	static const char *const neg[] = {"not", "no", "never", "without", "cannot", "nor",
+					  "none", "if", "unless", "only", "except", NULL};
+	static const char *const neg_cjk[] = {"\xe4\xb8\x8d", "\xe6\xb2\xa1", "\xe6\x97\xa0",
+					      "\xe9\x9d\x9e", "\xe6\x9c\xaa", "\xe5\x88\xab",
+					      NULL}; /* 不 没 无 非 未 别 */
+	const char *w = s + t->off;
+
+	if (t->kind == LP_TOKEN_CJK) {
+		for (size_t k = 0; neg_cjk[k]; k++)
+			if (t->len == 3 && !memcmp(w, neg_cjk[k], 3))
+				return 1;
+		return 0;
+	}
+	if (t->kind != LP_TOKEN_WORD)
+		return 0;
+	if ((t->len >= 3 && !strncmp(w + t->len - 3, "n't", 3)) ||
+	    (t->len >= 5 && !strncmp(w + t->len - 5, "n\xe2\x80\x99t", 5)))
+		return 1;
+	for (size_t k = 0; neg[k]; k++)
+		if (strlen(neg[k]) == t->len && !strncasecmp(w, neg[k], t->len))
+			return 1;
+	return 0;
+}
+
+static int same_token(const char *a, const struct lp_token *ta, const char *b,
+		      const struct lp_token *tb)
+{
+	return ta->len == tb->len && !strncasecmp(a + ta->off, b + tb->off, ta->len);
+}
+
+/* Does token t of a occur in b as a word? */
+static int has_token(const char *a, const struct lp_token *t, const char *b, size_t blen)
+{
+	struct lp_token u;
+	size_t pos = 0;
+
+	while (lp_match_token_next(b, blen, &pos, &u))
+		if (same_token(a, t, b, &u))
+			return 1;
+	return 0;
+}
+
+int lp_points_faithful(const char *short_, size_t slen, const char *orig, size_t olen)
+{
+	struct lp_token t, u;
+	size_t pos = 0, opos = 0, total = 0, matched = 0;
+
+	while (lp_match_token_next(short_, slen, &pos, &t)) {
+		size_t p = opos;
+		if (t.kind == LP_TOKEN_PUNCT)
+			continue;
+		total++;
+		while (lp_match_token_next(orig, olen, &p, &u))
+			if (same_token(short_, &t, orig, &u)) {
+				matched++;
+				opos = p;
+				break;
+			}
+	}
+	if (!total || (double)matched < LP_POINTS_IN_ORDER * (double)total)
+		return 0;
+	for (pos = 0; lp_match_token_next(orig, olen, &pos, &u);)
+		if (negation(orig, &u) && !has_token(orig, &u, short_, slen))
+			return 0;
+	return 1;
+}
+
+/* Share (x 100) of the words of a that occur in b. */
+static size_t words_in(const char *a, size_t alen, const char *b, size_t blen)
+{
+	struct lp_token t;
+	size_t pos = 0, total = 0, found = 0;
+
+	while (lp_match_token_next(a, alen, &pos, &t)) {
+		if (t.kind == LP_TOKEN_PUNCT)
+			continue;
+		total++;
+		found += has_token(a, &t, b, blen);
+	}
+	return total ? 100 * found / total : 100;
+}
+
+int lp_points_similar(const char *a, size_t alen, const char *b, size_t blen)
+{
+	return words_in(a, alen, b, blen) >= 80 && words_in(b, blen, a, alen) >= 80;
+}
+
+/* Index of the best-scored point of pts[a..b) that fits `left`; n when
+ * none does. */
+static size_t best_in(const struct lp_point *pts, size_t a, size_t b, size_t left, size_t n)
+{
+	size_t best = n;
+
+	for (size_t i = a; i < b; i++)
+		if (pts[i].cost <= left && (best == n || pts[i].score > pts[best].score))
+			best = i;
+	return best;
+}
+
+size_t lp_points_select(const struct lp_point *pts, size_t n, size_t budget,
+			unsigned char *keep)
+{
+	size_t used = 0, kept = 0, rank0 = 0, n_rank0 = 0, n_inputs = 0, room, per, a = 0;
+
+	memset(keep, 0, n);
+	for (size_t i = 0; i < n; i++) {
+		n_inputs += !i || pts[i].input != pts[i - 1].input;
+		if (pts[i].rank == 0) {
+			rank0 += pts[i].cost;
+			n_rank0++;
+		}
+	}
+	if (!n)
+		return 0;
+	if (rank0 <= budget) {
+		for (size_t r = 0;; r++) {
+			int met = 0, all = 1;
+			for (size_t i = 0; i < n; i++) {
+				if (pts[i].rank != r)
+					continue;
+				met = 1;
+				if (used + pts[i].cost <= budget) {
+					keep[i] = 1;
+					used += pts[i].cost;
+					kept++;
+				} else {
+					all = 0;
+				}
+			}
+			if (!met || !all)
+				return kept;
+		}
+	}
+	/* groups of `per` consecutive inputs, one point each */
+	per = (rank0 + n_rank0 - 1) / (n_rank0 ? n_rank0 : 1); /* average cost */
+	room = budget / (per ? per : 1);
+	room = room ? room : 1;
+	per = (n_inputs + room - 1) / room;
+	while (a < n) {
+		size_t b = a, seen = 0, best;
+		while (b < n && (seen < per || pts[b].input == pts[b - 1].input)) {
+			seen += b == a || pts[b].input != pts[b - 1].input;
+			b++;
+		}
+		best = best_in(pts, a, b, budget - used, n);
+		if (best < n) {
+			keep[best] = 1;
+			used += pts[best].cost;
+			kept++;
+		}
+		a = b;
+	}
+	return kept;
+}
