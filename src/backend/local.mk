@@ -43,8 +43,8 @@ lpipe_cuda_la_CPPFLAGS = -I$(top_srcdir)/src -I$(top_srcdir) -I$(top_builddir) $
 lpipe_cuda_la_CFLAGS = $(AM_CFLAGS)
 lpipe_cuda_la_LIBTOOLFLAGS = --tag=disable-static
 lpipe_cuda_la_LDFLAGS = -module -avoid-version -shared -no-undefined \
-	-Wl,-rpath,$(CUDA_LIBDIR)
-lpipe_cuda_la_LIBADD = $(CUDA_KERNEL_SOURCES:.cu=.lo) $(CUDA_LIBS)
+	-Wl,--no-undefined -Wl,-rpath,$(CUDA_LIBDIR)
+lpipe_cuda_la_LIBADD = $(CUDA_KERNEL_SOURCES:.cu=.lo) $(CUDA_LIBS) -lstdc++
 lpipe_cuda_la_DEPENDENCIES = $(CUDA_KERNEL_SOURCES:.cu=.lo)
 
 NVCC_FLAGS = -std=c++17 -O3 $(NVCC_ARCH_FLAGS) -Xcompiler -fPIC,-Wall \
