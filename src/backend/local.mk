@@ -8,6 +8,16 @@ liblpipe_la_SOURCES += \
 	src/backend/cpu/cpu.c src/backend/cpu/cpu.h src/backend/cpu/attn.c \
 	src/backend/backend.c src/backend/backend.h
 
+# The backend's ops against naive references, the registry, gpu_layers.
+check_PROGRAMS += tests/check_backend
+TESTS += tests/check_backend
+tests_check_backend_SOURCES = tests/check_backend.c \
+	tests/tools/tiny_model.c tests/tools/tiny_model.h \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_check_backend_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_check_backend_CFLAGS = $(TEST_CFLAGS)
+tests_check_backend_LDADD = $(TEST_LIBS)
+
 check_PROGRAMS += tests/check_blas
 TESTS += tests/check_blas
 tests_check_blas_SOURCES = tests/check_blas.c

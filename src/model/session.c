@@ -77,8 +77,29 @@ static void add_note(struct lp_session *s, const char *fmt, ...)
 
 static void release_parts(struct lp_session *s);
 
-/* Create the context, halving n_ctx while the budget refuses it (when
- * allowed). */
+/* A fresh GPU backend after a context failed on it: a backend keeps the
+ * scratch it reserved for the larger attempt, which the smaller one must
+ * not pay for. */
+static enum lp_status reopen_gpu(struct lp_session *s, const struct lp_session_params *p,
+				 struct lp_diag *d)
+{
+	struct lp_backend_params bp = lp_backend_default_params();
+	struct lp_diag dd;
+
+	bp.n_threads = p->n_threads;
+	lp_backend_free(s->gpu);
+	s->gpu = NULL;
+	lp_diag_init(&dd);
+	if (lp_backend_open("cuda", &bp, &s->gpu, &dd)) {
+		if (d)
+			*d = dd;
+		return dd.status;
+	}
+	return LP_OK;
+}
+
+/* Create the context, halving gpu_layers while the device budget refuses
+ * it and n_ctx while the host's does (when allowed). */
 static enum lp_status open_ctx(struct lp_session *s, const struct lp_session_params *p,
 			       struct lp_diag *d)
 {
@@ -102,6 +123,9 @@ static enum lp_status open_ctx(struct lp_session *s, const struct lp_session_par
 		st = lp_ctx_new(s->model, &cp, &s->ctx, d);
 		if (st != LP_E_NOMEM || !p->shrink)
 			break;
+		if (s->gpu && (st = reopen_gpu(s, p, d)))
+			break;
+		cp.offload = s->gpu;
 		if (cp.offload && cp.gpu_layers > 0 && strstr(d->msg, "device memory")) {
 			/* the device is full: move layers back to the CPU first */
 			lp_warn("%u layers do not fit the GPU: trying %u", cp.gpu_layers,
@@ -168,11 +192,6 @@ static enum lp_status open_device(struct lp_session *s, const struct lp_session_
 		st = lp_backend_open("cuda", &bp, &s->gpu, d);
 	else
 		st = lp_backend_open_auto(&bp, &s->gpu, why, sizeof(why), d);
-	if (st == LP_E_DEVICE && d) {
-		char msg[sizeof(d->msg)];
-		snprintf(msg, sizeof(msg), "%s", d->msg);
-		snprintf(d->msg, sizeof(d->msg), "device cuda is unusable: %.900s", msg);
-	}
 	if (st)
 		return st;
 	if (!strcmp(s->gpu->name, "cpu")) {
