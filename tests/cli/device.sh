@@ -40,6 +40,30 @@ if [ "$has_gpu" = 0 ]; then
 	else fail "-v says auto chose the CPU and why: $(grep device "$ERR")"; fi
 fi
 
+if [ "$has_gpu" = 0 ]; then
+	lp probe "$model" --device cuda --max 256
+	expect "probe --device cuda without a GPU exits 3" 3 "device cuda is unusable: "
+fi
+lp probe "$model" --device tpu
+expect "probe: bad device" 2 "bad device 'tpu'"
+
+# plan --gpu-budget: the tiny model's two layers fit 8 MiB, none fits 1 KiB.
+lp plan "$model" --mem-budget 64MiB --gpu-budget 8MiB --threads 2
+expect "plan --gpu-budget" 0
+if grep -q '^  device: cuda$' "$OUT" && grep -q '^  gpu_layers: 2$' "$OUT" &&
+	grep -q '^  gpu_budget: 8MiB$' "$OUT" && grep -q '^# gpu: 2 of 2 layers' "$OUT"
+then ok "plan puts every layer on an ample GPU"; else fail "plan output: $(cat "$OUT")"; fi
+{ printf 'version: 1\nname: planned\n'; grep -v '^#' "$OUT"
+  echo '  - summarize: {strategy: extractive, fanout: 4, max_words: 100}'; } >"$WORK/planned.yaml"
+lp check "$WORK/planned.yaml"
+expect "the GPU plan's YAML passes lpipe check" 0
+lp plan "$model" --mem-budget 64MiB --gpu-budget 1KiB --threads 2
+expect "plan with a tiny GPU" 0
+if grep -q '^  gpu_layers: 0$' "$OUT"; then ok "no layer fits a 1 KiB GPU"
+else fail "plan output: $(grep gpu "$OUT")"; fi
+lp plan "$model" --mem-budget 64MiB --gpu-budget lots
+expect "plan: bad gpu budget" 2 "bad size 'lots' for '--gpu-budget'"
+
 lp run "$PIPELINES/summarize.yaml" --set model.device=cpu --set model.gpu_layers=4 \
 	--set "model.path=$model" "$doc"
 expect "gpu_layers with device: cpu is refused" 2 "'gpu_layers' needs a GPU, but 'device' is cpu"
