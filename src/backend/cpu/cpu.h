@@ -30,6 +30,9 @@ size_t lp_backend_cpu_scratch_bytes(int n_threads, uint32_t gemm_min,
 void lp_backend_cpu_kv_to_f32(const struct lp_backend_kv *kv, uint32_t p0, uint32_t p1,
 			      float *k_out, float *v_out);
 
+/* erf(z) to 1.5e-7 (Abramowitz and Stegun 7.1.26), fast: GELU's. */
+float lp_backend_cpu_erf(float z);
+
 /* Internal to the CPU backend (cpu.c and attn.c). */
 struct lp_pool;
 struct lp_cpu_scratch {
