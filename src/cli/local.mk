@@ -2,7 +2,7 @@
 # shared by the commands that process documents
 liblpipe_la_SOURCES += \
 	src/cli/commands.c src/cli/commands.h \
-	src/cli/cmd_run.c src/cli/cmd_check.c src/cli/cmd_help.c src/cli/cmd_version.c \
+	src/cli/cmd_run.c src/cli/cmd_check.c src/cli/cmd_help.c src/cli/cmd_version.c src/cli/cmd_device.c \
 	src/cli/runner.c src/cli/runner.h \
 	src/cli/cmd_model.c src/cli/cmd_embed.c src/cli/options.c src/cli/options.h
 
@@ -10,8 +10,8 @@ liblpipe_la_SOURCES += \
 # from AM_TESTS_ENVIRONMENT.
 TESTS += tests/cli/basics.sh tests/cli/pipelines.sh tests/cli/hostile.sh \
 	tests/cli/output.sh tests/cli/golden.sh tests/cli/faults.sh tests/cli/hostile2.sh \
-	tests/cli/embed.sh
-EXTRA_DIST += tests/cli/lib.sh tests/cli/basics.sh tests/cli/pipelines.sh \
+	tests/cli/embed.sh tests/cli/device.sh
+EXTRA_DIST += tests/cli/lib.sh tests/cli/basics.sh tests/cli/pipelines.sh tests/cli/device.sh \
 	tests/cli/hostile.sh tests/cli/output.sh tests/cli/golden.sh tests/cli/faults.sh \
 	tests/cli/hostile2.sh tests/cli/embed.sh \
 	tests/data/cli pipelines scripts/bootstrap .ci/run README.md

@@ -13,6 +13,7 @@
 #endif
 
 #include "backend/cpu/blas.h"
+#include "backend/cpu/cpu.h"
 #include "core/fileio.h"
 #include "core/mem.h"
 #include "core/threadpool.h"
@@ -638,22 +639,6 @@ static void softmax_rows(const struct lp_bert *m, float *a, size_t rows, size_t 
 	}
 }
 
-/*
- * erf(z) for GELU, from the rational approximation of Abramowitz and Stegun
- * 7.1.26 (absolute error below 1.5e-7, under float rounding of the result
- * near 1): libm's erff took a sixth of the encoder's time, and this form has
- * no branches but the sign.
- */
-static float erf_fast(float z)
-{
-	float a = fabsf(z), t = 1.0f / (1.0f + 0.3275911f * a);
-	float p = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f +
-		  t * (-1.453152027f + t * 1.061405429f))));
-	float r = 1.0f - p * expf(-a * a);
-
-	return z < 0 ? -r : r;
-}
-
 static void gelu(const struct lp_bert *m, float *x, size_t n)
 {
 	size_t i = 0;
@@ -665,7 +650,7 @@ static void gelu(const struct lp_bert *m, float *x, size_t n)
 	}
 #endif
 	for (; i < n; i++)
-		x[i] = 0.5f * x[i] * (1.0f + erf_fast(x[i] * (float)M_SQRT1_2));
+		x[i] = 0.5f * x[i] * (1.0f + lp_backend_cpu_erf(x[i] * (float)M_SQRT1_2));
 }
 
 struct layer_job {

@@ -20,7 +20,7 @@
 
 #include <immintrin.h>
 
-#include "model/quant_blocks.h"
+#include "quant/blocks.h"
 
 static inline float fp16(uint16_t h)
 {

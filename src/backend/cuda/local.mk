@@ -1,0 +1,7 @@
+# backend/cuda: the host side of the module lpipe-cuda.so (C, built with
+# the CUDA headers and linked with cudart and cuBLAS; see
+# src/backend/local.mk for the rules).
+CUDA_HOST_SOURCES = \
+	src/backend/cuda/module.c
+CUDA_HOST_HDRS =
+EXTRA_DIST += $(CUDA_HOST_SOURCES) $(CUDA_HOST_HDRS) src/backend/cuda/local.mk
