@@ -301,6 +301,19 @@ def strip_verification(text):
     return re.sub(r"\n\nverification: \d+/\d+ keyphrases[^\n]*\n?$", "", text or "").rstrip()
 
 
+def interleave(items):
+    """items (dicts with a "doc") reordered: the first of each document,
+    then the second of each, ... (a limit then spreads over documents)."""
+    by = {}
+    for x in items:
+        by.setdefault(x["doc"], []).append(x)
+    out, k = [], 0
+    while len(out) < len(items):
+        out += [v[k] for v in by.values() if k < len(v)]
+        k += 1
+    return out
+
+
 # ---- running a measured process -------------------------------------------
 
 def run_measured(cmd, env=None, stdin_text=None):

@@ -678,7 +678,10 @@ START_TEST(test_answer_cites_existing_chunks)
 	ck_assert_msg(run_chain("fail", 1024, &doc, &d) == LP_OK, "%s", d.msg);
 	ck_assert_ptr_nonnull(doc.answer);
 	ck_assert_ptr_nonnull(doc.summary);
-	ck_assert_uint_ge(doc.n_cited, 1);
+	/* The random tiny model may write no word any chunk holds: then
+	 * nothing is cited, and no chunk may be named in the answer. */
+	if (doc.n_cited == 0)
+		ck_assert_ptr_null(strstr(doc.answer, "[chunk "));
 	for (size_t i = 0; i < doc.n_cited; i++) {
 		char tag[40];
 		int found = 0;

@@ -2,7 +2,8 @@
 # quality.sh - the metrics of scripts/quality_metrics.py on hand-made
 # strings (tests/quality_metrics_test.py), and the evaluation data of
 # data/eval holds (every answer and evidence in its document, every
-# keyphrase in its excerpt: scripts/eval-quality --check).
+# keyphrase in its excerpt: scripts/eval-quality --check), and --rescore
+# measures saved outputs again.
 . "$top_srcdir/tests/cli/lib.sh"
 
 if ! command -v python3 >/dev/null 2>&1; then
@@ -24,6 +25,27 @@ elif (cd "$top_srcdir" && python3 scripts/eval-quality --check) >"$OUT" 2>"$ERR"
 else
 	fail "the evaluation data holds"
 	sed 's/^/  stderr: /' "$ERR" | head -10
+fi
+
+# --rescore measures saved outputs again: a right and a wrong answer
+if [ -f "$top_srcdir/data/eval/qa.tsv" ]; then
+	cat >"$WORK/runs.json" <<'JSON'
+{"runs": [
+ {"pipeline": "p.yaml", "model": "m", "language": "en", "doc": "data/bash-reference.en.txt",
+  "question": "What exit status does bash return when a command is not found?",
+  "output": "It is 127 [chunk 1].", "cited_texts": {"1": "returns a status of 127"},
+  "wall": 2.0, "rss": 10},
+ {"pipeline": "p.yaml", "model": "m", "language": "en", "doc": "data/bash-reference.en.txt",
+  "question": "Which builtin is a synonym for mapfile?",
+  "output": "mapfile itself", "wall": 4.0, "rss": 12}]}
+JSON
+	if (cd "$top_srcdir" && python3 scripts/eval-quality --rescore "$WORK/runs.json" --lang en) >"$OUT" 2>"$ERR" &&
+	   grep -q '^  en       2    0.50    0.50    0.50    0.50 ' "$OUT"; then
+		ok "--rescore: accuracy, citation and inline citation of saved answers"
+	else
+		fail "--rescore: accuracy, citation and inline citation of saved answers"
+		sed 's/^/  /' "$OUT" "$ERR" | head -10
+	fi
 fi
 
 # A broken row is refused (in a copy of the scripts and excerpts): an answer that is not in its document.
