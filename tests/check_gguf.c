@@ -10,7 +10,7 @@
 #include "core/mem.h"
 #include "core/status.h"
 #include "model/gguf.h"
-#include "model/quant.h"
+#include "quant/quant.h"
 #include "tools/gguf_writer.h"
 
 static const enum lp_qtype all_types[] = {

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "model/gguf.h"
-#include "model/quant.h"
+#include "quant/quant.h"
 
 static int failures;
 

@@ -8,8 +8,9 @@
 #include <string.h>
 
 #include "backend/cpu/kernels.h"
-#include "model/quant.h"
-#include "model/quant_blocks.h"
+#include "backend/cpu/matvec.h"
+#include "quant/quant.h"
+#include "quant/blocks.h"
 
 static const enum lp_qtype all_types[] = {
 	LP_Q_F32, LP_Q_F16, LP_Q_BF16, LP_Q_Q4_0, LP_Q_Q4_1, LP_Q_Q5_0, LP_Q_Q5_1,

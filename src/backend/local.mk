@@ -2,7 +2,10 @@
 liblpipe_la_SOURCES += \
 	src/backend/cpu/kernels.c src/backend/cpu/kernels.h \
 	src/backend/cpu/dot_scalar.c \
-	src/backend/cpu/blas.c src/backend/cpu/blas.h
+	src/backend/cpu/blas.c src/backend/cpu/blas.h \
+	src/backend/cpu/matvec.c src/backend/cpu/matvec.h \
+	src/backend/cpu/gemm.c src/backend/cpu/gemm.h \
+	src/backend/backend.h
 
 check_PROGRAMS += tests/check_blas
 TESTS += tests/check_blas

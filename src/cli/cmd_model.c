@@ -10,7 +10,7 @@
 #include "core/mem.h"
 #include "core/status.h"
 #include "model/gguf.h"
-#include "model/quant.h"
+#include "quant/quant.h"
 
 const char lp_usage_model[] =
 	"usage: lpipe model info FILE [--context N]\n"

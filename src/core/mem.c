@@ -26,6 +26,7 @@ static size_t mem_current[LP_MEM_NTAGS];
 static size_t mem_peak[LP_MEM_NTAGS];
 static size_t mem_total, mem_total_peak;
 static size_t mem_budget_bytes;
+static size_t mem_gpu, mem_gpu_peak, mem_gpu_budget;
 static const char *mem_phase_name = "run";
 static unsigned long mem_alloc_count;
 static unsigned long mem_fail_count;
@@ -34,7 +35,13 @@ static int mem_fail_read;
 
 static const char *const tag_names[LP_MEM_NTAGS] = {
 	"weights", "kv", "scratch", "logits", "index", "doc", "other",
+	"gpu-weights", "gpu-kv", "gpu-scratch",
 };
+
+int lp_mem_tag_is_gpu(enum lp_mem_tag tag)
+{
+	return tag == LP_MEM_GPU_WEIGHTS || tag == LP_MEM_GPU_KV || tag == LP_MEM_GPU_SCRATCH;
+}
 
 const char *lp_mem_tag_name(enum lp_mem_tag tag)
 {
@@ -53,6 +60,28 @@ size_t lp_mem_budget(void)
 	return mem_budget_bytes;
 }
 
+void lp_mem_set_gpu_budget(size_t bytes)
+{
+	pthread_mutex_lock(&mem_lock);
+	mem_gpu_budget = bytes;
+	pthread_mutex_unlock(&mem_lock);
+}
+
+size_t lp_mem_gpu_budget(void)
+{
+	return mem_gpu_budget;
+}
+
+size_t lp_mem_current_gpu(void)
+{
+	return mem_gpu;
+}
+
+size_t lp_mem_peak_gpu(void)
+{
+	return mem_gpu_peak;
+}
+
 void lp_mem_set_phase(const char *phase)
 {
 	mem_phase_name = phase ? phase : "run";
@@ -68,7 +97,10 @@ const char *lp_mem_phase(void)
 static int mem_charge(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 {
 	char want[32], left[32], cap[32];
-	int injected;
+	int gpu = lp_mem_tag_is_gpu(tag), injected;
+	size_t budget = gpu ? mem_gpu_budget : mem_budget_bytes;
+	size_t *total = gpu ? &mem_gpu : &mem_total;
+	size_t *total_peak = gpu ? &mem_gpu_peak : &mem_total_peak;
 
 	if (!mem_fail_read) {
 		const char *e = getenv("LPIPE_FAIL_ALLOC");
@@ -77,36 +109,38 @@ static int mem_charge(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 	}
 	mem_alloc_count++;
 	injected = mem_fail_at > 0 && mem_alloc_count == (unsigned long)mem_fail_at;
-	if (injected || (mem_budget_bytes &&
-			 (bytes > mem_budget_bytes || mem_total > mem_budget_bytes - bytes))) {
-		size_t free_bytes = mem_budget_bytes > mem_total ? mem_budget_bytes - mem_total : 0;
+	if (injected || (budget && (bytes > budget || *total > budget - bytes))) {
+		size_t free_bytes = budget > *total ? budget - *total : 0;
 		lp_mem_format_size(bytes, want, sizeof(want));
 		lp_mem_format_size(free_bytes, left, sizeof(left));
-		lp_mem_format_size(mem_budget_bytes, cap, sizeof(cap));
+		lp_mem_format_size(budget, cap, sizeof(cap));
 		if (injected)
 			lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
 				    "%s: allocation #%lu of %s (%s) failed (LPIPE_FAIL_ALLOC)",
 				    mem_phase_name, mem_alloc_count, want, lp_mem_tag_name(tag));
 		else
 			lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
-				    "%s: memory budget exceeded: asked %s for %s, %s free of %s",
-				    mem_phase_name, want, lp_mem_tag_name(tag), left, cap);
+				    "%s: %s budget exceeded: asked %s for %s, %s free of %s",
+				    mem_phase_name, gpu ? "device memory" : "memory", want,
+				    lp_mem_tag_name(tag), left, cap);
 		mem_fail_count++;
 		return -1;
 	}
 	mem_current[tag] += bytes;
 	if (mem_current[tag] > mem_peak[tag])
 		mem_peak[tag] = mem_current[tag];
-	mem_total += bytes;
-	if (mem_total > mem_total_peak)
-		mem_total_peak = mem_total;
+	*total += bytes;
+	if (*total > *total_peak)
+		*total_peak = *total;
 	return 0;
 }
 
 static void mem_uncharge(enum lp_mem_tag tag, size_t bytes)
 {
+	size_t *total = lp_mem_tag_is_gpu(tag) ? &mem_gpu : &mem_total;
+
 	mem_current[tag] -= bytes < mem_current[tag] ? bytes : mem_current[tag];
-	mem_total -= bytes < mem_total ? bytes : mem_total;
+	*total -= bytes < *total ? bytes : *total;
 }
 
 void *lp_mem_alloc(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
@@ -260,6 +294,7 @@ void lp_mem_reset_peaks(void)
 	for (int i = 0; i < LP_MEM_NTAGS; i++)
 		mem_peak[i] = mem_current[i];
 	mem_total_peak = mem_total;
+	mem_gpu_peak = mem_gpu;
 	pthread_mutex_unlock(&mem_lock);
 }
 
@@ -269,7 +304,8 @@ void lp_mem_summary(FILE *out)
 
 	fprintf(out, "%-10s %12s %12s\n", "tag", "current", "peak");
 	for (int i = 0; i < LP_MEM_NTAGS; i++)
-		fprintf(out, "%-10s %12s %12s\n", tag_names[i],
+		if (!lp_mem_tag_is_gpu(i) || mem_gpu_peak)
+			fprintf(out, "%-10s %12s %12s\n", tag_names[i],
 			lp_mem_format_size(mem_current[i], cur, sizeof(cur)),
 			lp_mem_format_size(mem_peak[i], peak, sizeof(peak)));
 	fprintf(out, "%-10s %12s %12s\n", "total",
@@ -280,6 +316,9 @@ void lp_mem_summary(FILE *out)
 			lp_mem_format_size(mem_budget_bytes, cur, sizeof(cur)));
 	else
 		fprintf(out, "%-10s %12s\n", "budget", "none");
+	if (mem_gpu_budget)
+		fprintf(out, "%-10s %12s\n", "gpu-budget",
+			lp_mem_format_size(mem_gpu_budget, cur, sizeof(cur)));
 }
 
 size_t lp_mem_peak_rss(void)

@@ -35,8 +35,17 @@ enum lp_mem_tag {
 	LP_MEM_INDEX,   /* retrieval indexes (BM25 postings, embeddings) */
 	LP_MEM_DOC,     /* document text and chunk tables */
 	LP_MEM_OTHER,   /* config, strings, small tables */
+	/* device memory (backend/backend.h): counted against the device
+	 * budget (lp_mem_set_gpu_budget), not the host one, and not part of
+	 * the host totals */
+	LP_MEM_GPU_WEIGHTS, /* "gpu-weights" */
+	LP_MEM_GPU_KV,      /* "gpu-kv" */
+	LP_MEM_GPU_SCRATCH, /* "gpu-scratch" */
 	LP_MEM_NTAGS
 };
+
+/* 1 for the device tags above. */
+int lp_mem_tag_is_gpu(enum lp_mem_tag tag);
 
 /* Tag name as printed in reports ("weights", "kv", ...). */
 const char *lp_mem_tag_name(enum lp_mem_tag tag);
@@ -44,6 +53,14 @@ const char *lp_mem_tag_name(enum lp_mem_tag tag);
 /* Budget in bytes for the tracked total; 0 means unlimited. */
 void lp_mem_set_budget(size_t bytes);
 size_t lp_mem_budget(void);
+
+/* Budget in bytes for the device tags together (memory.gpu_budget);
+ * 0 means unlimited. A refusal names the phase and the device memory. */
+void lp_mem_set_gpu_budget(size_t bytes);
+size_t lp_mem_gpu_budget(void);
+/* Device bytes tracked now and at their peak (the GPU tags together). */
+size_t lp_mem_current_gpu(void);
+size_t lp_mem_peak_gpu(void);
 
 /* Name of the phase now running ("load", "prefill", "decode", "embed",
  * "index", ...), used in budget errors. `phase` must outlive its use. */
@@ -81,7 +98,8 @@ char *lp_mem_strdup(const char *s);
 enum lp_status lp_mem_reserve(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d);
 void lp_mem_unreserve(enum lp_mem_tag tag, size_t bytes);
 
-/* Current and peak bytes of one tag, and of the total. */
+/* Current and peak bytes of one tag, and of the host total (every tag
+ * but the GPU ones). */
 size_t lp_mem_current(enum lp_mem_tag tag);
 size_t lp_mem_peak(enum lp_mem_tag tag);
 size_t lp_mem_current_total(void);

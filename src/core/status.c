@@ -75,6 +75,7 @@ const char *lp_status_str(enum lp_status s)
 	case LP_E_IO: return "i/o error";
 	case LP_E_MODEL: return "model error";
 	case LP_E_INTERNAL: return "internal error";
+	case LP_E_DEVICE: return "device error";
 	}
 	return "unknown status";
 }
@@ -88,7 +89,8 @@ int lp_status_exit_code(enum lp_status s)
 	case LP_E_CONFIG: return LP_EXIT_USAGE;
 	case LP_E_INPUT:
 	case LP_E_IO:
-	case LP_E_MODEL: return LP_EXIT_INPUT;
+	case LP_E_MODEL:
+	case LP_E_DEVICE: return LP_EXIT_INPUT;
 	case LP_E_NOMEM: return LP_EXIT_NOMEM;
 	case LP_E_INTERNAL: break;
 	}

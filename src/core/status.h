@@ -25,6 +25,7 @@ enum lp_status {
 	LP_E_IO = 6,       /* read/write/rename failed */
 	LP_E_MODEL = 7,    /* bad or unsupported model file */
 	LP_E_INTERNAL = 8, /* a bug: an invariant did not hold */
+	LP_E_DEVICE = 9,   /* the device asked for is unusable: no module, driver or GPU */
 };
 
 /* Process exit codes, documented in lpipe(1). */
@@ -32,7 +33,7 @@ enum lp_exit {
 	LP_EXIT_OK = 0,
 	LP_EXIT_VERIFY = 1,
 	LP_EXIT_USAGE = 2, /* usage or configuration error */
-	LP_EXIT_INPUT = 3, /* input (document or model) error */
+	LP_EXIT_INPUT = 3, /* input (document, model or device) error */
 	LP_EXIT_NOMEM = 4, /* out of memory or over budget */
 	LP_EXIT_INTERNAL = 5,
 };

@@ -18,7 +18,8 @@
 #include "backend/cpu/blas.h"
 #include "core/mem.h"
 #include "core/threadpool.h"
-#include "model/gemm.h"
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/matvec.h"
 #include "model/kvcache.h"
 
 struct lp_ctx {

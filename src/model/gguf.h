@@ -20,7 +20,7 @@
 
 #include "core/fileio.h"
 #include "core/status.h"
-#include "model/quant.h"
+#include "quant/quant.h"
 
 enum lp_gguf_type {
 	LP_GGUF_UINT8 = 0, LP_GGUF_INT8 = 1, LP_GGUF_UINT16 = 2, LP_GGUF_INT16 = 3,

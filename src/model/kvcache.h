@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "core/status.h"
-#include "model/quant.h"
+#include "quant/quant.h"
 
 struct lp_kvcache {
 	enum lp_qtype type;   /* LP_Q_F32, LP_Q_F16 or LP_Q_Q8_0 */

@@ -1,7 +1,7 @@
 # model: GGUF reader, tensor formats (see Makefile.am)
 liblpipe_la_SOURCES += \
 	src/model/gguf.c src/model/gguf.h \
-	src/model/quant.c src/model/quant.h src/model/quant_blocks.h
+	src/quant/quant.c src/quant/quant.h src/quant/blocks.h
 
 check_PROGRAMS += tests/check_gguf
 TESTS += tests/check_gguf
@@ -98,7 +98,6 @@ liblpipe_la_SOURCES += \
 	src/model/model.c src/model/model.h \
 	src/model/kvcache.c src/model/kvcache.h \
 	src/model/forward.c src/model/forward.h \
-	src/model/gemm.c src/model/gemm.h \
 	src/cli/cmd_generate.c
 
 check_PROGRAMS += tests/check_forward

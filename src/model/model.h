@@ -36,16 +36,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend/backend.h"
 #include "core/status.h"
 #include "model/gguf.h"
-#include "model/quant.h"
+#include "quant/quant.h"
 
 enum lp_arch { LP_ARCH_LLAMA, LP_ARCH_QWEN2 };
 
-/* How RoPE pairs the elements of a head. llama.cpp rotates adjacent pairs
- * (x[2i], x[2i+1]) for llama GGUF files, whose converter permuted the Q/K
- * rows to match, and pairs (x[i], x[i + n_rot/2]) ("neox") for qwen2. */
-enum lp_rope_mode { LP_ROPE_ADJACENT, LP_ROPE_NEOX };
+/* enum lp_rope_mode (how RoPE pairs a head's elements) is the backend's:
+ * backend/backend.h. */
 
 struct lp_hparams {
 	enum lp_arch arch;

@@ -37,7 +37,7 @@
 #include "core/buf.h"
 #include "core/status.h"
 #include "model/chat.h"
-#include "model/quant.h"
+#include "quant/quant.h"
 #include "model/sampler.h"
 
 /* The smallest context a shrinking session goes down to, tokens. */

@@ -10,7 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "model/quant.h"
+#include "backend/cpu/matvec.h"
+#include "quant/quant.h"
 
 static double now(void)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "model/gguf.h"
-#include "model/quant.h"
+#include "quant/quant.h"
 
 static volatile unsigned sink;
 

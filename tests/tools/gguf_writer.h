@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "model/gguf.h"
-#include "model/quant.h"
+#include "quant/quant.h"
 
 struct gw;
 

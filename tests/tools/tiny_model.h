@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "model/quant.h"
+#include "quant/quant.h"
 
 struct tiny_spec {
 	enum lp_qtype type;    /* of every matrix */

@@ -16,7 +16,7 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "model/quant_blocks.h"
+#include "quant/blocks.h"
 
 static inline float hsum_ps(__m256 v)
 {

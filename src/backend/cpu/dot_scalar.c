@@ -5,7 +5,7 @@
  */
 #include "backend/cpu/kernels.h"
 
-#include "model/quant_blocks.h"
+#include "quant/blocks.h"
 
 static float dot_f32(const void *w, const void *a, size_t n)
 {

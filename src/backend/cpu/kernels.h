@@ -4,7 +4,7 @@
  * One dot product per weight type: dot(w, a, n) returns the dot product of
  * a weight row `w` of `n` elements with the activations `a`: the float
  * vector for F32/F16/BF16, or the blocks of lp_q8_act_quantize for the
- * quantized types (see model/quant_blocks.h). `n` is a multiple of the
+ * quantized types (see quant/blocks.h). `n` is a multiple of the
  * type's block.
  *
  * The scalar set is the reference; the AVX2 set (built in its own
@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#include "model/quant.h"
+#include "quant/quant.h"
 
 typedef float (*lp_dot_fn)(const void *w, const void *a, size_t n);
 

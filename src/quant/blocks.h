@@ -1,5 +1,5 @@
 /*
- * quant_blocks.h - byte layouts of the quantized blocks (internal to the
+ * blocks.h - byte layouts of the quantized blocks (internal to the
  * model and backend modules).
  *
  * Weight blocks follow GGUF exactly (fp16 fields as raw uint16_t, little
@@ -22,8 +22,8 @@
  *              (e / 32) is odd)], low nibble when e / 32 < 2, and its high 2
  *              bits at bit 2 (e / 32) of qh[32h + e % 32]; value q - 32.
  */
-#ifndef LP_MODEL_QUANT_BLOCKS_H
-#define LP_MODEL_QUANT_BLOCKS_H
+#ifndef LP_QUANT_BLOCKS_H
+#define LP_QUANT_BLOCKS_H
 
 #include <stdint.h>
 

@@ -1,9 +1,9 @@
-#include "model/gemm.h"
+#include "backend/cpu/gemm.h"
 
 #include <string.h>
 
 #include "backend/cpu/blas.h"
-#include "model/quant.h"
+#include "quant/quant.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

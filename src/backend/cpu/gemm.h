@@ -15,8 +15,8 @@
  *   the AVX2 kernel              39-48 36-42 45-46
  * so the library wins or ties everywhere, and the kernel was removed.
  */
-#ifndef LP_MODEL_GEMM_H
-#define LP_MODEL_GEMM_H
+#ifndef LP_BACKEND_CPU_GEMM_H
+#define LP_BACKEND_CPU_GEMM_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,17 +1,17 @@
 /*
- * quant.c - element formats: sizes, fp16/bf16, reference (de)quantizers,
- * activation quantization and the matrix-vector entry points.
+ * quant.c - element formats: sizes, fp16/bf16, reference (de)quantizers
+ * and the reference activation quantizer.
  *
- * The dot products themselves live in src/backend/cpu/ (a scalar reference
- * and SIMD variants chosen at run time); this file only walks the rows.
+ * The dot products and the matrix-vector entry points that use them live
+ * in src/backend/cpu/ (matvec.c; a scalar reference and SIMD variants
+ * chosen at run time).
  */
-#include "model/quant.h"
+#include "quant/quant.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "backend/cpu/kernels.h"
-#include "model/quant_blocks.h"
+#include "quant/blocks.h"
 
 int lp_qtype_supported(uint32_t t)
 {
@@ -573,25 +573,6 @@ static void act_q8_256(const float *x, size_t n, struct lp_act_q8_256 *b)
 	}
 }
 
-void lp_q8_act_quantize(enum lp_qtype t, const float *x, size_t n, struct lp_q8_act *a)
-{
-	const struct lp_cpu_kernels *k = lp_cpu_kernels();
-
-	a->n = n;
-	if (is_float_type(t))
-		return;
-	if (is_k_type(t)) {
-		if (k->act_q8_256)
-			k->act_q8_256(x, n, a->blocks);
-		else
-			act_q8_256(x, n, a->blocks);
-	} else if (k->act_q8_32) {
-		k->act_q8_32(x, n, a->blocks);
-	} else {
-		act_q8_32(x, n, a->blocks);
-	}
-}
-
 void lp_q8_act_quantize_ref(enum lp_qtype t, const float *x, size_t n, struct lp_q8_act *a)
 {
 	a->n = n;
@@ -601,45 +582,4 @@ void lp_q8_act_quantize_ref(enum lp_qtype t, const float *x, size_t n, struct lp
 		act_q8_256(x, n, a->blocks);
 	else
 		act_q8_32(x, n, a->blocks);
-}
-
-/* ---- matrix-vector ---- */
-
-static void matvec_rows(const struct lp_cpu_kernels *k, enum lp_qtype t, const void *W,
-			size_t n_cols, const float *x, const struct lp_q8_act *xq, float *y,
-			size_t row_begin, size_t row_end)
-{
-	size_t rb = lp_qtype_row_bytes(t, n_cols), r = row_begin;
-	lp_dot_fn dot = lp_cpu_dot(k, t);
-	lp_dot4_fn dot4 = lp_cpu_dot4(k, t);
-	const void *act = is_float_type(t) ? (const void *)x : xq->blocks;
-
-	if (dot4)
-		for (; r + 4 <= row_end; r += 4)
-			dot4((const unsigned char *)W + r * rb, rb, act, n_cols, y + r);
-	for (; r < row_end; r++)
-		y[r] = dot((const unsigned char *)W + r * rb, act, n_cols);
-}
-
-void lp_matvec_rows(enum lp_qtype t, const void *W, size_t n_cols, const float *x,
-		    const struct lp_q8_act *xq, float *y, size_t row_begin, size_t row_end)
-{
-	matvec_rows(lp_cpu_kernels(), t, W, n_cols, x, xq, y, row_begin, row_end);
-}
-
-void lp_matvec(enum lp_qtype t, const void *W, size_t n_rows, size_t n_cols,
-	       const float *x, const struct lp_q8_act *xq, float *y)
-{
-	matvec_rows(lp_cpu_kernels(), t, W, n_cols, x, xq, y, 0, n_rows);
-}
-
-void lp_matvec_ref(enum lp_qtype t, const void *W, size_t n_rows, size_t n_cols,
-		   const float *x, const struct lp_q8_act *xq, float *y)
-{
-	matvec_rows(lp_cpu_kernels_scalar(), t, W, n_cols, x, xq, y, 0, n_rows);
-}
-
-const char *lp_matvec_kernel_name(void)
-{
-	return lp_cpu_kernels()->name;
 }

@@ -1,6 +1,8 @@
 /*
- * quant.h - tensor element formats: sizes, reference dequantizers and the
- * dot products the forward pass is built on.
+ * quant.h - tensor element formats: sizes, reference (de)quantizers and the
+ * activation format of the integer dot products. It sits below both the
+ * model (model/) and the backends (backend/), which include it; it
+ * includes neither.
  *
  * Type numbers are GGUF's (ggml_type). Block-quantized types store
  * `lp_qtype_block_elems` elements in `lp_qtype_block_bytes` bytes; rows are
@@ -10,11 +12,11 @@
  * Matrix-vector products quantize the activation vector once to 8 bits
  * (struct lp_q8_act, per-32 blocks for the legacy formats and per-256
  * blocks with sums for the K formats, as llama.cpp does) and then take
- * integer dot products with each weight row; float formats use the float
- * vector directly.
+ * integer dot products with each weight row (backend/cpu/matvec.h); float
+ * formats use the float vector directly.
  */
-#ifndef LP_MODEL_QUANT_H
-#define LP_MODEL_QUANT_H
+#ifndef LP_QUANT_QUANT_H
+#define LP_QUANT_QUANT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -58,35 +60,9 @@ struct lp_q8_act {
 size_t lp_q8_act_bytes(enum lp_qtype t, size_t n);
 /* Quantize x[0..n) for dot products with rows of type `t`; `n` is a
  * multiple of t's block and `a->blocks` must hold lp_q8_act_bytes(t, n).
- * Sets a->n; for float types only that. Reentrant (no hidden state). */
-void lp_q8_act_quantize(enum lp_qtype t, const float *x, size_t n, struct lp_q8_act *a);
-/* The scalar reference of lp_q8_act_quantize: the same bytes, slower. */
+ * Sets a->n; for float types only that. Reentrant (no hidden state). The
+ * reference; backend/cpu/matvec.h has the fast lp_q8_act_quantize that
+ * writes the same bytes. */
 void lp_q8_act_quantize_ref(enum lp_qtype t, const float *x, size_t n, struct lp_q8_act *a);
-
-/*
- * y[r] = dot(row r of W, x) for r in [0, n_rows). W has type `t`, `n_cols`
- * elements per row (a multiple of t's block), rows contiguous
- * (lp_qtype_row_bytes apart). `xq` is x quantized for `t` by
- * lp_q8_act_quantize (ignored, and may be NULL, for float types; `x` is
- * then used). Uses the fastest kernel the CPU supports (checked at run
- * time; LPIPE_CPU_KERNELS=scalar in the environment forces the scalar one);
- * lp_matvec_ref is the scalar reference with the same semantics. Both are
- * single-threaded and reentrant.
- */
-void lp_matvec(enum lp_qtype t, const void *W, size_t n_rows, size_t n_cols,
-	       const float *x, const struct lp_q8_act *xq, float *y);
-void lp_matvec_ref(enum lp_qtype t, const void *W, size_t n_rows, size_t n_cols,
-		   const float *x, const struct lp_q8_act *xq, float *y);
-
-/*
- * Rows [row_begin, row_end) of lp_matvec: y[r] for those r only (W and y are
- * the whole matrix and output), so that threads can split the rows. Same
- * kernels as lp_matvec; reentrant.
- */
-void lp_matvec_rows(enum lp_qtype t, const void *W, size_t n_cols, const float *x,
-		    const struct lp_q8_act *xq, float *y, size_t row_begin, size_t row_end);
-
-/* Name of the kernel lp_matvec dispatches to ("avx2", "avx512", "scalar"). */
-const char *lp_matvec_kernel_name(void);
 
 #endif

@@ -1,0 +1,43 @@
+/*
+ * matvec.h - the CPU's matrix-vector products over every weight type, on
+ * the dot kernels of kernels.h (the fastest set the CPU supports, chosen
+ * once at run time), and the fast activation quantizer they take.
+ */
+#ifndef LP_BACKEND_CPU_MATVEC_H
+#define LP_BACKEND_CPU_MATVEC_H
+
+#include <stddef.h>
+
+#include "quant/quant.h"
+
+/* Same bytes as lp_q8_act_quantize_ref (quant/quant.h), with the SIMD
+ * quantizer of the chosen kernel set where it has one. Reentrant. */
+void lp_q8_act_quantize(enum lp_qtype t, const float *x, size_t n, struct lp_q8_act *a);
+
+/*
+ * y[r] = dot(row r of W, x) for r in [0, n_rows). W has type `t`, `n_cols`
+ * elements per row (a multiple of t's block), rows contiguous
+ * (lp_qtype_row_bytes apart). `xq` is x quantized for `t` by
+ * lp_q8_act_quantize (ignored, and may be NULL, for float types; `x` is
+ * then used). Uses the fastest kernel the CPU supports (checked at run
+ * time; LPIPE_CPU_KERNELS=scalar in the environment forces the scalar one);
+ * lp_matvec_ref is the scalar reference with the same semantics. Both are
+ * single-threaded and reentrant.
+ */
+void lp_matvec(enum lp_qtype t, const void *W, size_t n_rows, size_t n_cols,
+	       const float *x, const struct lp_q8_act *xq, float *y);
+void lp_matvec_ref(enum lp_qtype t, const void *W, size_t n_rows, size_t n_cols,
+		   const float *x, const struct lp_q8_act *xq, float *y);
+
+/*
+ * Rows [row_begin, row_end) of lp_matvec: y[r] for those r only (W and y are
+ * the whole matrix and output), so that threads can split the rows. Same
+ * kernels as lp_matvec; reentrant.
+ */
+void lp_matvec_rows(enum lp_qtype t, const void *W, size_t n_cols, const float *x,
+		    const struct lp_q8_act *xq, float *y, size_t row_begin, size_t row_end);
+
+/* Name of the kernel lp_matvec dispatches to ("avx2", "avx512", "scalar"). */
+const char *lp_matvec_kernel_name(void);
+
+#endif
