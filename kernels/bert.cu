@@ -23,25 +23,28 @@ static __device__ double block_sum_d(double v, double *red)
 	return v;
 }
 
-static __global__ void add_layernorm_rows(float *x, size_t ldx, const float *r, size_t ldr,
-					  const float *__restrict__ g,
-					  const float *__restrict__ b, int n, float eps)
+static __global__ void layernorm_rows(float *out, size_t ldo, const float *x, size_t ldx,
+				      const float *r, size_t ldr, const float *__restrict__ g,
+				      const float *__restrict__ b, int n, float eps)
 {
 	__shared__ double red[32];
-	float *row = x + blockIdx.x * ldx;
+	const float *xr = x + blockIdx.x * ldx, *rr = r ? r + blockIdx.x * ldr : NULL;
+	float *o = out + blockIdx.x * ldo;
 	double s = 0, v = 0;
 
-	if (r)
-		for (int j = threadIdx.x; j < n; j += blockDim.x)
-			row[j] += r[blockIdx.x * ldr + j];
 	for (int j = threadIdx.x; j < n; j += blockDim.x)
-		s += row[j];
+		s += rr ? xr[j] + rr[j] : xr[j];
 	double mean = block_sum_d(s, red) / (double)n;
-	for (int j = threadIdx.x; j < n; j += blockDim.x)
-		v += (row[j] - mean) * (row[j] - mean);
+	for (int j = threadIdx.x; j < n; j += blockDim.x) {
+		float e = rr ? xr[j] + rr[j] : xr[j];
+		v += (e - mean) * (e - mean);
+	}
 	float inv = (float)(1.0 / sqrt(block_sum_d(v, red) / (double)n + eps));
-	for (int j = threadIdx.x; j < n; j += blockDim.x)
-		row[j] = ((float)(row[j] - mean)) * inv * g[j] + b[j];
+	/* each thread reads back only the elements it writes: out may be x */
+	for (int j = threadIdx.x; j < n; j += blockDim.x) {
+		float e = rr ? xr[j] + rr[j] : xr[j];
+		o[j] = ((float)(e - mean)) * inv * g[j] + b[j];
+	}
 }
 
 static __device__ __forceinline__ float erf_as(float z)
@@ -109,15 +112,16 @@ static int row_threads(int n)
 	return n >= 1024 ? 512 : n >= 256 ? 256 : n >= 64 ? 128 : 32;
 }
 
-extern "C" cudaError_t lp_cuk_add_layernorm(float *x, size_t ldx, const float *r, size_t ldr,
-					    const float *g, const float *b, int n_rows, int n,
-					    float eps, cudaStream_t stream)
+extern "C" cudaError_t lp_cuk_layernorm(float *out, size_t ldo, const float *x, size_t ldx,
+					const float *r, size_t ldr, const float *g, const float *b,
+					int n_rows, int n, float eps, cudaStream_t stream)
 {
 	if (n_rows < 0 || n <= 0)
 		return cudaErrorInvalidValue;
 	if (n_rows == 0)
 		return cudaSuccess;
-	add_layernorm_rows<<<n_rows, row_threads(n), 0, stream>>>(x, ldx, r, ldr, g, b, n, eps);
+	layernorm_rows<<<n_rows, row_threads(n), 0, stream>>>(out, ldo, x, ldx, r, ldr, g, b, n,
+							      eps);
 	return lpk_launched();
 }
 

@@ -21,13 +21,14 @@ extern "C" {
 #endif
 
 /*
- * x[i, :] = LayerNorm(x[i, :] + r[i, :]) * g + b for i < n_rows, rows of n
- * floats `ldx` (and `ldr`) apart; r may be NULL. Mean and variance are
- * taken in double, as the CPU encoder takes them.
+ * out[i, :] = LayerNorm(x[i, :] + r[i, :]) * g + b for i < n_rows, rows of
+ * n floats `ldo` (`ldx`, `ldr`) apart; r may be NULL (no residual), out
+ * may be x. Mean and variance are taken in double, as the CPU encoder
+ * takes them.
  */
-cudaError_t lp_cuk_add_layernorm(float *x, size_t ldx, const float *r, size_t ldr,
-				 const float *g, const float *b, int n_rows, int n, float eps,
-				 cudaStream_t stream);
+cudaError_t lp_cuk_layernorm(float *out, size_t ldo, const float *x, size_t ldx, const float *r,
+			     size_t ldr, const float *g, const float *b, int n_rows, int n,
+			     float eps, cudaStream_t stream);
 
 /* x[i] = x/2 (1 + erf(x / sqrt 2)), with the CPU's erf (Abramowitz and
  * Stegun 7.1.26), i < n. */

@@ -2,7 +2,7 @@
  * common.cuh - device helpers shared by the kernel families (internal to
  * kernels/; never included from C).
  *
- * The weight block layouts are GGUF's, taken from src/model/quant_blocks.h
+ * The weight block layouts are GGUF's, taken from src/quant/blocks.h
  * so that the CPU and the GPU read the same bytes the same way; that header
  * is C11 and spells its layout checks _Static_assert, which C++ calls
  * static_assert. Its inline helpers are host code: the device versions are
@@ -17,10 +17,10 @@
 #include <stdint.h>
 
 #define _Static_assert static_assert
-#include "model/quant_blocks.h"
+#include "quant/blocks.h"
 #undef _Static_assert
 
-/* GGUF type numbers (enum lp_qtype in model/quant.h). */
+/* GGUF type numbers (enum lp_qtype in quant/quant.h). */
 enum {
 	LPK_F32 = 0, LPK_F16 = 1, LPK_Q4_0 = 2, LPK_Q4_1 = 3, LPK_Q5_0 = 6, LPK_Q5_1 = 7,
 	LPK_Q8_0 = 8, LPK_Q4_K = 12, LPK_Q5_K = 13, LPK_Q6_K = 14, LPK_BF16 = 30,

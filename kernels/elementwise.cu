@@ -1,5 +1,5 @@
 /*
- * elementwise.cu - SiLU-gate, residual and bias adds. expf (not __expf)
+ * elementwise.cu - SiLU-gate and the row add (residual or bias). expf (not __expf)
  * keeps SiLU within a few ulp of the CPU's libm.
  */
 #include "kernels/elementwise.h"
@@ -15,20 +15,12 @@ static __global__ void swiglu_k(const float *gate, const float *up, float *out, 
 	}
 }
 
-static __global__ void add_k(const float *a, const float *b, float *out, size_t n)
+static __global__ void add_rows_k(float *y, const float *x, size_t n, size_t width, size_t ldx)
 {
 	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 
-	if (i < n)
-		out[i] = a[i] + b[i];
-}
-
-static __global__ void add_bias_k(float *y, size_t ldy, const float *bias, int width)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < width)
-		y[blockIdx.y * ldy + i] += bias[i];
+	if (i < n * width)
+		y[i] += x[i / width * ldx + i % width];
 }
 
 extern "C" cudaError_t lp_cuk_swiglu(const float *gate, const float *up, float *out, size_t n,
@@ -40,23 +32,11 @@ extern "C" cudaError_t lp_cuk_swiglu(const float *gate, const float *up, float *
 	return lpk_launched();
 }
 
-extern "C" cudaError_t lp_cuk_add(const float *a, const float *b, float *out, size_t n,
-				  cudaStream_t stream)
+extern "C" cudaError_t lp_cuk_add_rows(float *y, const float *x, size_t n, size_t width,
+				       size_t ldx, cudaStream_t stream)
 {
-	if (n == 0)
+	if (n == 0 || width == 0)
 		return cudaSuccess;
-	add_k<<<lpk_blocks(n, 256), 256, 0, stream>>>(a, b, out, n);
-	return lpk_launched();
-}
-
-extern "C" cudaError_t lp_cuk_add_bias(float *y, size_t ldy, const float *bias, int n_rows,
-				       int width, cudaStream_t stream)
-{
-	if (n_rows < 0 || n_rows > 65535 || width < 0)
-		return cudaErrorInvalidValue;
-	if (n_rows == 0 || width == 0)
-		return cudaSuccess;
-	add_bias_k<<<dim3(lpk_blocks((size_t)width, 256), n_rows), 256, 0, stream>>>(y, ldy, bias,
-										    width);
+	add_rows_k<<<lpk_blocks(n * width, 256), 256, 0, stream>>>(y, x, n, width, ldx);
 	return lpk_launched();
 }

@@ -1,6 +1,6 @@
 /*
- * elementwise.h - the decoder's element-wise kernels: SiLU-gate, residual
- * add, bias add.
+ * elementwise.h - the decoder's element-wise kernels: SiLU-gate and the
+ * residual (or bias) add.
  *
  * Arrays are f32 on the device; `out` may alias an input. Launchers
  * enqueue on `stream`, never synchronize, and return cudaSuccess or the
@@ -19,10 +19,9 @@ extern "C" {
 /* out[i] = silu(gate[i]) * up[i] = gate[i] / (1 + e^-gate[i]) * up[i], i < n. */
 cudaError_t lp_cuk_swiglu(const float *gate, const float *up, float *out, size_t n,
 			  cudaStream_t stream);
-/* out[i] = a[i] + b[i], i < n. */
-cudaError_t lp_cuk_add(const float *a, const float *b, float *out, size_t n, cudaStream_t stream);
-/* y[r * ldy + i] += bias[i] for r < n_rows, i < width. */
-cudaError_t lp_cuk_add_bias(float *y, size_t ldy, const float *bias, int n_rows, int width,
+/* y[t * width + i] += x[t * ldx + i] for t < n, i < width: ldx == width
+ * adds a matrix (the residual), ldx == 0 broadcasts one row (a bias). */
+cudaError_t lp_cuk_add_rows(float *y, const float *x, size_t n, size_t width, size_t ldx,
 			    cudaStream_t stream);
 
 #ifdef __cplusplus

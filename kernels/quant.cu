@@ -1,6 +1,6 @@
 /*
  * quant.cu - dequantizing mat-vec, f16 dequantization for GEMM tiles and
- * row gather, for every weight type of model/quant.h.
+ * row gather, for every weight type of quant/quant.h.
  *
  * All three are built on deq8<T>: the 8 consecutive elements 8g..8g+7 of a
  * row, decoded as lp_dequantize_row decodes them. Eight is the largest run
