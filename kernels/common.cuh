@@ -28,14 +28,18 @@ enum {
 
 #define LPK_WARP 32
 
-static __device__ __forceinline__ float lpk_h2f(uint16_t h)
+/* Decoders are host code too, so that a host program can check them
+ * against the CPU reference without a GPU (tests/gpu/check_decode.cu). */
+#define LPK_HD __host__ __device__ __forceinline__
+
+static LPK_HD float lpk_h2f(uint16_t h)
 {
 	return __half2float(__ushort_as_half(h));
 }
 
 /* Unaligned little-endian 16-bit read (blocks of 18, 22 or 34 bytes put
  * their fields at odd multiples of 2 only; Q6_K's d sits at byte 208). */
-static __device__ __forceinline__ uint16_t lpk_ld16(const uint8_t *p)
+static LPK_HD uint16_t lpk_ld16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] | (p[1] << 8));
 }

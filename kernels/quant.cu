@@ -14,7 +14,7 @@
 
 /* ---- decoding 8 elements -------------------------------------------- */
 
-static __device__ __forceinline__ void scale_min_k(const uint8_t *q, int j, int *sc, int *m)
+static LPK_HD void scale_min_k(const uint8_t *q, int j, int *sc, int *m)
 {
 	if (j < 4) {
 		*sc = q[j] & 63;
@@ -45,9 +45,9 @@ static_assert(sizeof(struct lp_blk_q5_k) == qtraits<LPK_Q5_K>::bytes, "q5_K");
 static_assert(sizeof(struct lp_blk_q6_k) == qtraits<LPK_Q6_K>::bytes, "q6_K");
 
 /* Elements 8g..8g+7 of the row at `row`. */
-template <int T> __device__ __forceinline__ void deq8(const uint8_t *row, int g, float v[8]);
+template <int T> LPK_HD void deq8(const uint8_t *row, int g, float v[8]);
 
-template <> __device__ __forceinline__ void deq8<LPK_Q4_0>(const uint8_t *row, int g, float v[8])
+template <> LPK_HD void deq8<LPK_Q4_0>(const uint8_t *row, int g, float v[8])
 {
 	const uint8_t *b = row + (size_t)(g / 4) * 18, *qs = b + 2 + (g & 1) * 8;
 	float d = lpk_h2f(lpk_ld16(b));
@@ -57,7 +57,7 @@ template <> __device__ __forceinline__ void deq8<LPK_Q4_0>(const uint8_t *row, i
 		v[i] = d * (float)(((qs[i] >> sh) & 0xF) - 8);
 }
 
-template <> __device__ __forceinline__ void deq8<LPK_Q4_1>(const uint8_t *row, int g, float v[8])
+template <> LPK_HD void deq8<LPK_Q4_1>(const uint8_t *row, int g, float v[8])
 {
 	/* 20-byte blocks keep 4-byte alignment: read the header and the 8
 	 * bytes of nibbles as words */
@@ -72,7 +72,7 @@ template <> __device__ __forceinline__ void deq8<LPK_Q4_1>(const uint8_t *row, i
 		v[i] = d * (float)((w[i / 4] >> (8 * (i % 4) + sh)) & 0xF) + m;
 }
 
-template <> __device__ __forceinline__ void deq8<LPK_Q5_0>(const uint8_t *row, int g, float v[8])
+template <> LPK_HD void deq8<LPK_Q5_0>(const uint8_t *row, int g, float v[8])
 {
 	const uint8_t *b = row + (size_t)(g / 4) * 22;
 	const uint8_t *qs = b + 6 + (g & 1) * 8;
@@ -83,7 +83,7 @@ template <> __device__ __forceinline__ void deq8<LPK_Q5_0>(const uint8_t *row, i
 		v[i] = d * (float)((((qs[i] >> sh) & 0xF) | (((hb >> i) & 1) << 4)) - 16);
 }
 
-template <> __device__ __forceinline__ void deq8<LPK_Q5_1>(const uint8_t *row, int g, float v[8])
+template <> LPK_HD void deq8<LPK_Q5_1>(const uint8_t *row, int g, float v[8])
 {
 	const uint8_t *b = row + (size_t)(g / 4) * 24;
 	const uint8_t *qs = b + 8 + (g & 1) * 8;
@@ -94,7 +94,7 @@ template <> __device__ __forceinline__ void deq8<LPK_Q5_1>(const uint8_t *row, i
 		v[i] = d * (float)(((qs[i] >> sh) & 0xF) | (((hb >> i) & 1) << 4)) + m;
 }
 
-template <> __device__ __forceinline__ void deq8<LPK_Q8_0>(const uint8_t *row, int g, float v[8])
+template <> LPK_HD void deq8<LPK_Q8_0>(const uint8_t *row, int g, float v[8])
 {
 	const uint8_t *b = row + (size_t)(g / 4) * 34;
 	const int8_t *qs = (const int8_t *)(b + 2 + (g & 3) * 8);
@@ -106,7 +106,7 @@ template <> __device__ __forceinline__ void deq8<LPK_Q8_0>(const uint8_t *row, i
 
 /* Q4_K and Q5_K share the nibble layout; Q5_K adds the fifth bits. */
 template <bool Q5>
-__device__ __forceinline__ void deq8_k45(const uint8_t *row, int g, float v[8])
+LPK_HD void deq8_k45(const uint8_t *row, int g, float v[8])
 {
 	const uint8_t *b = row + (size_t)(g / 32) * (Q5 ? 176 : 144);
 	int e0 = 8 * (g % 32), c = e0 / 64, l0 = e0 % 32, hi = (e0 / 32) & 1, sc, m;
@@ -123,17 +123,17 @@ __device__ __forceinline__ void deq8_k45(const uint8_t *row, int g, float v[8])
 	}
 }
 
-template <> __device__ __forceinline__ void deq8<LPK_Q4_K>(const uint8_t *row, int g, float v[8])
+template <> LPK_HD void deq8<LPK_Q4_K>(const uint8_t *row, int g, float v[8])
 {
 	deq8_k45<false>(row, g, v);
 }
 
-template <> __device__ __forceinline__ void deq8<LPK_Q5_K>(const uint8_t *row, int g, float v[8])
+template <> LPK_HD void deq8<LPK_Q5_K>(const uint8_t *row, int g, float v[8])
 {
 	deq8_k45<true>(row, g, v);
 }
 
-template <> __device__ __forceinline__ void deq8<LPK_Q6_K>(const uint8_t *row, int g, float v[8])
+template <> LPK_HD void deq8<LPK_Q6_K>(const uint8_t *row, int g, float v[8])
 {
 	const uint8_t *b = row + (size_t)(g / 32) * 210;
 	int e0 = 8 * (g % 32), h = e0 / 128, k = (e0 % 128) / 32, l0 = e0 % 32;
@@ -148,16 +148,16 @@ template <> __device__ __forceinline__ void deq8<LPK_Q6_K>(const uint8_t *row, i
 }
 
 /* Float types: element i of a row. */
-template <int T> __device__ __forceinline__ float ldf(const uint8_t *row, int i);
-template <> __device__ __forceinline__ float ldf<LPK_F32>(const uint8_t *row, int i)
+template <int T> LPK_HD float ldf(const uint8_t *row, int i);
+template <> LPK_HD float ldf<LPK_F32>(const uint8_t *row, int i)
 {
 	return ((const float *)row)[i];
 }
-template <> __device__ __forceinline__ float ldf<LPK_F16>(const uint8_t *row, int i)
+template <> LPK_HD float ldf<LPK_F16>(const uint8_t *row, int i)
 {
 	return __half2float(((const __half *)row)[i]);
 }
-template <> __device__ __forceinline__ float ldf<LPK_BF16>(const uint8_t *row, int i)
+template <> LPK_HD float ldf<LPK_BF16>(const uint8_t *row, int i)
 {
 	return __bfloat162float(((const __nv_bfloat16 *)row)[i]);
 }
@@ -166,8 +166,22 @@ template <> __device__ __forceinline__ float ldf<LPK_BF16>(const uint8_t *row, i
 
 #define MV_WARPS 4
 
+/* 8 activations at x: two 16-byte loads when VEC (x 16-byte aligned). */
+template <bool VEC> static __device__ __forceinline__ void ld8(const float *x, float a[8])
+{
+	if (VEC) {
+		float4 u = ((const float4 *)x)[0], w = ((const float4 *)x)[1];
+		a[0] = u.x; a[1] = u.y; a[2] = u.z; a[3] = u.w;
+		a[4] = w.x; a[5] = w.y; a[6] = w.z; a[7] = w.w;
+	} else {
+#pragma unroll
+		for (int i = 0; i < 8; i++)
+			a[i] = x[i];
+	}
+}
+
 /* One warp per weight row; lanes take the row's groups of 8 in turn. */
-template <int T>
+template <int T, bool VEC>
 static __global__ void __launch_bounds__(MV_WARPS * LPK_WARP)
 matvec_q(const uint8_t *__restrict__ W, size_t row_bytes, int n_rows, int n_cols,
 	 const float *__restrict__ x, size_t ldx, int n_tok, float *__restrict__ y, size_t ldy)
@@ -187,10 +201,10 @@ matvec_q(const uint8_t *__restrict__ W, size_t row_bytes, int n_rows, int n_cols
 #pragma unroll
 		for (int t = 0; t < LP_CUK_MATVEC_MAX_TOK; t++) {
 			if (t < n_tok) {
-				const float4 *xv = (const float4 *)(x + t * ldx + 8 * g);
-				float4 a = xv[0], c = xv[1];
-				acc[t] += v[0] * a.x + v[1] * a.y + v[2] * a.z + v[3] * a.w +
-					  v[4] * c.x + v[5] * c.y + v[6] * c.z + v[7] * c.w;
+				float a[8];
+				ld8<VEC>(x + t * ldx + 8 * g, a);
+				acc[t] += v[0] * a[0] + v[1] * a[1] + v[2] * a[2] + v[3] * a[3] +
+					  v[4] * a[4] + v[5] * a[5] + v[6] * a[6] + v[7] * a[7];
 			}
 		}
 	}
@@ -270,7 +284,7 @@ static __global__ void dequant_f16_f(const uint8_t *__restrict__ W, size_t row_b
 	out[i] = __float2half_rn(ldf<T>(W + r * row_bytes, c));
 }
 
-template <int T>
+template <int T, bool VEC>
 static __global__ void get_rows_q(const uint8_t *__restrict__ W, size_t row_bytes, int n_rows,
 			   int n_cols, const int32_t *__restrict__ ids, int n,
 			   float *__restrict__ out, size_t ldo)
@@ -290,8 +304,14 @@ static __global__ void get_rows_q(const uint8_t *__restrict__ W, size_t row_byte
 		return;
 	}
 	deq8<T>(W + (size_t)id * row_bytes, g, v);
-	((float4 *)o)[0] = make_float4(v[0], v[1], v[2], v[3]);
-	((float4 *)o)[1] = make_float4(v[4], v[5], v[6], v[7]);
+	if (VEC) {
+		((float4 *)o)[0] = make_float4(v[0], v[1], v[2], v[3]);
+		((float4 *)o)[1] = make_float4(v[4], v[5], v[6], v[7]);
+	} else {
+#pragma unroll
+		for (int k = 0; k < 8; k++)
+			o[k] = v[k];
+	}
 }
 
 template <int T>
@@ -371,6 +391,12 @@ static bool shape_ok(int type, int n_rows, int n_cols)
 	return be && n_rows >= 0 && n_cols > 0 && n_cols % be == 0;
 }
 
+/* 1 if every row base p + t * ld (floats) is 16-byte aligned. */
+static bool aligned16(const float *p, size_t ld)
+{
+	return (uintptr_t)p % 16 == 0 && ld % 4 == 0;
+}
+
 template <int T> static cudaError_t launch_matvec(const void *W, size_t rb, int nr, int nc,
 						 const float *x, size_t ldx, int nt, float *y,
 						 size_t ldy, cudaStream_t s)
@@ -379,8 +405,12 @@ template <int T> static cudaError_t launch_matvec(const void *W, size_t rb, int 
 
 	if constexpr (is_float_t<T>())
 		matvec_f<T><<<grid, block, 0, s>>>((const uint8_t *)W, rb, nr, nc, x, ldx, nt, y, ldy);
+	else if (aligned16(x, ldx))
+		matvec_q<T, true><<<grid, block, 0, s>>>((const uint8_t *)W, rb, nr, nc, x, ldx, nt,
+							 y, ldy);
 	else
-		matvec_q<T><<<grid, block, 0, s>>>((const uint8_t *)W, rb, nr, nc, x, ldx, nt, y, ldy);
+		matvec_q<T, false><<<grid, block, 0, s>>>((const uint8_t *)W, rb, nr, nc, x, ldx,
+							  nt, y, ldy);
 	return lpk_launched();
 }
 
@@ -431,8 +461,11 @@ template <int T> static cudaError_t launch_get_rows(const void *W, size_t rb, in
 	if constexpr (is_float_t<T>())
 		get_rows_f<T><<<dim3(lpk_blocks((size_t)nc, bs), n), bs, 0, s>>>(
 			(const uint8_t *)W, rb, nr, nc, ids, n, out, ldo);
+	else if (aligned16(out, ldo))
+		get_rows_q<T, true><<<dim3(lpk_blocks((size_t)nc / 8, bs), n), bs, 0, s>>>(
+			(const uint8_t *)W, rb, nr, nc, ids, n, out, ldo);
 	else
-		get_rows_q<T><<<dim3(lpk_blocks((size_t)nc / 8, bs), n), bs, 0, s>>>(
+		get_rows_q<T, false><<<dim3(lpk_blocks((size_t)nc / 8, bs), n), bs, 0, s>>>(
 			(const uint8_t *)W, rb, nr, nc, ids, n, out, ldo);
 	return lpk_launched();
 }

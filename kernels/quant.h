@@ -8,8 +8,9 @@
  * rows of `n_cols` elements, each row `row_bytes` bytes (whole blocks, as
  * lp_qtype_row_bytes says), all on the device. The values are those of
  * lp_dequantize_row: the same bytes decoded the same way, so that the GPU
- * and the CPU multiply the same numbers. Activation and output pointers
- * must be 16-byte aligned when the type is block-quantized.
+ * and the CPU multiply the same numbers. Q4_1 weights must be 4-byte
+ * aligned (their blocks are read as words); activation rows that are
+ * 16-byte aligned are read 16 bytes at a time, others element-wise.
  *
  * Every launcher enqueues on `stream` and returns cudaSuccess, the launch
  * error, or cudaErrorInvalidValue for an unsupported type or shape; it

@@ -2,8 +2,8 @@
  * topk.cu - per-row top-k by radix select.
  *
  * Key of a score: its float bits made order-preserving as unsigned (sign
- * bit flipped for positives, all bits for negatives), NaN mapped to 0,
- * below every number. Each digit round histograms the keys that match the
+ * bit flipped for positives, all bits for negatives), -0 read as +0, NaN
+ * mapped to 0, below every number. Each digit round histograms the keys that match the
  * prefix found so far (shared-memory bins, then global), and one thread
  * per row walks the bins from the top to the digit that holds the k-th
  * key. After four rounds the k-th key T is known with `remaining`, how
@@ -28,6 +28,8 @@ static __device__ __forceinline__ uint32_t tk_key(float f)
 
 	if (isnan(f))
 		return 0;
+	if (f == 0.0f) /* -0 ties with +0, as the CPU's comparison has it */
+		u = 0;
 	return (u & 0x80000000u) ? ~u : u | 0x80000000u;
 }
 
