@@ -10,7 +10,8 @@
  *   Top-k against lp_topk_select (the CPU scorer's selection) on odd
  *   sizes, ties and NaN: the same indices in the same order, exactly.
  *
- * Lines "maxerr OP CASE ERR TOL", "bandwidth_gbs X", "topk_ms NQ X" and
+ * Lines "maxerr OP CASE ERR TOL", "bandwidth_gbs X", "graph_node_us X"
+ * (cost of one kernel in a replayed CUDA graph), "topk_ms NQ X" and
  * "topk_match NQ OK" are what run.sh reads. Exit 0 when every check
  * passed, 1 when one failed, 77 when there is no GPU.
  *
@@ -396,6 +397,49 @@ static void bandwidth(void)
 	cudaFree(b);
 }
 
+/* ---- launch cost --------------------------------------------------------------- */
+
+static __global__ void nothing(int *p)
+{
+	if (p && threadIdx.x == 1024)
+		*p = 0;
+}
+
+/* Cost of one kernel node in a replayed graph: 500 empty kernels
+ * captured once, replayed, timed; the launch part of the decode floor. */
+static void graph_node_cost(void)
+{
+	const int nodes = 500;
+	cudaStream_t st;
+	cudaGraph_t g;
+	cudaGraphExec_t ge;
+	cudaEvent_t e0, e1;
+	float best = 1e30f;
+
+	CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+	CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+	for (int i = 0; i < nodes; i++)
+		nothing<<<1, 32, 0, st>>>(NULL);
+	CK(cudaStreamEndCapture(st, &g));
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	CK(cudaEventCreate(&e0));
+	CK(cudaEventCreate(&e1));
+	for (int rep = 0; rep < 12; rep++) {
+		float ms;
+		CK(cudaEventRecord(e0, st));
+		CK(cudaGraphLaunch(ge, st));
+		CK(cudaEventRecord(e1, st));
+		CK(cudaEventSynchronize(e1));
+		CK(cudaEventElapsedTime(&ms, e0, e1));
+		if (rep >= 2 && ms < best)
+			best = ms;
+	}
+	printf("graph_node_us %.3f\n", best * 1e3 / nodes);
+	cudaGraphExecDestroy(ge);
+	cudaGraphDestroy(g);
+	cudaStreamDestroy(st);
+}
+
 int main(int argc, char **argv)
 {
 	int n = 0;
@@ -406,6 +450,7 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	bandwidth();
+	graph_node_cost();
 	check_layernorm_gelu();
 	check_softmax_pool();
 	check_topk();
