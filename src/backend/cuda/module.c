@@ -27,15 +27,20 @@ static const char *blas_status_name(cublasStatus_t s)
 	}
 }
 
-static void latch_msg(struct lp_cuda *c, const char *op, const char *why)
+static void latch_status(struct lp_cuda *c, enum lp_status st, const char *op, const char *why)
 {
 	const char *phase = c->host->mem_phase();
 
 	if (c->err != LP_OK)
 		return;
-	c->err = LP_E_DEVICE;
+	c->err = st;
 	snprintf(c->err_msg, sizeof(c->err_msg), "cuda: %s failed during %s: %s", op,
 		 phase ? phase : "run", why);
+}
+
+static void latch_msg(struct lp_cuda *c, const char *op, const char *why)
+{
+	latch_status(c, LP_E_DEVICE, op, why);
 }
 
 void lp_cuda_latch(struct lp_cuda *c, const char *op, const char *fmt, ...)
@@ -57,9 +62,8 @@ int lp_cuda_check(struct lp_cuda *c, const char *op, cudaError_t e)
 		e = cudaStreamSynchronize(c->stream);
 	if (e == cudaSuccess)
 		return 0;
-	if (e == cudaErrorMemoryAllocation)
-		c->err = c->err ? c->err : LP_E_NOMEM;
-	latch_msg(c, op, cudaGetErrorString(e));
+	latch_status(c, e == cudaErrorMemoryAllocation ? LP_E_NOMEM : LP_E_DEVICE, op,
+		     cudaGetErrorString(e));
 	return 1;
 }
 
@@ -76,9 +80,14 @@ enum lp_status lp_cuda_sync(struct lp_backend *be, struct lp_diag *d)
 	struct lp_cuda *c = lp_cuda_of(be);
 	enum lp_status st;
 
-	if (c->recording)
+	if (c->recording) {
+		/* a misuse: drop the recording so the stream works again */
+		cudaGraph_t g = NULL;
+		if (cudaStreamEndCapture(c->stream, &g) == cudaSuccess && g)
+			cudaGraphDestroy(g);
+		c->recording = 0;
 		lp_cuda_latch(c, "sync", "waiting inside a recorded decode step");
-	else {
+	} else {
 		cudaError_t e = cudaStreamSynchronize(c->stream);
 		if (e != cudaSuccess && c->err == LP_OK) {
 			char op[96];
