@@ -163,6 +163,7 @@ struct lp_backend_limits {
 	uint32_t kv_dim;     /* n_head_kv * head_dim */
 	enum lp_qtype kv_type;
 	uint32_t n_head;     /* query heads */
+	uint32_t n_rot;      /* rotated elements per head (rope) */
 };
 
 /* ---- the ops table ---------------------------------------------------- */
@@ -175,10 +176,12 @@ struct lp_backend_ops {
 	/* -- memory -- */
 
 	/* A buffer of `bytes` (64-byte aligned, contents undefined) at
-	 * `place`, counted under `tag`. A backend without a device gives host
-	 * memory for both placements (the CPU backend) but reports the
-	 * placement asked. Returns NULL and fills d (LP_E_NOMEM naming the
-	 * phase and the device) on failure. Free with buf_free. */
+	 * `place`, counted under `tag`: be->place for the backend's working
+	 * memory, LP_BACKEND_HOST for memory the host reads often (a device
+	 * backend may pin it). A backend without a device (the CPU) always
+	 * gives host memory and says so in buf->place. Returns NULL and fills
+	 * d (LP_E_NOMEM naming the phase and the device) on failure. Free
+	 * with buf_free. */
 	struct lp_backend_buf *(*buf_alloc)(struct lp_backend *be, enum lp_backend_place place,
 					    enum lp_mem_tag tag, size_t bytes, struct lp_diag *d);
 	/* Free a buffer of this backend; NULL is a no-op. Waits for queued

@@ -5,7 +5,8 @@ liblpipe_la_SOURCES += \
 	src/backend/cpu/blas.c src/backend/cpu/blas.h \
 	src/backend/cpu/matvec.c src/backend/cpu/matvec.h \
 	src/backend/cpu/gemm.c src/backend/cpu/gemm.h \
-	src/backend/backend.h
+	src/backend/cpu/cpu.c src/backend/cpu/cpu.h src/backend/cpu/attn.c \
+	src/backend/backend.c src/backend/backend.h
 
 check_PROGRAMS += tests/check_blas
 TESTS += tests/check_blas

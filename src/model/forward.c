@@ -1,13 +1,14 @@
 /*
- * forward.c - the transformer, read top to bottom in lp_ctx_step:
+ * forward.c - the transformer, read top to bottom in layer_step:
  * embedding, then per layer RMSNorm -> Q/K/V (+bias) -> RoPE -> cache ->
  * causal grouped-query attention -> output projection -> residual ->
  * RMSNorm -> SwiGLU FFN -> residual, and finally RMSNorm -> logits.
  *
- * Activations are row-major (token, feature). Matrix products quantize the
- * input rows once for the weight type and take lp_matvec over blocks of
- * weight rows, reusing each block for every token of the step while it is
- * in cache; the pool splits the rows between threads.
+ * Every operation is a whole-step op of a backend (backend/backend.h);
+ * this file holds no arithmetic of its own. Activations are row-major
+ * (token, feature). The layers are split into at most two parts, each run
+ * by one backend with its own activations, KV cache and (on a device)
+ * copy of the weights; the residual stream x moves between them.
  */
 #include "model/forward.h"
 
@@ -15,24 +16,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/blas.h"
+#include "backend/cpu/cpu.h"
 #include "core/mem.h"
 #include "core/threadpool.h"
-#include "backend/cpu/gemm.h"
-#include "backend/cpu/matvec.h"
 #include "model/kvcache.h"
 
-struct lp_ctx {
-	const struct lp_model *m;
-	struct lp_ctx_params p;
-	struct lp_kvcache kv;
-	struct lp_pool *pool;
-	uint32_t n_past;
+/* One layer's weights and cache, in its backend's address space. */
+struct layer_w {
+	const float *attn_norm;       /* (n_embd) */
+	struct lp_backend_mat wq;     /* (n_head*head_dim rows, n_embd cols) */
+	struct lp_backend_mat wk;     /* (n_head_kv*head_dim, n_embd) */
+	struct lp_backend_mat wv;     /* (n_head_kv*head_dim, n_embd) */
+	struct lp_backend_mat wo;     /* (n_embd, n_head*head_dim) */
+	const float *bq, *bk, *bv;    /* qwen2's biases, else NULL */
+	const float *ffn_norm;        /* (n_embd) */
+	struct lp_backend_mat w_gate; /* (n_ff, n_embd) */
+	struct lp_backend_mat w_up;   /* (n_ff, n_embd) */
+	struct lp_backend_mat w_down; /* (n_embd, n_ff) */
+	struct lp_backend_kv kv;      /* (n_ctx, kv_dim) keys and values */
+};
 
-	/* Scratch, one tracked block; (n_batch, width) row-major. */
-	uint8_t *scratch;
-	float *x;        /* (n_batch, n_embd) residual stream */
-	float *xb;       /* (n_batch, max(n_embd, q_dim)) normed input */
+/* Layers [l0, l1) on one backend. */
+struct part {
+	struct lp_backend *be;
+	uint32_t l0, l1;
+	int streams;        /* reads a streamed model's mapping in place */
+	int first, last;    /* embeds the tokens / computes the logits */
+
+	/* activations, one buffer; (n_batch, width) row-major */
+	struct lp_backend_buf *act;
+	float *x;        /* (n_batch, n_embd) residual stream, at offset 0 */
+	float *xb;       /* (n_batch, n_embd) normed input */
 	float *xb2;      /* (n_batch, n_embd) projection output */
 	float *q;        /* (n_batch, q_dim) */
 	float *k;        /* (n_batch, kv_dim) */
@@ -40,18 +54,31 @@ struct lp_ctx {
 	float *att;      /* (n_batch, q_dim) attention output */
 	float *hb;       /* (n_batch, n_ff) gate, then SwiGLU */
 	float *hb2;      /* (n_batch, n_ff) up */
-	float *rope_cos; /* (n_batch, n_rot/2) */
-	float *rope_sin;
-	float *att_tmp;  /* (n_threads, n_ctx) attention scores */
-	float *kf, *vf;  /* (n_ctx, kv_dim) one layer's cache as floats, or
-			  * NULL when the cache is F32 and is read in place */
-	float *wf;       /* (n_threads, GEMM_ROWS, wf_cols) dequantized weights */
-	size_t wf_cols;
-	uint8_t *act;    /* (n_batch, act_stride) quantized activations */
-	size_t act_stride;
-	struct lp_q8_act *acts; /* (n_batch) views into act */
 
-	float *logits;   /* (n_vocab) tracked as LP_MEM_LOGITS */
+	struct lp_backend_buf *kv_buf;  /* (layers, 2, n_ctx, kv row) */
+	struct layer_w *w;              /* l1 - l0 */
+	struct lp_backend_mat tok_embd; /* first part: (n_vocab, n_embd) */
+	struct lp_backend_mat output;   /* last part: (n_vocab, n_embd) */
+	const float *output_norm;       /* last part: (n_embd) */
+	struct lp_backend_buf *logits_buf; /* last part: (n_vocab) */
+
+	struct lp_backend_buf **imports; /* weights imported */
+	size_t n_imports;
+};
+
+struct lp_ctx {
+	const struct lp_model *m;
+	struct lp_ctx_params p;
+	struct lp_backend *own;       /* the CPU backend the context opened */
+	struct part parts[2];
+	int n_parts;
+	struct lp_backend_rope rope;
+	uint32_t n_past;
+
+	float *logits;       /* (n_vocab) on the host: the last part's buffer,
+			      * or a copy tracked as LP_MEM_LOGITS */
+	float *logits_copy;  /* that copy, or NULL */
+	float *stage;        /* (n_batch, n_embd) host hop between two device parts */
 };
 
 struct lp_ctx_params lp_ctx_default_params(void)
@@ -74,48 +101,35 @@ static struct lp_ctx_params resolve(const struct lp_model *m, const struct lp_ct
 		r.n_threads = lp_pool_default_threads();
 	if (r.gemm_min == 0)
 		r.gemm_min = 16;
+	if (r.gpu_layers > m->hp.n_layer)
+		r.gpu_layers = m->hp.n_layer;
 	return r;
 }
 
-/* Largest quantized-activation row any matrix of the model needs. */
-static size_t act_stride(const struct lp_model *m)
+/* Layers offloaded: gpu_layers when an offload backend is given (or asked
+ * about, when planning). */
+static uint32_t n_offloaded(const struct lp_ctx_params *r, int planning)
 {
-	size_t best = 0;
-	const struct lp_tensor *ts[2] = { &m->tok_embd, &m->output };
-
-	for (int i = 0; i < 2; i++) {
-		size_t b = lp_q8_act_bytes(ts[i]->type, ts[i]->cols);
-		best = b > best ? b : best;
-	}
-	for (uint32_t il = 0; il < m->hp.n_layer; il++) {
-		const struct lp_layer *l = &m->layers[il];
-		const struct lp_tensor *lt[7] = { &l->wq, &l->wk, &l->wv, &l->wo,
-						  &l->w_gate, &l->w_up, &l->w_down };
-		for (int i = 0; i < 7; i++) {
-			size_t b = lp_q8_act_bytes(lt[i]->type, lt[i]->cols);
-			best = b > best ? b : best;
-		}
-	}
-	return (best + 63) & ~(size_t)63;
+	return r->offload || planning ? r->gpu_layers : 0;
 }
 
 #define ALIGN64(n) (((n) + 63) & ~(size_t)63)
 
-/* Weight rows dequantized at a time for sgemm: 64 rows of 1536 floats
- * are 384 KiB, about what a core's L2 holds. */
-#define GEMM_ROWS 64
-
-/* Lay out the scratch block; with base == NULL only counts bytes. */
-static size_t layout(struct lp_ctx *c, const struct lp_model *m,
-		     const struct lp_ctx_params *p, uint8_t *base)
+static size_t max3(size_t a, size_t b, size_t c)
 {
-	const struct lp_hparams *hp = &m->hp;
-	size_t nb = p->n_batch, E = hp->n_embd, Q = (size_t)hp->n_head * hp->head_dim;
-	size_t KV = (size_t)hp->n_head_kv * hp->head_dim, F = hp->n_ff;
-	size_t off = 0, stride = act_stride(m);
+	size_t m = a > b ? a : b;
+
+	return m > c ? m : c;
+}
+
+/* Lay out a part's activation buffer; with base == NULL only counts. */
+static size_t layout_act(struct part *pt, const struct lp_hparams *hp, size_t nb, float *base)
+{
+	size_t E = hp->n_embd, Q = (size_t)hp->n_head * hp->head_dim;
+	size_t KV = (size_t)hp->n_head_kv * hp->head_dim, F = hp->n_ff, off = 0;
 #define TAKE(field, count) do { \
-		if (base) c->field = (void *)(base + off); \
-		off += ALIGN64((count) * sizeof(*c->field)); \
+		if (base) pt->field = base + off; \
+		off += ALIGN64((count) * sizeof(float)) / sizeof(float); \
 	} while (0)
 	TAKE(x, nb * E);
 	TAKE(xb, nb * (E > Q ? E : Q));
@@ -126,21 +140,53 @@ static size_t layout(struct lp_ctx *c, const struct lp_model *m,
 	TAKE(att, nb * Q);
 	TAKE(hb, nb * F);
 	TAKE(hb2, nb * F);
-	TAKE(rope_cos, nb * (hp->n_rot / 2));
-	TAKE(rope_sin, nb * (hp->n_rot / 2));
-	TAKE(att_tmp, (size_t)p->n_threads * p->n_ctx);
-	TAKE(kf, p->kv_type == LP_Q_F32 ? 0 : (size_t)p->n_ctx * KV);
-	TAKE(vf, p->kv_type == LP_Q_F32 ? 0 : (size_t)p->n_ctx * KV);
-	TAKE(wf, p->gemm_min <= nb ? (size_t)p->n_threads * GEMM_ROWS *
-					     (E > F ? (E > Q ? E : Q) : (F > Q ? F : Q)) : 0);
-	TAKE(act, nb * stride);
-	TAKE(acts, nb);
 #undef TAKE
-	if (c) {
-		c->act_stride = stride;
-		c->wf_cols = E > F ? (E > Q ? E : Q) : (F > Q ? F : Q);
+	return off * sizeof(float);
+}
+
+static struct lp_backend_limits limits(const struct lp_model *m, const struct lp_ctx_params *r)
+{
+	const struct lp_hparams *hp = &m->hp;
+	size_t Q = (size_t)hp->n_head * hp->head_dim;
+
+	return (struct lp_backend_limits){
+		.n_rows = r->n_batch, .max_cols = max3(hp->n_embd, hp->n_ff, Q),
+		.max_rows = max3(hp->n_vocab, hp->n_ff, Q), .n_ctx = r->n_ctx,
+		.kv_dim = hp->n_head_kv * hp->head_dim, .kv_type = r->kv_type,
+		.n_head = hp->n_head, .n_rot = hp->n_rot,
+	};
+}
+
+static size_t tensor_bytes(const struct lp_tensor *t)
+{
+	return t->rows * t->row_bytes;
+}
+
+/* Device bytes of the weights of layers [l0, l1), plus the output
+ * (with its norm) when `last` and the embedding when `first`. */
+static size_t weight_bytes(const struct lp_model *m, uint32_t l0, uint32_t l1, int first,
+			   int last)
+{
+	size_t E = m->hp.n_embd, b = 0;
+
+	for (uint32_t il = l0; il < l1; il++) {
+		const struct lp_layer *l = &m->layers[il];
+		const struct lp_tensor *ts[7] = { &l->wq, &l->wk, &l->wv, &l->wo,
+						  &l->w_gate, &l->w_up, &l->w_down };
+		for (int i = 0; i < 7; i++)
+			b += tensor_bytes(ts[i]);
+		b += 2 * E * sizeof(float);
+		if (l->bq)
+			b += (l->wq.rows + 2 * l->wk.rows) * sizeof(float);
 	}
-	return off;
+	if (first)
+		b += tensor_bytes(&m->tok_embd);
+	if (last) {
+		if (!first || m->output.data != m->tok_embd.data)
+			b += tensor_bytes(&m->output);
+		b += E * sizeof(float);
+	}
+	return b;
 }
 
 void lp_ctx_plan_bytes(const struct lp_model *m, const struct lp_ctx_params *p,
@@ -148,11 +194,196 @@ void lp_ctx_plan_bytes(const struct lp_model *m, const struct lp_ctx_params *p,
 {
 	struct lp_ctx_params r = resolve(m, p);
 	const struct lp_hparams *hp = &m->hp;
+	struct lp_backend_limits lim = limits(m, &r);
+	uint32_t g = n_offloaded(&r, 1), L = hp->n_layer;
+	size_t act = layout_act(NULL, hp, r.n_batch, NULL);
+	size_t kv_layer = lp_kvcache_bytes_per_token(1, lim.kv_dim, hp->head_dim, r.kv_type) *
+			  (size_t)r.n_ctx;
+	size_t logits = (size_t)hp->n_vocab * sizeof(float);
 
-	out->kv = (size_t)r.n_ctx * lp_kvcache_bytes_per_token(
-		hp->n_layer, hp->n_head_kv * hp->head_dim, hp->head_dim, r.kv_type);
-	out->scratch = layout(NULL, m, &r, NULL);
-	out->logits = (size_t)hp->n_vocab * sizeof(float);
+	memset(out, 0, sizeof(*out));
+	out->logits = logits;
+	if (g < L) {
+		const struct lp_backend *be = r.backend;
+		out->kv = kv_layer * (L - g);
+		out->scratch = act + (be ? be->ops->scratch_bytes(be, &lim) :
+				      lp_backend_cpu_scratch_bytes(r.n_threads, r.gemm_min, &lim));
+	}
+	if (g > 0) {
+		const struct lp_backend *be = r.offload;
+		out->gpu_kv = kv_layer * g;
+		out->gpu_scratch = act + (be ? be->ops->scratch_bytes(be, &lim) :
+					  lp_backend_cpu_scratch_bytes(1, r.gemm_min, &lim));
+		if (g == L)
+			out->gpu_scratch += logits;
+		out->gpu_weights = weight_bytes(m, 0, g, 1, g == L);
+	}
+}
+
+/* ---- making a context -------------------------------------------------- */
+
+static enum lp_mem_tag tag_for(const struct lp_backend *be, enum lp_mem_tag host,
+			       enum lp_mem_tag device)
+{
+	return be->place == LP_BACKEND_HOST ? host : device;
+}
+
+/* Make `bytes` at host address `src` readable by the part's backend;
+ * NULL (d filled) on failure. */
+static const void *import(struct part *pt, const void *src, size_t bytes, struct lp_diag *d)
+{
+	struct lp_backend_buf *b;
+
+	if (!src)
+		return NULL;
+	b = pt->be->ops->import(pt->be, src, bytes, LP_MEM_GPU_WEIGHTS, d);
+	if (!b)
+		return NULL;
+	pt->imports[pt->n_imports++] = b;
+	return b->data;
+}
+
+static enum lp_status import_mat(struct part *pt, const struct lp_tensor *t,
+				 struct lp_backend_mat *out, struct lp_diag *d)
+{
+	if (!pt->be->ops->supports(pt->be, t->type))
+		return lp_diag_set(d, LP_E_MODEL, NULL, 0, 0,
+				   "the %s backend cannot multiply %s weights ('%s')",
+				   pt->be->name, lp_qtype_name(t->type), t->name);
+	*out = (struct lp_backend_mat){ t->type, NULL, t->rows, t->cols, t->row_bytes };
+	out->data = import(pt, t->data, tensor_bytes(t), d);
+	return out->data ? LP_OK : LP_E_NOMEM;
+}
+
+/* Import a vector of n floats (NULL stays NULL). */
+static enum lp_status import_vec(struct part *pt, const float *v, size_t n, const float **out,
+				 struct lp_diag *d)
+{
+	*out = v ? import(pt, v, n * sizeof(float), d) : NULL;
+	return v && !*out ? LP_E_NOMEM : LP_OK;
+}
+
+static enum lp_status import_layer(struct lp_ctx *c, struct part *pt, uint32_t il,
+				   struct lp_diag *d)
+{
+	const struct lp_layer *l = &c->m->layers[il];
+	struct layer_w *w = &pt->w[il - pt->l0];
+	size_t E = c->m->hp.n_embd;
+	enum lp_status st;
+
+	if ((st = import_vec(pt, l->attn_norm, E, &w->attn_norm, d)) ||
+	    (st = import_mat(pt, &l->wq, &w->wq, d)) || (st = import_mat(pt, &l->wk, &w->wk, d)) ||
+	    (st = import_mat(pt, &l->wv, &w->wv, d)) || (st = import_mat(pt, &l->wo, &w->wo, d)) ||
+	    (st = import_vec(pt, l->bq, l->wq.rows, &w->bq, d)) ||
+	    (st = import_vec(pt, l->bk, l->wk.rows, &w->bk, d)) ||
+	    (st = import_vec(pt, l->bv, l->wv.rows, &w->bv, d)) ||
+	    (st = import_vec(pt, l->ffn_norm, E, &w->ffn_norm, d)) ||
+	    (st = import_mat(pt, &l->w_gate, &w->w_gate, d)) ||
+	    (st = import_mat(pt, &l->w_up, &w->w_up, d)) ||
+	    (st = import_mat(pt, &l->w_down, &w->w_down, d)))
+		return st;
+	return LP_OK;
+}
+
+/* Set up part `pt` (its be, l0, l1, first, last already set). */
+static enum lp_status part_init(struct lp_ctx *c, struct part *pt, struct lp_diag *d)
+{
+	const struct lp_model *m = c->m;
+	const struct lp_hparams *hp = &m->hp;
+	const struct lp_backend_ops *ops = pt->be->ops;
+	struct lp_backend_limits lim = limits(m, &c->p);
+	uint32_t n_layers = pt->l1 - pt->l0;
+	size_t kv_row = lp_qtype_row_bytes(c->p.kv_type, lim.kv_dim);
+	size_t kv_half = (size_t)n_layers * c->p.n_ctx * kv_row;
+	size_t act_bytes = layout_act(NULL, hp, c->p.n_batch, NULL);
+	enum lp_status st;
+
+	pt->streams = lp_model_streamed(m) && pt->be->place == LP_BACKEND_HOST;
+	pt->w = calloc(n_layers ? n_layers : 1, sizeof(*pt->w));
+	pt->imports = calloc((size_t)n_layers * 12 + 4, sizeof(*pt->imports));
+	if (!pt->w || !pt->imports)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "cannot allocate a context");
+	if (!lp_kvcache_bytes_per_token(1, lim.kv_dim, hp->head_dim, c->p.kv_type))
+		return lp_diag_set(d, LP_E_USAGE, NULL, 0, 0,
+				   "KV cache type '%s' needs a head size that is a multiple of %zu, not %u",
+				   lp_qtype_name(c->p.kv_type), lp_qtype_block_elems(c->p.kv_type),
+				   hp->head_dim);
+	pt->kv_buf = ops->buf_alloc(pt->be, pt->be->place,
+				    tag_for(pt->be, LP_MEM_KV, LP_MEM_GPU_KV), 2 * kv_half, d);
+	if (!pt->kv_buf)
+		return LP_E_NOMEM;
+	pt->act = ops->buf_alloc(pt->be, pt->be->place,
+				 tag_for(pt->be, LP_MEM_SCRATCH, LP_MEM_GPU_SCRATCH), act_bytes, d);
+	if (!pt->act)
+		return LP_E_NOMEM;
+	layout_act(pt, hp, c->p.n_batch, pt->act->data);
+	if (pt->last) {
+		pt->logits_buf = ops->buf_alloc(pt->be, pt->be->place,
+						tag_for(pt->be, LP_MEM_LOGITS, LP_MEM_GPU_SCRATCH),
+						(size_t)hp->n_vocab * sizeof(float), d);
+		if (!pt->logits_buf)
+			return LP_E_NOMEM;
+	}
+	if ((st = ops->reserve(pt->be, &lim, d)))
+		return st;
+	for (uint32_t il = pt->l0; il < pt->l1; il++) {
+		struct lp_backend_kv *kv = &pt->w[il - pt->l0].kv;
+		size_t at = (size_t)(il - pt->l0) * c->p.n_ctx * kv_row;
+		*kv = (struct lp_backend_kv){ c->p.kv_type, c->p.n_ctx, lim.kv_dim, kv_row,
+					      lp_backend_at(pt->kv_buf, at),
+					      lp_backend_at(pt->kv_buf, kv_half + at) };
+		if ((st = import_layer(c, pt, il, d)))
+			return st;
+	}
+	if (pt->first && (st = import_mat(pt, &m->tok_embd, &pt->tok_embd, d)))
+		return st;
+	if (pt->last) {
+		if (pt->first && m->output.data == m->tok_embd.data)
+			pt->output = pt->tok_embd;
+		else if ((st = import_mat(pt, &m->output, &pt->output, d)))
+			return st;
+		if ((st = import_vec(pt, m->output_norm, hp->n_embd, &pt->output_norm, d)))
+			return st;
+	}
+	return LP_OK;
+}
+
+static void part_release(struct part *pt)
+{
+	if (!pt->be)
+		return;
+	for (size_t i = 0; i < pt->n_imports; i++)
+		pt->be->ops->buf_free(pt->be, pt->imports[i]);
+	pt->be->ops->buf_free(pt->be, pt->logits_buf);
+	pt->be->ops->buf_free(pt->be, pt->act);
+	pt->be->ops->buf_free(pt->be, pt->kv_buf);
+	free(pt->imports);
+	free(pt->w);
+}
+
+/* Split the layers between the offload backend and the host one. */
+static enum lp_status plan_parts(struct lp_ctx *c, struct lp_diag *d)
+{
+	uint32_t L = c->m->hp.n_layer, g = n_offloaded(&c->p, 0);
+	struct lp_backend *host = c->p.backend;
+	enum lp_status st;
+
+	if (g > 0)
+		c->parts[c->n_parts++] = (struct part){ .be = c->p.offload, .l0 = 0, .l1 = g };
+	if (g < L) {
+		if (!host) {
+			struct lp_backend_params bp = lp_backend_default_params();
+			bp.n_threads = c->p.n_threads;
+			bp.gemm_min = c->p.gemm_min;
+			if ((st = lp_backend_cpu_open(&bp, &c->own, d)))
+				return st;
+			host = c->own;
+		}
+		c->parts[c->n_parts++] = (struct part){ .be = host, .l0 = g, .l1 = L };
+	}
+	c->parts[0].first = 1;
+	c->parts[c->n_parts - 1].last = 1;
+	return LP_OK;
 }
 
 enum lp_status lp_ctx_new(const struct lp_model *m, const struct lp_ctx_params *p,
@@ -160,7 +391,7 @@ enum lp_status lp_ctx_new(const struct lp_model *m, const struct lp_ctx_params *
 {
 	const struct lp_hparams *hp = &m->hp;
 	struct lp_ctx *c;
-	size_t scratch_bytes;
+	struct part *last;
 	enum lp_status st;
 
 	*out = NULL;
@@ -170,30 +401,32 @@ enum lp_status lp_ctx_new(const struct lp_model *m, const struct lp_ctx_params *
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "cannot allocate a context");
 	c->m = m;
 	c->p = resolve(m, p);
-	st = lp_kvcache_init(&c->kv, hp->n_layer, c->p.n_ctx, hp->n_head_kv * hp->head_dim,
-			     hp->head_dim, c->p.kv_type, d);
-	if (st)
+	c->rope = (struct lp_backend_rope){ hp->rope_mode, hp->head_dim, hp->n_rot,
+					    hp->rope_base };
+	if ((st = plan_parts(c, d)))
 		goto fail;
-	scratch_bytes = layout(NULL, m, &c->p, NULL);
-	c->scratch = lp_mem_alloc(LP_MEM_SCRATCH, scratch_bytes, d);
-	if (!c->scratch) {
-		st = LP_E_NOMEM;
-		goto fail;
+	for (int i = 0; i < c->n_parts; i++)
+		if ((st = part_init(c, &c->parts[i], d)))
+			goto fail;
+	last = &c->parts[c->n_parts - 1];
+	if (last->logits_buf->host) {
+		c->logits = last->logits_buf->host;
+	} else {
+		c->logits_copy = lp_mem_calloc(LP_MEM_LOGITS, hp->n_vocab, sizeof(float), d);
+		if (!c->logits_copy) {
+			st = LP_E_NOMEM;
+			goto fail;
+		}
+		c->logits = c->logits_copy;
 	}
-	lp_mem_commit(c->scratch, scratch_bytes);
-	layout(c, m, &c->p, c->scratch);
-	if (c->p.kv_type == LP_Q_F32)
-		c->kf = c->vf = NULL;
-	c->logits = lp_mem_calloc(LP_MEM_LOGITS, hp->n_vocab, sizeof(float), d);
-	if (!c->logits) {
-		st = LP_E_NOMEM;
-		goto fail;
+	if (c->n_parts == 2 && !c->parts[0].act->host && !c->parts[1].act->host) {
+		c->stage = lp_mem_alloc(LP_MEM_SCRATCH, (size_t)c->p.n_batch * hp->n_embd *
+					sizeof(float), d);
+		if (!c->stage) {
+			st = LP_E_NOMEM;
+			goto fail;
+		}
 	}
-	if ((st = lp_blas_load(d)) || (st = lp_pool_new(c->p.n_threads, &c->pool, d)))
-		goto fail;
-	/* sgemm runs inside our own workers, one block each: OpenBLAS must
-	 * not start threads of its own on top. */
-	lp_blas_set_threads(1);
 	*out = c;
 	return LP_OK;
 fail:
@@ -205,10 +438,11 @@ void lp_ctx_free(struct lp_ctx *c)
 {
 	if (!c)
 		return;
-	lp_pool_free(c->pool);
-	lp_mem_free(c->logits);
-	lp_mem_free(c->scratch);
-	lp_kvcache_release(&c->kv);
+	for (int i = 0; i < c->n_parts; i++)
+		part_release(&c->parts[i]);
+	lp_mem_free(c->logits_copy);
+	lp_mem_free(c->stage);
+	lp_backend_free(c->own);
 	free(c);
 }
 
@@ -216,317 +450,142 @@ const float *lp_ctx_logits(const struct lp_ctx *c) { return c->logits; }
 void lp_ctx_reset(struct lp_ctx *c) { c->n_past = 0; }
 uint32_t lp_ctx_n_past(const struct lp_ctx *c) { return c->n_past; }
 uint32_t lp_ctx_n_ctx(const struct lp_ctx *c) { return c->p.n_ctx; }
-int lp_ctx_n_threads(const struct lp_ctx *c) { return lp_pool_size(c->pool); }
+int lp_ctx_n_threads(const struct lp_ctx *c) { return c->parts[c->n_parts - 1].be->n_threads; }
 const struct lp_model *lp_ctx_model(const struct lp_ctx *c) { return c->m; }
 
-/* ---- matrix products ------------------------------------------------- */
-
-struct matmul_job {
-	const struct lp_tensor *W;
-	const float *X;              /* (n, W->cols) */
-	const struct lp_q8_act *xq;  /* (n) or NULL for float weights */
-	float *Y;                    /* (n, ldy), columns [0, W->rows) */
-	size_t n, ldy;
-};
-
-static int is_float_type(enum lp_qtype t)
+uint32_t lp_ctx_gpu_layers(const struct lp_ctx *c)
 {
-	return t == LP_Q_F32 || t == LP_Q_F16 || t == LP_Q_BF16;
-}
-
-static void quantize_task(void *arg, size_t b, size_t e, int tid)
-{
-	struct matmul_job *j = arg;
-	struct lp_q8_act *xq = (struct lp_q8_act *)j->xq;
-
-	for (size_t i = b; i < e; i++)
-		lp_q8_act_quantize(j->W->type, j->X + i * j->W->cols, j->W->cols, &xq[i]);
-}
-
-/* Rows [r0, r1) for every token, a cache-sized block of rows at a time. */
-static void matmul_task(void *arg, size_t r0, size_t r1, int tid)
-{
-	const struct matmul_job *j = arg;
-	const struct lp_tensor *W = j->W;
-	size_t block = j->n == 1 ? r1 - r0 : 32768 / W->row_bytes + 1;
-
-	for (size_t b = r0; b < r1; b += block) {
-		size_t e = b + block < r1 ? b + block : r1;
-		const uint8_t *w = (const uint8_t *)W->data + b * W->row_bytes;
-		for (size_t t = 0; t < j->n; t++)
-			lp_matvec(W->type, w, e - b, W->cols, j->X + t * W->cols,
-				  j->xq ? &j->xq[t] : NULL, j->Y + t * j->ldy + b);
-	}
-}
-
-struct gemm_job {
-	struct lp_ctx *c;
-	const struct lp_tensor *W;
-	const float *X;
-	float *Y;
-	size_t n, ldy;
-};
-
-/* Rows [r0, r1) (a multiple of GEMM_ROWS apart): dequantize a block to
- * float, then Y[:, block] = X W_block^T. */
-static void gemm_task(void *arg, size_t r0, size_t r1, int tid)
-{
-	const struct gemm_job *j = arg;
-	const struct lp_tensor *W = j->W;
-	size_t cols = W->cols;
-	float *wf = j->c->wf + (size_t)tid * GEMM_ROWS * (j->c->wf_cols);
-
-	for (size_t b = r0; b < r1; b += GEMM_ROWS) {
-		size_t rb = r1 - b < GEMM_ROWS ? r1 - b : GEMM_ROWS;
-		const float *blk = wf;
-		if (W->type == LP_Q_F32)
-			blk = (const float *)((const uint8_t *)W->data + b * W->row_bytes);
-		else
-			for (size_t r = 0; r < rb; r++)
-				lp_dequantize_row(W->type, (const uint8_t *)W->data +
-						  (b + r) * W->row_bytes, wf + r * cols, cols);
-		lp_gemm_nt(j->n, rb, cols, j->X, cols, blk, cols, j->Y + b, j->ldy);
-	}
-}
-
-/* Y[t] = W X[t] for t < n; Y rows are `ldy` floats apart. */
-static void matmul(struct lp_ctx *c, const struct lp_tensor *W, const float *X, size_t n,
-		   float *Y, size_t ldy)
-{
-	struct matmul_job j = { W, X, NULL, Y, n, ldy };
-
-	if (n >= c->p.gemm_min) {
-		struct gemm_job g = { c, W, X, Y, n, ldy };
-		lp_pool_for(c->pool, W->rows, GEMM_ROWS, gemm_task, &g);
-		return;
-	}
-	if (!is_float_type(W->type)) {
-		for (size_t t = 0; t < n; t++)
-			c->acts[t] = (struct lp_q8_act){ 0, c->act + t * c->act_stride,
-							 c->act_stride };
-		j.xq = c->acts;
-		lp_pool_for(c->pool, n, 4, quantize_task, &j);
-	}
-	lp_pool_for(c->pool, W->rows, 8, matmul_task, &j);
-}
-
-/* ---- element-wise pieces --------------------------------------------- */
-
-static void rmsnorm(float *out, const float *x, const float *w, size_t n, float eps)
-{
-	double ss = 0;
-
-	for (size_t i = 0; i < n; i++)
-		ss += (double)x[i] * x[i];
-	float scale = (float)(1.0 / sqrt(ss / (double)n + eps));
-	for (size_t i = 0; i < n; i++)
-		out[i] = x[i] * scale * w[i];
-}
-
-/* cos/sin of pos*base^(-2i/n_rot) for every token of the step, shared by
- * all layers and heads. */
-static void rope_tables(struct lp_ctx *c, uint32_t pos, size_t n)
-{
-	const struct lp_hparams *hp = &c->m->hp;
-	size_t half = hp->n_rot / 2;
-
-	for (size_t t = 0; t < n; t++)
-		for (size_t i = 0; i < half; i++) {
-			double theta = (double)(pos + t) *
-				       pow(hp->rope_base, -2.0 * (double)i / hp->n_rot);
-			c->rope_cos[t * half + i] = (float)cos(theta);
-			c->rope_sin[t * half + i] = (float)sin(theta);
-		}
-}
-
-/* Rotate the first n_rot elements of each of `n_heads` heads of one token. */
-static void rope(const struct lp_hparams *hp, float *vec, size_t n_heads,
-		 const float *cs, const float *sn)
-{
-	size_t half = hp->n_rot / 2;
-
-	for (size_t h = 0; h < n_heads; h++) {
-		float *x = vec + h * hp->head_dim;
-		for (size_t i = 0; i < half; i++) {
-			/* adjacent: (x[2i], x[2i+1]); neox: (x[i], x[i+half]) */
-			size_t a = hp->rope_mode == LP_ROPE_ADJACENT ? 2 * i : i;
-			size_t b = hp->rope_mode == LP_ROPE_ADJACENT ? 2 * i + 1 : i + half;
-			float x0 = x[a], x1 = x[b];
-			x[a] = x0 * cs[i] - x1 * sn[i];
-			x[b] = x0 * sn[i] + x1 * cs[i];
-		}
-	}
-}
-
-static void add_bias(float *y, const float *b, size_t n, size_t width)
-{
-	if (!b)
-		return;
-	for (size_t t = 0; t < n; t++)
-		for (size_t i = 0; i < width; i++)
-			y[t * width + i] += b[i];
-}
-
-/* ---- attention ------------------------------------------------------- */
-
-struct attn_job {
-	struct lp_ctx *c;
-	const float *K, *V;   /* (positions, kv_dim) floats of this layer */
-	uint32_t pos;
-	const uint16_t *K16, *V16;  /* or the F16 cache rows read in place */
-};
-
-/* One (token, head) pair: causal softmax attention over the cache. */
-static void attn_one(const struct attn_job *j, size_t t, size_t h, int tid)
-{
-	const struct lp_ctx *c = j->c;
-	const struct lp_hparams *hp = &c->m->hp;
-	size_t hd = hp->head_dim, Q = (size_t)hp->n_head * hd;
-	size_t KV = (size_t)hp->n_head_kv * hd;
-	size_t kvo = h / (hp->n_head / hp->n_head_kv) * hd;
-	uint32_t n_pos = j->pos + (uint32_t)t + 1;
-	float *score = c->att_tmp + (size_t)tid * c->p.n_ctx;
-	const float *q = c->q + t * Q + h * hd;
-	float *out = c->att + t * Q + h * hd;
-	float scale = 1.0f / sqrtf((float)hd), max = -INFINITY, sum = 0;
-
-	if (j->K16)
-		lp_attn_scores_f16(q, j->K16 + kvo, KV, hd, n_pos, scale, score);
-	else
-		for (uint32_t s = 0; s < n_pos; s++)
-			score[s] = lp_dot_f32(q, j->K + s * KV + kvo, hd) * scale;
-	for (uint32_t s = 0; s < n_pos; s++)
-		max = score[s] > max ? score[s] : max;
-	for (uint32_t s = 0; s < n_pos; s++) {
-		score[s] = expf(score[s] - max);
-		sum += score[s];
-	}
-	if (j->V16) {
-		for (uint32_t s = 0; s < n_pos; s++)
-			score[s] /= sum;
-		lp_attn_mix_f16(score, j->V16 + kvo, KV, hd, n_pos, out);
-		return;
-	}
-	memset(out, 0, hd * sizeof(float));
-	for (uint32_t s = 0; s < n_pos; s++) {
-		lp_axpy_f32(hd, score[s] / sum, j->V + s * KV + kvo, out);
-	}
-}
-
-static void attn_task(void *arg, size_t b, size_t e, int tid)
-{
-	const struct attn_job *j = arg;
-	size_t n_head = j->c->m->hp.n_head;
-
-	for (size_t i = b; i < e; i++)
-		attn_one(j, i / n_head, i % n_head, tid);
-}
-
-struct kv_job {
-	struct lp_ctx *c;
-	uint32_t layer;
-};
-
-static void kv_convert_task(void *arg, size_t b, size_t e, int tid)
-{
-	const struct kv_job *j = arg;
-	size_t KV = j->c->kv.kv_dim;
-
-	lp_kvcache_to_f32(&j->c->kv, j->layer, (uint32_t)b, (uint32_t)e, j->c->kf + b * KV,
-			  j->c->vf + b * KV);
-}
-
-/* Attention of the step's n tokens (their K/V already cached). */
-static void attention(struct lp_ctx *c, uint32_t il, uint32_t pos, size_t n)
-{
-	struct attn_job aj = { c, NULL, NULL, pos, NULL, NULL };
-
-	if (c->kv.type == LP_Q_F16 && n < 4) {
-		/* a few tokens read each row once per head: in place beats a
-		 * conversion pass over the whole layer */
-		aj.K16 = lp_kvcache_k(&c->kv, il, 0);
-		aj.V16 = lp_kvcache_v(&c->kv, il, 0);
-	} else if (c->kf) {
-		struct kv_job kj = { c, il };
-		lp_pool_for(c->pool, pos + n, 16, kv_convert_task, &kj);
-		aj.K = c->kf;
-		aj.V = c->vf;
-	} else {
-		aj.K = lp_kvcache_k(&c->kv, il, 0);
-		aj.V = lp_kvcache_v(&c->kv, il, 0);
-	}
-	lp_pool_for(c->pool, n * c->m->hp.n_head, 1, attn_task, &aj);
+	return n_offloaded(&c->p, 0);
 }
 
 /* ---- the step -------------------------------------------------------- */
 
-static void layer_step(struct lp_ctx *c, uint32_t il, uint32_t pos, size_t n)
+static void layer_step(struct lp_ctx *c, struct part *pt, uint32_t il, uint32_t pos, size_t n)
 {
 	const struct lp_hparams *hp = &c->m->hp;
-	const struct lp_layer *l = &c->m->layers[il];
+	const struct layer_w *w = &pt->w[il - pt->l0];
+	struct lp_backend *be = pt->be;
+	const struct lp_backend_ops *op = be->ops;
 	size_t E = hp->n_embd, Q = (size_t)hp->n_head * hp->head_dim;
-	size_t KV = (size_t)hp->n_head_kv * hp->head_dim, F = hp->n_ff, half = hp->n_rot / 2;
+	size_t KV = (size_t)hp->n_head_kv * hp->head_dim, F = hp->n_ff;
+	struct lp_backend_attn attn = {
+		.q = pt->q, .out = pt->att, .kv = &w->kv, .n = (uint32_t)n, .pos0 = pos,
+		.n_head = hp->n_head, .n_head_kv = hp->n_head_kv, .head_dim = hp->head_dim,
+		.scale = 1.0f / sqrtf((float)hp->head_dim),
+	};
+
 	/* attention block */
-	for (size_t t = 0; t < n; t++)
-		rmsnorm(c->xb + t * E, c->x + t * E, l->attn_norm, E, hp->norm_eps);
-	matmul(c, &l->wq, c->xb, n, c->q, Q);
-	matmul(c, &l->wk, c->xb, n, c->k, KV);
-	matmul(c, &l->wv, c->xb, n, c->v, KV);
-	add_bias(c->q, l->bq, n, Q);
-	add_bias(c->k, l->bk, n, KV);
-	add_bias(c->v, l->bv, n, KV);
-	for (size_t t = 0; t < n; t++) {
-		rope(hp, c->q + t * Q, hp->n_head, c->rope_cos + t * half, c->rope_sin + t * half);
-		rope(hp, c->k + t * KV, hp->n_head_kv, c->rope_cos + t * half,
-		     c->rope_sin + t * half);
-		lp_kvcache_store(&c->kv, il, pos + (uint32_t)t, c->k + t * KV, c->v + t * KV);
+	op->rmsnorm(be, pt->xb, pt->x, w->attn_norm, n, E, hp->norm_eps);
+	op->matmul(be, &w->wq, pt->xb, n, pt->q, Q);
+	op->matmul(be, &w->wk, pt->xb, n, pt->k, KV);
+	op->matmul(be, &w->wv, pt->xb, n, pt->v, KV);
+	if (w->bq) {
+		op->add(be, pt->q, w->bq, n, Q, 0);
+		op->add(be, pt->k, w->bk, n, KV, 0);
+		op->add(be, pt->v, w->bv, n, KV, 0);
 	}
-	attention(c, il, pos, n);
-	matmul(c, &l->wo, c->att, n, c->xb2, E);
-	for (size_t i = 0; i < n * E; i++)
-		c->x[i] += c->xb2[i];
+	op->rope(be, pt->q, n, hp->n_head, pos, &c->rope);
+	op->rope(be, pt->k, n, hp->n_head_kv, pos, &c->rope);
+	op->kv_store(be, &w->kv, pos, n, pt->k, pt->v);
+	op->attention(be, &attn);
+	op->matmul(be, &w->wo, pt->att, n, pt->xb2, E);
+	op->add(be, pt->x, pt->xb2, n, E, E);
 
 	/* feed-forward block: down(silu(gate x) * up x) */
-	for (size_t t = 0; t < n; t++)
-		rmsnorm(c->xb + t * E, c->x + t * E, l->ffn_norm, E, hp->norm_eps);
-	matmul(c, &l->w_gate, c->xb, n, c->hb, F);
-	matmul(c, &l->w_up, c->xb, n, c->hb2, F);
-	for (size_t i = 0; i < n * F; i++) {
-		float g = c->hb[i];
-		c->hb[i] = g / (1.0f + expf(-g)) * c->hb2[i];
-	}
-	matmul(c, &l->w_down, c->hb, n, c->xb2, E);
-	for (size_t i = 0; i < n * E; i++)
-		c->x[i] += c->xb2[i];
+	op->rmsnorm(be, pt->xb, pt->x, w->ffn_norm, n, E, hp->norm_eps);
+	op->matmul(be, &w->w_gate, pt->xb, n, pt->hb, F);
+	op->matmul(be, &w->w_up, pt->xb, n, pt->hb2, F);
+	op->swiglu(be, pt->hb, pt->hb, pt->hb2, n * F);
+	op->matmul(be, &w->w_down, pt->hb, n, pt->xb2, E);
+	op->add(be, pt->x, pt->xb2, n, E, E);
 }
 
-/* n <= n_batch tokens at pos; logits of all (all != 0) or the last. */
-static void step(struct lp_ctx *c, const int32_t *tokens, size_t n, uint32_t pos,
-		 float *logits, int all)
+/* Move the residual stream (n rows) from part `a` to part `b`. */
+static enum lp_status move_x(struct lp_ctx *c, struct part *a, struct part *b, size_t n,
+			     struct lp_diag *d)
+{
+	size_t bytes = n * c->m->hp.n_embd * sizeof(float);
+	enum lp_status st;
+
+	if (b->act->host)
+		return a->be->ops->download(a->be, b->act->host, a->act, 0, bytes, d);
+	if (a->act->host) {
+		b->be->ops->upload(b->be, b->act, 0, a->act->host, bytes);
+		return LP_OK;
+	}
+	if ((st = a->be->ops->download(a->be, c->stage, a->act, 0, bytes, d)))
+		return st;
+	b->be->ops->upload(b->be, b->act, 0, c->stage, bytes);
+	return LP_OK;
+}
+
+/*
+ * The logits of the step's last row into c->logits, and with `all` those
+ * of every row into all[t * n_vocab ..]. Every row is multiplied at once
+ * where the FFN scratch (free once the layers are done) holds them, so
+ * that the output takes the same path (mat-vec or GEMM) as the layers.
+ */
+static enum lp_status output(struct lp_ctx *c, struct part *pt, size_t n, float *all,
+			     struct lp_diag *d)
+{
+	const struct lp_hparams *hp = &c->m->hp;
+	const struct lp_backend_ops *op = pt->be->ops;
+	size_t E = hp->n_embd, V = hp->n_vocab, row = V * sizeof(float);
+	size_t off = (size_t)((uint8_t *)pt->hb - (uint8_t *)pt->act->data);
+	size_t fit = (pt->act->bytes - off) / row, t0 = all ? 0 : n - 1, r = 1;
+	const struct lp_backend_buf *dst = pt->logits_buf;
+	enum lp_status st;
+
+	if (all && fit > 1) {
+		dst = pt->act;
+		r = fit;
+	} else {
+		off = 0;
+	}
+	for (; t0 < n; t0 += r) {
+		r = n - t0 < r ? n - t0 : r;
+		op->rmsnorm(pt->be, pt->xb, pt->x + t0 * E, pt->output_norm, r, E, hp->norm_eps);
+		op->matmul(pt->be, &pt->output, pt->xb, r, lp_backend_at(dst, off), V);
+		if (all && (st = op->download(pt->be, all + t0 * V, dst, off, r * row, d)))
+			return st;
+	}
+	if (dst == pt->logits_buf && !c->logits_copy)
+		return LP_OK;   /* c->logits is that buffer */
+	return op->download(pt->be, c->logits, dst, off + (r - 1) * row, row, d);
+}
+
+/* n <= n_batch tokens at pos; the logits of every row into `all`
+ * (n_vocab floats each) when not NULL, of the last into c->logits. */
+static enum lp_status step(struct lp_ctx *c, const int32_t *tokens, size_t n, uint32_t pos,
+			   float *all, struct lp_diag *d)
 {
 	const struct lp_model *m = c->m;
-	const struct lp_hparams *hp = &m->hp;
-	size_t E = hp->n_embd;
+	struct part *pt = &c->parts[0];
+	enum lp_status st = LP_OK;
 
-	for (size_t t = 0; t < n; t++)
-		lp_dequantize_row(m->tok_embd.type, (const uint8_t *)m->tok_embd.data +
-				  (size_t)tokens[t] * m->tok_embd.row_bytes, c->x + t * E, E);
-	rope_tables(c, pos, n);
-	for (uint32_t il = 0; il < hp->n_layer; il++) {
-		lp_model_stream_layer(m, il);
-		layer_step(c, il, pos, n);
+	pt->be->ops->get_rows(pt->be, &pt->tok_embd, tokens, n, pt->x);
+	for (int i = 0; i < c->n_parts; i++) {
+		pt = &c->parts[i];
+		if (i > 0 && (st = move_x(c, &c->parts[i - 1], pt, n, d)))
+			goto done;
+		for (uint32_t il = pt->l0; il < pt->l1; il++) {
+			if (pt->streams)
+				lp_model_stream_layer(m, il);
+			layer_step(c, pt, il, pos, n);
+		}
 	}
-	if (all) {
-		for (size_t t = 0; t < n; t++)
-			rmsnorm(c->xb + t * E, c->x + t * E, m->output_norm, E, hp->norm_eps);
-		matmul(c, &m->output, c->xb, n, logits, hp->n_vocab);
-		memcpy(c->logits, logits + (n - 1) * hp->n_vocab, hp->n_vocab * sizeof(float));
-	} else {
-		rmsnorm(c->xb, c->x + (n - 1) * E, m->output_norm, E, hp->norm_eps);
-		matmul(c, &m->output, c->xb, 1, c->logits, hp->n_vocab);
-	}
+	if ((st = output(c, pt, n, all, d)))
+		goto done;
+	for (int i = 0; !st && i < c->n_parts; i++)
+		st = c->parts[i].be->ops->sync(c->parts[i].be, d);
+done:
 	/* after the output: its norm may share pages with the last layer */
-	lp_model_stream_done(m);
+	for (int i = 0; i < c->n_parts; i++)
+		if (c->parts[i].streams) {
+			lp_model_stream_done(m);
+			break;
+		}
+	return st;
 }
 
 static enum lp_status eval(struct lp_ctx *c, const int32_t *tokens, size_t n, uint32_t pos,
@@ -551,8 +610,12 @@ static enum lp_status eval(struct lp_ctx *c, const int32_t *tokens, size_t n, ui
 	lp_mem_set_phase(n > 1 ? "prefill" : "decode");
 	for (size_t done = 0; done < n; done += c->p.n_batch) {
 		size_t k = n - done < c->p.n_batch ? n - done : c->p.n_batch;
-		step(c, tokens + done, k, pos + (uint32_t)done,
-		     all ? logits + done * n_vocab : NULL, all);
+		enum lp_status st = step(c, tokens + done, k, pos + (uint32_t)done,
+					 all ? logits + done * n_vocab : NULL, d);
+		if (st) {
+			c->n_past = pos + (uint32_t)done;
+			return st;
+		}
 		c->n_past = pos + (uint32_t)(done + k);
 	}
 	if (!all && logits)

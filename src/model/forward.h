@@ -1,27 +1,36 @@
 /*
  * forward.h - the forward pass of a llama/qwen2 model: an evaluation
- * context holding the KV cache, the activation scratch, the logits and a
- * thread pool.
+ * context holding the KV cache, the activation scratch and the logits, on
+ * one or two backends (backend/backend.h).
  *
  * Everything a context needs is allocated by lp_ctx_new and sized by its
  * parameters (n_ctx tokens of KV cache, n_batch tokens of scratch): no
  * allocation happens while tokens are evaluated, so a context that was
  * created will not run out of memory later. The bytes it takes are known
  * in advance (lp_ctx_plan_bytes), tagged LP_MEM_KV, LP_MEM_SCRATCH and
- * LP_MEM_LOGITS.
+ * LP_MEM_LOGITS on the host and LP_MEM_GPU_WEIGHTS, LP_MEM_GPU_KV and
+ * LP_MEM_GPU_SCRATCH on a device.
+ *
+ * Partial offload: with an `offload` backend and gpu_layers N, layers
+ * [0, N) run on it and the rest on `backend`; the residual stream moves
+ * once per step at the boundary. The tokens are embedded by the first
+ * part and the logits computed by the last (the offload backend when it
+ * has every layer). A part on a device copies its weights there when the
+ * context is made; a part on the host reads them in place.
  *
  * Evaluation appends tokens at position `pos` (the number of tokens
  * already in the cache, or fewer to overwrite a tail). Prompts are
  * processed n_batch tokens per step; generation evaluates one token at a
- * time with lp_matvec (activations quantized to 8 bits for quantized
- * weights). A step of at least gemm_min tokens instead dequantizes blocks
- * of weight rows to float and multiplies them with OpenBLAS sgemm, which is
- * faster for long prompts and exact up to float rounding; steps below it
- * use lp_matvec over each block of rows for every token, which gives the
+ * time. On the CPU backend a step of at least gemm_min tokens dequantizes
+ * blocks of weight rows to float and multiplies them with OpenBLAS sgemm,
+ * which is faster for long prompts and exact up to float rounding; steps
+ * below it use lp_matvec over each block of rows for every token
+ * (activations quantized to 8 bits for quantized weights), which gives the
  * same logits as token-by-token evaluation.
  *
- * A context is used by one thread at a time; it uses its own pool inside.
- * The model (and its GGUF) must outlive the context.
+ * A context is used by one thread at a time; its backends use their own
+ * threads inside. The model (and its GGUF) and any backend passed in the
+ * parameters must outlive the context.
  */
 #ifndef LP_MODEL_FORWARD_H
 #define LP_MODEL_FORWARD_H
@@ -29,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend/backend.h"
 #include "core/status.h"
 #include "model/model.h"
 
@@ -40,28 +50,41 @@ struct lp_ctx_params {
 	uint32_t gemm_min;       /* steps of at least this many tokens dequantize
 				  * weight blocks to float and use sgemm; 0: 16,
 				  * UINT32_MAX: never */
+	struct lp_backend *backend;  /* runs the layers not offloaded; NULL: the
+				      * context opens a CPU backend of its own
+				      * with n_threads and gemm_min */
+	struct lp_backend *offload;  /* runs layers [0, gpu_layers); NULL: none */
+	uint32_t gpu_layers;     /* layers on `offload` (clamped to n_layer);
+				  * ignored without it */
 };
 
-/* Bytes a context takes, by tag. */
+/* Bytes a context takes, by tag. The gpu_ ones are device memory (the
+ * offloaded part); weights a host part reads in place are not counted
+ * here (the model's mapping is). */
 struct lp_ctx_bytes {
 	size_t kv, scratch, logits;
+	size_t gpu_weights, gpu_kv, gpu_scratch;
 };
 
 struct lp_ctx;
 
-/* n_ctx 2048, kv_type F16, all CPUs, n_batch 512, gemm_min 16. */
+/* n_ctx 2048, kv_type F16, all CPUs, n_batch 512, gemm_min 16, a CPU
+ * backend of its own, nothing offloaded. */
 struct lp_ctx_params lp_ctx_default_params(void);
 
-/* Bytes lp_ctx_new would allocate for `m` with `p` (after defaults). */
+/* Bytes lp_ctx_new would allocate for `m` with `p` (after defaults). With
+ * gpu_layers > 0 but no offload backend (a planner's question), the device
+ * scratch is estimated as a one-thread CPU backend's. */
 void lp_ctx_plan_bytes(const struct lp_model *m, const struct lp_ctx_params *p,
 		       struct lp_ctx_bytes *out);
 
 /*
  * Create a context. On success *out is owned by the caller (lp_ctx_free).
- * Returns LP_E_NOMEM when the budget refuses the KV cache, scratch or
- * logits (the message names the phase, "load"), LP_E_USAGE for an unusable
- * KV type (q8_0 needs head_dim % 32 == 0) and LP_E_NOMEM when threads
- * cannot start.
+ * Returns LP_E_NOMEM when the budget (host or device) refuses the KV
+ * cache, scratch, logits or offloaded weights (the message names the
+ * phase, "load"), LP_E_USAGE for an unusable KV type (q8_0 needs
+ * head_dim % 32 == 0), LP_E_MODEL when a backend cannot take a weight type
+ * or OpenBLAS cannot load, and LP_E_NOMEM when threads cannot start.
  */
 enum lp_status lp_ctx_new(const struct lp_model *m, const struct lp_ctx_params *p,
 			  struct lp_ctx **out, struct lp_diag *d);
@@ -72,12 +95,15 @@ void lp_ctx_free(struct lp_ctx *c);
  * the last one (n_vocab floats) to `logits_last` (may be NULL: read them
  * with lp_ctx_logits). Requires pos <= lp_ctx_n_past and pos + n <= n_ctx.
  * Returns LP_OK; LP_E_INPUT for a token id out of range or a full context
- * (nothing is evaluated); LP_E_USAGE for n == 0 or a gap before pos.
+ * (nothing is evaluated); LP_E_USAGE for n == 0 or a gap before pos; a
+ * backend's latched error (naming the op and the phase), after which the
+ * tokens of the failed step are not in the cache.
  * Sets the memory phase to "prefill" (n > 1) or "decode" (n == 1).
  */
 enum lp_status lp_ctx_eval(struct lp_ctx *c, const int32_t *tokens, size_t n, uint32_t pos,
 			   float *logits_last, struct lp_diag *d);
-/* Same, writing the logits of every token: logits[i*n_vocab ..] for i < n. */
+/* Same, writing the logits of every token: logits[i*n_vocab ..] for i < n
+ * (computed one row at a time, for tests; not a fast path). */
 enum lp_status lp_ctx_eval_all(struct lp_ctx *c, const int32_t *tokens, size_t n,
 			       uint32_t pos, float *logits, struct lp_diag *d);
 
@@ -87,7 +113,11 @@ const float *lp_ctx_logits(const struct lp_ctx *c);
 void lp_ctx_reset(struct lp_ctx *c);
 uint32_t lp_ctx_n_past(const struct lp_ctx *c);
 uint32_t lp_ctx_n_ctx(const struct lp_ctx *c);
+/* CPU threads of the host backend (of the offload backend when every
+ * layer is offloaded). */
 int lp_ctx_n_threads(const struct lp_ctx *c);
+/* Layers that run on the offload backend (0 without one). */
+uint32_t lp_ctx_gpu_layers(const struct lp_ctx *c);
 const struct lp_model *lp_ctx_model(const struct lp_ctx *c);
 
 #endif

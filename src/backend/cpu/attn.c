@@ -1,0 +1,172 @@
+/*
+ * attn.c - the CPU backend's KV cache rows and causal grouped-query
+ * attention.
+ *
+ * Attention of a step reads a layer's rows back as floats once
+ * (lp_backend_cpu_kv_to_f32, split over the pool), not once per query
+ * head; a step of fewer than four tokens over an F16 cache instead reads
+ * the rows in place, since it reads each row about once per head anyway.
+ */
+#include "backend/cpu/cpu.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "backend/cpu/gemm.h"
+#include "core/threadpool.h"
+
+static void put_row(enum lp_qtype t, const float *src, void *dst, uint32_t n)
+{
+	if (t == LP_Q_F32)
+		memcpy(dst, src, n * sizeof(float));
+	else if (t == LP_Q_F16)
+		for (uint32_t i = 0; i < n; i++)
+			((uint16_t *)dst)[i] = lp_fp32_to_fp16(src[i]);
+	else
+		lp_quantize_row(t, src, dst, n);
+}
+
+void lp_backend_cpu_kv_store(const struct lp_backend_kv *kv, uint32_t pos0, size_t n,
+			     const float *k, const float *v)
+{
+	for (size_t t = 0; t < n; t++) {
+		size_t at = (pos0 + t) * kv->row_bytes;
+		put_row(kv->type, k + t * kv->kv_dim, (uint8_t *)kv->k + at, kv->kv_dim);
+		put_row(kv->type, v + t * kv->kv_dim, (uint8_t *)kv->v + at, kv->kv_dim);
+	}
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+__attribute__((target("f16c,avx"))) static void f16_row_f16c(const uint16_t *h, float *out,
+							     uint32_t n)
+{
+	uint32_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))));
+	for (; i < n; i++)
+		out[i] = lp_fp16_to_fp32(h[i]);
+}
+
+static int have_f16c(void)
+{
+	static int cached = -1;
+
+	if (cached < 0)
+		cached = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+	return cached;
+}
+#endif
+
+static void get_row(enum lp_qtype t, const void *src, float *dst, uint32_t n)
+{
+	if (t == LP_Q_F32) {
+		memcpy(dst, src, n * sizeof(float));
+	} else if (t == LP_Q_F16) {
+#if defined(__x86_64__)
+		if (have_f16c()) {
+			f16_row_f16c(src, dst, n);
+			return;
+		}
+#endif
+		for (uint32_t i = 0; i < n; i++)
+			dst[i] = lp_fp16_to_fp32(((const uint16_t *)src)[i]);
+	} else {
+		lp_dequantize_row(t, src, dst, n);
+	}
+}
+
+void lp_backend_cpu_kv_to_f32(const struct lp_backend_kv *kv, uint32_t p0, uint32_t p1,
+			      float *k_out, float *v_out)
+{
+	for (uint32_t p = p0; p < p1; p++) {
+		size_t at = (size_t)p * kv->row_bytes, o = (size_t)(p - p0) * kv->kv_dim;
+		get_row(kv->type, (const uint8_t *)kv->k + at, k_out + o, kv->kv_dim);
+		get_row(kv->type, (const uint8_t *)kv->v + at, v_out + o, kv->kv_dim);
+	}
+}
+
+struct attn_job {
+	const struct lp_backend_attn *a;
+	const struct lp_cpu_scratch *s;
+	const float *K, *V;          /* (positions, kv_dim) floats of the layer */
+	const uint16_t *K16, *V16;   /* or the F16 cache rows read in place */
+};
+
+/* One (token, head) pair: causal softmax attention over the cache. */
+static void attn_one(const struct attn_job *j, size_t t, size_t h, int tid)
+{
+	const struct lp_backend_attn *a = j->a;
+	size_t hd = a->head_dim, Q = (size_t)a->n_head * hd, KV = a->kv->kv_dim;
+	size_t kvo = h / (a->n_head / a->n_head_kv) * hd;
+	uint32_t n_pos = a->pos0 + (uint32_t)t + 1;
+	float *score = j->s->att_tmp + (size_t)tid * j->s->n_ctx;
+	const float *q = a->q + t * Q + h * hd;
+	float *out = a->out + t * Q + h * hd;
+	float max = -INFINITY, sum = 0;
+
+	if (j->K16)
+		lp_attn_scores_f16(q, j->K16 + kvo, KV, hd, n_pos, a->scale, score);
+	else
+		for (uint32_t s = 0; s < n_pos; s++)
+			score[s] = lp_dot_f32(q, j->K + s * KV + kvo, hd) * a->scale;
+	for (uint32_t s = 0; s < n_pos; s++)
+		max = score[s] > max ? score[s] : max;
+	for (uint32_t s = 0; s < n_pos; s++) {
+		score[s] = expf(score[s] - max);
+		sum += score[s];
+	}
+	if (j->V16) {
+		for (uint32_t s = 0; s < n_pos; s++)
+			score[s] /= sum;
+		lp_attn_mix_f16(score, j->V16 + kvo, KV, hd, n_pos, out);
+		return;
+	}
+	memset(out, 0, hd * sizeof(float));
+	for (uint32_t s = 0; s < n_pos; s++)
+		lp_axpy_f32(hd, score[s] / sum, j->V + s * KV + kvo, out);
+}
+
+static void attn_task(void *arg, size_t b, size_t e, int tid)
+{
+	const struct attn_job *j = arg;
+	size_t n_head = j->a->n_head;
+
+	for (size_t i = b; i < e; i++)
+		attn_one(j, i / n_head, i % n_head, tid);
+}
+
+struct conv_job {
+	const struct lp_backend_kv *kv;
+	float *kf, *vf;
+};
+
+static void conv_task(void *arg, size_t b, size_t e, int tid)
+{
+	const struct conv_job *j = arg;
+	size_t KV = j->kv->kv_dim;
+
+	lp_backend_cpu_kv_to_f32(j->kv, (uint32_t)b, (uint32_t)e, j->kf + b * KV, j->vf + b * KV);
+}
+
+void lp_backend_cpu_attention(struct lp_pool *pool, const struct lp_cpu_scratch *s,
+			      const struct lp_backend_attn *a)
+{
+	struct attn_job j = { a, s, NULL, NULL, NULL, NULL };
+
+	if (a->kv->type == LP_Q_F16 && a->n < 4) {
+		j.K16 = a->kv->k;
+		j.V16 = a->kv->v;
+	} else if (a->kv->type != LP_Q_F32) {
+		struct conv_job cj = { a->kv, s->kf, s->vf };
+		lp_pool_for(pool, a->pos0 + a->n, 16, conv_task, &cj);
+		j.K = s->kf;
+		j.V = s->vf;
+	} else {
+		j.K = a->kv->k;
+		j.V = a->kv->v;
+	}
+	lp_pool_for(pool, (size_t)a->n * a->n_head, 1, attn_task, &j);
+}

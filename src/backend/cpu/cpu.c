@@ -1,0 +1,519 @@
+/*
+ * cpu.c - the CPU backend's buffers and ops (attention and the KV cache
+ * are in attn.c).
+ *
+ * Matrix products quantize the input rows once for the weight type and
+ * take lp_matvec over blocks of weight rows, reusing each block for every
+ * token of the step while it is in cache; from gemm_min rows on they
+ * dequantize blocks of GEMM_ROWS weight rows to float and multiply them
+ * with sgemm. The pool splits the rows between threads.
+ */
+#include "backend/cpu/cpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/blas.h"
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/matvec.h"
+#include "core/threadpool.h"
+
+/* Weight rows dequantized at a time for sgemm: 64 rows of 1536 floats
+ * are 384 KiB, about what a core's L2 holds. */
+#define GEMM_ROWS 64
+
+#define ALIGN64(n) (((n) + 63) & ~(size_t)63)
+
+struct cpu {
+	struct lp_backend base;
+	struct lp_pool *pool;
+	uint32_t gemm_min;
+	int as_device;
+
+	/* scratch, one tracked block laid out by layout() */
+	uint8_t *scratch;
+	struct lp_backend_limits lim;  /* what it was sized for */
+	struct lp_cpu_scratch s;       /* attention's part */
+	float *wf;                     /* (n_threads, GEMM_ROWS, max_cols) */
+	uint8_t *act;                  /* (n_rows, act_stride) quantized rows */
+	size_t act_stride;
+	struct lp_q8_act *acts;        /* (n_rows) views into act */
+	float *rope_cos, *rope_sin;    /* (n_rows, n_rot / 2) */
+
+	/* the rope table's key: angles for rows at rope_pos .. + rope_n */
+	uint32_t rope_pos, rope_n, rope_rot;
+	float rope_base;
+	int rope_valid;
+};
+
+static struct cpu *cpu_of(struct lp_backend *be) { return (struct cpu *)be; }
+
+/* ---- scratch ---------------------------------------------------------- */
+
+/* Largest quantized-activation row of max_cols elements, any weight type. */
+static size_t act_stride(uint64_t max_cols)
+{
+	size_t a = lp_q8_act_bytes(LP_Q_Q8_0, max_cols), b = lp_q8_act_bytes(LP_Q_Q6_K, max_cols);
+
+	return ALIGN64(a > b ? a : b);
+}
+
+/* Lay out the scratch for `lim`; with base == NULL only counts bytes. */
+static size_t layout(struct cpu *c, int n_threads, uint32_t gemm_min,
+		     const struct lp_backend_limits *lim, uint8_t *base)
+{
+	size_t nb = lim->n_rows, off = 0, stride = act_stride(lim->max_cols);
+	size_t conv = lim->kv_type == LP_Q_F32 ? 0 : (size_t)lim->n_ctx * lim->kv_dim;
+	float *cosv, *sinv, *att_tmp, *kf, *vf, *wf;
+	uint8_t *act;
+	struct lp_q8_act *acts;
+#define TAKE(ptr, count) do { \
+		(ptr) = base ? (void *)(base + off) : NULL; \
+		off += ALIGN64((count) * sizeof(*(ptr))); \
+	} while (0)
+	TAKE(cosv, nb * (lim->n_rot / 2));
+	TAKE(sinv, nb * (lim->n_rot / 2));
+	TAKE(att_tmp, (size_t)n_threads * lim->n_ctx);
+	TAKE(kf, conv);
+	TAKE(vf, conv);
+	TAKE(wf, gemm_min <= nb ? (size_t)n_threads * GEMM_ROWS * lim->max_cols : 0);
+	TAKE(act, nb * stride);
+	TAKE(acts, nb);
+#undef TAKE
+	if (c) {
+		c->rope_cos = cosv;
+		c->rope_sin = sinv;
+		c->s.att_tmp = att_tmp;
+		c->s.kf = conv ? kf : NULL;
+		c->s.vf = conv ? vf : NULL;
+		c->s.n_ctx = lim->n_ctx;
+		c->wf = wf;
+		c->act = act;
+		c->act_stride = stride;
+		c->acts = acts;
+	}
+	return off;
+}
+
+size_t lp_backend_cpu_scratch_bytes(int n_threads, uint32_t gemm_min,
+				    const struct lp_backend_limits *lim)
+{
+	return layout(NULL, n_threads, gemm_min, lim, NULL);
+}
+
+static size_t cpu_scratch_bytes(const struct lp_backend *be, const struct lp_backend_limits *lim)
+{
+	const struct cpu *c = (const struct cpu *)be;
+
+	return lp_backend_cpu_scratch_bytes(be->n_threads, c->gemm_min, lim);
+}
+
+/* 1 when every limit of `a` is within `b`. */
+static int fits(const struct lp_backend_limits *a, const struct lp_backend_limits *b)
+{
+	return a->n_rows <= b->n_rows && a->max_cols <= b->max_cols &&
+	       a->n_ctx <= b->n_ctx && a->kv_dim <= b->kv_dim && a->n_rot <= b->n_rot &&
+	       (a->kv_type == b->kv_type || a->kv_type == LP_Q_F32 || !a->n_ctx);
+}
+
+static enum lp_status cpu_reserve(struct lp_backend *be, const struct lp_backend_limits *lim,
+				  struct lp_diag *d)
+{
+	struct cpu *c = cpu_of(be);
+	struct lp_backend_limits u = *lim;
+	enum lp_mem_tag tag = c->as_device ? LP_MEM_GPU_SCRATCH : LP_MEM_SCRATCH;
+	size_t bytes;
+	uint8_t *p;
+
+	if (c->scratch && fits(lim, &c->lim))
+		return LP_OK;
+	if (c->scratch) {
+		/* grow to cover both */
+#define MAXF(f) u.f = u.f > c->lim.f ? u.f : c->lim.f
+		MAXF(n_rows); MAXF(max_cols); MAXF(max_rows); MAXF(n_ctx); MAXF(kv_dim);
+		MAXF(n_head); MAXF(n_rot);
+#undef MAXF
+		if (u.kv_type == LP_Q_F32)
+			u.kv_type = c->lim.kv_type;
+	}
+	bytes = layout(NULL, be->n_threads, c->gemm_min, &u, NULL);
+	p = lp_mem_alloc(tag, bytes, d);
+	if (!p)
+		return LP_E_NOMEM;
+	lp_mem_commit(p, bytes);
+	lp_mem_free(c->scratch);
+	c->scratch = p;
+	c->lim = u;
+	c->rope_valid = 0;
+	layout(c, be->n_threads, c->gemm_min, &u, p);
+	return LP_OK;
+}
+
+/* ---- buffers ---------------------------------------------------------- */
+
+static struct lp_backend_buf *new_buf(struct lp_backend *be, enum lp_backend_place place,
+				      enum lp_mem_tag tag, size_t bytes, void *data, int owned)
+{
+	struct lp_backend_buf *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->be = be;
+	b->place = cpu_of(be)->as_device ? LP_BACKEND_DEVICE : LP_BACKEND_HOST;
+	b->tag = tag;
+	b->bytes = bytes;
+	b->data = data;
+	b->host = b->place == LP_BACKEND_HOST ? data : NULL;
+	b->impl = owned ? data : NULL;   /* what buf_free releases */
+	return b;
+}
+
+static struct lp_backend_buf *cpu_buf_alloc(struct lp_backend *be, enum lp_backend_place place,
+					    enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
+{
+	void *p = lp_mem_alloc(tag, bytes ? bytes : 1, d);
+	struct lp_backend_buf *b;
+
+	if (!p)
+		return NULL;
+	lp_mem_commit(p, bytes);
+	b = new_buf(be, place, tag, bytes, p, 1);
+	if (!b) {
+		lp_mem_free(p);
+		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s: cannot allocate a buffer", lp_mem_phase());
+	}
+	return b;
+}
+
+static void cpu_buf_free(struct lp_backend *be, struct lp_backend_buf *b)
+{
+	if (!b)
+		return;
+	lp_mem_free(b->impl);
+	free(b);
+}
+
+static struct lp_backend_buf *cpu_import(struct lp_backend *be, const void *src, size_t bytes,
+					 enum lp_mem_tag tag, struct lp_diag *d)
+{
+	struct lp_backend_buf *b;
+
+	if (cpu_of(be)->as_device) {
+		/* a device copies: so does the stand-in, under the caller's tag */
+		b = cpu_buf_alloc(be, LP_BACKEND_DEVICE, tag, bytes, d);
+		if (b)
+			memcpy(b->data, src, bytes);
+		return b;
+	}
+	b = new_buf(be, LP_BACKEND_HOST, tag, bytes, (void *)src, 0);
+	if (!b)
+		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s: cannot allocate a buffer", lp_mem_phase());
+	return b;
+}
+
+static void cpu_upload(struct lp_backend *be, struct lp_backend_buf *dst, size_t off,
+		       const void *src, size_t bytes)
+{
+	memcpy((uint8_t *)dst->data + off, src, bytes);
+}
+
+static enum lp_status cpu_download(struct lp_backend *be, void *dst,
+				   const struct lp_backend_buf *src, size_t off, size_t bytes,
+				   struct lp_diag *d)
+{
+	memcpy(dst, (const uint8_t *)src->data + off, bytes);
+	return LP_OK;
+}
+
+static int cpu_supports(const struct lp_backend *be, enum lp_qtype t)
+{
+	return lp_qtype_supported(t);
+}
+
+/* ---- matrix products -------------------------------------------------- */
+
+struct matmul_job {
+	const struct lp_backend_mat *W;
+	const float *X;              /* (n, W->cols) */
+	const struct lp_q8_act *xq;  /* (n) or NULL for float weights */
+	float *Y;                    /* (n, ldy), columns [0, W->rows) */
+	size_t n, ldy;
+	float *wf;                   /* gemm: (n_threads, GEMM_ROWS, wf_cols) */
+	size_t wf_cols;
+};
+
+static int is_float_type(enum lp_qtype t)
+{
+	return t == LP_Q_F32 || t == LP_Q_F16 || t == LP_Q_BF16;
+}
+
+static void quantize_task(void *arg, size_t b, size_t e, int tid)
+{
+	struct matmul_job *j = arg;
+	struct lp_q8_act *xq = (struct lp_q8_act *)j->xq;
+
+	for (size_t i = b; i < e; i++)
+		lp_q8_act_quantize(j->W->type, j->X + i * j->W->cols, j->W->cols, &xq[i]);
+}
+
+/* Rows [r0, r1) for every token, a cache-sized block of rows at a time. */
+static void matmul_task(void *arg, size_t r0, size_t r1, int tid)
+{
+	const struct matmul_job *j = arg;
+	const struct lp_backend_mat *W = j->W;
+	size_t block = j->n == 1 ? r1 - r0 : 32768 / W->row_bytes + 1;
+
+	for (size_t b = r0; b < r1; b += block) {
+		size_t e = b + block < r1 ? b + block : r1;
+		const uint8_t *w = (const uint8_t *)W->data + b * W->row_bytes;
+		for (size_t t = 0; t < j->n; t++)
+			lp_matvec(W->type, w, e - b, W->cols, j->X + t * W->cols,
+				  j->xq ? &j->xq[t] : NULL, j->Y + t * j->ldy + b);
+	}
+}
+
+/* Rows [r0, r1) (a multiple of GEMM_ROWS apart): dequantize a block to
+ * float, then Y[:, block] = X W_block^T. */
+static void gemm_task(void *arg, size_t r0, size_t r1, int tid)
+{
+	const struct matmul_job *j = arg;
+	const struct lp_backend_mat *W = j->W;
+	size_t cols = W->cols;
+	float *wf = j->wf + (size_t)tid * GEMM_ROWS * j->wf_cols;
+
+	for (size_t b = r0; b < r1; b += GEMM_ROWS) {
+		size_t rb = r1 - b < GEMM_ROWS ? r1 - b : GEMM_ROWS;
+		const float *blk = wf;
+		if (W->type == LP_Q_F32)
+			blk = (const float *)((const uint8_t *)W->data + b * W->row_bytes);
+		else
+			for (size_t r = 0; r < rb; r++)
+				lp_dequantize_row(W->type, (const uint8_t *)W->data +
+						  (b + r) * W->row_bytes, wf + r * cols, cols);
+		lp_gemm_nt(j->n, rb, cols, j->X, cols, blk, cols, j->Y + b, j->ldy);
+	}
+}
+
+static void cpu_matmul(struct lp_backend *be, const struct lp_backend_mat *W, const float *X,
+		       size_t n, float *Y, size_t ldy)
+{
+	struct cpu *c = cpu_of(be);
+	struct matmul_job j = { W, X, NULL, Y, n, ldy, c->wf, c->lim.max_cols };
+
+	if (n >= c->gemm_min) {
+		lp_pool_for(c->pool, W->rows, GEMM_ROWS, gemm_task, &j);
+		return;
+	}
+	if (!is_float_type(W->type)) {
+		for (size_t t = 0; t < n; t++)
+			c->acts[t] = (struct lp_q8_act){ 0, c->act + t * c->act_stride,
+							 c->act_stride };
+		j.xq = c->acts;
+		lp_pool_for(c->pool, n, 4, quantize_task, &j);
+	}
+	lp_pool_for(c->pool, W->rows, 8, matmul_task, &j);
+}
+
+static void cpu_get_rows(struct lp_backend *be, const struct lp_backend_mat *W,
+			 const int32_t *ids, size_t n, float *out)
+{
+	for (size_t t = 0; t < n; t++)
+		lp_dequantize_row(W->type, (const uint8_t *)W->data + (size_t)ids[t] * W->row_bytes,
+				  out + t * W->cols, W->cols);
+}
+
+/* ---- element-wise ops ------------------------------------------------- */
+
+static void cpu_rmsnorm(struct lp_backend *be, float *out, const float *x, const float *w,
+			size_t n, size_t width, float eps)
+{
+	for (size_t t = 0; t < n; t++, x += width, out += width) {
+		double ss = 0;
+		for (size_t i = 0; i < width; i++)
+			ss += (double)x[i] * x[i];
+		float scale = (float)(1.0 / sqrt(ss / (double)width + eps));
+		for (size_t i = 0; i < width; i++)
+			out[i] = x[i] * scale * w[i];
+	}
+}
+
+static void cpu_layernorm(struct lp_backend *be, float *out, const float *x, const float *w,
+			  const float *b, size_t n, size_t width, float eps)
+{
+	for (size_t t = 0; t < n; t++, x += width, out += width) {
+		double mean = 0, var = 0;
+		for (size_t i = 0; i < width; i++)
+			mean += x[i];
+		mean /= (double)width;
+		for (size_t i = 0; i < width; i++)
+			var += (x[i] - mean) * (x[i] - mean);
+		float inv = (float)(1.0 / sqrt(var / (double)width + eps));
+		for (size_t i = 0; i < width; i++)
+			out[i] = ((float)(x[i] - mean)) * inv * w[i] + b[i];
+	}
+}
+
+/* cos/sin of pos*base^(-2i/n_rot) for rows pos0 .. pos0+n-1, kept while
+ * the same rows are asked for again (every layer of a step). */
+static void rope_table(struct cpu *c, uint32_t pos0, size_t n, const struct lp_backend_rope *r)
+{
+	size_t half = r->n_rot / 2;
+
+	if (c->rope_valid && c->rope_pos == pos0 && c->rope_n >= n && c->rope_rot == r->n_rot &&
+	    c->rope_base == r->base)
+		return;
+	for (size_t t = 0; t < n; t++)
+		for (size_t i = 0; i < half; i++) {
+			double theta = (double)(pos0 + t) *
+				       pow(r->base, -2.0 * (double)i / r->n_rot);
+			c->rope_cos[t * half + i] = (float)cos(theta);
+			c->rope_sin[t * half + i] = (float)sin(theta);
+		}
+	c->rope_valid = 1;
+	c->rope_pos = pos0;
+	c->rope_n = (uint32_t)n;
+	c->rope_rot = r->n_rot;
+	c->rope_base = r->base;
+}
+
+static void cpu_rope(struct lp_backend *be, float *x, size_t n, uint32_t n_heads, uint32_t pos0,
+		     const struct lp_backend_rope *r)
+{
+	struct cpu *c = cpu_of(be);
+	size_t half = r->n_rot / 2, width = (size_t)n_heads * r->head_dim;
+	/* adjacent: (x[2i], x[2i+1]); neox: (x[i], x[i+half]) */
+	size_t step = r->mode == LP_ROPE_ADJACENT ? 2 : 1;
+	size_t other = r->mode == LP_ROPE_ADJACENT ? 1 : half;
+
+	rope_table(c, pos0, n, r);
+	for (size_t t = 0; t < n; t++) {
+		const float *cs = c->rope_cos + t * half, *sn = c->rope_sin + t * half;
+		for (size_t h = 0; h < n_heads; h++) {
+			float *v = x + t * width + h * r->head_dim;
+			for (size_t i = 0; i < half; i++) {
+				size_t a = step * i, b = a + other;
+				float x0 = v[a], x1 = v[b];
+				v[a] = x0 * cs[i] - x1 * sn[i];
+				v[b] = x0 * sn[i] + x1 * cs[i];
+			}
+		}
+	}
+}
+
+static void cpu_swiglu(struct lp_backend *be, float *out, const float *gate, const float *up,
+		       size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		float g = gate[i];
+		out[i] = g / (1.0f + expf(-g)) * up[i];
+	}
+}
+
+/* erf by Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7), as
+ * the BERT encoder computes it. */
+static float erf_as(float z)
+{
+	float a = fabsf(z), t = 1.0f / (1.0f + 0.3275911f * a);
+	float p = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f +
+		  t * (-1.453152027f + t * 1.061405429f))));
+	float r = 1.0f - p * expf(-a * a);
+
+	return z < 0 ? -r : r;
+}
+
+static void cpu_gelu(struct lp_backend *be, float *x, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		x[i] = 0.5f * x[i] * (1.0f + erf_as(x[i] * 0.70710678118654752f));
+}
+
+static void cpu_add(struct lp_backend *be, float *y, const float *x, size_t n, size_t width,
+		    size_t ldx)
+{
+	for (size_t t = 0; t < n; t++)
+		for (size_t i = 0; i < width; i++)
+			y[t * width + i] += x[t * ldx + i];
+}
+
+/* ---- attention, completion -------------------------------------------- */
+
+static void cpu_kv_store(struct lp_backend *be, const struct lp_backend_kv *kv, uint32_t pos0,
+			 size_t n, const float *k, const float *v)
+{
+	lp_backend_cpu_kv_store(kv, pos0, n, k, v);
+}
+
+static void cpu_attention(struct lp_backend *be, const struct lp_backend_attn *a)
+{
+	lp_backend_cpu_attention(cpu_of(be)->pool, &cpu_of(be)->s, a);
+}
+
+static enum lp_status cpu_sync(struct lp_backend *be, struct lp_diag *d)
+{
+	return LP_OK;
+}
+
+static void cpu_destroy(struct lp_backend *be)
+{
+	struct cpu *c = cpu_of(be);
+
+	lp_pool_free(c->pool);
+	lp_mem_free(c->scratch);
+	free(c);
+}
+
+static const struct lp_backend_ops cpu_ops = {
+	.buf_alloc = cpu_buf_alloc,
+	.buf_free = cpu_buf_free,
+	.import = cpu_import,
+	.upload = cpu_upload,
+	.download = cpu_download,
+	.scratch_bytes = cpu_scratch_bytes,
+	.reserve = cpu_reserve,
+	.supports = cpu_supports,
+	.matmul = cpu_matmul,
+	.get_rows = cpu_get_rows,
+	.rmsnorm = cpu_rmsnorm,
+	.layernorm = cpu_layernorm,
+	.rope = cpu_rope,
+	.kv_store = cpu_kv_store,
+	.attention = cpu_attention,
+	.swiglu = cpu_swiglu,
+	.gelu = cpu_gelu,
+	.add = cpu_add,
+	.sync = cpu_sync,
+	.destroy = cpu_destroy,
+};
+
+enum lp_status lp_backend_cpu_open(const struct lp_backend_params *p, struct lp_backend **out,
+				   struct lp_diag *d)
+{
+	struct cpu *c;
+	enum lp_status st;
+	int n_threads = p->n_threads > 0 ? p->n_threads : lp_pool_default_threads();
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "cannot allocate a backend");
+	c->base.ops = &cpu_ops;
+	c->base.name = "cpu";
+	c->base.place = p->as_device ? LP_BACKEND_DEVICE : LP_BACKEND_HOST;
+	c->base.n_threads = n_threads;
+	c->gemm_min = p->gemm_min ? p->gemm_min : 16;
+	c->as_device = p->as_device;
+	if ((st = lp_blas_load(d)) || (st = lp_pool_new(n_threads, &c->pool, d))) {
+		free(c);
+		return st;
+	}
+	/* sgemm runs inside our own workers, one block each: OpenBLAS must
+	 * not start threads of its own on top. */
+	lp_blas_set_threads(1);
+	snprintf(c->base.device, sizeof(c->base.device), "cpu (%s kernels, %d thread%s%s)",
+		 lp_matvec_kernel_name(), n_threads, n_threads == 1 ? "" : "s",
+		 p->as_device ? ", as a device" : "");
+	*out = &c->base;
+	return LP_OK;
+}

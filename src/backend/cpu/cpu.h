@@ -1,0 +1,45 @@
+/*
+ * cpu.h - the CPU backend: the reference implementation of every op of
+ * backend/backend.h, on the dot kernels of kernels.h (scalar and AVX2,
+ * chosen at run time), OpenBLAS sgemm for prefill (blas.h) and a thread
+ * pool of its own.
+ *
+ * Buffers are tracked host memory (zeroed and committed when allocated, so
+ * that their pages are resident from the start); import aliases the
+ * caller's bytes. Ops run synchronously on the calling thread, fanning out
+ * to the pool; none can fail once reserve has succeeded, so sync always
+ * returns LP_OK. With params.as_device the backend plays a device for
+ * tests: buffers say LP_BACKEND_DEVICE and have no host address, import
+ * copies into memory counted under the tag given, and the bytes are
+ * counted under the GPU tags the caller chooses.
+ */
+#ifndef LP_BACKEND_CPU_CPU_H
+#define LP_BACKEND_CPU_CPU_H
+
+#include <stddef.h>
+
+#include "backend/backend.h"
+
+/* Bytes of scratch a CPU backend of n_threads threads and gemm_min
+ * reserves for `lim` (what ops->scratch_bytes returns). */
+size_t lp_backend_cpu_scratch_bytes(int n_threads, uint32_t gemm_min,
+				    const struct lp_backend_limits *lim);
+
+/* Convert rows [p0, p1) of a cache's keys and values to f32 (k_out and
+ * v_out, (p1 - p0, kv_dim) each); F16C for F16 where the CPU has it. */
+void lp_backend_cpu_kv_to_f32(const struct lp_backend_kv *kv, uint32_t p0, uint32_t p1,
+			      float *k_out, float *v_out);
+
+/* Internal to the CPU backend (cpu.c and attn.c). */
+struct lp_pool;
+struct lp_cpu_scratch {
+	float *att_tmp;   /* (n_threads, n_ctx) attention scores */
+	float *kf, *vf;   /* (n_ctx, kv_dim) one layer as floats, or NULL for F32 */
+	uint32_t n_ctx;
+};
+void lp_backend_cpu_kv_store(const struct lp_backend_kv *kv, uint32_t pos0, size_t n,
+			     const float *k, const float *v);
+void lp_backend_cpu_attention(struct lp_pool *pool, const struct lp_cpu_scratch *s,
+			      const struct lp_backend_attn *a);
+
+#endif
