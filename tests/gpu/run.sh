@@ -131,9 +131,9 @@ na() { [ -n "$1" ] && echo "$1" || echo "n/a"; }
 	bw=$(val bandwidth_gbs "$LOGS/check_kernels.log")
 	node=$(val graph_node_us "$LOGS/check_kernels.log")
 	peak=$(val peak_gpu_bytes "$LOGS/bench.log")
-	# kernels of one decode step: 18 per layer (2 norms, 7 mat-vecs, 2 RoPE,
+	# kernels of one decode step: 17 per layer (2 norms, 7 mat-vecs, 2 RoPE,
 	# 1 cache store, 2 attention, 1 SwiGLU, 2 adds), output norm and product
-	kern=$((18 * 30 + 2))
+	kern=$((17 * 30 + 2))
 	floor_bw=$( [ -n "$mb" ] && [ -n "$bw" ] && awk -v b="$mb" -v g="$bw" 'BEGIN { printf "%.4f", b / (g * 1e9) * 1e3 }')
 	floor_ln=$( [ -n "$node" ] && awk -v n="$node" -v k="$kern" 'BEGIN { printf "%.4f", n * k / 1e3 }')
 	printf '%-44s %14s\n' "model bytes" "$(na "$mb")"
