@@ -9,8 +9,8 @@ CUDA_KERNEL_SOURCES = \
 	kernels/bert.cu \
 	kernels/topk.cu \
 	kernels/membw.cu
-CUDA_KERNEL_HEADERS = \
+CUDA_KERNEL_HDRS = \
 	kernels/common.cuh \
 	kernels/quant.h kernels/norm.h kernels/rope.h kernels/attention.h \
 	kernels/elementwise.h kernels/bert.h kernels/topk.h kernels/membw.h
-EXTRA_DIST += $(CUDA_KERNEL_SOURCES) $(CUDA_KERNEL_HEADERS) kernels/local.mk
+EXTRA_DIST += $(CUDA_KERNEL_SOURCES) $(CUDA_KERNEL_HDRS) kernels/local.mk

@@ -5,8 +5,8 @@ CUDA_HOST_SOURCES = \
 	src/backend/cuda/module.c \
 	src/backend/cuda/mem.c \
 	src/backend/cuda/ops.c
-CUDA_HOST_HEADERS = src/backend/cuda/cuda.h
-EXTRA_DIST += $(CUDA_HOST_SOURCES) $(CUDA_HOST_HEADERS) src/backend/cuda/local.mk
+CUDA_HOST_HDRS = src/backend/cuda/cuda.h
+EXTRA_DIST += $(CUDA_HOST_SOURCES) $(CUDA_HOST_HDRS) src/backend/cuda/local.mk
 
 # The ops of the CUDA backend against the CPU's; skips (77) where the
 # module or a GPU is missing, so it is registered in every build.
