@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
 #include "core/mem.h"
@@ -613,16 +614,27 @@ int main(void)
 	const char *which = getenv("LPIPE_TEST_DEVICE"), *bd = getenv("top_builddir");
 	struct lp_backend *probe = NULL;
 	struct lp_diag dg;
-	char dir[4096];
+	char dir[4096] = "";
 	SRunner *sr;
 	Suite *s;
 	TCase *tc;
 	int failed;
 
-	/* the module as built, unless the caller points elsewhere */
-	if (bd && !getenv("LPIPE_MODULE_DIR")) {
-		snprintf(dir, sizeof(dir), "%s/.libs", bd);
-		setenv("LPIPE_MODULE_DIR", dir, 1);
+	/* the module as built (build/.libs; this program is build/tests/),
+	 * unless the caller points elsewhere */
+	if (!getenv("LPIPE_MODULE_DIR")) {
+		ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 16);
+		char *slash;
+		if (bd) {
+			snprintf(dir, sizeof(dir), "%s/.libs", bd);
+		} else if (n > 0 && (dir[n] = 0, slash = strrchr(dir, '/'))) {
+			*slash = 0;
+			snprintf(slash, sizeof(dir) - (size_t)(slash - dir), "/../.libs");
+		} else {
+			dir[0] = 0;
+		}
+		if (dir[0])
+			setenv("LPIPE_MODULE_DIR", dir, 1);
 	}
 	dev_is_cuda = !(which && !strncmp(which, "cpu", 3));
 	if (dev_is_cuda) {
