@@ -104,6 +104,8 @@ rc=$?
 [ $rc -eq 77 ] && gpu=0
 [ $rc -ne 0 ] && [ $rc -ne 77 ] && { fail=1; say "check_kernels FAILED (rc $rc)"; }
 
+# the module as built, for the programs run directly
+export LPIPE_MODULE_DIR="$WORK/build/.libs"
 if [ $gpu -eq 1 ]; then
 	make check TESTS=tests/check_cuda_ops >"$LOGS/check_cuda_ops.make.log" 2>&1 ||
 		{ fail=1; say "check_cuda_ops FAILED"; }
