@@ -6,23 +6,6 @@
 #include "kernels/bert.h"
 #include "kernels/common.cuh"
 
-static __device__ double block_sum_d(double v, double *red)
-{
-	int lane = threadIdx.x % LPK_WARP, w = threadIdx.x / LPK_WARP;
-	int nw = blockDim.x / LPK_WARP;
-
-	for (int o = LPK_WARP / 2; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	__syncthreads();
-	if (lane == 0)
-		red[w] = v;
-	__syncthreads();
-	v = lane < nw ? red[lane] : 0.0;
-	for (int o = LPK_WARP / 2; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	return v;
-}
-
 static __global__ void layernorm_rows(float *out, size_t ldo, const float *x, size_t ldx,
 				      const float *r, size_t ldr, const float *__restrict__ g,
 				      const float *__restrict__ b, int n, float eps)
@@ -34,12 +17,12 @@ static __global__ void layernorm_rows(float *out, size_t ldo, const float *x, si
 
 	for (int j = threadIdx.x; j < n; j += blockDim.x)
 		s += rr ? xr[j] + rr[j] : xr[j];
-	double mean = block_sum_d(s, red) / (double)n;
+	double mean = lpk_block_sum_d(s, red) / (double)n;
 	for (int j = threadIdx.x; j < n; j += blockDim.x) {
 		float e = rr ? xr[j] + rr[j] : xr[j];
 		v += (e - mean) * (e - mean);
 	}
-	float inv = (float)(1.0 / sqrt(block_sum_d(v, red) / (double)n + eps));
+	float inv = (float)(1.0 / sqrt(lpk_block_sum_d(v, red) / (double)n + eps));
 	/* each thread reads back only the elements it writes: out may be x */
 	for (int j = threadIdx.x; j < n; j += blockDim.x) {
 		float e = rr ? xr[j] + rr[j] : xr[j];
@@ -99,7 +82,7 @@ static __global__ void mean_pool_l2_k(const float *__restrict__ x, int L, int E,
 		o[j] = v;
 		ss += (double)v * v;
 	}
-	ss = block_sum_d(ss, red);
+	ss = lpk_block_sum_d(ss, red);
 	if (ss > 0) {
 		float inv = (float)(1.0 / sqrt(ss));
 		for (int j = threadIdx.x; j < E; j += blockDim.x)

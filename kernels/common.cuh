@@ -88,6 +88,25 @@ static __device__ __forceinline__ float lpk_block_max(float v, float *red)
 	return lpk_warp_max(v);
 }
 
+/* Double sum over the block (blockDim.x a multiple of 32), for the norms
+ * whose CPU reference sums in double; every thread gets the total. */
+static __device__ __forceinline__ double lpk_block_sum_d(double v, double *red)
+{
+	int lane = threadIdx.x % LPK_WARP, w = threadIdx.x / LPK_WARP;
+	int nw = blockDim.x / LPK_WARP;
+
+	for (int o = LPK_WARP / 2; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	__syncthreads();
+	if (lane == 0)
+		red[w] = v;
+	__syncthreads();
+	v = lane < nw ? red[lane] : 0.0;
+	for (int o = LPK_WARP / 2; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
 /* The launch's own error, or the sticky one of an earlier kernel. */
 static inline cudaError_t lpk_launched(void)
 {

@@ -6,22 +6,6 @@
 #include "kernels/norm.h"
 #include "kernels/common.cuh"
 
-static __device__ double block_sum_d(double v, double *red)
-{
-	int lane = threadIdx.x % LPK_WARP, w = threadIdx.x / LPK_WARP;
-	int nw = blockDim.x / LPK_WARP;
-
-	for (int o = LPK_WARP / 2; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	if (lane == 0)
-		red[w] = v;
-	__syncthreads();
-	v = lane < nw ? red[lane] : 0.0;
-	for (int o = LPK_WARP / 2; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	return v;
-}
-
 static __global__ void rmsnorm_rows(const float *x, size_t ldx, const float *__restrict__ w,
 				    float *out, size_t ldo, int n, float eps)
 {
@@ -32,7 +16,7 @@ static __global__ void rmsnorm_rows(const float *x, size_t ldx, const float *__r
 
 	for (int i = threadIdx.x; i < n; i += blockDim.x)
 		ss += (double)xr[i] * xr[i];
-	ss = block_sum_d(ss, red);
+	ss = lpk_block_sum_d(ss, red);
 	float scale = (float)(1.0 / sqrt(ss / (double)n + eps));
 	for (int i = threadIdx.x; i < n; i += blockDim.x)
 		o[i] = xr[i] * scale * w[i];
