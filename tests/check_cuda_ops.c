@@ -12,7 +12,8 @@
  * bf16 or block-quantized weights (the CPU rounds the activations to 8
  * bits below its GEMM threshold; the GPU rounds them to f16 in its GEMM).
  * Each comparison prints "maxerr OP CASE ERR TOL" for tests/gpu/run.sh's
- * table.
+ * table. End to end, a generated six-layer model runs with none, half and
+ * all of its layers on the device against the CPU (test_forward).
  *
  * Without a usable CUDA backend (module not built, no driver, no GPU)
  * the suite prints the reason and exits 77 (skipped). With
@@ -30,7 +31,11 @@
 
 #include "backend/backend.h"
 #include "core/mem.h"
+#include "model/forward.h"
+#include "model/gguf.h"
+#include "model/model.h"
 #include "quant/quant.h"
+#include "tools/tiny_model.h"
 
 static struct lp_backend *ref, *dev;
 static int dev_is_cuda;
@@ -566,6 +571,118 @@ START_TEST(test_step_record)
 }
 END_TEST
 
+/* ---- end to end: a generated model, all, half or none of it offloaded ------- */
+
+static int argmax(const float *v, uint32_t n)
+{
+	int b = 0;
+
+	for (uint32_t i = 1; i < n; i++)
+		if (v[i] > v[b])
+			b = (int)i;
+	return b;
+}
+
+/* The gap between the best and second-best logit, relative to max |logit|. */
+static double top2_gap(const float *v, uint32_t n)
+{
+	float a = -INFINITY, b = -INFINITY, m = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (v[i] > a) {
+			b = a;
+			a = v[i];
+		} else if (v[i] > b) {
+			b = v[i];
+		}
+		m = fabsf(v[i]) > m ? fabsf(v[i]) : m;
+	}
+	return m > 0 ? (a - b) / m : 0;
+}
+
+/*
+ * Prompts of 1, 17 and 40 tokens, then 32 greedy tokens, on the CPU and
+ * with gpu_layers 0, 3 and 6 of 6 on the device: the prompt's last logits
+ * within the tolerance (1e-3 for f32 weights, 2e-2 for Q4_1, relative to
+ * max |logit|), and the same greedy tokens, except that decoding may part
+ * at a near tie (the CPU's best two logits closer than half the tolerance
+ * times max |logit|), after which the rest is not compared.
+ */
+START_TEST(test_forward)
+{
+	static const enum lp_qtype types[] = { LP_Q_F32, LP_Q_Q4_1 };
+	static const uint32_t prompts[] = { 1, 17, 40 }, layers[] = { 0, 3, 6 };
+	enum lp_qtype t = types[_i];
+	struct tiny_spec spec = tiny_layered_spec();
+	char path[] = "/tmp/lpipe-cuda-ops-XXXXXX";
+	int fd = mkstemp(path);
+	struct lp_gguf *g = NULL;
+	struct lp_model *m = NULL;
+	struct lp_diag dg;
+	double tol = t == LP_Q_F32 ? 1e-3 : 2e-2;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	spec.type = t;
+	lp_diag_init(&dg);
+	ck_assert_int_eq(tiny_model_write(path, &spec, 11), 0);
+	ck_assert_msg(lp_gguf_open(path, &g, &dg) == LP_OK && lp_model_load(g, &m, &dg) == LP_OK,
+		      "%s", dg.msg);
+	for (size_t pi = 0; pi < 3; pi++) {
+		uint32_t np = prompts[pi], V = m->hp.n_vocab;
+		int32_t prompt[40], cpu_tok[32];
+		float *ref_logits = malloc(V * sizeof(float)), *logits = malloc(V * sizeof(float));
+		int part_at = 32;
+
+		for (uint32_t i = 0; i < np; i++)
+			prompt[i] = (int32_t)((i * 37 + 5) % V);
+		for (size_t li = 0; li <= 3; li++) {
+			/* li == 0: the CPU reference; then the device with layers[li - 1] */
+			struct lp_ctx_params p = lp_ctx_default_params();
+			struct lp_ctx *c;
+			char cs[64];
+
+			p.n_ctx = 128;
+			p.n_threads = 2;
+			if (li > 0) {
+				p.offload = dev;
+				p.gpu_layers = layers[li - 1];
+			}
+			ck_assert_msg(lp_ctx_new(m, &p, &c, &dg) == LP_OK, "%s", dg.msg);
+			ck_assert_msg(lp_ctx_eval(c, prompt, np, 0, logits, &dg) == LP_OK, "%s", dg.msg);
+			snprintf(cs, sizeof(cs), "%s_prompt%u_gpu%u", lp_qtype_name(t), np,
+				 li ? layers[li - 1] : 0);
+			if (li == 0)
+				memcpy(ref_logits, logits, V * sizeof(float));
+			else
+				expect("forward", cs, logits, ref_logits, V, tol);
+			for (int k = 0; k < 32; k++) {
+				int32_t tok = argmax(logits, V);
+				if (li == 0) {
+					cpu_tok[k] = tok;
+					if (k < part_at && top2_gap(logits, V) < tol / 2)
+						part_at = k; /* a near tie: compare up to here */
+				} else if (k < part_at) {
+					ck_assert_msg(tok == cpu_tok[k],
+						      "%s: greedy token %d is %d, the CPU's %d", cs, k,
+						      tok, cpu_tok[k]);
+				}
+				ck_assert_msg(lp_ctx_eval(c, &tok, 1, np + (uint32_t)k, logits, &dg) ==
+					      LP_OK, "%s", dg.msg);
+			}
+			lp_ctx_free(c);
+		}
+		printf("greedy %s prompt %u: %d of 32 tokens compared\n", lp_qtype_name(t), np,
+		       part_at);
+		free(ref_logits);
+		free(logits);
+	}
+	lp_model_free(m);
+	lp_gguf_close(g);
+	unlink(path);
+}
+END_TEST
+
 /* ---- setup ------------------------------------------------------------------ */
 
 static int reserve_both(struct lp_diag *dg)
@@ -658,6 +775,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_attention, 0, 3);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_step_record);
+	tcase_add_loop_test(tc, test_forward, 0, 2);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	/* CUDA does not survive fork() once initialized (the probe above did) */

@@ -51,7 +51,10 @@ endif
 # module or a GPU is missing, so it is registered in every build.
 check_PROGRAMS += tests/check_cuda_ops
 TESTS += tests/check_cuda_ops
-tests_check_cuda_ops_SOURCES = tests/check_cuda_ops.c
+tests_check_cuda_ops_SOURCES = tests/check_cuda_ops.c \
+	tests/tools/tiny_model.c tests/tools/tiny_model.h \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_check_cuda_ops_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_check_cuda_ops_CFLAGS = $(TEST_CFLAGS)
 tests_check_cuda_ops_LDADD = $(TEST_LIBS)
 
