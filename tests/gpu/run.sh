@@ -110,7 +110,12 @@ if [ $gpu -eq 1 ]; then
 	make check TESTS=tests/check_cuda_ops >"$LOGS/check_cuda_ops.make.log" 2>&1 ||
 		{ fail=1; say "check_cuda_ops FAILED"; }
 	cp tests/check_cuda_ops.log "$LOGS/check_cuda_ops.log" 2>/dev/null
-	grep -q '^# PASS: *1' "$LOGS/check_cuda_ops.make.log" || fail=1
+	if ! grep -q '^# PASS: *1' "$LOGS/check_cuda_ops.make.log"; then
+		fail=1
+		# again, each op waited for and no graphs: the log names the op
+		LPIPE_CUDA_SYNC=1 LPIPE_CUDA_GRAPH=0 ./tests/check_cuda_ops \
+			>"$LOGS/check_cuda_ops.sync.log" 2>&1
+	fi
 	./tests/gpu/bench_gpu "$WORK/smollm2-shaped-q4_1.gguf" --write \
 		>"$LOGS/bench.log" 2>&1 || { fail=1; say "bench_gpu FAILED"; }
 else
