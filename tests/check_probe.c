@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/backend.h"
 #include "core/mem.h"
 #include "model/forward.h"
 #include "model/gguf.h"
@@ -119,6 +120,48 @@ static void check_agreement(enum lp_qtype kv, enum lp_qtype wtype)
 {
 	check_agreement_mode(kv, wtype, 0);
 }
+
+/* On a device (the CPU backend standing in for one) the rows measure the
+ * device's tags, and the planner's device total predicts them. */
+START_TEST(test_agree_device)
+{
+	struct tiny_spec s = tiny_default_spec();
+	struct lp_backend_params bp = lp_backend_default_params();
+	struct lp_probe_params p = lp_probe_default_params();
+	struct fixture f;
+	struct lp_probe *pr = NULL;
+	struct lp_diag d;
+
+	s.type = LP_Q_Q8_0;
+	fx_open(&f, &s);
+	bp.n_threads = 2;
+	bp.as_device = 1;
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_backend_open("cpu", &bp, &p.device, &d), LP_OK);
+	p.min_ctx = 64;
+	p.max_ctx = 512;
+	p.n_decode = 4;
+	p.n_threads = 2;
+	p.other = f.other;
+	ck_assert_msg(lp_probe_run(f.m, &p, &pr, &d) == LP_OK, "%s", d.msg);
+	ck_assert_uint_eq(pr->n_rows, 4 * 3);
+	for (size_t i = 0; i < pr->n_rows; i++) {
+		const struct lp_probe_row *r = &pr->rows[i];
+		double kv_bytes = 2.0 * s.layers * s.kv_heads * (s.embd / s.heads) *
+				  kv_elem_bytes(LP_Q_F16) * r->n_ctx;
+		ck_assert_msg(r->ok, "row %zu failed", i);
+		ck_assert_msg(r->predicted == r->tracked_peak,
+			      "n_ctx %u %s: predicted %zu, measured %zu", r->n_ctx,
+			      lp_probe_phase_name(r->phase), r->predicted, r->tracked_peak);
+		ck_assert_uint_eq(r->peak[LP_MEM_GPU_KV], (size_t)kv_bytes);
+		ck_assert_uint_eq(r->peak[LP_MEM_KV], 0);
+		ck_assert_uint_gt(r->peak[LP_MEM_GPU_WEIGHTS], 0);
+	}
+	lp_probe_free(pr);
+	lp_backend_free(p.device);
+	fx_close(&f);
+}
+END_TEST
 
 START_TEST(test_agree_stream)
 {
@@ -585,6 +628,7 @@ static Suite *probe_suite(void)
 	tcase_add_test(tc, test_agree_f16);
 	tcase_add_test(tc, test_agree_q8_0);
 	tcase_add_test(tc, test_agree_stream);
+	tcase_add_test(tc, test_agree_device);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("output");
 	tcase_add_test(tc, test_csv);

@@ -154,18 +154,25 @@ static enum lp_status open_cuda(const struct lp_backend_params *p, struct lp_bac
 				struct lp_diag *d)
 {
 	const struct lp_backend_module *m = get_module(d);
+	enum lp_status st = m ? m->open(&host_services, p, out, d) : LP_E_DEVICE;
 
-	if (!m)
-		return LP_E_DEVICE;
-	return m->open(&host_services, p, out, d);
+	if (st == LP_E_DEVICE && d) {
+		char msg[sizeof(d->msg)];
+		snprintf(msg, sizeof(msg), "%s", d->msg);
+		snprintf(d->msg, sizeof(d->msg), "device cuda is unusable: %.900s", msg);
+	}
+	return st;
 }
 
 enum lp_status lp_backend_open_auto(const struct lp_backend_params *p, struct lp_backend **out,
 				    char *why, size_t cap, struct lp_diag *d)
 {
+	struct lp_backend_params def = lp_backend_default_params();
 	struct lp_diag dc;
 	enum lp_status st;
 
+	if (!p)
+		p = &def;
 	lp_diag_init(&dc);
 	st = open_cuda(p, out, &dc);
 	if (st == LP_OK)

@@ -207,10 +207,13 @@ struct lp_backend_ops {
 				   struct lp_diag *d);
 	/* Bytes of scratch reserve would allocate for `lim` (for planners). */
 	size_t (*scratch_bytes)(const struct lp_backend *be, const struct lp_backend_limits *lim);
-	/* Allocate the ops' own scratch for operands up to `lim` (again with
-	 * larger limits grows it; counted under LP_MEM_SCRATCH or
-	 * LP_MEM_GPU_SCRATCH). Returns LP_OK or LP_E_NOMEM. Ops given larger
-	 * operands than the limits reserved are a caller bug. */
+	/* Allocate the ops' own scratch for operands up to `lim` (counted
+	 * under LP_MEM_SCRATCH or LP_MEM_GPU_SCRATCH). The scratch serves one
+	 * context at a time: a call with other limits replaces it (the CPU
+	 * backend frees the old block first, so a smaller context does not
+	 * pay for a larger one's). Returns LP_OK or LP_E_NOMEM (then the
+	 * backend holds no scratch until the next reserve succeeds). Ops
+	 * given larger operands than the limits reserved are a caller bug. */
 	enum lp_status (*reserve)(struct lp_backend *be, const struct lp_backend_limits *lim,
 				  struct lp_diag *d);
 	/* 1 if matmul and get_rows take weights of type t. */

@@ -14,7 +14,7 @@
 
 const char lp_usage_plan[] =
 	"usage: lpipe plan MODEL --mem-budget SIZE [--kv-type auto|f32|f16|q8_0]\n"
-	"                  [--threads N]\n"
+	"                  [--threads N] [--gpu-budget SIZE]\n"
 	"\n"
 	"Predict from MODEL's hyper-parameters the memory it takes: weights (the\n"
 	"mapped file), KV cache (2 x layers x kv_heads x head_dim x bytes of the KV\n"
@@ -32,6 +32,13 @@ const char lp_usage_plan[] =
 	"  --kv-type TYPE  auto (default) keeps f16 unless q8_0 gives a longer\n"
 	"                  context\n"
 	"  --threads N     threads the scratch is sized for (default: online CPUs)\n"
+	"  --gpu-budget SIZE\n"
+	"                  also plan for a GPU with SIZE of device memory: put the\n"
+	"                  most layers on it (gpu_layers) that still leave a context\n"
+	"                  of 2048 tokens (or the training context), counting their\n"
+	"                  weights, KV cache and scratch against SIZE less its\n"
+	"                  margin, and print device: cuda, gpu_layers and\n"
+	"                  memory.gpu_budget with the rest\n"
 	"\n"
 	"Exit status 0, 2 for bad options, 3 for an unreadable or invalid model,\n"
 	"4 when even the smallest context does not fit the budget.\n";
@@ -39,6 +46,7 @@ const char lp_usage_plan[] =
 struct plan_opts {
 	const char *model;
 	size_t budget;
+	size_t gpu_budget;
 	int kv_auto;
 	enum lp_qtype kv_type;
 	int n_threads;
@@ -50,6 +58,9 @@ static int parse_opt(struct plan_opts *o, const char *a, const char *v)
 		return lp_cli_usage_error("plan", "'%s' needs a value", a);
 	if (!strcmp(a, "--mem-budget")) {
 		if (lp_mem_parse_size(v, &o->budget) || !o->budget)
+			return lp_cli_usage_error("plan", "bad size '%s' for '%s'", v, a);
+	} else if (!strcmp(a, "--gpu-budget")) {
+		if (lp_mem_parse_size(v, &o->gpu_budget) || !o->gpu_budget)
 			return lp_cli_usage_error("plan", "bad size '%s' for '%s'", v, a);
 	} else if (!strcmp(a, "--kv-type")) {
 		o->kv_auto = !strcmp(v, "auto");
@@ -76,7 +87,8 @@ static int known(const char *const *names, const char *s)
 
 static int parse(int argc, char **argv, struct plan_opts *o)
 {
-	static const char *const opts[] = { "--mem-budget", "--kv-type", "--threads", NULL };
+	static const char *const opts[] = { "--mem-budget", "--kv-type", "--threads",
+					     "--gpu-budget", NULL };
 
 	memset(o, 0, sizeof(*o));
 	o->kv_auto = 1;
@@ -146,10 +158,24 @@ static void print_plan(const struct plan_opts *o, const struct lp_model *m,
 	       lp_qtype_name(p->kv_type), m->hp.n_ctx_train);
 	printf("# prefill batch: %u tokens per step, scratch sized for %d threads "
 	       "(not pipeline keys)\n", p->n_batch, p->n_threads);
-	printf("model:\n  context: %u\n  kv_type: %s\n", p->n_ctx, lp_qtype_name(p->kv_type));
+	if (o->gpu_budget)
+		printf("# gpu: %u of %u layers: weights %s + kv %s + scratch %s = %s of %s usable\n",
+		       p->gpu_layers, m->hp.n_layer, lp_mem_format_size(b->gpu_weights, s[0], 32),
+		       lp_mem_format_size(b->gpu_kv, s[1], 32),
+		       lp_mem_format_size(b->gpu_scratch, s[2], 32),
+		       lp_mem_format_size(b->gpu_total, s[3], 32),
+		       lp_mem_format_size(p->gpu_usable, s[4], 32));
+	printf("model:\n");
+	if (o->gpu_budget)
+		printf("  device: cuda\n  gpu_layers: %u\n", p->gpu_layers);
+	printf("  context: %u\n  kv_type: %s\n", p->n_ctx, lp_qtype_name(p->kv_type));
 	if (p->stream)
 		printf("  weights: stream\n");
 	printf("memory:\n  budget: %s\n", budget);
+	if (o->gpu_budget) {
+		yaml_size(o->gpu_budget, budget, sizeof(budget));
+		printf("  gpu_budget: %s\n", budget);
+	}
 	printf("stages:\n  - split: {unit: tokens, size: %u, overlap: %u, boundary: sentence}\n",
 	       p->chunk, p->overlap);
 }
@@ -180,7 +206,7 @@ int cmd_plan(int argc, char **argv)
 		r = (struct lp_plan_request){ .budget = o.budget, .kv_auto = o.kv_auto,
 					      .kv_type = o.kv_type, .n_threads = o.n_threads,
 					      .other = lp_mem_current(LP_MEM_OTHER),
-					      .allow_stream = 1 };
+					      .allow_stream = 1, .gpu_budget = o.gpu_budget };
 		st = lp_plan_choose(m, &r, &p, &d);
 	}
 	if (st) {

@@ -16,7 +16,7 @@
 const char lp_usage_probe[] =
 	"usage: lpipe probe MODEL [--csv FILE] [--svg FILE] [--min N] [--max N]\n"
 	"                   [--decode N] [--kv-type f32|f16|q8_0] [--threads N]\n"
-	"                   [--mem-budget SIZE]\n"
+	"                   [--mem-budget SIZE] [--device cpu|cuda] [--gpu-budget SIZE]\n"
 	"\n"
 	"Load MODEL (phase load), then for context lengths doubling from --min\n"
 	"(default 128) to --max (default: the model's training context): create a\n"
@@ -39,6 +39,11 @@ const char lp_usage_probe[] =
 	"  --kv-type TYPE     KV cache type (default f16)\n"
 	"  --threads N        worker threads (default: online CPUs)\n"
 	"  --mem-budget SIZE  cap tracked memory, e.g. 256MiB\n"
+	"  --device cuda      run every layer on the GPU and measure device memory:\n"
+	"                     the weights, kv, scratch, tracked and predicted\n"
+	"                     columns (and the CSV's gpu_* columns) are then the\n"
+	"                     device's; without a usable GPU, exit status 3\n"
+	"  --gpu-budget SIZE  cap device memory (default: the GPU's free memory)\n"
 	"\n"
 	"Exit status 0 (also when lengths are over budget), 2 for bad options,\n"
 	"3 for an unreadable or invalid model, 4 when the weights alone exceed\n"
@@ -47,7 +52,8 @@ const char lp_usage_probe[] =
 struct probe_opts {
 	const char *model, *csv, *svg;
 	struct lp_probe_params p;
-	size_t budget;
+	size_t budget, gpu_budget;
+	const char *device;
 };
 
 static int need_u32(const char *opt, const char *v, uint32_t min, uint32_t *out)
@@ -88,10 +94,16 @@ static int parse_one(struct probe_opts *o, const char *a, const char *v, int *us
 		if (!v || !lp_kv_type_parse(v, &o->p.kv_type))
 			return lp_cli_usage_error("probe", "bad kv type '%s' (f32, f16, q8_0)",
 						  v ? v : "");
-	} else if (!strcmp(a, "--mem-budget")) {
-		if (!v || lp_mem_parse_size(v, &o->budget) || !o->budget)
+	} else if (!strcmp(a, "--mem-budget") || !strcmp(a, "--gpu-budget")) {
+		size_t *to = a[2] == 'm' ? &o->budget : &o->gpu_budget;
+		if (!v || lp_mem_parse_size(v, to) || !*to)
 			return lp_cli_usage_error("probe", "bad size '%s' for '%s'", v ? v : "",
 						  a);
+	} else if (!strcmp(a, "--device")) {
+		if (!v || (strcmp(v, "cpu") && strcmp(v, "cuda")))
+			return lp_cli_usage_error("probe", "bad device '%s' (cpu, cuda)",
+						  v ? v : "");
+		o->device = v;
 	} else {
 		*used = 0;
 		return lp_cli_usage_error("probe", "unknown option '%s'", a);
@@ -151,6 +163,9 @@ static int report(const struct probe_opts *o, const struct lp_gguf *g, struct lp
 	if (o->p.n_threads <= 0)
 		snprintf(title, sizeof(title), "lpipe probe: %s, kv %s", name,
 			 lp_qtype_name(pr->p.kv_type));
+	if (pr->p.device)
+		snprintf(title, sizeof(title), "lpipe probe: %s, kv %s, device memory of %s", name,
+			 lp_qtype_name(pr->p.kv_type), pr->p.device->device);
 	if (o->svg && lp_probe_write_svg(pr, title, o->svg, &d)) {
 		lp_diag_print(&d, stderr);
 		return LP_EXIT_INPUT;
@@ -177,6 +192,15 @@ int cmd_probe(int argc, char **argv)
 	if ((rc = parse(argc, argv, &o)))
 		return rc;
 	lp_diag_init(&d);
+	if (o.device && !strcmp(o.device, "cuda")) {
+		struct lp_backend_params bp = lp_backend_default_params();
+		bp.n_threads = o.p.n_threads;
+		if ((st = lp_backend_open("cuda", &bp, &o.p.device, &d))) {
+			lp_diag_print(&d, stderr);
+			return lp_status_exit_code(st);
+		}
+		lp_mem_set_gpu_budget(o.gpu_budget ? o.gpu_budget : o.p.device->mem_free);
+	}
 	lp_mem_set_budget(o.budget);
 	lp_mem_set_phase("load");
 	t0 = now_s();
@@ -198,5 +222,6 @@ int cmd_probe(int argc, char **argv)
 	lp_probe_free(pr);
 	lp_model_free(m);
 	lp_gguf_close(g);
+	lp_backend_free(o.p.device);
 	return rc;
 }

@@ -41,6 +41,8 @@ int cmd_generate(int argc, char **argv);
 extern const char lp_usage_generate[];
 int cmd_probe(int argc, char **argv);
 extern const char lp_usage_probe[];
+int cmd_device(int argc, char **argv);
+extern const char lp_usage_device[];
 int cmd_plan(int argc, char **argv);
 extern const char lp_usage_plan[];
 

@@ -2,15 +2,15 @@
 # shared by the commands that process documents
 liblpipe_la_SOURCES += \
 	src/cli/commands.c src/cli/commands.h \
-	src/cli/cmd_run.c src/cli/cmd_check.c src/cli/cmd_help.c src/cli/cmd_version.c \
+	src/cli/cmd_run.c src/cli/cmd_check.c src/cli/cmd_help.c src/cli/cmd_version.c src/cli/cmd_device.c \
 	src/cli/runner.c src/cli/runner.h \
 	src/cli/cmd_model.c
 
 # Shell tests of the tool (see tests/cli/lib.sh); LPIPE and top_srcdir come
 # from AM_TESTS_ENVIRONMENT.
 TESTS += tests/cli/basics.sh tests/cli/pipelines.sh tests/cli/hostile.sh \
-	tests/cli/output.sh tests/cli/golden.sh tests/cli/faults.sh
-EXTRA_DIST += tests/cli/lib.sh tests/cli/basics.sh tests/cli/pipelines.sh \
+	tests/cli/output.sh tests/cli/golden.sh tests/cli/faults.sh tests/cli/device.sh
+EXTRA_DIST += tests/cli/lib.sh tests/cli/basics.sh tests/cli/pipelines.sh tests/cli/device.sh \
 	tests/cli/hostile.sh tests/cli/output.sh tests/cli/golden.sh tests/cli/faults.sh \
 	tests/data/cli pipelines scripts/bootstrap .ci/run README.md
 

@@ -133,6 +133,11 @@ static enum lp_status parse_model(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 	    (st = lp_cfg_get_enum(c, s, "weights", weights_names, LP_WEIGHTS_CFG_MAP, &w)) != LP_OK)
 		return st;
 	m->device = (enum lp_device)dev;
+	m->gpu_layers_set = s && lp_node_get(s, "gpu_layers") != NULL;
+	if (m->gpu_layers_set && m->device == LP_DEVICE_CPU)
+		return lp_cfg_error(c, lp_node_get(s, "gpu_layers"),
+				    "'gpu_layers' needs a GPU, but 'device' is cpu "
+				    "(use device: cuda or auto, or drop gpu_layers)");
 	m->kv_type = (enum lp_kv_type)kv;
 	m->weights = (enum lp_weights_cfg)w;
 	return LP_OK;
@@ -141,7 +146,7 @@ static enum lp_status parse_model(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 static enum lp_status parse_memory(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 				   const struct lp_node *root)
 {
-	static const char *const keys[] = { "budget", "on_oom", NULL };
+	static const char *const keys[] = { "budget", "gpu_budget", "on_oom", NULL };
 	const struct lp_node *s;
 	int oom;
 	enum lp_status st;
@@ -149,6 +154,7 @@ static enum lp_status parse_memory(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 	if ((st = section(c, root, "memory", &s)) != LP_OK ||
 	    (st = lp_cfg_check_keys(c, s, keys)) != LP_OK ||
 	    (st = lp_cfg_get_size(c, s, "budget", 0, &p->memory.budget)) != LP_OK ||
+	    (st = lp_cfg_get_size(c, s, "gpu_budget", 0, &p->memory.gpu_budget)) != LP_OK ||
 	    (st = lp_cfg_get_enum(c, s, "on_oom", on_oom_names, LP_ON_OOM_SHRINK, &oom)) != LP_OK)
 		return st;
 	p->memory.on_oom = (enum lp_on_oom)oom;
@@ -454,6 +460,10 @@ enum lp_status lp_pipeline_print(const struct lp_pipeline *p, FILE *out)
 	print_model(&p->model, out);
 	fputs("memory:\n  budget: ", out);
 	print_size(p->memory.budget, out);
+	if (p->memory.gpu_budget) {
+		fputs("\n  gpu_budget: ", out);
+		print_size(p->memory.gpu_budget, out);
+	}
 	fprintf(out, "\n  on_oom: %s\n", on_oom_names[p->memory.on_oom]);
 	fprintf(out, "retrieval:\n  scorer: %s\n  k1: ", lp_scorer_name(p->retrieval.scorer));
 	print_double(p->retrieval.bm25_k1, out);

@@ -49,12 +49,14 @@ struct lp_model_cfg {
 	long long context;     /* n_ctx tokens */
 	enum lp_kv_type kv_type;
 	long long gpu_layers;  /* -1: all */
+	int gpu_layers_set;    /* the file (or --set) gives gpu_layers */
 	const char *chat_template; /* override, NULL: from the GGUF */
 	enum lp_weights_cfg weights; /* map (whole file) or stream (per layer) */
 };
 
 struct lp_memory_cfg {
 	size_t budget;         /* bytes, 0: unlimited */
+	size_t gpu_budget;     /* device bytes, 0: the GPU's free memory less a margin */
 	enum lp_on_oom on_oom;
 };
 

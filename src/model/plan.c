@@ -43,6 +43,10 @@ static void predict(const struct lp_model *m, size_t weights, size_t other,
 	out->scratch = cb.scratch;
 	out->logits = cb.logits;
 	out->total = out->weights + out->other + out->kv + out->scratch + out->logits;
+	out->gpu_weights = cb.gpu_weights;
+	out->gpu_kv = cb.gpu_kv;
+	out->gpu_scratch = cb.gpu_scratch;
+	out->gpu_total = cb.gpu_weights + cb.gpu_kv + cb.gpu_scratch;
 }
 
 void lp_plan_predict(const struct lp_model *m, size_t other, const struct lp_ctx_params *p,
@@ -51,10 +55,13 @@ void lp_plan_predict(const struct lp_model *m, size_t other, const struct lp_ctx
 	predict(m, lp_plan_weight_bytes(m), other, p, out);
 }
 
-/* What lp_plan_choose fits: the request and the weights it assumes. */
+/* What lp_plan_choose fits: the request, the weights it assumes and the
+ * layers it puts on the GPU. */
 struct fit {
 	const struct lp_plan_request *r;
 	size_t weights;
+	uint32_t gpu_layers;
+	size_t gpu_usable;
 };
 
 /* Context lengths tried, ascending: powers of two below 256, then
@@ -89,8 +96,15 @@ static size_t predict_total(const struct lp_model *m, const struct fit *f,
 	p.kv_type = kv;
 	p.n_threads = f->r->n_threads;
 	p.n_batch = n_batch;
+	p.gpu_layers = f->gpu_layers;
 	predict(m, f->weights, f->r->other, &p, b);
 	return b->total;
+}
+
+/* 1 when the configuration `b` was predicted for fits both budgets. */
+static int fits(const struct fit *f, const struct lp_plan_bytes *b, size_t usable)
+{
+	return b->total <= usable && (!f->gpu_layers || b->gpu_total <= f->gpu_usable);
 }
 
 /* Largest candidate context that fits `usable`, or 0. Totals grow with the
@@ -102,7 +116,8 @@ static uint32_t largest_fit(const struct lp_model *m, const struct fit *r,
 	struct lp_plan_bytes b;
 
 	for (uint32_t n = smallest_ctx(cap); n <= cap; n = next_ctx(n)) {
-		if (predict_total(m, r, n, kv, n_batch, &b) > usable)
+		predict_total(m, r, n, kv, n_batch, &b);
+		if (!fits(r, &b, usable))
 			break;
 		best = n;
 	}
@@ -197,39 +212,88 @@ static uint32_t choose(const struct lp_model *m, const struct fit *f, size_t usa
 	return n;
 }
 
+/* With a device budget: the layers to offload and the context they
+ * leave (see plan.h); *n_batch and *kv as choose() sets them. */
+static uint32_t choose_gpu(const struct lp_model *m, struct fit *f, size_t usable,
+			   enum lp_qtype kv0, enum lp_qtype *kv, uint32_t *n_batch)
+{
+	uint32_t want = ctx_cap(m) < LP_PLAN_GPU_CTX ? ctx_cap(m) : LP_PLAN_GPU_CTX;
+	uint32_t best_n = 0, best_g = 0, best_b = 0;
+	enum lp_qtype best_kv = kv0;
+
+	for (uint32_t g = m->hp.n_layer + 1; g-- > 0;) {
+		enum lp_qtype k = kv0;
+		uint32_t b = 0, n;
+		f->gpu_layers = g;
+		n = choose(m, f, usable, &k, &b);
+		if (n > best_n) {
+			best_n = n;
+			best_g = g;
+			best_b = b;
+			best_kv = k;
+		}
+		if (n >= want)
+			break;
+	}
+	f->gpu_layers = best_g;
+	*kv = best_kv;
+	*n_batch = best_b;
+	return best_n;
+}
+
+static size_t margin_of(size_t budget)
+{
+	size_t margin = (size_t)((double)budget * LP_PLAN_MARGIN);
+
+	return margin < LP_PLAN_MARGIN_MIN ? LP_PLAN_MARGIN_MIN : margin;
+}
+
+/* The context, KV type and batch for the weights in `f` (and the GPU
+ * layers with a device budget); 0 when nothing fits. */
+static uint32_t choose_all(const struct lp_model *m, struct fit *f, size_t usable,
+			   enum lp_qtype kv0, enum lp_qtype *kv, uint32_t *n_batch)
+{
+	*kv = kv0;
+	if (f->r->gpu_budget)
+		return choose_gpu(m, f, usable, kv0, kv, n_batch);
+	return choose(m, f, usable, kv, n_batch);
+}
+
 enum lp_status lp_plan_choose(const struct lp_model *m, const struct lp_plan_request *r,
 			      struct lp_plan *out, struct lp_diag *d)
 {
 	const struct lp_hparams *hp = &m->hp;
-	size_t margin = (size_t)((double)r->budget * LP_PLAN_MARGIN);
+	size_t margin = margin_of(r->budget), gm = margin_of(r->gpu_budget);
 	size_t usable;
-	enum lp_qtype kv = r->kv_auto ? LP_Q_F16 : r->kv_type;
+	enum lp_qtype kv0 = r->kv_auto ? LP_Q_F16 : r->kv_type, kv = kv0;
 	uint32_t n_batch = 0, n;
-	struct fit f = { r, lp_plan_weight_bytes(m) };
+	struct fit f = { r, lp_plan_weight_bytes(m), 0,
+			 r->gpu_budget > gm ? r->gpu_budget - gm : 0 };
 	int stream = lp_model_streamed(m);
 
-	if (margin < LP_PLAN_MARGIN_MIN)
-		margin = LP_PLAN_MARGIN_MIN;
 	usable = r->budget > margin ? r->budget - margin : 0;
 	if (!kv_usable(m, kv))
 		return lp_diag_set(d, LP_E_USAGE, NULL, 0, 0,
 				   "kv type '%s' cannot hold heads of %u elements",
 				   lp_qtype_name(kv), hp->head_dim);
-	n = choose(m, &f, usable, &kv, &n_batch);
+	n = choose_all(m, &f, usable, kv0, &kv, &n_batch);
 	if (!n && r->allow_stream && !lp_model_streamed(m)) {
 		f.weights = lp_plan_stream_weight_bytes(m);
-		kv = r->kv_auto ? LP_Q_F16 : r->kv_type;
-		n = choose(m, &f, usable, &kv, &n_batch);
+		n = choose_all(m, &f, usable, kv0, &kv, &n_batch);
 		stream = 1;
 	}
-	if (!n)
+	if (!n) {
+		f.gpu_layers = 0;
 		return too_small(m, &f, r->kv_auto && kv_usable(m, LP_Q_Q8_0) ? LP_Q_Q8_0 : kv,
 				 usable, d);
+	}
 	out->n_ctx = n;
 	out->kv_type = kv;
 	out->n_batch = n_batch > n ? n : n_batch;
 	out->usable = usable;
 	out->stream = stream;
+	out->gpu_layers = f.gpu_layers;
+	out->gpu_usable = f.gpu_usable;
 	out->kv_per_token = lp_kvcache_bytes_per_token(hp->n_layer,
 							hp->n_head_kv * hp->head_dim,
 							hp->head_dim, kv);

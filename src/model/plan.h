@@ -31,10 +31,12 @@
 #define LP_PLAN_MARGIN_MIN ((size_t)4 << 20)      /* bytes */
 #define LP_PLAN_TEMPLATE_TOKENS 96  /* a chat template around a chunk */
 #define LP_PLAN_MAX_TOKENS 256      /* room left for the generated text */
+#define LP_PLAN_GPU_CTX 2048        /* context worth keeping GPU layers for */
 
 /* Predicted tracked bytes, by term; total is their sum. */
 struct lp_plan_bytes {
-	size_t weights, other, kv, scratch, logits, total;
+	size_t weights, other, kv, scratch, logits, total;   /* host */
+	size_t gpu_weights, gpu_kv, gpu_scratch, gpu_total;  /* device (gpu_layers > 0) */
 };
 
 /* Weights as the budget sees them: the file size of the mapping (the
@@ -60,6 +62,7 @@ struct lp_plan_request {
 	size_t other;            /* as for lp_plan_predict */
 	int allow_stream;        /* 1: when no context fits with the weights as
 				  * `m` holds them, plan them streamed */
+	size_t gpu_budget;       /* device bytes; 0: plan for the CPU alone */
 };
 
 /* A chosen configuration. */
@@ -74,6 +77,8 @@ struct lp_plan {
 	size_t kv_per_token;     /* bytes */
 	size_t usable;           /* budget less the margin */
 	int stream;              /* 1: the weights are streamed per layer */
+	uint32_t gpu_layers;     /* layers on the GPU (0 without gpu_budget) */
+	size_t gpu_usable;       /* gpu_budget less the margin */
 	struct lp_plan_bytes bytes; /* predicted at n_ctx */
 };
 
@@ -83,6 +88,13 @@ struct lp_plan {
  * context (or when nothing fits at 512). With kv_auto, F16
  * is kept when it reaches the training context or when Q8_0 would not give
  * a longer one; Q8_0 (when the head size allows it) otherwise.
+ * With gpu_budget, every candidate must also fit the device budget less
+ * its margin (10%, at least LP_PLAN_MARGIN_MIN) with the KV cache,
+ * weights and scratch of the gpu_layers offloaded layers (the device's
+ * scratch estimated as a one-thread CPU backend's); the most layers are
+ * offloaded that still reach LP_PLAN_GPU_CTX tokens of context (or the
+ * training context when shorter), else the count that gives the longest
+ * context.
  * Returns LP_OK and fills *out; LP_E_NOMEM when even the smallest context
  * does not fit, with a message saying what is needed ("the weights alone
  * need X, more than the budget Y"); LP_E_USAGE for a KV type the model

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "backend/backend.h"
 #include "core/log.h"
 #include "core/mem.h"
 #include "core/utf8.h"
@@ -24,10 +25,12 @@ struct lp_session {
 	struct lp_tok *tok;
 	struct lp_chat chat;
 	struct lp_ctx *ctx;
+	struct lp_backend *gpu;   /* the CUDA backend, or NULL on the CPU */
 	struct lp_sampler *sampler;
 	struct lp_stop stop;
 	uint32_t n_ctx;
-	char notes[2][128];  /* empty when unused */
+	uint32_t gpu_layers;
+	char notes[3][128];  /* empty when unused */
 };
 
 struct lp_session_params lp_session_default_params(void)
@@ -74,8 +77,29 @@ static void add_note(struct lp_session *s, const char *fmt, ...)
 
 static void release_parts(struct lp_session *s);
 
-/* Create the context, halving n_ctx while the budget refuses it (when
- * allowed). */
+/* A fresh GPU backend after a context failed on it: a backend keeps the
+ * scratch it reserved for the larger attempt, which the smaller one must
+ * not pay for. */
+static enum lp_status reopen_gpu(struct lp_session *s, const struct lp_session_params *p,
+				 struct lp_diag *d)
+{
+	struct lp_backend_params bp = lp_backend_default_params();
+	struct lp_diag dd;
+
+	bp.n_threads = p->n_threads;
+	lp_backend_free(s->gpu);
+	s->gpu = NULL;
+	lp_diag_init(&dd);
+	if (lp_backend_open("cuda", &bp, &s->gpu, &dd)) {
+		if (d)
+			*d = dd;
+		return dd.status;
+	}
+	return LP_OK;
+}
+
+/* Create the context, halving gpu_layers while the device budget refuses
+ * it and n_ctx while the host's does (when allowed). */
 static enum lp_status open_ctx(struct lp_session *s, const struct lp_session_params *p,
 			       struct lp_diag *d)
 {
@@ -88,14 +112,34 @@ static enum lp_status open_ctx(struct lp_session *s, const struct lp_session_par
 	cp.kv_type = p->kv_type;
 	cp.n_threads = p->n_threads;
 	cp.n_ctx = want;
+	if (s->gpu) {
+		cp.offload = s->gpu;
+		cp.gpu_layers = p->gpu_layers < 0 || p->gpu_layers > s->model->hp.n_layer ?
+					s->model->hp.n_layer : (uint32_t)p->gpu_layers;
+	}
 	for (;;) {
 		if (cp.n_batch == 0 || cp.n_batch > cp.n_ctx)
 			cp.n_batch = cp.n_ctx < 512 ? cp.n_ctx : 512;
 		st = lp_ctx_new(s->model, &cp, &s->ctx, d);
-		if (st != LP_E_NOMEM || !p->shrink || cp.n_ctx / 2 < LP_SESSION_MIN_CTX)
+		if (st != LP_E_NOMEM || !p->shrink)
 			break;
-		lp_warn("context of %u tokens does not fit: trying %u", cp.n_ctx, cp.n_ctx / 2);
-		cp.n_ctx /= 2;
+		if (s->gpu && (st = reopen_gpu(s, p, d)))
+			break;
+		cp.offload = s->gpu;
+		if (cp.offload && cp.gpu_layers > 0 && strstr(d->msg, "device memory")) {
+			/* the device is full: move layers back to the CPU first */
+			lp_warn("%u layers do not fit the GPU: trying %u", cp.gpu_layers,
+				cp.gpu_layers / 2);
+			add_note(s, "shrink: gpu_layers %u -> %u (device budget)", cp.gpu_layers,
+				 cp.gpu_layers / 2);
+			cp.gpu_layers /= 2;
+		} else if (cp.n_ctx / 2 >= LP_SESSION_MIN_CTX) {
+			lp_warn("context of %u tokens does not fit: trying %u", cp.n_ctx,
+				cp.n_ctx / 2);
+			cp.n_ctx /= 2;
+		} else {
+			break;
+		}
 		lp_diag_init(d);
 	}
 	if (st)
@@ -103,6 +147,7 @@ static enum lp_status open_ctx(struct lp_session *s, const struct lp_session_par
 	s->n_ctx = cp.n_ctx;
 	if (cp.n_ctx != want)
 		add_note(s, "shrink: context %u -> %u tokens (budget)", want, cp.n_ctx);
+	s->gpu_layers = cp.offload ? cp.gpu_layers : 0;
 	return LP_OK;
 }
 
@@ -127,6 +172,46 @@ static enum lp_status open_parts(struct lp_session *s, const struct lp_session_p
 	return LP_OK;
 }
 
+/* Open the GPU backend for device cuda (LP_E_DEVICE when there is none)
+ * or auto (the CPU, saying why with -v, when there is none); set the
+ * device budget. */
+static enum lp_status open_device(struct lp_session *s, const struct lp_session_params *p,
+				  struct lp_diag *d)
+{
+	const char *dev = p->device ? p->device : "cpu";
+	struct lp_backend_params bp = lp_backend_default_params();
+	char why[512] = "";
+	enum lp_status st;
+
+	if (!strcmp(dev, "cpu")) {
+		lp_debug("device: cpu");
+		return LP_OK;
+	}
+	bp.n_threads = p->n_threads;
+	if (!strcmp(dev, "cuda"))
+		st = lp_backend_open("cuda", &bp, &s->gpu, d);
+	else
+		st = lp_backend_open_auto(&bp, &s->gpu, why, sizeof(why), d);
+	if (st)
+		return st;
+	if (!strcmp(s->gpu->name, "cpu")) {
+		/* auto found no GPU: the context opens its own CPU backend */
+		lp_backend_free(s->gpu);
+		s->gpu = NULL;
+		lp_debug("device: cpu (auto: %s)", why);
+		return LP_OK;
+	}
+	lp_debug("device: cuda (%s)", s->gpu->device);
+	if (p->gpu_budget)
+		lp_mem_set_gpu_budget(p->gpu_budget);
+	else if (!lp_mem_gpu_budget() && s->gpu->mem_free) {
+		size_t margin = s->gpu->mem_free / 10;
+		margin = margin > LP_SESSION_GPU_MARGIN ? margin : LP_SESSION_GPU_MARGIN;
+		lp_mem_set_gpu_budget(s->gpu->mem_free > margin ? s->gpu->mem_free - margin : 1);
+	}
+	return LP_OK;
+}
+
 enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_session **out,
 			       struct lp_diag *d)
 {
@@ -143,6 +228,12 @@ enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_sess
 	if (!s)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a model session");
 	lp_stop_init(&s->stop);
+	/* the device first: `device: cuda` without a GPU stops before the
+	 * model is read */
+	if ((st = open_device(s, p, d))) {
+		lp_session_free(s);
+		return st;
+	}
 	st = open_parts(s, p, path, p->stream_weights, d);
 	if (st == LP_E_NOMEM && !p->stream_weights && p->shrink) {
 		/* everything goes, so the streamed attempt starts from the
@@ -185,7 +276,18 @@ void lp_session_free(struct lp_session *s)
 	if (!s)
 		return;
 	release_parts(s);
+	lp_backend_free(s->gpu);
 	free(s);
+}
+
+uint32_t lp_session_gpu_layers(const struct lp_session *s)
+{
+	return s->gpu_layers;
+}
+
+const char *lp_session_device(const struct lp_session *s)
+{
+	return s->gpu_layers ? s->gpu->name : "cpu";
 }
 
 uint32_t lp_session_n_ctx(const struct lp_session *s)

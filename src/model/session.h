@@ -40,6 +40,10 @@
 #include "quant/quant.h"
 #include "model/sampler.h"
 
+/* What the default device budget leaves free on the GPU: the larger of
+ * 10% of its free memory and this many bytes (the CUDA context, cuBLAS). */
+#define LP_SESSION_GPU_MARGIN ((size_t)512 << 20)
+
 /* The smallest context a shrinking session goes down to, tokens. */
 #define LP_SESSION_MIN_CTX 256
 
@@ -50,8 +54,13 @@ struct lp_session_params {
 	enum lp_qtype kv_type;     /* LP_Q_F32, LP_Q_F16 or LP_Q_Q8_0 */
 	int n_threads;             /* <= 0: every online CPU */
 	int stream_weights;        /* stream the weights from the start */
-	int shrink;                /* when the budget refuses: halve n_ctx,
-				    * then stream the weights */
+	int shrink;                /* when the budget refuses: halve gpu_layers
+				    * (device budget), halve n_ctx, then
+				    * stream the weights */
+	const char *device;        /* "cpu", "cuda" or "auto"; NULL: "cpu" */
+	int64_t gpu_layers;        /* layers on the GPU; < 0: all (cuda only) */
+	size_t gpu_budget;         /* device bytes; 0: the device's free memory
+				    * when opened less LP_SESSION_GPU_MARGIN */
 	struct lp_sampler_params sampler; /* temperature <= 0: greedy */
 };
 
@@ -78,6 +87,11 @@ enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_sess
 			       struct lp_diag *d);
 /* NULL is a no-op. */
 void lp_session_free(struct lp_session *s);
+
+/* Layers the session runs on the GPU (0 on the CPU). */
+uint32_t lp_session_gpu_layers(const struct lp_session *s);
+/* "cpu" or "cuda": where the session's layers run (the GPU's when any). */
+const char *lp_session_device(const struct lp_session *s);
 
 /* Tokens of context the session got (after any shrinking). */
 uint32_t lp_session_n_ctx(const struct lp_session *s);

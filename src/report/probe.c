@@ -48,12 +48,12 @@ static void phase_begin(double *t0)
 	*t0 = now_s();
 }
 
-static void phase_end(struct lp_probe_row *r, double t0)
+static void phase_end(struct lp_probe_row *r, double t0, int device)
 {
 	r->seconds = now_s() - t0;
 	for (int t = 0; t < LP_MEM_NTAGS; t++)
 		r->peak[t] = lp_mem_peak((enum lp_mem_tag)t);
-	r->tracked_peak = lp_mem_peak_total();
+	r->tracked_peak = device ? lp_mem_peak_gpu() : lp_mem_peak_total();
 	r->rss = lp_mem_current_rss();
 	r->rss_peak = lp_mem_peak_rss();
 	r->tokens_per_s = r->seconds > 0 && r->tokens ? r->tokens / r->seconds : 0;
@@ -61,7 +61,8 @@ static void phase_end(struct lp_probe_row *r, double t0)
 
 /* Prefill then decode in `c`; fills rows[1] and rows[2]. */
 static enum lp_status run_eval(struct lp_ctx *c, const int32_t *toks, uint32_t n_ctx,
-			       uint32_t n_decode, struct lp_probe_row *rows, struct lp_diag *d)
+			       uint32_t n_decode, int dev, struct lp_probe_row *rows,
+			       struct lp_diag *d)
 {
 	uint32_t n_prompt = n_decode < n_ctx ? n_ctx - n_decode : n_ctx / 2;
 	enum lp_status st;
@@ -70,7 +71,7 @@ static enum lp_status run_eval(struct lp_ctx *c, const int32_t *toks, uint32_t n
 	rows[1].tokens = n_prompt;
 	phase_begin(&t0);
 	st = lp_ctx_eval(c, toks, n_prompt, 0, NULL, d);
-	phase_end(&rows[1], t0);
+	phase_end(&rows[1], t0, dev);
 	if (st)
 		return st;
 	rows[1].ok = 1;
@@ -78,7 +79,7 @@ static enum lp_status run_eval(struct lp_ctx *c, const int32_t *toks, uint32_t n
 	phase_begin(&t0);
 	for (uint32_t i = n_prompt; i < n_ctx && !st; i++)
 		st = lp_ctx_eval(c, toks + i, 1, i, NULL, d);
-	phase_end(&rows[2], t0);
+	phase_end(&rows[2], t0, dev);
 	rows[2].ok = st == LP_OK;
 	return st;
 }
@@ -95,20 +96,24 @@ static enum lp_status probe_one(const struct lp_model *m, const struct lp_probe_
 	enum lp_status st;
 	double t0;
 
+	int dev = p->device != NULL;
+
 	cp.n_ctx = n_ctx;
 	cp.kv_type = p->kv_type;
 	cp.n_threads = p->n_threads;
+	cp.offload = p->device;
+	cp.gpu_layers = dev ? m->hp.n_layer : 0;
 	lp_plan_predict(m, p->other, &cp, &pb);
 	for (int ph = 0; ph < LP_PROBE_NPHASES; ph++) {
 		memset(&rows[ph], 0, sizeof(rows[ph]));
 		rows[ph].n_ctx = n_ctx;
 		rows[ph].phase = (enum lp_probe_phase)ph;
-		rows[ph].predicted = pb.total;
+		rows[ph].predicted = dev ? pb.gpu_total : pb.total;
 	}
 	lp_diag_init(&dd);
 	phase_begin(&t0);
 	st = lp_ctx_new(m, &cp, &c, &dd);
-	phase_end(&rows[0], t0);
+	phase_end(&rows[0], t0, dev);
 	if (st == LP_E_NOMEM)
 		return LP_OK;
 	if (st) {
@@ -116,7 +121,7 @@ static enum lp_status probe_one(const struct lp_model *m, const struct lp_probe_
 		return st;
 	}
 	rows[0].ok = 1;
-	st = run_eval(c, toks, n_ctx, p->n_decode, rows, &dd);
+	st = run_eval(c, toks, n_ctx, p->n_decode, dev, rows, &dd);
 	lp_ctx_free(c);
 	if (st && st != LP_E_NOMEM) {
 		*d = dd;
@@ -164,7 +169,7 @@ enum lp_status lp_probe_run(const struct lp_model *m, const struct lp_probe_para
 	for (uint32_t i = 0; i < p.max_ctx; i++)
 		toks[i] = (int32_t)((i * 2654435761u >> 7) % m->hp.n_vocab);
 	pr->p = p;
-	pr->budget = lp_mem_budget();
+	pr->budget = p.device ? lp_mem_gpu_budget() : lp_mem_budget();
 	for (size_t i = 0; i < n_lens && !st; i++) {
 		st = probe_one(m, &p, lens[i], toks, pr->rows + pr->n_rows, d);
 		pr->n_rows += LP_PROBE_NPHASES;

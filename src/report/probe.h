@@ -25,6 +25,7 @@
 
 #include "core/mem.h"
 #include "core/status.h"
+#include "backend/backend.h"
 #include "model/model.h"
 
 enum lp_probe_phase { LP_PROBE_LOAD, LP_PROBE_PREFILL, LP_PROBE_DECODE, LP_PROBE_NPHASES };
@@ -38,6 +39,8 @@ struct lp_probe_params {
 	enum lp_qtype kv_type;      /* LP_Q_F32, LP_Q_F16 or LP_Q_Q8_0 */
 	int n_threads;              /* <= 0: online CPUs */
 	size_t other;               /* metadata bytes, for the prediction */
+	struct lp_backend *device;  /* run every layer here (a GPU) and measure
+				     * device memory; NULL: the CPU */
 };
 
 /* 128 .. training context, decode 16, F16, all CPUs. */
@@ -50,18 +53,20 @@ struct lp_probe_row {
 	uint32_t tokens;             /* evaluated in this phase */
 	double seconds, tokens_per_s;
 	size_t peak[LP_MEM_NTAGS];   /* bytes, per tag */
-	size_t tracked_peak;         /* bytes, all tags */
+	size_t tracked_peak;         /* bytes, all host tags (the device's with
+				      * params.device) */
 	size_t rss;                  /* resident bytes at the end of the phase */
 	size_t rss_peak;             /* process peak resident bytes so far (it
 				      * cannot be reset, so it only grows) */
-	size_t predicted;            /* bytes, the planner's total */
+	size_t predicted;            /* bytes, the planner's total (device) */
 };
 
 struct lp_probe {
 	struct lp_probe_params p;
 	struct lp_probe_row *rows;   /* n_rows, by length then phase */
 	size_t n_rows;
-	size_t budget;               /* lp_mem_budget() during the run; 0: none */
+	size_t budget;               /* lp_mem_budget() during the run (the
+				      * device's with params.device); 0: none */
 };
 
 /*
@@ -102,6 +107,10 @@ void lp_probe_print_verdict(const struct lp_probe *pr, const struct lp_probe_fit
  * phase). Returns LP_OK or LP_E_IO; the file is replaced atomically. */
 #define LP_PROBE_CSV_HEADER "n_ctx,phase,ok,seconds,tokens_per_s,weights_bytes,kv_bytes," \
 	"scratch_bytes,logits_bytes,tracked_peak_bytes,rss_bytes,predicted_bytes"
+/* The same with a device: its tags, its tracked total and prediction. */
+#define LP_PROBE_CSV_HEADER_GPU "n_ctx,phase,ok,seconds,tokens_per_s,gpu_weights_bytes," \
+	"gpu_kv_bytes,gpu_scratch_bytes,logits_bytes,gpu_tracked_peak_bytes,rss_bytes," \
+	"gpu_predicted_bytes"
 enum lp_status lp_probe_write_csv(const struct lp_probe *pr, const char *path,
 				  struct lp_diag *d);
 void lp_probe_csv(const struct lp_probe *pr, FILE *out);

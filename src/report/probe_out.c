@@ -11,8 +11,26 @@ static double mib(size_t bytes)
 	return (double)bytes / (1024.0 * 1024.0);
 }
 
+/* The tags of the weights, KV and scratch columns: the device's when the
+ * probe ran on one. */
+static void tags(const struct lp_probe *pr, enum lp_mem_tag t[3])
+{
+	int dev = pr->p.device != NULL;
+
+	t[0] = dev ? LP_MEM_GPU_WEIGHTS : LP_MEM_WEIGHTS;
+	t[1] = dev ? LP_MEM_GPU_KV : LP_MEM_KV;
+	t[2] = dev ? LP_MEM_GPU_SCRATCH : LP_MEM_SCRATCH;
+}
+
 void lp_probe_print(const struct lp_probe *pr, const struct lp_probe_fit *f, FILE *out)
 {
+	int dev = pr->p.device != NULL;
+	enum lp_mem_tag t[3];
+
+	tags(pr, t);
+	if (dev)
+		fprintf(out, "device: %s (weights, kv, scratch, tracked and predict are "
+			"device memory)\n", pr->p.device->device);
 	fprintf(out, "%7s %-8s %-4s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "n_ctx",
 		"phase", "ok", "seconds", "tok/s", "weights", "kv", "scratch", "logits",
 		"tracked", "predict", "rss", "rss peak");
@@ -22,8 +40,8 @@ void lp_probe_print(const struct lp_probe *pr, const struct lp_probe_fit *f, FIL
 		const struct lp_probe_row *r = &pr->rows[i];
 		fprintf(out, "%7u %-8s %-4s %9.3f %9.1f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f "
 			"%9.2f\n", r->n_ctx, lp_probe_phase_name(r->phase), r->ok ? "yes" : "over",
-			r->seconds, r->tokens_per_s, mib(r->peak[LP_MEM_WEIGHTS]),
-			mib(r->peak[LP_MEM_KV]), mib(r->peak[LP_MEM_SCRATCH]),
+			r->seconds, r->tokens_per_s, mib(r->peak[t[0]]),
+			mib(r->peak[t[1]]), mib(r->peak[t[2]]),
 			mib(r->peak[LP_MEM_LOGITS]), mib(r->tracked_peak), mib(r->predicted),
 			mib(r->rss), mib(r->rss_peak));
 	}
@@ -58,12 +76,15 @@ void lp_probe_print_verdict(const struct lp_probe *pr, const struct lp_probe_fit
 
 void lp_probe_csv(const struct lp_probe *pr, FILE *out)
 {
-	fputs(LP_PROBE_CSV_HEADER "\n", out);
+	enum lp_mem_tag t[3];
+
+	tags(pr, t);
+	fputs(pr->p.device ? LP_PROBE_CSV_HEADER_GPU "\n" : LP_PROBE_CSV_HEADER "\n", out);
 	for (size_t i = 0; i < pr->n_rows; i++) {
 		const struct lp_probe_row *r = &pr->rows[i];
 		fprintf(out, "%u,%s,%d,%.6f,%.3f,%zu,%zu,%zu,%zu,%zu,%zu,%zu\n", r->n_ctx,
 			lp_probe_phase_name(r->phase), r->ok, r->seconds, r->tokens_per_s,
-			r->peak[LP_MEM_WEIGHTS], r->peak[LP_MEM_KV], r->peak[LP_MEM_SCRATCH],
+			r->peak[t[0]], r->peak[t[1]], r->peak[t[2]],
 			r->peak[LP_MEM_LOGITS], r->tracked_peak, r->rss, r->predicted);
 	}
 }

@@ -110,44 +110,33 @@ static size_t cpu_scratch_bytes(const struct lp_backend *be, const struct lp_bac
 	return lp_backend_cpu_scratch_bytes(be->n_threads, c->gemm_min, lim);
 }
 
-/* 1 when every limit of `a` is within `b`. */
-static int fits(const struct lp_backend_limits *a, const struct lp_backend_limits *b)
+static int same_limits(const struct lp_backend_limits *a, const struct lp_backend_limits *b)
 {
-	return a->n_rows <= b->n_rows && a->max_cols <= b->max_cols &&
-	       a->n_ctx <= b->n_ctx && a->kv_dim <= b->kv_dim && a->n_rot <= b->n_rot &&
-	       (a->kv_type == b->kv_type || a->kv_type == LP_Q_F32 || !a->n_ctx);
+	return a->n_rows == b->n_rows && a->max_cols == b->max_cols &&
+	       a->max_rows == b->max_rows && a->n_ctx == b->n_ctx && a->kv_dim == b->kv_dim &&
+	       a->kv_type == b->kv_type && a->n_head == b->n_head && a->n_rot == b->n_rot;
 }
 
 static enum lp_status cpu_reserve(struct lp_backend *be, const struct lp_backend_limits *lim,
 				  struct lp_diag *d)
 {
 	struct cpu *c = cpu_of(be);
-	struct lp_backend_limits u = *lim;
 	enum lp_mem_tag tag = c->as_device ? LP_MEM_GPU_SCRATCH : LP_MEM_SCRATCH;
-	size_t bytes;
-	uint8_t *p;
+	size_t bytes = layout(NULL, be->n_threads, c->gemm_min, lim, NULL);
 
-	if (c->scratch && fits(lim, &c->lim))
+	if (c->scratch && same_limits(lim, &c->lim))
 		return LP_OK;
-	if (c->scratch) {
-		/* grow to cover both */
-#define MAXF(f) u.f = u.f > c->lim.f ? u.f : c->lim.f
-		MAXF(n_rows); MAXF(max_cols); MAXF(max_rows); MAXF(n_ctx); MAXF(kv_dim);
-		MAXF(n_head); MAXF(n_rot);
-#undef MAXF
-		if (u.kv_type == LP_Q_F32)
-			u.kv_type = c->lim.kv_type;
-	}
-	bytes = layout(NULL, be->n_threads, c->gemm_min, &u, NULL);
-	p = lp_mem_alloc(tag, bytes, d);
-	if (!p)
-		return LP_E_NOMEM;
-	lp_mem_commit(p, bytes);
+	/* the old block goes first, so the budget sees one at a time */
 	lp_mem_free(c->scratch);
-	c->scratch = p;
-	c->lim = u;
+	c->scratch = NULL;
+	memset(&c->lim, 0, sizeof(c->lim));
 	c->rope_valid = 0;
-	layout(c, be->n_threads, c->gemm_min, &u, p);
+	c->scratch = lp_mem_alloc(tag, bytes, d);
+	if (!c->scratch)
+		return LP_E_NOMEM;
+	lp_mem_commit(c->scratch, bytes);
+	c->lim = *lim;
+	layout(c, be->n_threads, c->gemm_min, lim, c->scratch);
 	return LP_OK;
 }
 

@@ -8,45 +8,6 @@ CUDA_HOST_SOURCES = \
 CUDA_HOST_HDRS = src/backend/cuda/cuda.h
 EXTRA_DIST += $(CUDA_HOST_SOURCES) $(CUDA_HOST_HDRS) src/backend/cuda/local.mk
 
-# ---- the module lpipe-cuda.so (configure --with-cuda) ----------------------
-# Built outside libtool (nvcc takes none of libtool's flags, and the library
-# is configured static-only): kernels with nvcc, host files with the C
-# compiler and the CUDA headers, linked into .libs/lpipe-cuda.so, where the
-# loader looks in the build tree (backend.c), and installed in $(pkglibdir).
-if HAVE_CUDA
-CUDA_ARCH ?= -arch=sm_90
-NVCCFLAGS = -std=c++17 -O3 $(CUDA_ARCH) -Xcompiler -fPIC -Xcompiler -fvisibility=hidden \
-	-I$(top_srcdir) -I$(top_srcdir)/src -I$(top_builddir)
-CUDA_OBJS = $(patsubst %.cu,cuda-obj/%.o,$(CUDA_KERNEL_SOURCES)) \
-	$(patsubst %.c,cuda-obj/%.o,$(CUDA_HOST_SOURCES))
-CUDA_DEPS = $(CUDA_KERNEL_HDRS:%=$(top_srcdir)/%) $(CUDA_HOST_HDRS:%=$(top_srcdir)/%) \
-	$(top_srcdir)/src/backend/backend.h $(top_srcdir)/src/quant/blocks.h
-
-cuda-obj/%.o: $(top_srcdir)/%.cu $(CUDA_DEPS)
-	@mkdir -p $(@D)
-	$(AM_V_GEN)$(NVCC) $(NVCCFLAGS) -c $< -o $@
-
-cuda-obj/%.o: $(top_srcdir)/%.c $(CUDA_DEPS)
-	@mkdir -p $(@D)
-	$(AM_V_CC)$(CC) $(DEFS) -I$(top_srcdir) $(AM_CPPFLAGS) $(CPPFLAGS) $(CUDA_CFLAGS) \
-		$(AM_CFLAGS) $(CFLAGS) \
-		-fPIC -fvisibility=hidden -c $< -o $@
-
-.libs/lpipe-cuda.so: $(CUDA_OBJS)
-	@mkdir -p .libs
-	$(AM_V_CCLD)$(CC) -shared -o $@ $(CUDA_OBJS) $(AM_LDFLAGS) $(LDFLAGS) $(CUDA_LIBS) \
-		-lstdc++ -Wl,--no-undefined
-
-all-local: .libs/lpipe-cuda.so
-install-exec-local: .libs/lpipe-cuda.so
-	$(MKDIR_P) $(DESTDIR)$(pkglibdir)
-	$(INSTALL_PROGRAM) .libs/lpipe-cuda.so $(DESTDIR)$(pkglibdir)/lpipe-cuda.so
-uninstall-local:
-	rm -f $(DESTDIR)$(pkglibdir)/lpipe-cuda.so
-clean-local:
-	rm -rf cuda-obj .libs/lpipe-cuda.so
-endif
-
 # The ops of the CUDA backend against the CPU's; skips (77) where the
 # module or a GPU is missing, so it is registered in every build.
 check_PROGRAMS += tests/check_cuda_ops

@@ -117,9 +117,14 @@ static enum lp_status device_count(const struct lp_backend_host *host, int *n, s
 		*n = 0;
 		return host->diag_set(d, LP_E_DEVICE, NULL, 0, 0, "no CUDA device");
 	}
-	if (e != cudaSuccess) {
+	if (e == cudaErrorInsufficientDriver || e == cudaErrorInitializationError) {
 		*n = 0;
 		return host->diag_set(d, LP_E_DEVICE, NULL, 0, 0, "no CUDA driver: %s",
+				      cudaGetErrorString(e));
+	}
+	if (e != cudaSuccess) {
+		*n = 0;
+		return host->diag_set(d, LP_E_DEVICE, NULL, 0, 0, "CUDA is unusable: %s",
 				      cudaGetErrorString(e));
 	}
 	return LP_OK;

@@ -1,0 +1,605 @@
+/* check_backend.c - the CPU backend's ops against naive references on
+ * random inputs of odd shapes, the backend registry, and the forward
+ * pass split between two backends (gpu_layers) with the CPU backend
+ * standing in for a device. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "backend/cpu/cpu.h"
+#include "core/mem.h"
+#include "model/forward.h"
+#include "model/gguf.h"
+#include "model/model.h"
+#include "tools/tiny_model.h"
+
+static uint64_t rng = 88172645463325252ull;
+
+static float frand(void) /* uniform in [-1, 1) */
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (float)((rng >> 40) / (double)(1 << 24)) * 2.0f - 1.0f;
+}
+
+static float *rand_vec(size_t n, float scale)
+{
+	float *v = malloc(n * sizeof(float));
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = frand() * scale;
+	return v;
+}
+
+/* max |a - b| / max(max |b|, 1e-30) */
+static double rel_err(const float *a, const double *b, size_t n)
+{
+	double num = 0, den = 1e-30;
+
+	for (size_t i = 0; i < n; i++) {
+		num = fmax(num, fabs(a[i] - b[i]));
+		den = fmax(den, fabs(b[i]));
+	}
+	return num / den;
+}
+
+static struct lp_backend *cpu(int threads, uint32_t gemm_min)
+{
+	struct lp_backend_params p = lp_backend_default_params();
+	struct lp_backend *be;
+	struct lp_diag d;
+
+	p.n_threads = threads;
+	p.gemm_min = gemm_min;
+	lp_diag_init(&d);
+	ck_assert_msg(lp_backend_open("cpu", &p, &be, &d) == LP_OK, "%s", d.msg);
+	return be;
+}
+
+static void reserve(struct lp_backend *be, uint32_t rows, uint64_t cols, uint32_t n_ctx,
+		    uint32_t kv_dim, enum lp_qtype kv, uint32_t n_head, uint32_t n_rot)
+{
+	struct lp_backend_limits lim = { rows, cols, 4096, n_ctx, kv_dim, kv, n_head, n_rot };
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	ck_assert_msg(be->ops->reserve(be, &lim, &d) == LP_OK, "%s", d.msg);
+}
+
+/* ---- matmul ------------------------------------------------------------ */
+
+static const enum lp_qtype types[] = {
+	LP_Q_F32, LP_Q_F16, LP_Q_BF16, LP_Q_Q4_0, LP_Q_Q4_1, LP_Q_Q5_0,
+	LP_Q_Q5_1, LP_Q_Q8_0, LP_Q_Q4_K, LP_Q_Q5_K, LP_Q_Q6_K,
+};
+#define N_TYPES (sizeof(types) / sizeof(types[0]))
+
+/* Tolerance of the mat-vec (8-bit activations for quantized weights) by
+ * type: f32 exact up to rounding, f16/bf16 as their float input, the
+ * quantized types as the activation quantization allows. The GEMM path
+ * multiplies dequantized weights by float activations: 1e-5 for all. */
+static double tol_matvec(enum lp_qtype t)
+{
+	return t == LP_Q_F32 ? 1e-5 : t == LP_Q_F16 || t == LP_Q_BF16 ? 1e-5 : 2e-2;
+}
+
+/* Y = X W^T with W random of type t (odd row count), n rows of X; against
+ * a double loop over the reference dequantization. */
+static void check_matmul(enum lp_qtype t, size_t n, uint32_t gemm_min, double tol)
+{
+	size_t cols = lp_qtype_block_elems(t) == 256 ? 512 : 96, rows = 37, ldy = rows + 3;
+	size_t rb = lp_qtype_row_bytes(t, cols);
+	struct lp_backend *be = cpu(2, gemm_min);
+	float *wf = rand_vec(rows * cols, 1.0f), *x = rand_vec(n * cols, 1.0f);
+	float *deq = malloc(rows * cols * sizeof(float)), *y = malloc(n * ldy * sizeof(float));
+	double *ref = malloc(n * rows * sizeof(double));
+	uint8_t *w = malloc(rows * rb);
+	struct lp_backend_mat W = { t, w, rows, cols, rb };
+	float *yr = malloc(n * rows * sizeof(float));
+
+	for (size_t r = 0; r < rows; r++) {
+		lp_quantize_row(t, wf + r * cols, w + r * rb, cols);
+		lp_dequantize_row(t, w + r * rb, deq + r * cols, cols);
+	}
+	for (size_t i = 0; i < n * ldy; i++)
+		y[i] = 12345.0f;
+	reserve(be, (uint32_t)n, cols, 0, 0, LP_Q_F32, 0, 0);
+	be->ops->matmul(be, &W, x, n, y, ldy);
+	ck_assert_int_eq(be->ops->sync(be, NULL), LP_OK);
+	for (size_t k = 0; k < n; k++) {
+		for (size_t r = 0; r < rows; r++) {
+			double s = 0;
+			for (size_t c = 0; c < cols; c++)
+				s += (double)deq[r * cols + c] * x[k * cols + c];
+			ref[k * rows + r] = s;
+			yr[k * rows + r] = y[k * ldy + r];
+		}
+		for (size_t r = rows; r < ldy; r++)
+			ck_assert_msg(y[k * ldy + r] == 12345.0f, "matmul wrote past W->rows");
+	}
+	ck_assert_msg(rel_err(yr, ref, n * rows) < tol, "%s n=%zu: error %g over %g",
+		      lp_qtype_name(t), n, rel_err(yr, ref, n * rows), tol);
+	free(wf), free(x), free(deq), free(y), free(ref), free(w), free(yr);
+	lp_backend_free(be);
+}
+
+START_TEST(test_matmul_decode)
+{
+	check_matmul(types[_i], 1, 16, tol_matvec(types[_i]));
+	check_matmul(types[_i], 3, 16, tol_matvec(types[_i]));
+}
+END_TEST
+
+START_TEST(test_matmul_prefill)
+{
+	check_matmul(types[_i], 19, 16, 1e-5);
+}
+END_TEST
+
+START_TEST(test_get_rows)
+{
+	enum lp_qtype t = types[_i];
+	size_t cols = lp_qtype_block_elems(t) == 256 ? 256 : 64, rows = 11;
+	size_t rb = lp_qtype_row_bytes(t, cols);
+	struct lp_backend *be = cpu(1, 16);
+	float *wf = rand_vec(rows * cols, 1.0f), *out = malloc(3 * cols * sizeof(float));
+	float *want = malloc(cols * sizeof(float));
+	uint8_t *w = malloc(rows * rb);
+	struct lp_backend_mat W = { t, w, rows, cols, rb };
+	int32_t ids[3] = { 10, 0, 7 };
+
+	for (size_t r = 0; r < rows; r++)
+		lp_quantize_row(t, wf + r * cols, w + r * rb, cols);
+	be->ops->get_rows(be, &W, ids, 3, out);
+	for (int k = 0; k < 3; k++) {
+		lp_dequantize_row(t, w + (size_t)ids[k] * rb, want, cols);
+		ck_assert_msg(!memcmp(out + k * cols, want, cols * sizeof(float)), "row %d", ids[k]);
+	}
+	free(wf), free(out), free(want), free(w);
+	lp_backend_free(be);
+}
+END_TEST
+
+/* ---- element-wise ------------------------------------------------------ */
+
+START_TEST(test_norms)
+{
+	size_t n = 3, width = 77;
+	struct lp_backend *be = cpu(1, 16);
+	float *x = rand_vec(n * width, 3.0f), *w = rand_vec(width, 1.0f), *b = rand_vec(width, 1.0f);
+	float *out = malloc(n * width * sizeof(float));
+	double *ref = malloc(n * width * sizeof(double));
+
+	be->ops->rmsnorm(be, out, x, w, n, width, 1e-5f);
+	for (size_t t = 0; t < n; t++) {
+		double ss = 0;
+		for (size_t i = 0; i < width; i++)
+			ss += (double)x[t * width + i] * x[t * width + i];
+		for (size_t i = 0; i < width; i++)
+			ref[t * width + i] = x[t * width + i] / sqrt(ss / width + 1e-5) * w[i];
+	}
+	ck_assert_double_lt(rel_err(out, ref, n * width), 1e-6);
+	be->ops->layernorm(be, out, x, w, b, n, width, 1e-12f);
+	for (size_t t = 0; t < n; t++) {
+		double mean = 0, var = 0;
+		for (size_t i = 0; i < width; i++)
+			mean += x[t * width + i];
+		mean /= width;
+		for (size_t i = 0; i < width; i++)
+			var += (x[t * width + i] - mean) * (x[t * width + i] - mean);
+		for (size_t i = 0; i < width; i++)
+			ref[t * width + i] = (x[t * width + i] - mean) / sqrt(var / width + 1e-12) *
+					     w[i] + b[i];
+	}
+	ck_assert_double_lt(rel_err(out, ref, n * width), 1e-6);
+	/* in place is allowed */
+	be->ops->rmsnorm(be, x, x, w, n, width, 1e-5f);
+	free(x), free(w), free(b), free(out), free(ref);
+	lp_backend_free(be);
+}
+END_TEST
+
+/* Both pairings, n_rot < head_dim, several positions. */
+START_TEST(test_rope)
+{
+	enum lp_rope_mode mode = _i ? LP_ROPE_NEOX : LP_ROPE_ADJACENT;
+	struct lp_backend_rope r = { mode, 24, 16, 10000.0f };
+	size_t n = 5, heads = 3, width = heads * r.head_dim;
+	uint32_t pos0 = 7;
+	struct lp_backend *be = cpu(1, 16);
+	float *x = rand_vec(n * width, 1.0f), *y = malloc(n * width * sizeof(float));
+	double *ref = malloc(n * width * sizeof(double));
+
+	reserve(be, (uint32_t)n, 64, 0, 0, LP_Q_F32, 0, r.n_rot);
+	memcpy(y, x, n * width * sizeof(float));
+	be->ops->rope(be, y, n, (uint32_t)heads, pos0, &r);
+	for (size_t t = 0; t < n; t++)
+		for (size_t h = 0; h < heads; h++) {
+			const float *v = x + t * width + h * r.head_dim;
+			double *o = ref + t * width + h * r.head_dim;
+			for (size_t i = 0; i < r.head_dim; i++)
+				o[i] = v[i];
+			for (size_t i = 0; i < r.n_rot / 2; i++) {
+				size_t a = mode == LP_ROPE_ADJACENT ? 2 * i : i;
+				size_t b = mode == LP_ROPE_ADJACENT ? 2 * i + 1 : i + r.n_rot / 2;
+				double th = (pos0 + t) * pow(r.base, -2.0 * i / r.n_rot);
+				o[a] = v[a] * cos(th) - v[b] * sin(th);
+				o[b] = v[a] * sin(th) + v[b] * cos(th);
+			}
+		}
+	ck_assert_double_lt(rel_err(y, ref, n * width), 1e-6);
+	free(x), free(y), free(ref);
+	lp_backend_free(be);
+}
+END_TEST
+
+START_TEST(test_swiglu_gelu_add)
+{
+	size_t n = 4, width = 45, count = n * width;
+	struct lp_backend *be = cpu(1, 16);
+	float *g = rand_vec(count, 4.0f), *u = rand_vec(count, 1.0f), *out = malloc(count * 4);
+	float *bias = rand_vec(width, 1.0f), *y = malloc(count * 4);
+	double *ref = malloc(count * sizeof(double));
+
+	be->ops->swiglu(be, out, g, u, count);
+	for (size_t i = 0; i < count; i++)
+		ref[i] = g[i] / (1 + exp(-(double)g[i])) * u[i];
+	ck_assert_double_lt(rel_err(out, ref, count), 1e-6);
+	memcpy(out, g, count * 4);
+	be->ops->gelu(be, out, count);
+	for (size_t i = 0; i < count; i++)
+		ref[i] = 0.5 * g[i] * (1 + erf(g[i] / sqrt(2.0)));
+	ck_assert_double_lt(rel_err(out, ref, count), 1e-6);
+	memcpy(y, g, count * 4);
+	be->ops->add(be, y, u, n, width, width);
+	be->ops->add(be, y, bias, n, width, 0);
+	for (size_t i = 0; i < count; i++)
+		ref[i] = (double)g[i] + u[i] + bias[i % width];
+	ck_assert_double_lt(rel_err(y, ref, count), 1e-6);
+	free(g), free(u), free(out), free(bias), free(y), free(ref);
+	lp_backend_free(be);
+}
+END_TEST
+
+/* ---- KV cache and attention -------------------------------------------- */
+
+static const enum lp_qtype kv_types[] = { LP_Q_F32, LP_Q_F16, LP_Q_Q8_0 };
+
+/*
+ * Grouped-query attention (4 query heads over 2 KV heads of 32) of a step
+ * of n tokens after pos0 cached ones, against a double reference over the
+ * rows as the cache holds them (dequantized): the op's error is then only
+ * its own float arithmetic. n = 1 and 2 read an F16 cache in place, n = 6
+ * converts it.
+ */
+static void check_attention(enum lp_qtype type, uint32_t pos0, uint32_t n)
+{
+	uint32_t hd = 32, nh = 4, nkv = 2, kv_dim = nkv * hd, n_ctx = 40, q_dim = nh * hd;
+	uint32_t total = pos0 + n;
+	size_t row = lp_qtype_row_bytes(type, kv_dim);
+	struct lp_backend *be = cpu(2, 16);
+	uint8_t *kc = calloc(n_ctx, row), *vc = calloc(n_ctx, row);
+	struct lp_backend_kv kv = { type, n_ctx, kv_dim, row, kc, vc };
+	float *k = rand_vec((size_t)total * kv_dim, 1.0f), *v = rand_vec((size_t)total * kv_dim, 1.0f);
+	float *q = rand_vec((size_t)n * q_dim, 1.0f), *out = malloc((size_t)n * q_dim * 4);
+	float *kd = malloc((size_t)total * kv_dim * 4), *vd = malloc((size_t)total * kv_dim * 4);
+	double *ref = malloc((size_t)n * q_dim * sizeof(double)), *s = malloc(total * sizeof(double));
+	struct lp_backend_attn a = { q, out, &kv, n, pos0, nh, nkv, hd, 1.0f / sqrtf((float)hd) };
+
+	reserve(be, n, 128, n_ctx, kv_dim, type, nh, hd);
+	be->ops->kv_store(be, &kv, 0, pos0, k, v);
+	be->ops->kv_store(be, &kv, pos0, n, k + (size_t)pos0 * kv_dim, v + (size_t)pos0 * kv_dim);
+	be->ops->attention(be, &a);
+	lp_backend_cpu_kv_to_f32(&kv, 0, total, kd, vd);
+	for (uint32_t p = 0; p < total; p++)   /* the store is the quantizer */
+		for (uint32_t i = 0; i < kv_dim; i++)
+			ck_assert(fabsf(kd[p * kv_dim + i] - k[p * kv_dim + i]) < 0.02f);
+	for (uint32_t t = 0; t < n; t++)
+		for (uint32_t h = 0; h < nh; h++) {
+			uint32_t kvh = h / (nh / nkv), np = pos0 + t + 1;
+			double mx = -INFINITY, sum = 0;
+			for (uint32_t p = 0; p < np; p++) {
+				double dot = 0;
+				for (uint32_t i = 0; i < hd; i++)
+					dot += (double)q[t * q_dim + h * hd + i] *
+					       kd[p * kv_dim + kvh * hd + i];
+				s[p] = dot / sqrt(hd);
+				mx = fmax(mx, s[p]);
+			}
+			for (uint32_t p = 0; p < np; p++)
+				sum += s[p] = exp(s[p] - mx);
+			for (uint32_t i = 0; i < hd; i++) {
+				double o = 0;
+				for (uint32_t p = 0; p < np; p++)
+					o += s[p] / sum * vd[p * kv_dim + kvh * hd + i];
+				ref[t * q_dim + h * hd + i] = o;
+			}
+		}
+	ck_assert_msg(rel_err(out, ref, (size_t)n * q_dim) < 1e-5, "%s pos0 %u n %u: %g",
+		      lp_qtype_name(type), pos0, n, rel_err(out, ref, (size_t)n * q_dim));
+	free(kc), free(vc), free(k), free(v), free(q), free(out), free(kd), free(vd);
+	free(ref), free(s);
+	lp_backend_free(be);
+}
+
+START_TEST(test_attention)
+{
+	check_attention(kv_types[_i], 0, 1);
+	check_attention(kv_types[_i], 9, 1);
+	check_attention(kv_types[_i], 5, 2);
+	check_attention(kv_types[_i], 0, 6);
+	check_attention(kv_types[_i], 31, 6);
+}
+END_TEST
+
+/* ---- buffers and the registry ------------------------------------------ */
+
+START_TEST(test_buffers)
+{
+	struct lp_backend_params p = lp_backend_default_params();
+	struct lp_backend *host = cpu(1, 16), *dev;
+	struct lp_backend_buf *b;
+	float src[5] = { 1, 2, 3, 4, 5 }, back[5];
+	struct lp_diag d;
+	size_t gw = lp_mem_current(LP_MEM_GPU_WEIGHTS);
+
+	lp_diag_init(&d);
+	/* the CPU aliases what it imports, counting nothing */
+	b = host->ops->import(host, src, sizeof(src), LP_MEM_GPU_WEIGHTS, &d);
+	ck_assert_ptr_eq(b->data, src);
+	ck_assert_ptr_eq(b->host, src);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_GPU_WEIGHTS), gw);
+	host->ops->buf_free(host, b);
+	/* as a device: copies, counted under the tag; no host address */
+	p.n_threads = 1;
+	p.as_device = 1;
+	ck_assert_int_eq(lp_backend_open("cpu", &p, &dev, &d), LP_OK);
+	ck_assert_int_eq(dev->place, LP_BACKEND_DEVICE);
+	b = dev->ops->import(dev, src, sizeof(src), LP_MEM_GPU_WEIGHTS, &d);
+	ck_assert_ptr_null(b->host);
+	ck_assert_ptr_ne(b->data, src);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_GPU_WEIGHTS), gw + sizeof(src));
+	dev->ops->upload(dev, b, 4, src, 8);
+	ck_assert_int_eq(dev->ops->download(dev, back, b, 0, sizeof(back), &d), LP_OK);
+	ck_assert(back[0] == 1 && back[1] == 1 && back[2] == 2 && back[3] == 4);
+	dev->ops->buf_free(dev, b);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_GPU_WEIGHTS), gw);
+	/* the device budget refuses device tags only */
+	lp_mem_set_gpu_budget(16);
+	ck_assert_ptr_null(dev->ops->buf_alloc(dev, LP_BACKEND_DEVICE, LP_MEM_GPU_KV, 64, &d));
+	ck_assert_int_eq(d.status, LP_E_NOMEM);
+	ck_assert_msg(strstr(d.msg, "device memory budget exceeded") != NULL, "%s", d.msg);
+	b = host->ops->buf_alloc(host, LP_BACKEND_HOST, LP_MEM_SCRATCH, 64, &d);
+	ck_assert_ptr_nonnull(b);
+	host->ops->buf_free(host, b);
+	lp_mem_set_gpu_budget(0);
+	lp_backend_free(dev);
+	lp_backend_free(host);
+}
+END_TEST
+
+START_TEST(test_registry)
+{
+	struct lp_backend *be;
+	struct lp_backend_device devs[4];
+	struct lp_diag d;
+	char why[256] = "";
+	int n;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_backend_open("tpu", NULL, &be, &d), LP_E_USAGE);
+	ck_assert_ptr_null(be);
+	ck_assert_msg(strstr(d.msg, "unknown device 'tpu'") != NULL, "%s", d.msg);
+	ck_assert_msg(!strncmp(lp_backend_built(), "cpu", 3), "%s", lp_backend_built());
+	lp_diag_init(&d);
+	n = lp_backend_devices(devs, 4, &d);
+	if (n > 0)
+		return;   /* a GPU: the refusals below cannot be seen here */
+	ck_assert_int_eq(lp_backend_open("cuda", NULL, &be, &d), LP_E_DEVICE);
+	ck_assert_ptr_null(be);
+	ck_assert_msg(strstr(d.msg, "CUDA") || strstr(d.msg, "lpipe-cuda.so"), "%s", d.msg);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_backend_open_auto(NULL, &be, why, sizeof(why), &d), LP_OK);
+	ck_assert_str_eq(be->name, "cpu");
+	ck_assert_msg(why[0] != 0, "auto says why it took the CPU");
+	lp_backend_free(be);
+}
+END_TEST
+
+/* ---- gpu_layers: the forward pass split between two backends ----------- */
+
+struct split_model {
+	char path[64];
+	struct lp_gguf *g;
+	struct lp_model *m;
+};
+
+static void split_open(struct split_model *s, enum lp_qtype type)
+{
+	struct tiny_spec spec = tiny_default_spec();
+	struct lp_diag d;
+	int fd;
+
+	spec.type = type;
+	spec.layers = 4;
+	snprintf(s->path, sizeof(s->path), "/tmp/check_backend.XXXXXX");
+	fd = mkstemp(s->path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(tiny_model_write(s->path, &spec, 7), 0);
+	lp_diag_init(&d);
+	ck_assert_msg(lp_gguf_open(s->path, &s->g, &d) == LP_OK, "%s", d.msg);
+	ck_assert_msg(lp_model_load(s->g, &s->m, &d) == LP_OK, "%s", d.msg);
+}
+
+static void split_close(struct split_model *s)
+{
+	lp_model_free(s->m);
+	lp_gguf_close(s->g);
+	unlink(s->path);
+}
+
+#define SPLIT_PROMPT 20
+#define SPLIT_GEN 12
+
+/* Greedy tokens (and the last logits) of a prompt then SPLIT_GEN steps,
+ * with `gpu_layers` layers on a fresh stand-in device (its scratch is
+ * then this context's alone, so the plan can be checked). */
+static void greedy(const struct lp_model *m, uint32_t gpu_layers, enum lp_qtype kv,
+		   int32_t *out, float *last)
+{
+	struct lp_backend_params bp = lp_backend_default_params();
+	struct lp_backend *dev;
+	struct lp_ctx_params p = lp_ctx_default_params();
+	uint32_t V = m->hp.n_vocab;
+	int32_t prompt[SPLIT_PROMPT];
+	float *logits = malloc(V * sizeof(float));
+	struct lp_ctx *c;
+	struct lp_ctx_bytes b;
+	struct lp_diag d;
+	size_t gkv = lp_mem_current(LP_MEM_GPU_KV), gw = lp_mem_current(LP_MEM_GPU_WEIGHTS);
+	size_t gs = lp_mem_current(LP_MEM_GPU_SCRATCH);
+
+	bp.n_threads = 2;
+	bp.as_device = 1;
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_backend_open("cpu", &bp, &dev, &d), LP_OK);
+	p.n_ctx = 64;
+	p.n_batch = 8;   /* the prompt takes three steps, the last one short */
+	p.n_threads = 2;
+	p.kv_type = kv;
+	p.offload = dev;
+	p.gpu_layers = gpu_layers;
+	lp_diag_init(&d);
+	lp_ctx_plan_bytes(m, &p, &b);
+	ck_assert_msg(lp_ctx_new(m, &p, &c, &d) == LP_OK, "%s", d.msg);
+	ck_assert_uint_eq(lp_ctx_gpu_layers(c), gpu_layers);
+	/* the device bytes are what the plan says */
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_GPU_KV) - gkv, b.gpu_kv);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_GPU_WEIGHTS) - gw, b.gpu_weights);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_GPU_SCRATCH) - gs, b.gpu_scratch);
+	ck_assert(gpu_layers == 0 || b.gpu_kv > 0);
+	for (int i = 0; i < SPLIT_PROMPT; i++)
+		prompt[i] = (i * 37 + 11) % (int32_t)V;
+	ck_assert_int_eq(lp_ctx_eval(c, prompt, SPLIT_PROMPT, 0, logits, &d), LP_OK);
+	for (int i = 0; i < SPLIT_GEN; i++) {
+		int32_t best = 0;
+		for (uint32_t k = 1; k < V; k++)
+			best = logits[k] > logits[best] ? (int32_t)k : best;
+		out[i] = best;
+		ck_assert_int_eq(lp_ctx_eval(c, &best, 1, SPLIT_PROMPT + (uint32_t)i, logits, &d),
+				 LP_OK);
+	}
+	memcpy(last, logits, V * sizeof(float));
+	lp_ctx_free(c);
+	lp_backend_free(dev);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_GPU_KV), gkv);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_GPU_WEIGHTS), gw);
+	free(logits);
+}
+
+/* gpu_layers 0, half and all give the same tokens, and with the CPU
+ * standing in for the device the same logits bit for bit (the same
+ * kernels run; only the buffers and the hops between them differ). */
+START_TEST(test_gpu_layers_split)
+{
+	struct split_model s;
+	int32_t tok[3][SPLIT_GEN];
+	float *last[3];
+	uint32_t layers[3] = { 0, 2, 4 };
+	enum lp_qtype kv = kv_types[_i];
+
+	split_open(&s, LP_Q_Q8_0);
+	for (int i = 0; i < 3; i++) {
+		last[i] = malloc(s.m->hp.n_vocab * sizeof(float));
+		greedy(s.m, layers[i], kv, tok[i], last[i]);
+	}
+	for (int i = 1; i < 3; i++) {
+		ck_assert_msg(!memcmp(tok[0], tok[i], sizeof(tok[0])),
+			      "gpu_layers %u changed the tokens", layers[i]);
+		ck_assert_msg(!memcmp(last[0], last[i], s.m->hp.n_vocab * sizeof(float)),
+			      "gpu_layers %u changed the logits", layers[i]);
+	}
+	for (int i = 0; i < 3; i++)
+		free(last[i]);
+	split_close(&s);
+}
+END_TEST
+
+/* A device budget too small for the offloaded part fails the context
+ * cleanly, naming the device memory and the phase. */
+START_TEST(test_gpu_budget)
+{
+	struct lp_backend_params bp = lp_backend_default_params();
+	struct lp_ctx_params p = lp_ctx_default_params();
+	struct split_model s;
+	struct lp_backend *dev;
+	struct lp_ctx *c = NULL;
+	struct lp_ctx_bytes b;
+	struct lp_diag d;
+	size_t host0;
+
+	split_open(&s, LP_Q_Q4_0);
+	host0 = lp_mem_current_total();
+	bp.n_threads = 1;
+	bp.as_device = 1;
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_backend_open("cpu", &bp, &dev, &d), LP_OK);
+	p.n_ctx = 64;
+	p.n_threads = 1;
+	p.offload = dev;
+	p.gpu_layers = 4;
+	lp_ctx_plan_bytes(s.m, &p, &b);
+	lp_mem_set_gpu_budget(b.gpu_weights + b.gpu_kv + b.gpu_scratch - 1);
+	ck_assert_int_eq(lp_ctx_new(s.m, &p, &c, &d), LP_E_NOMEM);
+	ck_assert_ptr_null(c);
+	ck_assert_msg(strstr(d.msg, "load: device memory budget exceeded"), "%s", d.msg);
+	lp_mem_set_gpu_budget(b.gpu_weights + b.gpu_kv + b.gpu_scratch);
+	lp_diag_init(&d);
+	ck_assert_msg(lp_ctx_new(s.m, &p, &c, &d) == LP_OK, "%s", d.msg);
+	lp_ctx_free(c);
+	lp_mem_set_gpu_budget(0);
+	lp_backend_free(dev);
+	ck_assert_uint_eq(lp_mem_current_gpu(), 0);
+	ck_assert_uint_eq(lp_mem_current_total(), host0);
+	split_close(&s);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("backend");
+	TCase *ops = tcase_create("ops"), *fw = tcase_create("split");
+
+	tcase_add_loop_test(ops, test_matmul_decode, 0, N_TYPES);
+	tcase_add_loop_test(ops, test_matmul_prefill, 0, N_TYPES);
+	tcase_add_loop_test(ops, test_get_rows, 0, N_TYPES);
+	tcase_add_test(ops, test_norms);
+	tcase_add_loop_test(ops, test_rope, 0, 2);
+	tcase_add_test(ops, test_swiglu_gelu_add);
+	tcase_add_loop_test(ops, test_attention, 0, 3);
+	tcase_add_test(ops, test_buffers);
+	tcase_add_test(ops, test_registry);
+	suite_add_tcase(s, ops);
+	tcase_add_loop_test(fw, test_gpu_layers_split, 0, 3);
+	tcase_add_test(fw, test_gpu_budget);
+	suite_add_tcase(s, fw);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *r = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
