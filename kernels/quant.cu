@@ -14,6 +14,10 @@
 
 /* ---- decoding 8 elements -------------------------------------------- */
 
+/* The loops below run 8 times, a constant: nvcc unrolls them unasked
+ * (and a #pragma unroll would be an unknown pragma to the host compiler,
+ * which compiles these for tests/gpu/check_decode.cu). */
+
 static LPK_HD void scale_min_k(const uint8_t *q, int j, int *sc, int *m)
 {
 	if (j < 4) {
@@ -52,7 +56,6 @@ template <> LPK_HD void deq8<LPK_Q4_0>(const uint8_t *row, int g, float v[8])
 	const uint8_t *b = row + (size_t)(g / 4) * 18, *qs = b + 2 + (g & 1) * 8;
 	float d = lpk_h2f(lpk_ld16(b));
 	int sh = (g & 2) ? 4 : 0;
-#pragma unroll
 	for (int i = 0; i < 8; i++)
 		v[i] = d * (float)(((qs[i] >> sh) & 0xF) - 8);
 }
@@ -67,7 +70,6 @@ template <> LPK_HD void deq8<LPK_Q4_1>(const uint8_t *row, int g, float v[8])
 	uint32_t w[2] = { qw[0], qw[1] };
 	float d = lpk_h2f((uint16_t)dm), m = lpk_h2f((uint16_t)(dm >> 16));
 	int sh = (g & 2) ? 4 : 0;
-#pragma unroll
 	for (int i = 0; i < 8; i++)
 		v[i] = d * (float)((w[i / 4] >> (8 * (i % 4) + sh)) & 0xF) + m;
 }
@@ -78,7 +80,6 @@ template <> LPK_HD void deq8<LPK_Q5_0>(const uint8_t *row, int g, float v[8])
 	const uint8_t *qs = b + 6 + (g & 1) * 8;
 	float d = lpk_h2f(lpk_ld16(b));
 	int sh = (g & 2) ? 4 : 0, hb = b[2 + (g & 3)];
-#pragma unroll
 	for (int i = 0; i < 8; i++)
 		v[i] = d * (float)((((qs[i] >> sh) & 0xF) | (((hb >> i) & 1) << 4)) - 16);
 }
@@ -89,7 +90,6 @@ template <> LPK_HD void deq8<LPK_Q5_1>(const uint8_t *row, int g, float v[8])
 	const uint8_t *qs = b + 8 + (g & 1) * 8;
 	float d = lpk_h2f(lpk_ld16(b)), m = lpk_h2f(lpk_ld16(b + 2));
 	int sh = (g & 2) ? 4 : 0, hb = b[4 + (g & 3)];
-#pragma unroll
 	for (int i = 0; i < 8; i++)
 		v[i] = d * (float)(((qs[i] >> sh) & 0xF) | (((hb >> i) & 1) << 4)) + m;
 }
@@ -99,7 +99,6 @@ template <> LPK_HD void deq8<LPK_Q8_0>(const uint8_t *row, int g, float v[8])
 	const uint8_t *b = row + (size_t)(g / 4) * 34;
 	const int8_t *qs = (const int8_t *)(b + 2 + (g & 3) * 8);
 	float d = lpk_h2f(lpk_ld16(b));
-#pragma unroll
 	for (int i = 0; i < 8; i++)
 		v[i] = d * (float)qs[i];
 }
@@ -114,7 +113,6 @@ LPK_HD void deq8_k45(const uint8_t *row, int g, float v[8])
 	float d = lpk_h2f(lpk_ld16(b)), dmin = lpk_h2f(lpk_ld16(b + 2));
 	scale_min_k(b + 4, e0 / 32, &sc, &m);
 	float ds = d * (float)sc, dm = dmin * (float)m;
-#pragma unroll
 	for (int i = 0; i < 8; i++) {
 		int q = hi ? qs[i] >> 4 : qs[i] & 0xF;
 		if (Q5)
@@ -139,7 +137,6 @@ template <> LPK_HD void deq8<LPK_Q6_K>(const uint8_t *row, int g, float v[8])
 	int e0 = 8 * (g % 32), h = e0 / 128, k = (e0 % 128) / 32, l0 = e0 % 32;
 	const uint8_t *ql = b + 64 * h + l0 + (k & 1) * 32, *qh = b + 128 + 32 * h + l0;
 	float ds = lpk_h2f(lpk_ld16(b + 208)) * (float)(int8_t)b[192 + e0 / 16];
-#pragma unroll
 	for (int i = 0; i < 8; i++) {
 		int q = k < 2 ? ql[i] & 0xF : ql[i] >> 4;
 		q |= ((qh[i] >> (2 * k)) & 3) << 4;
