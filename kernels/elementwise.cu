@@ -1,11 +1,21 @@
 /*
- * elementwise.cu - element-wise kernels: residual and bias additions.
+ * elementwise.cu - SiLU-gate and the row add (residual or bias). expf (not __expf)
+ * keeps SiLU within a few ulp of the CPU's libm.
  */
 #include "kernels/elementwise.h"
+#include "kernels/common.cuh"
 
-#include <cuda_runtime.h>
+static __global__ void swiglu_k(const float *gate, const float *up, float *out, size_t n)
+{
+	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 
-__global__ static void add_rows(float *y, const float *x, size_t n, size_t width, size_t ldx)
+	if (i < n) {
+		float g = gate[i];
+		out[i] = g / (1.0f + expf(-g)) * up[i];
+	}
+}
+
+static __global__ void add_rows_k(float *y, const float *x, size_t n, size_t width, size_t ldx)
 {
 	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -13,14 +23,20 @@ __global__ static void add_rows(float *y, const float *x, size_t n, size_t width
 		y[i] += x[i / width * ldx + i % width];
 }
 
-extern "C" int lp_cuk_add_rows(float *y, const float *x, size_t n, size_t width, size_t ldx,
-			       void *stream)
+extern "C" cudaError_t lp_cuk_swiglu(const float *gate, const float *up, float *out, size_t n,
+				     cudaStream_t stream)
 {
-	size_t total = n * width;
-	unsigned blocks = (unsigned)((total + 255) / 256);
+	if (n == 0)
+		return cudaSuccess;
+	swiglu_k<<<lpk_blocks(n, 256), 256, 0, stream>>>(gate, up, out, n);
+	return lpk_launched();
+}
 
-	if (!total)
-		return 0;
-	add_rows<<<blocks, 256, 0, (cudaStream_t)stream>>>(y, x, n, width, ldx);
-	return (int)cudaGetLastError();
+extern "C" cudaError_t lp_cuk_add_rows(float *y, const float *x, size_t n, size_t width,
+				       size_t ldx, cudaStream_t stream)
+{
+	if (n == 0 || width == 0)
+		return cudaSuccess;
+	add_rows_k<<<lpk_blocks(n * width, 256), 256, 0, stream>>>(y, x, n, width, ldx);
+	return lpk_launched();
 }

@@ -268,6 +268,27 @@ struct lp_backend_ops {
 	void (*add)(struct lp_backend *be, float *y, const float *x, size_t n, size_t width,
 		    size_t ldx);
 
+	/* -- recorded decode steps -- */
+
+	/*
+	 * A device backend may record the ops of a decode step once and
+	 * replay them at later steps (a CUDA graph): launches then cost one
+	 * call per step instead of one per kernel. step_begin(be, key, pos0)
+	 * returns 1 when it replayed the step recorded under `key` with every
+	 * position argument read as pos0: the caller then queues none of the
+	 * step's ops and goes on to download. It returns 0 when the caller
+	 * must queue the step's ops, then call step_end (the backend may be
+	 * recording them). Inside a step: every op's pos0 is the step's pos0,
+	 * no upload, download, sync or get_rows (host memory read at queue
+	 * time would be replayed stale: look tokens up before step_begin).
+	 * `key` names the step's shape and operands: the caller changes it
+	 * whenever any buffer address, size or weight of the step changes.
+	 * reserve forgets recordings. The CPU backend always returns 0 and
+	 * step_end does nothing.
+	 */
+	int (*step_begin)(struct lp_backend *be, uint64_t key, uint32_t pos0);
+	void (*step_end)(struct lp_backend *be);
+
 	/* -- completion -- */
 
 	/* Wait for every queued op; return LP_OK or the latched error (then

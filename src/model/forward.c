@@ -13,6 +13,7 @@
 #include "model/forward.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,7 +80,13 @@ struct lp_ctx {
 			      * or a copy tracked as LP_MEM_LOGITS */
 	float *logits_copy;  /* that copy, or NULL */
 	float *stage;        /* (n_batch, n_embd) host hop between two device parts */
+	uint64_t step_key;   /* names this context's decode step to a backend
+			      * that records it (backend.h: step_begin) */
 };
+
+/* Decode-step keys: unique per context, so that a backend never replays
+ * the step of a context freed since (whose buffers another may reuse). */
+static _Atomic uint64_t next_step_key;
 
 struct lp_ctx_params lp_ctx_default_params(void)
 {
@@ -397,6 +404,8 @@ enum lp_status lp_ctx_new(const struct lp_model *m, const struct lp_ctx_params *
 	*out = NULL;
 	lp_mem_set_phase("load");
 	c = calloc(1, sizeof(*c));
+	if (c)
+		c->step_key = atomic_fetch_add(&next_step_key, 1) + 1;
 	if (!c)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "cannot allocate a context");
 	c->m = m;
@@ -554,6 +563,35 @@ static enum lp_status output(struct lp_ctx *c, struct part *pt, size_t n, float 
 	return op->download(pt->be, c->logits, dst, off + (r - 1) * row, row, d);
 }
 
+/*
+ * One decode token on a single device part, the layers and the output
+ * product between step_begin and step_end, so that a backend that records
+ * the step (CUDA graphs) replays it at the next tokens; the lookup of the
+ * token stays outside (its id is read when queued).
+ */
+static enum lp_status decode_recorded(struct lp_ctx *c, struct part *pt, uint32_t pos,
+				      struct lp_diag *d)
+{
+	const struct lp_hparams *hp = &c->m->hp;
+	struct lp_backend *be = pt->be;
+	const struct lp_backend_ops *op = be->ops;
+	enum lp_status st;
+
+	if (!op->step_begin(be, c->step_key, pos)) {
+		for (uint32_t il = pt->l0; il < pt->l1; il++)
+			layer_step(c, pt, il, pos, 1);
+		op->rmsnorm(be, pt->xb, pt->x, pt->output_norm, 1, hp->n_embd, hp->norm_eps);
+		op->matmul(be, &pt->output, pt->xb, 1, lp_backend_at(pt->logits_buf, 0),
+			   hp->n_vocab);
+		op->step_end(be);
+	}
+	if (c->logits_copy)
+		st = op->download(be, c->logits, pt->logits_buf, 0, hp->n_vocab * sizeof(float), d);
+	else
+		st = LP_OK;
+	return st ? st : op->sync(be, d);
+}
+
 /* n <= n_batch tokens at pos; the logits of every row into `all`
  * (n_vocab floats each) when not NULL, of the last into c->logits. */
 static enum lp_status step(struct lp_ctx *c, const int32_t *tokens, size_t n, uint32_t pos,
@@ -564,6 +602,9 @@ static enum lp_status step(struct lp_ctx *c, const int32_t *tokens, size_t n, ui
 	enum lp_status st = LP_OK;
 
 	pt->be->ops->get_rows(pt->be, &pt->tok_embd, tokens, n, pt->x);
+	if (n == 1 && !all && c->n_parts == 1 && !pt->streams &&
+	    pt->be->place == LP_BACKEND_DEVICE)
+		return decode_recorded(c, pt, pos, d);
 	for (int i = 0; i < c->n_parts; i++) {
 		pt = &c->parts[i];
 		if (i > 0 && (st = move_x(c, &c->parts[i - 1], pt, n, d)))

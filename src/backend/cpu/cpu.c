@@ -483,6 +483,16 @@ static void cpu_attention(struct lp_backend *be, const struct lp_backend_attn *a
 	lp_backend_cpu_attention(cpu_of(be)->pool, &cpu_of(be)->s, a);
 }
 
+/* Ops run as they are called: there is nothing to record or replay. */
+static int cpu_step_begin(struct lp_backend *be, uint64_t key, uint32_t pos0)
+{
+	return 0;
+}
+
+static void cpu_step_end(struct lp_backend *be)
+{
+}
+
 static enum lp_status cpu_sync(struct lp_backend *be, struct lp_diag *d)
 {
 	return LP_OK;
@@ -516,6 +526,8 @@ static const struct lp_backend_ops cpu_ops = {
 	.swiglu = cpu_swiglu,
 	.gelu = cpu_gelu,
 	.add = cpu_add,
+	.step_begin = cpu_step_begin,
+	.step_end = cpu_step_end,
 	.sync = cpu_sync,
 	.destroy = cpu_destroy,
 };
