@@ -107,12 +107,31 @@ static int try_module(const char *dir)
 	return 1;
 }
 
+/*
+ * Whether an NVIDIA kernel driver is present. The module pulls in the CUDA
+ * runtime and cuBLAS, which map and touch about 150 MiB on load: a
+ * `device: auto` run on a machine without a GPU must not pay that, so the
+ * module is not opened when neither the driver's control device nor its
+ * /proc entry exists (both are visible inside GPU containers too).
+ */
+static int nvidia_driver_present(void)
+{
+	return !access("/dev/nvidiactl", F_OK) || !access("/proc/driver/nvidia/version", F_OK);
+}
+
 static void load_module(void)
 {
 	char exe[1024], dirs[3][1100];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int nd = 0, rc = 0;
 
+#ifdef LP_HAVE_CUDA
+	if (!nvidia_driver_present()) {
+		snprintf(module_why, sizeof(module_why),
+			 "no CUDA driver (neither /dev/nvidiactl nor /proc/driver/nvidia exists)");
+		return;
+	}
+#endif
 	if (n > 0) {
 		char *slash;
 		exe[n] = 0;
