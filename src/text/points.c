@@ -3,6 +3,8 @@
  */
 #include "text/points.h"
 
+#include "text/ground.h"
+
 #include <string.h>
 #include <strings.h>
 
@@ -201,127 +203,23 @@ size_t lp_points_clean(const char *s, size_t len, char *out)
 	return n;
 }
 
-/* Code point at s[i] (U+FFFD for an invalid byte) and its length. */
-static uint32_t cp_at(const char *s, size_t len, size_t i, size_t *n)
-{
-	uint32_t cp;
-	int k = lp_utf8_decode((const unsigned char *)s + i, len - i, &cp);
-
-	*n = k > 0 ? (size_t)k : 1;
-	return k > 0 ? cp : 0xFFFD;
-}
-
-/* Separates words of facts: white space, CJK letters, CJK and fullwidth
- * punctuation. */
-static int fact_break(uint32_t cp)
-{
-	return lp_utf8_is_space(cp) || lp_utf8_is_cjk(cp) || (cp >= 0x3000 && cp < 0x3040) ||
-	       (cp >= 0xFF00 && cp < 0xFFF0) || cp == 0x201C || cp == 0x201D;
-}
-
-static int lead_punct(char c)
-{
-	return strchr("([{\"'`<", c) != NULL;
-}
-
-static int trail_punct(char c)
-{
-	return strchr(".,;:!?]}\"'`>", c) != NULL;
-}
-
-/* Is the trimmed word w[0..n) a fact: a number, path, option, variable or
- * identifier? */
-static int is_fact(const char *w, size_t n)
-{
-	size_t upper = 0, lower = 0, slash = 0;
-	int camel = 0;
-
-	if (n >= 2 && w[0] == '-' && (w[1] == '-' || (w[1] >= 'a' && w[1] <= 'z') ||
-				      (w[1] >= 'A' && w[1] <= 'Z')))
-		return 1;
-	for (size_t i = 0; i < n; i++) {
-		char c = w[i];
-		if ((c >= '0' && c <= '9') || c == '_' || c == '$' || c == '=')
-			return 1;
-		if (c == '.' && i > 0 && i + 1 < n && w[i + 1] != '.')
-			return 1;
-		slash += c == '/';
-		if (c >= 'A' && c <= 'Z') {
-			camel |= lower && i > 0 && w[i - 1] >= 'a' && w[i - 1] <= 'z' &&
-				 w[0] >= 'a' && w[0] <= 'z';
-			upper++;
-		} else if (c >= 'a' && c <= 'z') {
-			lower++;
-		}
-	}
-	if (slash && (w[0] == '/' || w[0] == '~' || slash >= 2))
-		return 1;
-	return camel || (upper >= 2 && !lower);
-}
-
-static enum lp_status check_one(struct lp_match *src, const char *w, size_t n, size_t *facts,
-				size_t *missing)
-{
-	int found = 0;
-	enum lp_status st = lp_match_contains(src, w, n, &found);
-
-	*facts += 1;
-	*missing += !found;
-	return st;
-}
-
-/* Quoted strings "..." and “...” of s: each is one fact. */
-static enum lp_status check_quotes(struct lp_match *src, const char *s, size_t len,
-				   size_t *facts, size_t *missing)
-{
-	static const char *const open[] = {"\"", "\xe2\x80\x9c"}, *const close[] = {"\"", "\xe2\x80\x9d"};
-	enum lp_status st = LP_OK;
-
-	for (size_t q = 0; q < 2 && !st; q++) {
-		size_t ol = strlen(open[q]), cl = strlen(close[q]);
-		for (size_t i = 0; i + ol <= len && !st; i++) {
-			const char *e;
-			if (memcmp(s + i, open[q], ol))
-				continue;
-			e = NULL;
-			for (size_t j = i + ol; j + cl <= len && !e; j++)
-				if (!memcmp(s + j, close[q], cl))
-					e = s + j;
-			if (!e)
-				break;
-			if (e > s + i + ol && e - (s + i + ol) <= 80)
-				st = check_one(src, s + i + ol, (size_t)(e - (s + i + ol)), facts, missing);
-			i = (size_t)(e - s) + cl - 1;
-		}
-	}
-	return st;
-}
+/* Tokens checked per point; a point holding more is refused whole. */
+#define POINT_MAX_FACTS 128
 
 enum lp_status lp_points_check(struct lp_match *src, const char *s, size_t len,
 			       size_t *n_facts, size_t *n_missing)
 {
+	struct lp_ground_token tok[POINT_MAX_FACTS];
+	size_t n = lp_ground_tokens(s, len, tok, POINT_MAX_FACTS);
 	enum lp_status st = LP_OK;
-	size_t i = 0;
 
-	*n_facts = *n_missing = 0;
-	while (i < len && !st) {
-		size_t a, b, k, opens = 0;
-		while (i < len && fact_break(cp_at(s, len, i, &k)))
-			i += k;
-		for (a = i; i < len && !fact_break(cp_at(s, len, i, &k));)
-			i += k;
-		b = i;
-		while (a < b && lead_punct(s[a]))
-			a++;
-		for (size_t j = a; j < b; j++)
-			opens += s[j] == '(';
-		while (b > a && (trail_punct(s[b - 1]) || (s[b - 1] == ')' && !opens)))
-			b--;
-		if (b > a && is_fact(s + a, b - a))
-			st = check_one(src, s + a, b - a, n_facts, n_missing);
+	*n_facts = n;
+	*n_missing = n > POINT_MAX_FACTS ? n - POINT_MAX_FACTS : 0;
+	for (size_t i = 0; i < n && i < POINT_MAX_FACTS && !st; i++) {
+		int found = 0;
+		st = lp_match_contains(src, s + tok[i].off, tok[i].len, &found);
+		*n_missing += !found;
 	}
-	if (!st)
-		st = check_quotes(src, s, len, n_facts, n_missing);
 	return st;
 }
 

@@ -13,7 +13,8 @@
  *  - meta-talk (lp_points_is_meta): a sentence that talks about the text or
  *    the summary instead of the subject ("The text describes ...", "The
  *    summary is ...", "本文介绍 ...") is dropped, not rewritten;
- *  - grounding (lp_points_check): the facts of a point - numbers, paths,
+ *  - grounding (lp_points_check): the facts of a point, as text/ground.h
+ *    finds them for verify (numbers, paths,
  *    options, identifiers (CAPS, snake_case, camelCase, dotted names) and
  *    quoted strings - must occur in the source (case and spacing aside);
  *  - selection (lp_points_select): under a token budget, one point per
