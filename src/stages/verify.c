@@ -261,19 +261,6 @@ static enum lp_status auto_source(struct lp_doc *doc, size_t cap, struct lp_span
 	return LP_OK;
 }
 
-/* The keyphrase scan is done with a piece of the document. */
-struct source_pass {
-	struct lp_doc *doc;
-	size_t from; /* released up to here */
-};
-
-static void source_done(void *ctx, size_t off, size_t len)
-{
-	struct source_pass *sp = ctx;
-
-	lp_document_done_upto(&sp->doc->src, &sp->from, off, len);
-}
-
 struct checker {
 	struct lp_doc *doc;
 	struct lp_verify_result *r;
@@ -350,14 +337,14 @@ static enum lp_status add_auto(struct checker *k, const struct verify_opts *o,
 	if (!o->n_auto)
 		return LP_OK;
 	for (size_t cap = VERIFY_MAX_SOURCE;; cap /= 2) {
-		struct source_pass sp = { k->doc, 0 };
+		struct lp_verify_source_pass sp = { k->doc, 0 };
 		spans = NULL;
 		st = auto_source(k->doc, cap, &spans, &n_spans, &len, d);
 		if (!st)
 			st = lp_keyphrase_extract_spans(k->doc->text ? k->doc->text : "", spans,
 							n_spans, (size_t)o->n_auto + o->n_must,
 							&k->doc->arena, &found, &n_found,
-							source_done, &sp, d);
+							lp_verify_source_done, &sp, d);
 		lp_mem_free(spans);
 		/* the chosen phrases were copied out of the text: release it */
 		lp_document_done(&k->doc->src, 0, k->doc->len);

@@ -16,14 +16,9 @@ struct occ {
 	enum lp_ground_kind kind;
 };
 
-struct source_pass {
-	struct lp_doc *doc;
-	size_t from; /* released up to here */
-};
-
-static void source_done(void *ctx, size_t off, size_t len)
+void lp_verify_source_done(void *ctx, size_t off, size_t len)
 {
-	struct source_pass *sp = ctx;
+	struct lp_verify_source_pass *sp = ctx;
 
 	lp_document_done_upto(&sp->doc->src, &sp->from, off, len);
 }
@@ -68,11 +63,11 @@ static enum lp_status collect(const char *out, size_t len, struct lp_ground *set
 /* Look the set up in the source and the question. */
 static enum lp_status scan_sources(struct lp_doc *doc, struct lp_ground *set, struct lp_diag *d)
 {
-	struct source_pass sp = { doc, 0 };
+	struct lp_verify_source_pass sp = { doc, 0 };
 	enum lp_status st;
 
 	if (doc->src.text)
-		st = lp_ground_scan(set, doc->src.text, doc->src.len, source_done, &sp, d);
+		st = lp_ground_scan(set, doc->src.text, doc->src.len, lp_verify_source_done, &sp, d);
 	else
 		st = lp_ground_scan(set, doc->text ? doc->text : "", doc->text ? doc->len : 0,
 				    NULL, NULL, d);

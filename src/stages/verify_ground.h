@@ -45,4 +45,15 @@ enum lp_status lp_verify_ground_remove(struct lp_doc *doc, const struct lp_verif
 
 void lp_verify_ground_release(struct lp_verify_ground *g);
 
+/*
+ * A scan of the whole document (keyphrases, grounding) that releases the
+ * pages behind it: pass lp_verify_source_done as the scan's "done with
+ * this window" callback and a source pass { doc, 0 } as its context.
+ */
+struct lp_verify_source_pass {
+	struct lp_doc *doc;
+	size_t from; /* released up to here */
+};
+void lp_verify_source_done(void *ctx, size_t off, size_t len);
+
 #endif
