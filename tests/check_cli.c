@@ -403,6 +403,91 @@ START_TEST(test_json_report)
 }
 END_TEST
 
+/* Occurrences of `needle` in `s`. */
+static size_t count_of(const char *s, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* The HTML report of a hand-made doc whose every string is hostile: all of
+ * it is escaped, invalid UTF-8 and controls become U+FFFD, and the links
+ * of the tree reach the chunks the summaries came from. */
+START_TEST(test_html_report)
+{
+	static const char text[] = "<b>one</b> & \"two\"\nthree\x01 </script>\nfour";
+	static const char *lv0[] = { "<img src=x onerror=alert(1)>", "bad \xff\xfe utf-8" };
+	static const char *lv1[] = { "top </title>" };
+	static size_t first0[] = { 0, 1 }, n0[] = { 1, 1 }, first1[] = { 0 }, n1[] = { 2 };
+	static size_t sel[] = { 1, 0 };
+	static const char *events[] = { "shrink: <svg onload=x>" };
+	struct lp_summary_level levels[2] = {
+		{ .n = 2, .texts = lv0, .first_input = first0, .n_inputs = n0 },
+		{ .n = 1, .texts = lv1, .first_input = first1, .n_inputs = n1 },
+	};
+	struct lp_chunk chunks[2] = { { 0, 19, 1.5, 1 }, { 19, sizeof(text) - 20, 2.5, 1 } };
+	struct lp_keyphrase ph = { "</script>", "must", 0, 0 };
+	struct lp_stage_trace tr = { .kind = "split", .note = "2 <chunks>", .events = events,
+				     .n_events = 1 };
+	struct lp_run_stats st = { 0 };
+	struct lp_doc doc;
+	char *out;
+
+	lp_doc_init(&doc, NULL);
+	doc.path = "doc<1>.txt";
+	doc.text = text;
+	doc.len = sizeof(text) - 1;
+	doc.question = "why <q>?";
+	doc.chunks = chunks;
+	doc.n_chunks = 2;
+	doc.selection = sel;
+	doc.n_selection = 2;
+	doc.levels = levels;
+	doc.n_levels = 2;
+	doc.summary = lv1[0];
+	doc.verify = (struct lp_verify_result){ .done = 1, .phrases = &ph, .n_phrases = 1 };
+	doc.trace = &tr;
+	doc.n_trace = 1;
+	st.peak_by_tag[LP_MEM_DOC] = doc.len;
+	out = report(&doc, LP_FORMAT_HTML, &st);
+	ck_assert_ptr_nonnull(strstr(out, "<!DOCTYPE html>\n"));
+	ck_assert_uint_eq(count_of(out, "<script"), 1);
+	ck_assert_ptr_null(strstr(out, "<img"));
+	ck_assert_ptr_null(strstr(out, "<svg onload"));
+	ck_assert_ptr_null(strstr(out, "<b>one"));
+	ck_assert_ptr_null(strstr(out, "\x01"));
+	ck_assert_ptr_null(strstr(out, "\xff"));
+	ck_assert_ptr_nonnull(strstr(out, "&lt;img src=x onerror=alert(1)&gt;"));
+	ck_assert_ptr_nonnull(strstr(out, "bad \xef\xbf\xbd\xef\xbf\xbd utf-8"));
+	ck_assert_ptr_nonnull(strstr(out, ">&lt;b&gt;one&lt;/b&gt; &amp; &quot;two&quot;\n<"));
+	ck_assert_ptr_nonnull(strstr(out, ">three\xef\xbf\xbd &lt;/script&gt;\nfour<"));
+	ck_assert_ptr_nonnull(strstr(out, "<title>lpipe report: lpipe</title>"));
+	ck_assert_ptr_nonnull(strstr(out, "why &lt;q&gt;?"));
+	ck_assert_ptr_nonnull(strstr(out, "shrink: &lt;svg onload=x&gt;"));
+	ck_assert_ptr_nonnull(strstr(out, "<li class=\"lost\">&lt;/script&gt;"));
+	/* level-0 input i is the i-th chunk of the selection: S0.0 is chunk 1 */
+	ck_assert_ptr_nonnull(strstr(out, "<summary><b>S0.0</b>"));
+	ck_assert_ptr_nonnull(strstr(strstr(out, "id=\"s-0-0\""), "chunks <a href=\"#c-1\">"));
+	ck_assert_ptr_nonnull(strstr(strstr(out, "id=\"s-1-0\""),
+				     "from <a href=\"#s-0-0\">S0.0</a>, <a href=\"#s-0-1\">S0.1</a>; "
+				     "chunks <a href=\"#c-1\">chunk 1</a>, <a href=\"#c-0\">"));
+	ck_assert_ptr_nonnull(strstr(out, "<details class=\"chunk\" id=\"c-1\"><summary><b>chunk 1"
+				    "</b> <span class=\"range\">bytes 19&ndash;"));
+	ck_assert_ptr_nonnull(strstr(out, "(lines 2&ndash;3,"));
+	ck_assert_ptr_nonnull(strstr(out, "</html>\n"));
+	free(out);
+	doc.chunks = NULL;
+	doc.levels = NULL;
+	doc.selection = NULL;
+	doc.trace = NULL;
+	doc.verify.phrases = NULL;
+	lp_doc_release(&doc);
+}
+END_TEST
+
 START_TEST(test_nearest_command)
 {
 	static const char *const words[] = { "run", "check", "help", "version", NULL };
@@ -431,6 +516,7 @@ int main(void)
 	tcase_add_test(tc, test_runner_budget_names_the_stage);
 	tcase_add_test(tc, test_runner_budget_precedence);
 	tcase_add_test(tc, test_json_report);
+	tcase_add_test(tc, test_html_report);
 	tcase_add_test(tc, test_nearest_command);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

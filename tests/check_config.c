@@ -792,6 +792,7 @@ START_TEST(test_pipeline_every_section)
 	ck_assert_str_eq(lp_format_name(p->output.format), "json");
 	ck_assert_str_eq(lp_scorer_name(LP_SCORER_DENSE), "dense");
 	ck_assert_str_eq(lp_format_name(LP_FORMAT_MARKDOWN), "markdown");
+	ck_assert_str_eq(lp_format_name(LP_FORMAT_HTML), "html");
 	vo = p->stages[1].opts;
 	ck_assert_int_eq(vo->auto_n, 8);
 	ck_assert_uint_eq(vo->n_must, 2);
@@ -912,8 +913,8 @@ START_TEST(test_pipeline_section_errors)
 		     "'rrf_k' must be between 1 and 100000, got 0");
 	expect_error(HEAD "input: {invalid_utf8: ignore}\n" STAGES, 2, 23,
 		     "input: 'invalid_utf8' must be one of error, replace");
-	expect_error(HEAD "output: {format: html}\n" STAGES, 2, 18,
-		     "output: 'format' must be one of text, markdown, json, got 'html'");
+	expect_error(HEAD "output: {format: pdf}\n" STAGES, 2, 18,
+		     "output: 'format' must be one of text, markdown, json, html, got 'pdf'");
 	expect_error(HEAD "output: {fromat: json}\n" STAGES, 2, 10,
 		     "output: unknown key 'fromat' (did you mean 'format'?)");
 }

@@ -28,7 +28,7 @@ const char lp_usage_run[] =
 	"                        --set stages.split.size=256\n"
 	"  -o, --output FILE     write the result to FILE, atomically: a failed run\n"
 	"                        leaves an existing FILE untouched\n"
-	"      --format FORMAT   text, markdown or json (overrides output.format)\n"
+	"      --format FORMAT   text, markdown, json or html (overrides output.format)\n"
 	"      --mem-budget SIZE cap on tracked memory, e.g. 512MiB (overrides\n"
 	"                        LPIPE_MEM_BUDGET and memory.budget; 0: no cap)\n"
 	"      --quiet           print errors only\n"
@@ -98,7 +98,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		case OPT_FORMAT:
 			if (lp_report_parse_format(optarg, &o->format))
 				return lp_cli_usage_error("run",
-					"unknown format '%s' (expected text, markdown or json)", optarg);
+					"unknown format '%s' (expected text, markdown, json or html)", optarg);
 			o->has_format = 1;
 			break;
 		case OPT_MEM_BUDGET:

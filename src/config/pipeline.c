@@ -27,7 +27,7 @@ static const char *const weights_names[] = { "map", "stream", NULL };
 static const char *const scorer_names[] = { "bm25", "hash", "dense", "hybrid", NULL };
 static const char *const fusion_names[] = { "rrf", "weighted", NULL };
 static const char *const utf8_names[] = { "error", "replace", NULL };
-static const char *const format_names[] = { "text", "markdown", "json", NULL };
+static const char *const format_names[] = { "text", "markdown", "json", "html", NULL };
 
 const char *lp_scorer_name(enum lp_scorer s)
 {
@@ -36,7 +36,7 @@ const char *lp_scorer_name(enum lp_scorer s)
 
 const char *lp_format_name(enum lp_format f)
 {
-	return (unsigned)f < 3 ? format_names[f] : "?";
+	return (unsigned)f < 4 ? format_names[f] : "?";
 }
 
 static const char *device_name(enum lp_device v) { return (unsigned)v < 3 ? device_names[v] : "?"; }

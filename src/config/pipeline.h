@@ -40,7 +40,7 @@ enum lp_weights_cfg { LP_WEIGHTS_CFG_MAP, LP_WEIGHTS_CFG_STREAM };
 enum lp_scorer { LP_SCORER_BM25, LP_SCORER_HASH, LP_SCORER_DENSE, LP_SCORER_HYBRID };
 enum lp_fusion { LP_FUSION_RRF, LP_FUSION_WEIGHTED };
 enum lp_invalid_utf8 { LP_UTF8_ERROR, LP_UTF8_REPLACE };
-enum lp_format { LP_FORMAT_TEXT, LP_FORMAT_MARKDOWN, LP_FORMAT_JSON };
+enum lp_format { LP_FORMAT_TEXT, LP_FORMAT_MARKDOWN, LP_FORMAT_JSON, LP_FORMAT_HTML };
 
 struct lp_model_cfg {
 	int present;           /* the file has a model: section */

@@ -1,3 +1,3 @@
-# report: text, markdown and JSON output of a run
+# report: text, markdown, JSON and HTML output of a run
 liblpipe_la_SOURCES += \
-	src/report/report.c src/report/json.c src/report/report.h
+	src/report/report.c src/report/json.c src/report/html.c src/report/report.h

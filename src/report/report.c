@@ -11,6 +11,8 @@ enum lp_status lp_report_parse_format(const char *name, enum lp_format *out)
 		*out = LP_FORMAT_MARKDOWN;
 	else if (!strcmp(name, "json"))
 		*out = LP_FORMAT_JSON;
+	else if (!strcmp(name, "html"))
+		*out = LP_FORMAT_HTML;
 	else
 		return LP_E_USAGE;
 	return LP_OK;
@@ -26,6 +28,7 @@ enum lp_status lp_report_write(struct lp_doc *doc, enum lp_format format,
 	case LP_FORMAT_TEXT: s = lp_report_text(doc, out, d); break;
 	case LP_FORMAT_MARKDOWN: s = lp_report_markdown(doc, out, d); break;
 	case LP_FORMAT_JSON: s = lp_report_json(doc, stats, out, d); break;
+	case LP_FORMAT_HTML: s = lp_report_html(doc, stats, out, d); break;
 	default:
 		return lp_diag_set(d, LP_E_INTERNAL, NULL, 0, 0, "unknown output format %d",
 				   (int)format);

@@ -1,5 +1,5 @@
 /*
- * report.h - printing the result of a run: text, markdown or JSON.
+ * report.h - printing the result of a run: text, markdown, JSON or HTML.
  *
  * The report module only reads a finished struct lp_doc; it never changes
  * what the stages produced (except that lp_doc_result may cache the joined
@@ -11,6 +11,10 @@
  *    so that the product can be cut off at the last blank line.
  *  - markdown: "# <pipeline name>", "## Result", "## Verification" (a table
  *    of phrases with ✓/✗, when verify ran) and "## Chunks" (counts).
+ *  - html: one self-contained page (inline style, script and SVG; no
+ *    fetches) showing the result, the question and retrieved chunks, the
+ *    summary tree linked down to its chunks, the keyphrases, memory per
+ *    stage and tag, the trace and the chunks' source text (html.c).
  *  - json: one object with a fixed set of keys (listed in lpipe(1) and in
  *    json.c), pretty-printed with an indent of two spaces. Built with
  *    jansson, never by pasting strings together.
@@ -42,13 +46,15 @@ enum lp_status lp_report_write(struct lp_doc *doc, enum lp_format format,
 			       const struct lp_run_stats *stats, FILE *out,
 			       struct lp_diag *d);
 
-/* The three formats, one function each (lp_report_write dispatches). */
+/* The four formats, one function each (lp_report_write dispatches). */
 enum lp_status lp_report_text(struct lp_doc *doc, FILE *out, struct lp_diag *d);
 enum lp_status lp_report_markdown(struct lp_doc *doc, FILE *out, struct lp_diag *d);
 enum lp_status lp_report_json(struct lp_doc *doc, const struct lp_run_stats *stats,
 			      FILE *out, struct lp_diag *d);
+enum lp_status lp_report_html(struct lp_doc *doc, const struct lp_run_stats *stats,
+			      FILE *out, struct lp_diag *d);
 
-/* The format called `name` ("text", "markdown", "json"); LP_OK or LP_E_USAGE. */
+/* The format called `name` ("text", "markdown", "json", "html"); LP_OK or LP_E_USAGE. */
 enum lp_status lp_report_parse_format(const char *name, enum lp_format *out);
 
 /* Fill `d` for a result that could not be joined (lp_doc_result gave
