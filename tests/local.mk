@@ -12,3 +12,10 @@ EXTRA_DIST += tests/fuzz/standalone.c tests/fuzz/corpus
 TESTS += tests/cli/quality.sh
 EXTRA_DIST += tests/cli/quality.sh tests/quality_metrics_test.py \
 	scripts/eval-quality scripts/quality_metrics.py
+
+# The HTML report: content and escaping; an HTML checker (tidy, html5lib);
+# a headless Chromium driven over the DevTools protocol. The last two skip
+# (77) when their tools are missing.
+TESTS += tests/cli/html.sh tests/cli/html_valid.sh tests/cli/html_browser.sh
+EXTRA_DIST += tests/cli/html.sh tests/cli/html_valid.sh tests/cli/html_browser.sh \
+	tests/cli/html_fixture.sh tests/cli/html_browser.py

@@ -36,7 +36,7 @@ class Browser:
         cmd_r, self.cmd_w = os.pipe()
         self.rep_r, rep_w = os.pipe()
         cmd_r, rep_w = self._high(cmd_r), self._high(rep_w)
-        args = [binary, "--headless", "--disable-gpu", "--no-first-run",
+        args = [binary, "--headless", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
                 "--disable-extensions", "--disable-background-networking",
                 "--remote-debugging-pipe", "--user-data-dir=" + self.tmp,
                 "--window-size=%d,%d" % (width, height), "about:blank"]
