@@ -74,7 +74,7 @@ static const char STYLE[] =
 	"background:#f7f7f9;border:1px solid #e6e7eb;padding:8px;margin:6px 0}"
 	"table{border-collapse:collapse;width:100%;font-size:14px}"
 	"th,td{text-align:left;padding:3px 8px;border-bottom:1px solid #eceef2;vertical-align:top}"
-	"td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}"
+	"td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
 	"details{border:1px solid #e0e2e8;border-radius:4px;margin:4px 0;padding:2px 8px}"
 	"details>summary{cursor:pointer;padding:2px 0}"
 	"details.hl,tr.hl{outline:2px solid #e8a317;background:#fff8e6}"
@@ -303,11 +303,28 @@ static void section_result(struct html *h, const char *result)
 	fputs("</pre></section>\n", h->out);
 }
 
+/* 1 + the number of selected chunks scored above chunk `id`; 0 when the
+ * selection is too long to rank (the table stays linear). */
+static size_t score_rank(const struct lp_doc *doc, size_t id)
+{
+	size_t r = 1;
+
+	if (doc->n_selection > MAX_CHUNK_ROWS)
+		return 0;
+	for (size_t k = 0; k < doc->n_selection; k++)
+		if (doc->selection[k] < doc->n_chunks && doc->chunks[doc->selection[k]].selected &&
+		    doc->chunks[doc->selection[k]].score > doc->chunks[id].score)
+			r++;
+	return r;
+}
+
+/* The selection in the order the later stages saw it, with each chunk's
+ * rank by score. */
 static void retrieved_table(struct html *h)
 {
 	struct lp_doc *doc = h->doc;
 	double top = 0;
-	size_t rank = 0;
+	size_t n = 0;
 
 	for (size_t i = 0; i < doc->n_chunks; i++)
 		if (doc->chunks[i].selected && doc->chunks[i].score > top)
@@ -319,21 +336,22 @@ static void retrieved_table(struct html *h)
 		if (id >= doc->n_chunks || !doc->chunks[id].selected)
 			continue;
 		c = &doc->chunks[id];
-		if (!rank)
-			fputs("<table id=\"retrieved\"><thead><tr><th class=\"n\">#</th>"
-			      "<th>chunk</th><th>bytes</th><th class=\"n\">score</th><th></th>"
-			      "</tr></thead><tbody>\n", h->out);
-		fprintf(h->out, "<tr><td class=\"n\">%zu</td><td>", ++rank);
+		if (!n)
+			fputs("<table id=\"retrieved\"><thead><tr><th class=\"n\">order</th>"
+			      "<th>chunk</th><th>bytes</th><th class=\"n\">rank</th>"
+			      "<th class=\"n\">score</th><th></th></tr></thead><tbody>\n", h->out);
+		fprintf(h->out, "<tr><td class=\"n\">%zu</td><td>", ++n);
 		chunk_link(h, id);
 		if (h->flags[id] & F_CITED)
 			fputs("<span class=\"tag\">cited</span>", h->out);
-		fprintf(h->out, "</td><td>%zu&ndash;%zu</td><td class=\"n\">%.4g</td>"
-			"<td><meter min=\"0\" max=\"%.6g\" value=\"%.6g\">%.0f%%</meter></td>"
-			"</tr>\n", c->off, c->off + c->len, c->score, top > 0 ? top : 1.0,
+		fprintf(h->out, "</td><td>%zu&ndash;%zu</td><td class=\"n\">%zu</td>"
+			"<td class=\"n\">%.4g</td><td><meter min=\"0\" max=\"%.6g\" "
+			"value=\"%.6g\">%.0f%%</meter></td></tr>\n", c->off, c->off + c->len,
+			score_rank(doc, id), c->score, top > 0 ? top : 1.0,
 			c->score > 0 ? c->score : 0.0,
 			top > 0 && c->score > 0 ? 100.0 * c->score / top : 0.0);
 	}
-	if (rank)
+	if (n)
 		fputs("</tbody></table>\n", h->out);
 	else
 		fputs("<p class=\"muted\">No retrieve stage chose chunks.</p>\n", h->out);

@@ -11,6 +11,8 @@ a summary open, clicks its first chunk link, and compares what is laid out
 on the page (elements present, boxes visible, the excerpt equal to the
 source's byte range) with what the JSON report of the same run says;
 it prints "ok - ..." / "FAIL - ..." lines and exits 1 on a failure.
+Last, it takes a screenshot of the whole page and checks that every
+section lies inside it (kept as $LPIPE_HTML_SHOT when that is set).
 `shot` writes a screenshot of the whole page.
 """
 import base64
@@ -36,8 +38,8 @@ class Browser:
         cmd_r, self.cmd_w = os.pipe()
         self.rep_r, rep_w = os.pipe()
         cmd_r, rep_w = self._high(cmd_r), self._high(rep_w)
-        args = [binary, "--headless", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                "--disable-extensions", "--disable-background-networking",
+        args = [binary, "--headless", "--disable-gpu", "--disable-dev-shm-usage",
+                "--no-first-run", "--disable-extensions", "--disable-background-networking",
                 "--remote-debugging-pipe", "--user-data-dir=" + self.tmp,
                 "--window-size=%d,%d" % (width, height), "about:blank"]
         if os.geteuid() == 0:
@@ -193,6 +195,11 @@ def check_layout(br, ck, rep):
              scores is not None and len(scores) == len(want) and
              all(abs(a - b) <= 1e-5 * max(1, abs(b)) for a, b in zip(scores, want)),
              (scores, want))
+    ranks = br.js("Array.from(document.querySelectorAll('#retrieved tbody td:nth-child(4)'))"
+                  ".map(function(td){return +td.textContent;})")
+    sel = rep["selected"]
+    want = [1 + sum(o["score"] > c["score"] for o in sel) for c in sel]
+    ck.check("retrieved chunks ranked by score", ranks == want, (ranks, want))
     ph = rep["verification"]["phrases"]
     kept = br.js("document.querySelectorAll('ul.phrases li.kept').length")
     lost = br.js("document.querySelectorAll('ul.phrases li.lost').length")
@@ -276,6 +283,7 @@ def check(binary, html, rep_path, src_path):
         title = br.js("document.title")
         ck.check("the title is the pipeline name as text",
                  title == "lpipe report: " + rep["pipeline"]["name"], title)
+        check_screenshot(br, ck, 1200)
     except RuntimeError as e:
         ck.check("talk to the browser", False, e)
     finally:
@@ -283,18 +291,48 @@ def check(binary, html, rep_path, src_path):
     return 1 if ck.failed else 0
 
 
+def full_page_png(br, width):
+    """A screenshot of the whole page (the viewport grown to its height)."""
+    h = br.js("Math.ceil(document.documentElement.scrollHeight)")
+    br.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": min(h, 16000),
+                                                  "deviceScaleFactor": 1, "mobile": False})
+    data = br.send("Page.captureScreenshot", {"format": "png",
+                                              "captureBeyondViewport": True})["data"]
+    return base64.b64decode(data)
+
+
+def png_size(png):
+    if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
+        return None
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def check_screenshot(br, ck, width):
+    """The screenshot holds the page, and every section's box lies inside it."""
+    png = full_page_png(br, width)
+    size = png_size(png)
+    page = br.js("[document.documentElement.scrollWidth,document.documentElement.scrollHeight]")
+    ck.check("the screenshot is the whole page %s" % (page,), size == tuple(page), size)
+    boxes = br.js("Array.from(document.querySelectorAll('main>section,header,nav')).map("
+                  "function(e){var r=e.getBoundingClientRect();return [e.id||e.tagName,"
+                  "r.left+scrollX,r.top+scrollY,r.right+scrollX,r.bottom+scrollY];})")
+    out = [b[0] for b in boxes if not size or b[1] < 0 or b[2] < 0 or b[3] > size[0] + 0.5
+           or b[4] > size[1] + 0.5 or b[3] <= b[1] or b[4] <= b[2]]
+    ck.check("all %d sections lie inside the screenshot" % len(boxes),
+             len(boxes) == 9 and not out, out or len(boxes))
+    path = os.environ.get("LPIPE_HTML_SHOT")
+    if path:
+        with open(path, "wb") as f:
+            f.write(png)
+
+
 def shot(binary, html, png, width):
     br = Browser(binary, width=width)
     try:
         br.open_page()
         br.navigate("file://" + os.path.abspath(html))
-        h = br.js("Math.ceil(document.documentElement.scrollHeight)")
-        br.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": min(h, 16000),
-                                                      "deviceScaleFactor": 1, "mobile": False})
-        data = br.send("Page.captureScreenshot", {"format": "png",
-                                                  "captureBeyondViewport": True})["data"]
         with open(png, "wb") as f:
-            f.write(base64.b64decode(data))
+            f.write(full_page_png(br, width))
     finally:
         br.close()
     return 0
