@@ -36,6 +36,10 @@
 /* Chunk links listed under one summary, and rows of the chunk table. */
 #define MAX_LINKS 48
 #define MAX_CHUNK_ROWS 5000
+/* Summaries shown per level, and chunks shown with an excerpt: a tree over
+ * a 50 MB text has 100k leaves, which no reader pages through. */
+#define MAX_LEVEL_SUMMARIES 2000
+#define MAX_SHOWN_CHUNKS 2000
 /* Bytes of a summary shown on its closed line. */
 #define PREVIEW_BYTES 110
 
@@ -209,9 +213,13 @@ static size_t line_at(struct html *h, size_t off)
 	return h->line_no;
 }
 
+/* A link to chunk `id`, or its name alone when the page does not show it. */
 static void chunk_link(struct html *h, size_t id)
 {
-	fprintf(h->out, "<a href=\"#c-%zu\">chunk %zu</a>", id, id);
+	if (h->flags[id] & F_SHOWN)
+		fprintf(h->out, "<a href=\"#c-%zu\">chunk %zu</a>", id, id);
+	else
+		fprintf(h->out, "chunk %zu", id);
 }
 
 /*
@@ -238,14 +246,17 @@ static int covered(const struct lp_doc *doc, size_t l, size_t i, size_t *a, size
 	return *a <= *b;
 }
 
-/* Mark the chunks the summaries and the answer refer to. */
+/* Mark the chunks the summaries and the answer refer to, and choose the
+ * ones shown (F_SHOWN): the cited, then the retrieved, then the summarised,
+ * each in document order, at most MAX_SHOWN_CHUNKS. */
 static void mark_chunks(struct html *h)
 {
+	static const int want[] = { F_CITED, -1, F_SUMMARISED };
 	struct lp_doc *doc = h->doc;
-	size_t a, b;
+	size_t a, b, n_shown = 0;
 
 	if (doc->n_levels)
-		for (size_t i = 0; i < doc->levels[0].n; i++)
+		for (size_t i = 0; i < doc->levels[0].n && i < MAX_LEVEL_SUMMARIES; i++)
 			if (covered(doc, 0, i, &a, &b))
 				for (size_t p = a; p < b; p++)
 					if (chunk_at(h, p) != (size_t)-1)
@@ -253,13 +264,14 @@ static void mark_chunks(struct html *h)
 	for (size_t i = 0; i < doc->n_cited; i++)
 		if (doc->cited[i] < doc->n_chunks)
 			h->flags[doc->cited[i]] |= F_CITED;
-}
-
-/* Whether chunk `id` gets an excerpt of its own (and so an anchor). */
-static int shown(const struct html *h, size_t id)
-{
-	return id < h->doc->n_chunks &&
-	       (h->doc->chunks[id].selected || (h->flags[id] & (F_SUMMARISED | F_CITED)));
+	for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++)
+		for (size_t i = 0; i < doc->n_chunks && n_shown < MAX_SHOWN_CHUNKS; i++) {
+			int hit = want[w] < 0 ? doc->chunks[i].selected : h->flags[i] & want[w];
+			if (hit && !(h->flags[i] & F_SHOWN)) {
+				h->flags[i] |= F_SHOWN;
+				n_shown++;
+			}
+		}
 }
 
 static void head(struct html *h, const char *title)
@@ -410,9 +422,14 @@ static void summary_sources(struct html *h, size_t l, size_t i)
 	fputs("<p class=\"meta from\">", h->out);
 	if (l > 0) {
 		fputs("from ", h->out);
-		for (size_t k = 0; k < lv->n_inputs[i] && k < MAX_LINKS; k++)
-			fprintf(h->out, "%s<a href=\"#s-%zu-%zu\">S%zu.%zu</a>", k ? ", " : "",
-				l - 1, lv->first_input[i] + k, l - 1, lv->first_input[i] + k);
+		for (size_t k = 0; k < lv->n_inputs[i] && k < MAX_LINKS; k++) {
+			size_t j = lv->first_input[i] + k;
+			if (j < MAX_LEVEL_SUMMARIES)
+				fprintf(h->out, "%s<a href=\"#s-%zu-%zu\">S%zu.%zu</a>", k ? ", " : "",
+					l - 1, j, l - 1, j);
+			else
+				fprintf(h->out, "%sS%zu.%zu", k ? ", " : "", l - 1, j);
+		}
 		if (lv->n_inputs[i] > MAX_LINKS)
 			fprintf(h->out, " &hellip; (%zu in all)", lv->n_inputs[i]);
 		fputs("; ", h->out);
@@ -466,8 +483,11 @@ static void section_tree(struct html *h)
 		if (lv->tokens_in)
 			fprintf(h->out, ", %zu tokens in, %zu out", lv->tokens_in, lv->tokens_out);
 		fputs("</h3>\n", h->out);
-		for (size_t i = 0; i < lv->n; i++)
+		for (size_t i = 0; i < lv->n && i < MAX_LEVEL_SUMMARIES; i++)
 			one_summary(h, l, i, l + 1 == doc->n_levels);
+		if (lv->n > MAX_LEVEL_SUMMARIES)
+			fprintf(h->out, "<p class=\"muted\">&hellip; and %zu more (the JSON report "
+				"holds them all)</p>\n", lv->n - MAX_LEVEL_SUMMARIES);
 		fputs("</div>\n", h->out);
 	}
 	fputs("</section>\n", h->out);
@@ -669,18 +689,24 @@ static void one_chunk(struct html *h, size_t id)
 static void section_chunks(struct html *h)
 {
 	const struct lp_doc *doc = h->doc;
-	size_t n_shown = 0, rows = 0;
+	size_t n_shown = 0, n_ref = 0, rows = 0;
 
 	fputs("<section id=\"chunks\"><h2>Chunks</h2>\n", h->out);
+	for (size_t i = 0; i < doc->n_chunks; i++) {
+		n_shown += (h->flags[i] & F_SHOWN) != 0;
+		n_ref += doc->chunks[i].selected || (h->flags[i] & (F_SUMMARISED | F_CITED));
+	}
+	fprintf(h->out, "<p>%zu chunk%s; ", doc->n_chunks, doc->n_chunks == 1 ? "" : "s");
+	if (n_shown < n_ref)
+		fprintf(h->out, "%zu of the %zu that were retrieved, summarised or cited (the "
+			"cited and retrieved first)", n_shown, n_ref);
+	else
+		fprintf(h->out, "the %zu that were retrieved, summarised or cited", n_shown);
+	fputs(" are shown with their source text.</p>\n<button type=\"button\" "
+	      "data-sel=\"details.chunk\" data-open>expand all</button><button type=\"button\" "
+	      "data-sel=\"details.chunk\">collapse all</button>\n", h->out);
 	for (size_t i = 0; i < doc->n_chunks; i++)
-		n_shown += shown(h, i);
-	fprintf(h->out, "<p>%zu chunk%s; the %zu that were retrieved, summarised or cited "
-		"are shown with their source text.</p>\n<button type=\"button\" "
-		"data-sel=\"details.chunk\" data-open>expand all</button><button type=\"button\" "
-		"data-sel=\"details.chunk\">collapse all</button>\n", doc->n_chunks,
-		doc->n_chunks == 1 ? "" : "s", n_shown);
-	for (size_t i = 0; i < doc->n_chunks; i++)
-		if (shown(h, i))
+		if (h->flags[i] & F_SHOWN)
 			one_chunk(h, i);
 	if (n_shown == doc->n_chunks) {
 		fputs("</section>\n", h->out);
