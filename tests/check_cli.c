@@ -452,6 +452,7 @@ START_TEST(test_html_report)
 	doc.trace = &tr;
 	doc.n_trace = 1;
 	st.peak_by_tag[LP_MEM_DOC] = doc.len;
+	st.peak_tracked_bytes = 3 << 20;
 	out = report(&doc, LP_FORMAT_HTML, &st);
 	ck_assert_ptr_nonnull(strstr(out, "<!DOCTYPE html>\n"));
 	ck_assert_uint_eq(count_of(out, "<script"), 1);
@@ -477,6 +478,8 @@ START_TEST(test_html_report)
 	ck_assert_ptr_nonnull(strstr(out, "<details class=\"chunk\" id=\"c-1\"><summary><b>chunk 1"
 				    "</b> <span class=\"range\">bytes 19&ndash;"));
 	ck_assert_ptr_nonnull(strstr(out, "(lines 2&ndash;3,"));
+	ck_assert_ptr_nonnull(strstr(out, "tracked peak 3.00 MiB, budget none, peak resident set "));
+	ck_assert_ptr_null(strstr(out, "peak resident set 3.00 MiB")); /* its own figure */
 	ck_assert_ptr_nonnull(strstr(out, "</html>\n"));
 	free(out);
 	doc.chunks = NULL;

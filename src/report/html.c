@@ -81,8 +81,8 @@ static const char STYLE[] =
 	"td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
 	"details{border:1px solid #e0e2e8;border-radius:4px;margin:4px 0;padding:2px 8px}"
 	"details>summary{cursor:pointer;padding:2px 0}"
-	"details.hl,tr.hl{outline:2px solid #e8a317;background:#fff8e6}"
-	".lv{margin-left:0}.meta,.muted{color:#5b6273;font-size:13px}"
+	"details.hl{outline:2px solid #e8a317;background:#fff8e6}"
+	".meta,.muted{color:#5b6273;font-size:13px}"
 	".tag{display:inline-block;border-radius:3px;padding:0 5px;font-size:12px;"
 	"margin-left:4px;background:#e8eaf0}"
 	".kept{color:#126b2f}.lost{color:#a8151b}"
@@ -173,11 +173,6 @@ static void put_preview(FILE *out, const char *s)
 		fputs("\xe2\x80\xa6", out);
 }
 
-static const char *size_str(size_t bytes, char *buf, size_t cap)
-{
-	return lp_mem_format_size(bytes, buf, cap);
-}
-
 /* The chunk at working-set position `pos`, or (size_t)-1. */
 static size_t chunk_at(const struct html *h, size_t pos)
 {
@@ -187,6 +182,15 @@ static size_t chunk_at(const struct html *h, size_t pos)
 		return (size_t)-1;
 	id = h->set ? h->set[pos] : pos;
 	return id < h->doc->n_chunks ? id : (size_t)-1;
+}
+
+static size_t newlines(const char *s, size_t n)
+{
+	size_t k = 0;
+
+	for (const char *end = s + n; (s = memchr(s, '\n', (size_t)(end - s))); s++)
+		k++;
+	return k;
 }
 
 /* The 1-based line of byte `off`: a cursor moving forward, so that
@@ -299,7 +303,7 @@ static void header(struct html *h, const char *title)
 	fputs("</h1><p>document <code>", h->out);
 	put_text(h->out, doc->path ? doc->path : "-");
 	fprintf(h->out, "</code>, %zu bytes (%s), %zu chunk%s; status <span id=\"status\">",
-		doc->len, size_str(doc->len, sz, sizeof(sz)), doc->n_chunks,
+		doc->len, lp_mem_format_size(doc->len, sz, sizeof(sz)), doc->n_chunks,
 		doc->n_chunks == 1 ? "" : "s");
 	put_text(h->out, lp_status_str(s));
 	fputs("</span></p></header>\n<nav><a href=\"#result\">Result</a>"
@@ -356,10 +360,13 @@ static void retrieved_table(struct html *h)
 		chunk_link(h, id);
 		if (h->flags[id] & F_CITED)
 			fputs("<span class=\"tag\">cited</span>", h->out);
-		fprintf(h->out, "</td><td>%zu&ndash;%zu</td><td class=\"n\">%zu</td>"
-			"<td class=\"n\">%.4g</td><td><meter min=\"0\" max=\"%.6g\" "
-			"value=\"%.6g\">%.0f%%</meter></td></tr>\n", c->off, c->off + c->len,
-			score_rank(doc, id), c->score, top > 0 ? top : 1.0,
+		fprintf(h->out, "</td><td>%zu&ndash;%zu</td><td class=\"n\">", c->off,
+			c->off + c->len);
+		if (score_rank(doc, id))
+			fprintf(h->out, "%zu", score_rank(doc, id));
+		fprintf(h->out, "</td><td class=\"n\">%.4g</td><td><meter min=\"0\" "
+			"max=\"%.6g\" value=\"%.6g\">%.0f%%</meter></td></tr>\n", c->score,
+			top > 0 ? top : 1.0,
 			c->score > 0 ? c->score : 0.0,
 			top > 0 && c->score > 0 ? 100.0 * c->score / top : 0.0);
 	}
@@ -583,12 +590,12 @@ static void svg_bars(struct html *h, const char *id, const char *title,
 			"height=\"%d\"><title>%zu bytes</title></rect><text x=\"%d\" y=\"%d\">%s"
 			"</text>\n", cls, label_w, y + 3, w > 0 ? w : 1, row - 6, bars[i].bytes,
 			label_w + (w > 0 ? w : 1) + 6, y + 15,
-			size_str(bars[i].bytes, sz, sizeof(sz)));
+			lp_mem_format_size(bars[i].bytes, sz, sizeof(sz)));
 	}
 	if (budget)
 		fprintf(h->out, "<line class=\"budget\" x1=\"%d\" y1=\"2\" x2=\"%d\" y2=\"%d\">"
 			"<title>budget %s</title></line>\n", label_w + bar_w, label_w + bar_w,
-			height - 2, size_str(budget, sz, sizeof(sz)));
+			height - 2, lp_mem_format_size(budget, sz, sizeof(sz)));
 	fputs("</svg>\n", h->out);
 }
 
@@ -598,13 +605,13 @@ static void section_memory(struct html *h)
 	struct bar bars[LP_MEM_NTAGS > 24 ? LP_MEM_NTAGS : 24];
 	size_t n = 0, peak = h->st ? h->st->peak_tracked_bytes : lp_mem_peak_total();
 	size_t budget = h->st ? h->st->budget_bytes : lp_mem_budget();
-	char sz[32], cap[32];
+	char sz[32], cap[32], rss[32];
 
 	fprintf(h->out, "<section id=\"memory\"><h2>Memory</h2>\n<p>tracked peak %s, budget "
 		"%s, peak resident set %s.</p>\n<h3>Peak per stage</h3>\n",
-		size_str(peak, sz, sizeof(sz)),
-		budget ? size_str(budget, cap, sizeof(cap)) : "none",
-		size_str(lp_mem_peak_rss(), sz, sizeof(sz)));
+		lp_mem_format_size(peak, sz, sizeof(sz)),
+		budget ? lp_mem_format_size(budget, cap, sizeof(cap)) : "none",
+		lp_mem_format_size(lp_mem_peak_rss(), rss, sizeof(rss)));
 	/* a long retry chain keeps its last 24 steps: the chart stays a chart */
 	for (size_t i = doc->n_trace > 24 ? doc->n_trace - 24 : 0; i < doc->n_trace; i++) {
 		const struct lp_stage_trace *t = &doc->trace[i];
@@ -640,7 +647,7 @@ static void section_trace(struct html *h)
 		put_text(h->out, t->kind);
 		fprintf(h->out, "</td><td class=\"n\">%d</td><td class=\"n\">%.3f</td>"
 			"<td class=\"n\">%s</td><td>", t->pass ? t->pass : 1, t->seconds,
-			size_str(t->peak_tracked_bytes, sz, sizeof(sz)));
+			lp_mem_format_size(t->peak_tracked_bytes, sz, sizeof(sz)));
 		put_text(h->out, t->note);
 		if (t->n_events || t->n_events_dropped)
 			fputs("<ul class=\"events\">", h->out);
@@ -662,9 +669,12 @@ static void section_trace(struct html *h)
 static void one_chunk(struct html *h, size_t id)
 {
 	const struct lp_chunk *c = &h->doc->chunks[id];
-	size_t first = line_at(h, c->off), last;
+	size_t first = line_at(h, c->off), last = first;
 
-	last = c->len ? line_at(h, c->off + c->len - 1) : first;
+	/* counted inside the chunk, so that the cursor stays at its start:
+	 * the next chunk may start before this one ends (overlap) */
+	if (c->len && c->off + c->len <= h->doc->len)
+		last += newlines(h->doc->text + c->off, c->len - 1);
 	fprintf(h->out, "<details class=\"chunk\" id=\"c-%zu\"><summary><b>chunk %zu</b> "
 		"<span class=\"range\">bytes %zu&ndash;%zu</span> <span class=\"meta\">"
 		"(lines %zu&ndash;%zu, %zu bytes, score %.4g)</span>", id, id, c->off,
