@@ -608,9 +608,10 @@ static void section_memory(struct html *h)
 	char sz[32], cap[32], rss[32];
 
 	fprintf(h->out, "<section id=\"memory\"><h2>Memory</h2>\n<p>tracked peak %s, budget "
-		"%s, peak resident set %s.</p>\n<h3>Peak per stage</h3>\n",
+		"%s%s, peak resident set %s.</p>\n<h3>Peak per stage</h3>\n",
 		lp_mem_format_size(peak, sz, sizeof(sz)),
 		budget ? lp_mem_format_size(budget, cap, sizeof(cap)) : "none",
+		budget ? " (the dashed line)" : "",
 		lp_mem_format_size(lp_mem_peak_rss(), rss, sizeof(rss)));
 	/* a long retry chain keeps its last 24 steps: the chart stays a chart */
 	for (size_t i = doc->n_trace > 24 ? doc->n_trace - 24 : 0; i < doc->n_trace; i++) {
