@@ -6,3 +6,21 @@
 # real with --full once the models are fetched.
 TESTS += tests/cli/bootstrap.sh
 EXTRA_DIST += tests/cli/bootstrap.sh scripts/local.mk
+
+# The ready pipelines, installed for users and for shell completion.
+pipelinesdir = $(pkgdatadir)/pipelines
+pipelines_DATA = $(wildcard $(srcdir)/pipelines/*.yaml)
+
+# bash completion (zsh through bashcompinit): the commands, options and
+# --set keys come from lpipe itself at completion time; only the folder of
+# the installed pipelines is filled in here.
+bashcompletiondir = $(datadir)/bash-completion/completions
+bashcompletion_DATA = scripts/completion/lpipe
+scripts/completion/lpipe: $(srcdir)/scripts/completion/lpipe.bash.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) scripts/completion && \
+	sed -e 's|@pipelinesdir[@]|$(pipelinesdir)|g' \
+		$(srcdir)/scripts/completion/lpipe.bash.in >$@.tmp && mv $@.tmp $@
+CLEANFILES += scripts/completion/lpipe
+EXTRA_DIST += scripts/completion/lpipe.bash.in
+TESTS += tests/cli/completion.sh
+EXTRA_DIST += tests/cli/completion.sh
