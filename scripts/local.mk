@@ -24,3 +24,16 @@ CLEANFILES += scripts/completion/lpipe
 EXTRA_DIST += scripts/completion/lpipe.bash.in
 TESTS += tests/cli/completion.sh
 EXTRA_DIST += tests/cli/completion.sh
+
+# make docs-check: every command of the README runs against this build,
+# the slow lpipe ones too (a few minutes; make check runs the cheap ones
+# and only checks the rest: tests/cli/docs.sh), and the Chinese README
+# shows the same commands.
+docs-check: all
+	$(SHELL) $(top_srcdir)/scripts/docs-check --slow --lpipe $(abs_top_builddir)/lpipe \
+		$(top_srcdir)/README.md
+	$(SHELL) $(top_srcdir)/scripts/docs-check --same $(top_srcdir)/README.md \
+		$(top_srcdir)/README.zh-CN.md
+.PHONY: docs-check
+TESTS += tests/cli/docs.sh
+EXTRA_DIST += tests/cli/docs.sh scripts/docs-check README.zh-CN.md
