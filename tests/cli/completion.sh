@@ -70,6 +70,22 @@ cp "$PIPELINES/qa.yaml" "$PIPELINES/summarize.yaml" "$WORK/share/pipelines/"
 LPIPE_PIPELINES_DIR=$WORK/share/pipelines complete_words "$WORK/empty" run su
 expect_words "run su<TAB>: an installed pipeline" "$WORK/share/pipelines/summarize.yaml"
 
+# zsh, through bashcompinit (its _bash_complete runs with ksharrays)
+if command -v zsh >/dev/null 2>&1; then
+	(cd "$top_srcdir" && zsh -fc '
+		autoload -U +X compinit && compinit -u
+		autoload -U +X bashcompinit && bashcompinit
+		source "$1"; setopt ksharrays
+		COMP_WORDS=("$2" run pipelines/su); COMP_CWORD=2; _lpipe
+		print -l "${COMPREPLY[@]}"
+		COMP_WORDS=("$2" run x.yaml --set stages.split.s); COMP_CWORD=4; _lpipe
+		print -l "${COMPREPLY[@]}"' zsh "$COMP" "$LPIPE") >"$OUT" 2>"$ERR"
+	expect_words "zsh: pipelines/su<TAB> and --set stages.split.s<TAB>" \
+		pipelines/summarize-answer.yaml pipelines/summarize.yaml stages.split.size=
+else
+	fail "zsh not found (scripts/bootstrap installs it)"
+fi
+
 # the same keys as the parsers': one line each, every stage kind there
 lp check --keys
 if [ "$rc" -eq 0 ] && grep -qx 'stages.split.size' "$OUT" && grep -qx 'model.context' "$OUT" &&
