@@ -9,11 +9,12 @@
 /* Live redraws: the least number of seconds between two. */
 #define LIVE_S 0.25
 
-static int progress_mode = -1;
-static struct lp_progress *current; /* the progress lines are about */
-static int on_screen;               /* a live line is drawn and not erased */
-static size_t tokens;               /* lp_progress_add_tokens, in all */
-static char stage[64];
+static int progress_mode = -1;       /* set before any thread starts */
+static _Atomic int on_screen;        /* a live line is drawn and not erased */
+/* Per thread: documents run in parallel each keep their own. */
+static _Thread_local struct lp_progress *current; /* the progress lines are about */
+static _Thread_local size_t tokens;  /* lp_progress_add_tokens, in all */
+static _Thread_local char stage[64];
 
 double lp_now_s(void)
 {

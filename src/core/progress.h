@@ -25,8 +25,11 @@
  * the model tokens reported with lp_progress_add_tokens since the begin.
  * One progress is current at a time (the last begun and not ended; ending
  * it makes the one before current again); token reports redraw it, so a
- * long generation inside one step still moves.
- * Not thread-safe: call from the thread that runs the pipeline.
+ * long generation inside one step still moves. The current progress, the
+ * stage label and the token count belong to the calling thread: work run
+ * in parallel (one document per thread) keeps its own, and their lines
+ * take turns on the one terminal line. lp_progress_enable is meant to be
+ * called before any thread starts.
  */
 #ifndef LP_PROGRESS_H
 #define LP_PROGRESS_H
@@ -70,13 +73,13 @@ void lp_progress_update(struct lp_progress *p, size_t done);
  * not active is a no-op. */
 void lp_progress_end(struct lp_progress *p);
 
-/* The label of the pipeline stage now running ("2/3 summarize"), shown in
- * brackets before each line; NULL for none. Copied. */
+/* The label of the pipeline stage this thread runs ("2/3 summarize"),
+ * shown in brackets before each line; NULL for none. Copied. */
 void lp_progress_set_stage(const char *label);
 /* Count `n` tokens read or written by a model; the current progress shows
  * their rate and is redrawn when due. */
 void lp_progress_add_tokens(size_t n);
-/* Tokens counted since the process started. */
+/* Tokens this thread has counted since it started. */
 size_t lp_progress_tokens(void);
 /* Erase the live line, if one is on the screen, before other output goes
  * to stderr; the next update draws it again. No-op otherwise. */
