@@ -61,6 +61,8 @@ complete_words "$top_srcdir" probe m.gguf --kv
 expect_words "an option of probe" --kv-type
 complete_words "$top_srcdir" run p.yaml d.txt --format m
 expect_words "a value of --format" markdown
+complete_words "$top_srcdir" run p.yaml d.txt --format h
+expect_words "the html format" html
 complete_words "$top_srcdir" help ch
 expect_words "help COMMAND" check
 
