@@ -43,12 +43,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend/backend.h"
 #include "core/status.h"
 #include "core/threadpool.h"
 #include "retrieve/wordpiece.h"
 
-/* Tokens run through the encoder per step (summed over sequences). */
+/* Tokens run through the encoder per step (summed over sequences, padding
+ * included): on the CPU, and on a device backend. */
 #define LP_BERT_BATCH_TOKENS 2048
+#define LP_BERT_DEVICE_BATCH_TOKENS 16384
 #define LP_BERT_DEFAULT_WINDOW 256
 #define LP_BERT_DEFAULT_STRIDE 192
 
@@ -72,8 +75,18 @@ struct lp_bert; /* opaque */
  * d names the file; or OpenBLAS could not be loaded).
  */
 enum lp_status lp_bert_load(const char *dir, struct lp_bert **out, struct lp_diag *d);
+/*
+ * lp_bert_load on backend `be` (NULL: a CPU backend of the model's own, of
+ * lp_bert_set_threads threads). The weights are imported into it (the CPU
+ * aliases them; a device copies them under its weights tag). `be` is
+ * borrowed: it must outlive the model. Same returns.
+ */
+enum lp_status lp_bert_load_on(const char *dir, struct lp_backend *be, struct lp_bert **out,
+			       struct lp_diag *d);
 /* NULL is a no-op. */
 void lp_bert_free(struct lp_bert *m);
+/* The backend the model runs on. */
+struct lp_backend *lp_bert_backend(const struct lp_bert *m);
 
 /* Embedding width (384 for MiniLM-L6). */
 size_t lp_bert_dim(const struct lp_bert *m);
