@@ -8,7 +8,7 @@
 #include "core/fileio.h"
 #include "core/log.h"
 #include "core/mem.h"
-#include "core/threadpool.h"
+#include "backend/backend.h"
 #include "retrieve/bert.h"
 #include "retrieve/embcache.h"
 #include "retrieve/hash.h"
@@ -38,12 +38,13 @@ static void hash_release(struct lp_embedder *e)
 
 static const struct lp_embedder_ops hash_ops = { "hash", hash_embed, hash_release, NULL };
 
-/* The dense embedder's state: the model and the pool that runs it (one
- * thread per online CPU, started by the first embed), both kept for the
+/* The dense embedder's state: the model and the backend that runs it (a
+ * device backend this embedder opened, or NULL: the model's own CPU
+ * backend and its pool, one thread per online CPU), both kept for the
  * embedder's lifetime rather than made per call. */
 struct dense {
 	struct lp_bert *m;
-	struct lp_pool *pool;
+	struct lp_backend *be;
 };
 
 static enum lp_status dense_embed(struct lp_embedder *e, const char *const *texts,
@@ -51,19 +52,16 @@ static enum lp_status dense_embed(struct lp_embedder *e, const char *const *text
 				  struct lp_diag *d)
 {
 	struct dense *x = e->impl;
-	enum lp_status st;
 
-	if (!x->pool && (st = lp_pool_new(0, &x->pool, d)) != LP_OK)
-		return st;
-	return lp_bert_embed_on(x->m, x->pool, texts, lens, n, out, d);
+	return lp_bert_embed(x->m, texts, lens, n, out, d);
 }
 
 static void dense_release(struct lp_embedder *e)
 {
 	struct dense *x = e->impl;
 
-	lp_pool_free(x->pool);
 	lp_bert_free(x->m);
+	lp_backend_free(x->be);
 	lp_mem_free(x);
 }
 
@@ -268,8 +266,42 @@ static enum lp_status model_id(const char *dir, uint64_t *id, struct lp_diag *d)
 enum lp_status lp_embedder_new_dense(const char *dir, struct lp_embedder **out,
 				     struct lp_diag *d)
 {
+	return lp_embedder_new_dense_on(dir, NULL, out, d);
+}
+
+/* The backend for `device` ("cuda", "auto"): *be NULL for the CPU (the
+ * model then runs on a CPU backend of its own). */
+static enum lp_status open_device(const char *device, struct lp_backend **be, struct lp_diag *d)
+{
+	struct lp_backend_params p = lp_backend_default_params();
+	char why[512] = "";
+	enum lp_status st;
+
+	*be = NULL;
+	if (!device || !strcmp(device, "cpu"))
+		return LP_OK;
+	if (!strcmp(device, "auto")) {
+		if ((st = lp_backend_open_auto(&p, be, why, sizeof(why), d)))
+			return st;
+		if (!strcmp((*be)->name, "cpu")) {
+			lp_debug("embedder: dense model on the CPU (%s)", why);
+			lp_backend_free(*be);
+			*be = NULL;
+		}
+	} else if ((st = lp_backend_open(device, &p, be, d))) {
+		return st;
+	}
+	if (*be)
+		lp_debug("embedder: dense model on %s", (*be)->device);
+	return LP_OK;
+}
+
+enum lp_status lp_embedder_new_dense_on(const char *dir, const char *device,
+					struct lp_embedder **out, struct lp_diag *d)
+{
 	char buf[4096], probe[4200];
 	struct lp_bert *m = NULL;
+	struct lp_backend *be = NULL;
 	struct dense *x = NULL;
 	struct stat sb;
 	uint64_t id;
@@ -285,16 +317,21 @@ enum lp_status lp_embedder_new_dense(const char *dir, struct lp_embedder **out,
 		return lp_diag_set(d, LP_E_MODEL, dir, 0, 0,
 				   "dense scorer needs the MiniLM model: run "
 				   "scripts/fetch-embedder (or make models)");
-	if ((st = model_id(dir, &id, d)) != LP_OK ||
-	    (st = lp_bert_load(dir, &m, d)) != LP_OK)
+	if ((st = model_id(dir, &id, d)) != LP_OK || (st = open_device(device, &be, d)) != LP_OK)
 		return st;
+	if ((st = lp_bert_load_on(dir, be, &m, d)) != LP_OK) {
+		lp_backend_free(be);
+		return st;
+	}
 	if (!(x = lp_mem_calloc(LP_MEM_OTHER, 1, sizeof(*x), d)) ||
 	    !(*out = wrap(&dense_ops, lp_bert_dim(m), id, x, d))) {
 		lp_mem_free(x);
 		lp_bert_free(m);
+		lp_backend_free(be);
 		return LP_E_NOMEM;
 	}
 	x->m = m;
+	x->be = be;
 	return LP_OK;
 }
 
@@ -311,6 +348,11 @@ enum lp_status lp_embedder_embed(struct lp_embedder *e, const char *const *texts
 				 struct lp_diag *d)
 {
 	return e->ops->embed(e, texts, lens, n, out, d);
+}
+
+struct lp_backend *lp_embedder_backend(const struct lp_embedder *e)
+{
+	return e->ops == &dense_ops ? ((struct dense *)e->impl)->be : NULL;
 }
 
 enum lp_status lp_embedder_coverage(struct lp_embedder *e, const char *text, size_t len,

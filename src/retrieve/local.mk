@@ -23,7 +23,8 @@ tests_fuzz_fuzz_terms_LDADD = $(TEST_LIBS)
 liblpipe_la_SOURCES += \
 	src/retrieve/safetensors.c src/retrieve/safetensors.h \
 	src/retrieve/wordpiece.c src/retrieve/wordpiece.h \
-	src/retrieve/bert.c src/retrieve/bert.h
+	src/retrieve/bert.c src/retrieve/bert.h \
+	src/retrieve/vecdev.c src/retrieve/vecdev.h
 
 # A tool for bench/embed: embeds the lines or word chunks of a file.
 check_PROGRAMS += bench/embed-texts

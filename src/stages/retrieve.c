@@ -211,7 +211,8 @@ static enum lp_status score_embed(struct lp_doc *doc, const struct retrieve_opts
 
 	lp_mem_set_phase("embed");
 	st = kind == LP_SCORER_HASH ? lp_embedder_new_hash((size_t)o->r.hash_dim, &e, d)
-				    : lp_embedder_new_dense(NULL, &e, d);
+				    : lp_embedder_new_dense_on(NULL, o->r.device == LP_DEVICE_CUDA ? "cuda" :
+								   o->r.device == LP_DEVICE_AUTO ? "auto" : "cpu", &e, d);
 	if (st == LP_OK)
 		st = chunk_texts(doc, set, n, &texts, &lens, d);
 	if (st == LP_OK && scale) {
