@@ -8,11 +8,19 @@
 /* Rows converted to f16 and uploaded per block. */
 #define APPEND_ROWS 4096
 
+struct tile {
+	struct lp_backend_buf *q, *s, *out, *idx;
+	size_t rows, n, k;   /* queries, index rows and k it was made for */
+};
+
 struct lp_vecdev {
 	struct lp_backend *be;
 	size_t dim, n, cap;
 	struct lp_backend_buf *rows;   /* [cap, dim] f16 */
+	struct tile t;                 /* kept between calls of the same shape */
 };
+
+static void tile_free(struct lp_vecdev *v, struct tile *t);
 
 struct lp_vecdev *lp_vecdev_new(struct lp_backend *be, size_t dim, size_t cap,
 				struct lp_diag *d)
@@ -41,6 +49,7 @@ void lp_vecdev_free(struct lp_vecdev *v)
 {
 	if (!v)
 		return;
+	tile_free(v, &v->t);
 	v->be->ops->buf_free(v->be, v->rows);
 	lp_mem_free(v);
 }
@@ -90,10 +99,10 @@ static size_t tile_rows(const struct lp_vecdev *v, size_t nq)
 	return t < nq ? t : nq;
 }
 
-struct tile {
-	struct lp_backend_buf *q, *s, *out, *idx;
-	size_t rows;
-};
+/* The tile for `rows` queries and k (0: scores only), made or kept: the
+ * allocations of a query's buffers cost more than its product. */
+static enum lp_status tile_get(struct lp_vecdev *v, size_t rows, size_t k, struct tile **out,
+			       struct lp_diag *d);
 
 static void tile_free(struct lp_vecdev *v, struct tile *t)
 {
@@ -114,6 +123,8 @@ static enum lp_status tile_new(struct lp_vecdev *v, size_t rows, size_t k, struc
 
 	memset(t, 0, sizeof(*t));
 	t->rows = rows;
+	t->n = v->n;
+	t->k = k;
 	lim.n_rows = (uint32_t)rows;
 	lim.max_cols = v->dim;
 	lim.max_rows = v->n;
@@ -130,6 +141,27 @@ static enum lp_status tile_new(struct lp_vecdev *v, size_t rows, size_t k, struc
 	return LP_OK;
 }
 
+static enum lp_status tile_get(struct lp_vecdev *v, size_t rows, size_t k, struct tile **out,
+			       struct lp_diag *d)
+{
+	struct tile *t = &v->t;
+	enum lp_status st;
+
+	*out = t;
+	if (t->q && t->rows == rows && t->n == v->n && t->k >= k) {
+		/* the backend's scratch may have been sized for other work since */
+		struct lp_backend_limits lim = { 0 };
+		lim.n_rows = (uint32_t)rows;
+		lim.max_cols = v->dim;
+		lim.max_rows = v->n;
+		lim.topk = (uint32_t)t->k;
+		return v->be->ops->reserve(v->be, &lim, d);
+	}
+	tile_free(v, t);
+	st = tile_new(v, rows, k, t, d);
+	return st;
+}
+
 /* Queue the scores of queries [q0, q0 + nr) into t->s. */
 static void score_tile(struct lp_vecdev *v, struct tile *t, const float *queries, size_t q0,
 		       size_t nr)
@@ -143,19 +175,18 @@ static void score_tile(struct lp_vecdev *v, struct tile *t, const float *queries
 enum lp_status lp_vecdev_scores(struct lp_vecdev *v, const float *queries, size_t nq,
 				float *scores, struct lp_diag *d)
 {
-	struct tile t;
+	struct tile *t;
 	enum lp_status st;
 
 	if (!nq || !v->n)
 		return LP_OK;
-	if ((st = tile_new(v, tile_rows(v, nq), 0, &t, d)))
+	if ((st = tile_get(v, tile_rows(v, nq), 0, &t, d)))
 		return st;
-	for (size_t q0 = 0; q0 < nq && st == LP_OK; q0 += t.rows) {
-		size_t nr = nq - q0 < t.rows ? nq - q0 : t.rows;
-		score_tile(v, &t, queries, q0, nr);
-		st = v->be->ops->download(v->be, scores + q0 * v->n, t.s, 0, nr * v->n * 4, d);
+	for (size_t q0 = 0; q0 < nq && st == LP_OK; q0 += t->rows) {
+		size_t nr = nq - q0 < t->rows ? nq - q0 : t->rows;
+		score_tile(v, t, queries, q0, nr);
+		st = v->be->ops->download(v->be, scores + q0 * v->n, t->s, 0, nr * v->n * 4, d);
 	}
-	tile_free(v, &t);
 	return st;
 }
 
@@ -163,7 +194,7 @@ enum lp_status lp_vecdev_topk(struct lp_vecdev *v, const float *queries, size_t 
 			      size_t *idx, float *score, size_t *kept, struct lp_diag *d)
 {
 	size_t m = k < v->n ? k : v->n;
-	struct tile t;
+	struct tile *t;
 	float *hs = NULL;
 	int32_t *hi = NULL;
 	enum lp_status st;
@@ -174,17 +205,17 @@ enum lp_status lp_vecdev_topk(struct lp_vecdev *v, const float *queries, size_t 
 	if (k > LP_BACKEND_TOPK_MAX)
 		return lp_diag_set(d, LP_E_USAGE, NULL, 0, 0, "k %zu above %d", k,
 				   LP_BACKEND_TOPK_MAX);
-	if ((st = tile_new(v, tile_rows(v, nq), k, &t, d)))
+	if ((st = tile_get(v, tile_rows(v, nq), k, &t, d)))
 		return st;
-	if (!(hs = lp_mem_alloc(LP_MEM_SCRATCH, t.rows * k * sizeof(*hs), d)) ||
-	    !(hi = lp_mem_alloc(LP_MEM_SCRATCH, t.rows * k * sizeof(*hi), d)))
+	if (!(hs = lp_mem_alloc(LP_MEM_SCRATCH, t->rows * k * sizeof(*hs), d)) ||
+	    !(hi = lp_mem_alloc(LP_MEM_SCRATCH, t->rows * k * sizeof(*hi), d)))
 		st = LP_E_NOMEM;
-	for (size_t q0 = 0; q0 < nq && st == LP_OK; q0 += t.rows) {
-		size_t nr = nq - q0 < t.rows ? nq - q0 : t.rows;
-		score_tile(v, &t, queries, q0, nr);
-		v->be->ops->topk(v->be, t.s->data, v->n, nr, v->n, k, t.out->data, t.idx->data);
-		if ((st = v->be->ops->download(v->be, hi, t.idx, 0, nr * k * 4, d)) ||
-		    (st = v->be->ops->download(v->be, hs, t.out, 0, nr * k * 4, d)))
+	for (size_t q0 = 0; q0 < nq && st == LP_OK; q0 += t->rows) {
+		size_t nr = nq - q0 < t->rows ? nq - q0 : t->rows;
+		score_tile(v, t, queries, q0, nr);
+		v->be->ops->topk(v->be, t->s->data, v->n, nr, v->n, k, t->out->data, t->idx->data);
+		if ((st = v->be->ops->download(v->be, hi, t->idx, 0, nr * k * 4, d)) ||
+		    (st = v->be->ops->download(v->be, hs, t->out, 0, nr * k * 4, d)))
 			break;
 		for (size_t q = 0; q < nr; q++)
 			for (size_t j = 0; j < m; j++) {
@@ -195,6 +226,5 @@ enum lp_status lp_vecdev_topk(struct lp_vecdev *v, const float *queries, size_t 
 	}
 	lp_mem_free(hs);
 	lp_mem_free(hi);
-	tile_free(v, &t);
 	return st;
 }
