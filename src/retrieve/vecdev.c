@@ -37,7 +37,10 @@ struct lp_vecdev *lp_vecdev_new(struct lp_backend *be, size_t dim, size_t cap,
 	v->be = be;
 	v->dim = dim;
 	v->cap = cap;
-	v->rows = be->ops->buf_alloc(be, LP_BACKEND_DEVICE, LP_MEM_GPU_EMBED, cap * dim * 2, d);
+	/* on a device, counted against the device budget as gpu-embed */
+	v->rows = be->ops->buf_alloc(be, LP_BACKEND_DEVICE,
+				     be->place == LP_BACKEND_DEVICE ? LP_MEM_GPU_EMBED : LP_MEM_INDEX,
+				     cap * dim * 2, d);
 	if (!v->rows) {
 		lp_mem_free(v);
 		return NULL;
