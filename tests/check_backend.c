@@ -16,6 +16,7 @@
 #include "model/forward.h"
 #include "model/gguf.h"
 #include "model/model.h"
+#include "retrieve/hashembed.h"
 #include "tools/tiny_model.h"
 
 static uint64_t rng = 88172645463325252ull;
@@ -409,6 +410,41 @@ START_TEST(test_mean_pool_scatter)
 }
 END_TEST
 
+
+/* The hashed embedder's pairs through scatter_l2 give its very vectors. */
+START_TEST(test_hash_projection)
+{
+	static const char *texts[] = { "The quick brown fox jumps over the lazy dog dog dog",
+				       "", "!!!", "mailbox mail 中文检索 and more words here" };
+	enum { N = 4, DIM = 64 };
+	struct lp_backend *be = cpu(1, 16);
+	struct lp_hashembed *h = lp_hashembed_new(DIM, NULL);
+	float want[N * DIM], got[N * DIM];
+	uint32_t off[N + 1] = { 0 }, bucket[4096];
+	float val[4096];
+
+	ck_assert_ptr_nonnull(h);
+	for (int i = 0; i < N; i++) {
+		const uint32_t *b;
+		const float *v;
+		size_t n;
+		ck_assert_int_eq(lp_hashembed_pairs(h, texts[i], strlen(texts[i]), &b, &v, &n, NULL),
+				 LP_OK);
+		ck_assert_uint_le(off[i] + n, 4096);
+		memcpy(bucket + off[i], b, n * sizeof(*b));
+		memcpy(val + off[i], v, n * sizeof(*v));
+		off[i + 1] = off[i] + (uint32_t)n;
+		ck_assert_int_eq(lp_hashembed_embed(h, texts[i], strlen(texts[i]), want + i * DIM,
+						    NULL, NULL), LP_OK);
+	}
+	ck_assert_uint_gt(off[1], 10);
+	be->ops->scatter_l2(be, got, N, DIM, off, bucket, val);
+	ck_assert_mem_eq(got, want, sizeof(got));
+	lp_hashembed_free(h);
+	lp_backend_free(be);
+}
+END_TEST
+
 struct ranked {
 	float s;
 	int32_t i;
@@ -790,6 +826,7 @@ static Suite *suite(void)
 	tcase_add_test(ops, test_encoder_elementwise);
 	tcase_add_test(ops, test_enc_attention);
 	tcase_add_test(ops, test_mean_pool_scatter);
+	tcase_add_test(ops, test_hash_projection);
 	tcase_add_loop_test(ops, test_topk, 0, 5);
 	tcase_add_loop_test(ops, test_attention, 0, 3);
 	tcase_add_test(ops, test_buffers);

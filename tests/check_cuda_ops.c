@@ -42,6 +42,7 @@
 #include "quant/quant.h"
 #include "retrieve/bert.h"
 #include "retrieve/embedder.h"
+#include "retrieve/hashembed.h"
 #include "retrieve/vecdev.h"
 #include "retrieve/vecindex.h"
 #include "tools/tiny_model.h"
@@ -741,6 +742,46 @@ START_TEST(test_encoder_ops)
 }
 END_TEST
 
+
+/* The hashed embedder's projection on the device against its CPU vectors. */
+START_TEST(test_hash_projection)
+{
+	enum { N = 40, DIM = 1024 };
+	struct lp_hashembed *h = lp_hashembed_new(DIM, NULL);
+	uint32_t off[N + 1] = { 0 }, *bucket = malloc(200000 * sizeof(uint32_t));
+	float *val = malloc(200000 * sizeof(float)), *want = malloc(N * DIM * sizeof(float));
+	struct pair OF, BK, VL, O;
+	char text[2048];
+	void *c, *g;
+
+	for (int i = 0; i < N; i++) {
+		const uint32_t *b;
+		const float *v;
+		size_t n, at = 0;
+		for (int w = 0; w < 5 + i * 3; w++)
+			at += (size_t)snprintf(text + at, sizeof(text) - at, "word%d 文%d ", (w * 7 + i) % 53,
+					       w % 5);
+		ck_assert_int_eq(lp_hashembed_pairs(h, text, at, &b, &v, &n, NULL), LP_OK);
+		memcpy(bucket + off[i], b, n * sizeof(*b));
+		memcpy(val + off[i], v, n * sizeof(*v));
+		off[i + 1] = off[i] + (uint32_t)n;
+		ck_assert_int_eq(lp_hashembed_embed(h, text, at, want + (size_t)i * DIM, NULL, NULL),
+				 LP_OK);
+	}
+	OF = put(off, sizeof(off));
+	BK = put(bucket, off[N] * sizeof(uint32_t));
+	VL = putf(val, off[N]);
+	O = alloc_pair((size_t)N * DIM * sizeof(float));
+	dev->ops->scatter_l2(dev, F(O.d), N, DIM, (const uint32_t *)OF.d->data,
+			     (const uint32_t *)BK.d->data, F(VL.d));
+	fetch(&O, &c, &g);
+	expect("hash_projection", "40x1024", g, want, (size_t)N * DIM, 1e-6);
+	free(c), free(g), free(bucket), free(val), free(want);
+	drop(&OF), drop(&BK), drop(&VL), drop(&O);
+	lp_hashembed_free(h);
+}
+END_TEST
+
 struct ranked {
 	float s;
 	int32_t i;
@@ -1040,6 +1081,7 @@ int main(void)
 	tcase_add_test(tc, test_step_record);
 	tcase_add_loop_test(tc, test_forward, 0, 2);
 	tcase_add_test(tc, test_encoder_ops);
+	tcase_add_test(tc, test_hash_projection);
 	tcase_add_loop_test(tc, test_topk, 0, 4);
 	tcase_add_test(tc, test_encoder_e2e);
 	tcase_add_test(tc, test_retrieval_e2e);

@@ -69,6 +69,13 @@ struct lp_embedder {
 enum lp_status lp_embedder_new_hash(size_t dim, struct lp_embedder **out,
 				    struct lp_diag *d);
 
+/* lp_embedder_new_hash on `device` (as lp_embedder_new_dense_on): on a
+ * GPU the features are hashed on the host and the projection of each
+ * batch runs as one kernel (the backends' scatter_l2), the vectors equal
+ * to the CPU's up to the rounding of the norm. */
+enum lp_status lp_embedder_new_hash_on(size_t dim, const char *device, struct lp_embedder **out,
+				       struct lp_diag *d);
+
 /*
  * The dense embedder from `dir` (NULL: the default, see above). Returns
  * LP_OK with *out owned by the caller; LP_E_MODEL when the directory has
@@ -89,8 +96,8 @@ enum lp_status lp_embedder_new_dense(const char *dir, struct lp_embedder **out,
 enum lp_status lp_embedder_new_dense_on(const char *dir, const char *device,
 					struct lp_embedder **out, struct lp_diag *d);
 
-/* The device backend a dense embedder runs on, or NULL (the CPU, or the
- * hashed embedder). Owned by the embedder. */
+/* The device backend an embedder runs on, or NULL (the CPU). Owned by
+ * the embedder. */
 struct lp_backend *lp_embedder_backend(const struct lp_embedder *e);
 
 /* The default dense model directory into buf (cap bytes); NULL when no

@@ -70,3 +70,7 @@ check_PROGRAMS += tests/fuzz/fuzz_hybrid
 TESTS += tests/fuzz/fuzz_hybrid
 tests_fuzz_fuzz_hybrid_SOURCES = tests/fuzz/fuzz_hybrid.c tests/fuzz/standalone.c
 tests_fuzz_fuzz_hybrid_LDADD = $(TEST_LIBS)
+
+# retrieval.device: the scorer on the CPU, the GPU, or refused (exit 3).
+TESTS += tests/cli/retrieve-device.sh
+EXTRA_DIST += tests/cli/retrieve-device.sh
