@@ -11,6 +11,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/blas.h"
 #include "core/fileio.h"
+#include "core/log.h"
 #include "core/mem.h"
 #include "core/threadpool.h"
 #include "retrieve/safetensors.h"
@@ -715,7 +716,7 @@ static enum lp_status run_windows(const struct lp_bert *m, const int32_t *ids, s
 				  size_t nw, float *out, struct lp_diag *d)
 {
 	struct lp_backend *be = m->run->be;
-	size_t cap = step_tokens(be), need = 0;
+	size_t cap = step_tokens(be), need = 0, tokens = 0, rows = 0, steps = 0;
 	struct step s;
 	enum lp_status st = LP_OK;
 
@@ -735,14 +736,19 @@ static enum lp_status run_windows(const struct lp_bert *m, const int32_t *ids, s
 	}
 	if ((st = step_init(&s, m, be, need, w[0].len, d)))
 		return st;
-	for (size_t i = 0; i < nw && st == LP_OK;) {
+	for (size_t i = 0; i < nw && st == LP_OK; steps++) {
 		size_t L = w[i].len, k = need / L;
 		if (k > nw - i)
 			k = nw - i;
+		for (size_t j = i; j < i + k; j++)
+			tokens += w[j].len;
+		rows += k * L;
 		st = run_batch(m, &s, ids, w + i, k, L, out, d);
 		i += k;
 	}
 	step_release(&s);
+	lp_debug("encoder: %zu windows, %zu tokens in %zu steps of %zu rows with padding (%s)",
+		 nw, tokens, steps, rows, be->name);
 	return st;
 }
 

@@ -306,7 +306,7 @@ static void gemm_task(void *arg, size_t r0, size_t r1, int tid)
 {
 	const struct matmul_job *j = arg;
 	const struct lp_backend_mat *W = j->W;
-	size_t cols = W->cols, cap = j->wf_floats / cols;
+	size_t cols = W->cols, cap = W->type == LP_Q_F32 ? r1 - r0 : j->wf_floats / cols;
 	size_t n_blk = (r1 - r0 + cap - 1) / cap, step = (r1 - r0 + n_blk - 1) / n_blk;
 	float *wf = j->wf + (size_t)tid * j->wf_floats;
 
@@ -330,7 +330,12 @@ static void cpu_matmul(struct lp_backend *be, const struct lp_backend_mat *W, co
 	struct matmul_job j = { W, X, NULL, Y, n, ldy, c->wf, c->wf_floats };
 
 	if (n >= c->gemm_min) {
-		size_t chunk = gemm_chunk_rows(W->rows, (size_t)lp_pool_size(c->pool));
+		size_t th = (size_t)lp_pool_size(c->pool);
+		size_t chunk = gemm_chunk_rows(W->rows, th);
+		/* f32 weights need no dequantized blocks: one chunk per thread,
+		 * so each packs the activations once (the encoder's products) */
+		if (W->type == LP_Q_F32)
+			chunk = ((W->rows + th - 1) / th + GEMM_ROWS - 1) / GEMM_ROWS * GEMM_ROWS;
 		lp_pool_for(c->pool, W->rows, chunk, gemm_task, &j);
 		return;
 	}
