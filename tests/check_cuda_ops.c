@@ -16,7 +16,8 @@
  * all of its layers on the device against the CPU (test_forward). The
  * encoder's ops (masked attention, pooling, the hashed projection, top-k
  * against a sort) likewise; MiniLM end to end when the model is there
- * (LPIPE_EMBED_MODEL): every embedding within cosine 0.9999 of the CPU's;
+ * (LPIPE_EMBED_MODEL): every embedding within cosine 0.9999 of the CPU's,
+ * with the device's products on f16 weights and on f32;
  * and retrieval over 20,000 random vectors, the device's top-k equal to
  * the CPU's wherever scores are more than 1e-4 apart.
  *
@@ -908,25 +909,33 @@ START_TEST(test_encoder_e2e)
 	texts[n] = "";
 	lens[n++] = 0;
 	ck_assert_msg(lp_bert_load_on(dir, ref, &mc, &dg) == LP_OK, "cpu: %s", dg.msg);
-	ck_assert_msg(lp_bert_load_on(dir, dev, &md, &dg) == LP_OK, "device: %s", dg.msg);
 	E = lp_bert_dim(mc);
 	ec = malloc(n * E * sizeof(float));
 	ed = malloc(n * E * sizeof(float));
 	ck_assert_msg(lp_bert_embed(mc, texts, lens, n, ec, &dg) == LP_OK, "cpu: %s", dg.msg);
-	ck_assert_msg(lp_bert_embed(md, texts, lens, n, ed, &dg) == LP_OK, "device: %s", dg.msg);
-	for (size_t i = 0; i < n; i++) {
-		double dot = 0, a = 0, b = 0;
-		for (size_t j = 0; j < E; j++) {
-			dot += (double)ec[i * E + j] * ed[i * E + j];
-			a += (double)ec[i * E + j] * ec[i * E + j];
-			b += (double)ed[i * E + j] * ed[i * E + j];
+	/* the device's products on f16 weights (its default) and on f32 */
+	for (int mode = 0; mode < 2; mode++) {
+		setenv("LPIPE_ENCODER_WEIGHTS", mode ? "f32" : "f16", 1);
+		ck_assert_msg(lp_bert_load_on(dir, dev, &md, &dg) == LP_OK, "device: %s", dg.msg);
+		ck_assert_msg(lp_bert_embed(md, texts, lens, n, ed, &dg) == LP_OK, "device: %s",
+			      dg.msg);
+		worst = 1;
+		for (size_t i = 0; i < n; i++) {
+			double dot = 0, a = 0, b = 0;
+			for (size_t j = 0; j < E; j++) {
+				dot += (double)ec[i * E + j] * ed[i * E + j];
+				a += (double)ec[i * E + j] * ec[i * E + j];
+				b += (double)ed[i * E + j] * ed[i * E + j];
+			}
+			dot = a > 0 && b > 0 ? dot / sqrt(a * b) : 1;
+			worst = dot < worst ? dot : worst;
+			ck_assert_msg(dot >= 0.9999, "%s weights, text %zu: cosine %.6f",
+				      mode ? "f32" : "f16", i, dot);
 		}
-		dot = a > 0 && b > 0 ? dot / sqrt(a * b) : 1;
-		worst = dot < worst ? dot : worst;
-		ck_assert_msg(dot >= 0.9999, "text %zu: cosine %.6f", i, dot);
+		printf("maxerr encoder_cosine %s %.3g %g\n", mode ? "f32" : "f16", 1 - worst, 1e-4);
+		lp_bert_free(md);
 	}
-	printf("maxerr encoder_cosine minilm %.3g %g\n", 1 - worst, 1e-4);
-	lp_bert_free(md);
+	unsetenv("LPIPE_ENCODER_WEIGHTS");
 	lp_bert_free(mc);
 	free(ec), free(ed), free(blob), free(longtext);
 	/* the device backends' scratch: back to the suite's limits */

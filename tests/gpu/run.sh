@@ -18,7 +18,9 @@
 #                      prefill (512) and decode tok/s on GPU and CPU;
 #   5. bench_embed   - MiniLM (.gpu/minilm, F16 weights widened to F32):
 #                      chunks of 100 words embedded per second, 10,000 on
-#                      the GPU and EMBED_CPU_CHUNKS (default 2000) on the
+#                      the GPU (products on f16 weights, the default, and
+#                      again on f32: LPIPE_ENCODER_WEIGHTS=f32),
+#                      and EMBED_CPU_CHUNKS (default 2000) on the
 #                      CPU's every core; query latency, 1 and 1000 queries,
 #                      top-10 over 1,000,000 random 384-d vectors on the GPU;
 #   6. bench_st.py   - sentence-transformers on the same GPU, same chunks.
@@ -134,6 +136,8 @@ if [ $gpu -eq 1 ]; then
 	if [ -f "$MINILM/model.safetensors" ]; then
 		timeout 180 ./tests/gpu/bench_embed embed "$MINILM" "$TEXT" cuda 10000 \
 			>>"$LOGS/embed.log" 2>&1 || { fail=1; say "bench_embed (cuda) FAILED"; }
+		LPIPE_ENCODER_WEIGHTS=f32 timeout 180 ./tests/gpu/bench_embed embed "$MINILM" "$TEXT" cuda 10000 \
+			2>&1 | sed 's/^embed cuda /embed cuda-f32 /' >>"$LOGS/embed.log"
 		timeout 120 ./tests/gpu/bench_embed embed "$MINILM" "$TEXT" cpu "${EMBED_CPU_CHUNKS:-2000}" \
 			>>"$LOGS/embed.log" 2>&1 || { fail=1; say "bench_embed (cpu) FAILED"; }
 		PYTHONUNBUFFERED=1 timeout 240 python3 "$ROOT/tests/gpu/bench_st.py" "$MINILM" "$TEXT" 10000 \
@@ -184,6 +188,7 @@ na() { [ -n "$1" ] && echo "$1" || echo "n/a"; }
 	stc=$(awk '$1 == "st" { print $8; exit }' "$LOGS/embed.log" 2>/dev/null)
 	eg=$(emb cuda); ec=$(emb cpu)
 	printf '%-44s %14s %14s\n' "MiniLM chunks/s (100 words; lpipe)" "$(na "$eg")" "$(na "$ec")"
+	printf '%-44s %14s\n' "MiniLM chunks/s lpipe GPU, f32 weights" "$(na "$(emb cuda-f32)")"
 	printf '%-44s %14s\n' "MiniLM chunks/s sentence-transformers GPU" "$(na "$stc")"
 	printf '%-44s %14s\n' "  lpipe GPU / sentence-transformers" "$(na "$( [ -n "$eg" ] && [ -n "$stc" ] && awk -v a="$eg" -v b="$stc" 'BEGIN { printf "%.2fx", a / b }')")"
 	printf '%-44s %14s\n' "  lpipe GPU / lpipe CPU" "$(na "$( [ -n "$eg" ] && [ -n "$ec" ] && awk -v a="$eg" -v b="$ec" 'BEGIN { printf "%.1fx", a / b }')")"
