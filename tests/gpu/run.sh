@@ -134,19 +134,19 @@ if [ $gpu -eq 1 ]; then
 	: >"$LOGS/embed.log"
 	TEXT="$ROOT/data/debian-reference.en.txt"
 	if [ -f "$MINILM/model.safetensors" ]; then
-		timeout 180 ./tests/gpu/bench_embed embed "$MINILM" "$TEXT" cuda 10000 \
+		timeout 120 ./tests/gpu/bench_embed embed "$MINILM" "$TEXT" cuda 10000 \
 			>>"$LOGS/embed.log" 2>&1 || { fail=1; say "bench_embed (cuda) FAILED"; }
-		LPIPE_ENCODER_WEIGHTS=f32 timeout 180 ./tests/gpu/bench_embed embed "$MINILM" "$TEXT" cuda 10000 \
+		LPIPE_ENCODER_WEIGHTS=f32 timeout 120 ./tests/gpu/bench_embed embed "$MINILM" "$TEXT" cuda 10000 \
 			2>&1 | sed 's/^embed cuda /embed cuda-f32 /' >>"$LOGS/embed.log"
-		timeout 120 ./tests/gpu/bench_embed embed "$MINILM" "$TEXT" cpu "${EMBED_CPU_CHUNKS:-2000}" \
+		timeout 90 ./tests/gpu/bench_embed embed "$MINILM" "$TEXT" cpu "${EMBED_CPU_CHUNKS:-2000}" \
 			>>"$LOGS/embed.log" 2>&1 || { fail=1; say "bench_embed (cpu) FAILED"; }
-		PYTHONUNBUFFERED=1 timeout 240 python3 "$ROOT/tests/gpu/bench_st.py" "$MINILM" "$TEXT" 10000 \
+		PYTHONUNBUFFERED=1 timeout 180 python3 "$ROOT/tests/gpu/bench_st.py" "$MINILM" "$TEXT" 10000 \
 			>"$LOGS/st.log" 2>&1 || say "sentence-transformers bench did not run (see $LOGS/st.log)"
 		cat "$LOGS/st.log" >>"$LOGS/embed.log" 2>/dev/null
 	else
 		say "no MiniLM at $MINILM (tests/gpu/prepare.sh): encoder rows skipped"
 	fi
-	timeout 120 ./tests/gpu/bench_embed query cuda 1000000 384 10 \
+	timeout 90 ./tests/gpu/bench_embed query cuda 1000000 384 10 \
 		>>"$LOGS/embed.log" 2>&1 || { fail=1; say "bench_embed (query) FAILED"; }
 else
 	say "no GPU here: the GPU rows are skipped"
