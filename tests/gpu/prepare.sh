@@ -12,8 +12,9 @@
 #                    LD_LIBRARY_PATH at it, so nothing is installed there.
 #   .gpu/autotools/  configure and the other files autoreconf makes, so the GPU
 #                    machine needs no autoconf, automake or libtool.
-#   .gpu/minilm/     all-MiniLM-L6-v2 with its tensors stored as F16 (44 MB
-#                    instead of 87: what a call may carry is 64 MiB in all),
+#   .gpu/minilm/     all-MiniLM-L6-v2 with its tensors stored as F16 and the
+#                    file gzipped (42 MB instead of 87: what a call may carry
+#                    is 64 MiB in all, the tree and .gpu/ together),
 #                    from ${LPIPE_EMBED_MODEL:-~/.cache/lpipe/models/all-MiniLM-L6-v2}
 #                    (scripts/fetch-embedder); skipped with a warning when
 #                    that is missing (run.sh then skips the encoder rows).
@@ -49,6 +50,7 @@ src=${LPIPE_EMBED_MODEL:-${LPIPE_MODEL_DIR:-$HOME/.cache/lpipe/models}/all-MiniL
 if [ -f "$src/model.safetensors" ]; then
 	rm -rf .gpu/minilm
 	python3 tests/gpu/minilm_f16.py "$src" .gpu/minilm
+	gzip -6 .gpu/minilm/model.safetensors
 else
 	echo "prepare: warning: no MiniLM at $src (scripts/fetch-embedder): no encoder figures" >&2
 fi

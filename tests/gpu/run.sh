@@ -23,7 +23,9 @@
 #                      and EMBED_CPU_CHUNKS (default 2000) on the
 #                      CPU's every core; query latency, 1 and 1000 queries,
 #                      top-10 over 1,000,000 random 384-d vectors on the GPU;
-#   6. bench_st.py   - sentence-transformers on the same GPU, same chunks.
+#   6. bench_st.py   - sentence-transformers on the same GPU, same chunks,
+#                      float32 weights (the row lpipe is measured against)
+#                      and float16.
 # Each of 5 and 6 runs under its own time limit and failure of one leaves
 # the others' rows (n/a where it failed).
 # and prints the table: speeds, peak device memory, the decode floor (model
@@ -118,6 +120,14 @@ rc=$?
 # in .gpu/minilm for check_cuda_ops' end-to-end encoder test and the bench
 export LPIPE_MODULE_DIR="$WORK/build/.libs"
 MINILM=${MINILM:-$ROOT/.gpu/minilm}
+if [ -f "$MINILM/model.safetensors.gz" ] && [ ! -f "$MINILM/model.safetensors" ]; then
+	# carried gzipped (prepare.sh): unpack beside the build
+	rm -rf "$WORK/minilm" && mkdir -p "$WORK/minilm" &&
+		cp "$MINILM"/*.json "$MINILM"/vocab.txt "$WORK/minilm"/ &&
+		gzip -dc "$MINILM/model.safetensors.gz" >"$WORK/minilm/model.safetensors" ||
+		say "cannot unpack $MINILM/model.safetensors.gz"
+	MINILM=$WORK/minilm
+fi
 [ -f "$MINILM/model.safetensors" ] && export LPIPE_EMBED_MODEL="$MINILM"
 if [ $gpu -eq 1 ]; then
 	make check TESTS=tests/check_cuda_ops >"$LOGS/check_cuda_ops.make.log" 2>&1 ||
@@ -190,6 +200,7 @@ na() { [ -n "$1" ] && echo "$1" || echo "n/a"; }
 	printf '%-44s %14s %14s\n' "MiniLM chunks/s (100 words; lpipe)" "$(na "$eg")" "$(na "$ec")"
 	printf '%-44s %14s\n' "MiniLM chunks/s lpipe GPU, f32 weights" "$(na "$(emb cuda-f32)")"
 	printf '%-44s %14s\n' "MiniLM chunks/s sentence-transformers GPU" "$(na "$stc")"
+	printf '%-44s %14s\n' "  the same, float16 weights" "$(na "$(awk '$1 == "st-f16" { print $8; exit }' "$LOGS/embed.log" 2>/dev/null)")"
 	printf '%-44s %14s\n' "  lpipe GPU / sentence-transformers" "$(na "$( [ -n "$eg" ] && [ -n "$stc" ] && awk -v a="$eg" -v b="$stc" 'BEGIN { printf "%.2fx", a / b }')")"
 	printf '%-44s %14s\n' "  lpipe GPU / lpipe CPU" "$(na "$( [ -n "$eg" ] && [ -n "$ec" ] && awk -v a="$eg" -v b="$ec" 'BEGIN { printf "%.1fx", a / b }')")"
 	printf '%-44s %14s\n' "query 1, top-10 of 1M x 384, lpipe (ms)" "$(na "$(qms 1)")"
