@@ -60,7 +60,7 @@
 /* Tokens run through the encoder per step (summed over sequences, padding
  * included): on the CPU, and on a device backend. */
 #define LP_BERT_BATCH_TOKENS 2048
-#define LP_BERT_DEVICE_BATCH_TOKENS 16384
+#define LP_BERT_DEVICE_BATCH_TOKENS 32768
 #define LP_BERT_DEFAULT_WINDOW 256
 #define LP_BERT_DEFAULT_STRIDE 192
 
