@@ -90,6 +90,33 @@ static __global__ void mean_pool_l2_k(const float *__restrict__ x, int L, int E,
 	}
 }
 
+/* One block per row: zero it, add the features in order (one thread: the
+ * order of the additions is the CPU's), normalise. */
+static __global__ void scatter_l2_k(float *out, int dim, const uint32_t *__restrict__ off,
+				    const uint32_t *__restrict__ bucket,
+				    const float *__restrict__ val)
+{
+	__shared__ double red[32];
+	float *o = out + (size_t)blockIdx.x * dim;
+	double ss = 0;
+
+	for (int j = threadIdx.x; j < dim; j += blockDim.x)
+		o[j] = 0.0f;
+	__syncthreads();
+	if (threadIdx.x == 0)
+		for (uint32_t j = off[blockIdx.x]; j < off[blockIdx.x + 1]; j++)
+			o[bucket[j]] += val[j];
+	__syncthreads();
+	for (int j = threadIdx.x; j < dim; j += blockDim.x)
+		ss += (double)o[j] * o[j];
+	ss = lpk_block_sum_d(ss, red);
+	if (ss > 0) {
+		float inv = (float)(1.0 / sqrt(ss));
+		for (int j = threadIdx.x; j < dim; j += blockDim.x)
+			o[j] *= inv;
+	}
+}
+
 static int row_threads(int n)
 {
 	return n >= 1024 ? 512 : n >= 256 ? 256 : n >= 64 ? 128 : 32;
@@ -138,5 +165,17 @@ extern "C" cudaError_t lp_cuk_mean_pool_l2(const float *x, int n_seq, int L, int
 	if (n_seq == 0)
 		return cudaSuccess;
 	mean_pool_l2_k<<<n_seq, row_threads(E), 0, stream>>>(x, L, E, lens, out);
+	return lpk_launched();
+}
+
+extern "C" cudaError_t lp_cuk_scatter_l2(float *out, int n, int dim, const uint32_t *off,
+					 const uint32_t *bucket, const float *val,
+					 cudaStream_t stream)
+{
+	if (n < 0 || dim <= 0)
+		return cudaErrorInvalidValue;
+	if (n == 0)
+		return cudaSuccess;
+	scatter_l2_k<<<n, row_threads(dim), 0, stream>>>(out, dim, off, bucket, val);
 	return lpk_launched();
 }

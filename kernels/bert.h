@@ -49,6 +49,15 @@ cudaError_t lp_cuk_softmax_masked(float *a, int n_seq, int n_head, int L, const 
 cudaError_t lp_cuk_mean_pool_l2(const float *x, int n_seq, int L, int E, const int32_t *lens,
 				float *out, cudaStream_t stream);
 
+/*
+ * The hashed projection: row r < n of out (dim floats) = the L2-normalised
+ * sum of val[j] into bucket[j] for off[r] <= j < off[r+1], added in j
+ * order (as the CPU adds them, so equal floats come out); a zero row stays
+ * zero. off (n + 1), bucket, val on the device.
+ */
+cudaError_t lp_cuk_scatter_l2(float *out, int n, int dim, const uint32_t *off,
+			      const uint32_t *bucket, const float *val, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,7 @@
 #include "model/forward.h"
 #include "model/gguf.h"
 #include "model/model.h"
+#include "retrieve/hashembed.h"
 #include "tools/tiny_model.h"
 
 static uint64_t rng = 88172645463325252ull;
@@ -65,7 +66,7 @@ static struct lp_backend *cpu(int threads, uint32_t gemm_min)
 static void reserve(struct lp_backend *be, uint32_t rows, uint64_t cols, uint32_t n_ctx,
 		    uint32_t kv_dim, enum lp_qtype kv, uint32_t n_head, uint32_t n_rot)
 {
-	struct lp_backend_limits lim = { rows, cols, 4096, n_ctx, kv_dim, kv, n_head, n_rot };
+	struct lp_backend_limits lim = { rows, cols, 4096, n_ctx, kv_dim, kv, n_head, n_rot, 0, 0 };
 	struct lp_diag d;
 
 	lp_diag_init(&d);
@@ -263,6 +264,245 @@ START_TEST(test_swiglu_gelu_add)
 		ref[i] = (double)g[i] + u[i] + bias[i % width];
 	ck_assert_double_lt(rel_err(y, ref, count), 1e-6);
 	free(g), free(u), free(out), free(bias), free(y), free(ref);
+	lp_backend_free(be);
+}
+END_TEST
+
+
+/* ---- encoder and retrieval ops ------------------------------------------ */
+
+/* LayerNorm (the vector rows: width a multiple of 8), GELU and add over
+ * more rows than one pool chunk, on 2 threads, against double loops. */
+START_TEST(test_encoder_elementwise)
+{
+	size_t n = 300, width = 384, count = n * width;
+	struct lp_backend *be = cpu(2, 16);
+	float *x = rand_vec(count, 3.0f), *w = rand_vec(width, 1.0f), *b = rand_vec(width, 1.0f);
+	float *out = malloc(count * sizeof(float)), *y = malloc(count * sizeof(float));
+	double *ref = malloc(count * sizeof(double));
+
+	be->ops->layernorm(be, out, x, w, b, n, width, 1e-12f);
+	for (size_t t = 0; t < n; t++) {
+		double mean = 0, var = 0;
+		for (size_t i = 0; i < width; i++)
+			mean += x[t * width + i];
+		mean /= width;
+		for (size_t i = 0; i < width; i++)
+			var += (x[t * width + i] - mean) * (x[t * width + i] - mean);
+		for (size_t i = 0; i < width; i++)
+			ref[t * width + i] = (x[t * width + i] - mean) / sqrt(var / width + 1e-12) *
+					     w[i] + b[i];
+	}
+	ck_assert_double_lt(rel_err(out, ref, count), 1e-5);
+	memcpy(y, x, count * sizeof(float));
+	be->ops->layernorm(be, y, y, w, b, n, width, 1e-12f); /* in place */
+	ck_assert_double_lt(rel_err(y, ref, count), 1e-5);
+	memcpy(out, x, count * sizeof(float));
+	be->ops->gelu(be, out, count - 3); /* a tail the vector loop leaves */
+	for (size_t i = 0; i < count; i++)
+		ref[i] = i < count - 3 ? 0.5 * x[i] * (1 + erf(x[i] / sqrt(2.0))) : x[i];
+	ck_assert_double_lt(rel_err(out, ref, count), 1e-6);
+	memcpy(y, x, count * sizeof(float));
+	be->ops->add(be, y, out, n, width, width);
+	for (size_t i = 0; i < count; i++)
+		ref[i] = (double)x[i] + out[i];
+	ck_assert_double_lt(rel_err(y, ref, count), 1e-6);
+	free(x), free(w), free(b), free(out), free(y), free(ref);
+	lp_backend_free(be);
+}
+END_TEST
+
+/* Three sequences padded to L = 9 (lengths 9, 4, 1), 2 heads of 8, q/k/v
+ * interleaved in rows of 3E as the encoder stores them. */
+START_TEST(test_enc_attention)
+{
+	enum { S = 3, L = 9, H = 2, DH = 8, E = H * DH };
+	int32_t lens[S] = { 9, 4, 1 };
+	struct lp_backend *be = cpu(2, 16);
+	struct lp_backend_limits lim = { 0 };
+	float *qkv = rand_vec(S * L * 3 * E, 1.0f), *out = malloc(S * L * E * sizeof(float));
+	double ref[S * L * E];
+	struct lp_backend_enc_attn a = { qkv, qkv + E, qkv + 2 * E, 3 * E, out, lens, S, L, H, DH,
+					 0.35f };
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	lim.n_rows = S * L;
+	lim.max_cols = E;
+	lim.n_head = H;
+	lim.enc_len = L;
+	ck_assert_int_eq(be->ops->reserve(be, &lim, &d), LP_OK);
+	for (size_t i = 0; i < S * L * E; i++)
+		out[i] = NAN;
+	be->ops->enc_attention(be, &a);
+	for (int s = 0; s < S; s++)
+		for (int h = 0; h < H; h++)
+			for (int i = 0; i < L; i++) {
+				double p[L], mx = -1e300, sum = 0;
+				double *o = ref + ((size_t)(s * L + i) * E + h * DH);
+				for (int j = 0; j < DH; j++)
+					o[j] = 0;
+				if (i >= lens[s])
+					continue;
+				for (int j = 0; j < lens[s]; j++) {
+					double dot = 0;
+					for (int t = 0; t < DH; t++)
+						dot += (double)qkv[(s * L + i) * 3 * E + h * DH + t] *
+						       qkv[(s * L + j) * 3 * E + E + h * DH + t];
+					p[j] = 0.35 * dot;
+					mx = fmax(mx, p[j]);
+				}
+				for (int j = 0; j < lens[s]; j++)
+					sum += p[j] = exp(p[j] - mx);
+				for (int j = 0; j < lens[s]; j++)
+					for (int t = 0; t < DH; t++)
+						o[t] += p[j] / sum *
+							qkv[(s * L + j) * 3 * E + 2 * E + h * DH + t];
+			}
+	ck_assert_double_lt(rel_err(out, ref, S * L * E), 1e-5);
+	free(qkv), free(out);
+	lp_backend_free(be);
+}
+END_TEST
+
+START_TEST(test_mean_pool_scatter)
+{
+	enum { S = 3, L = 5, W = 24 };
+	int32_t lens[S] = { 5, 2, 0 };
+	uint32_t off[S + 1] = { 0, 4, 4, 7 }, bucket[7] = { 3, 9, 3, 23, 1, 1, 0 };
+	float val[7] = { 1, 2, -0.5f, 4, 3, -3, 0.25f };
+	struct lp_backend *be = cpu(1, 16);
+	float *x = rand_vec(S * L * W, 1.0f), out[S * W];
+	double ref[S * W];
+
+	be->ops->mean_pool(be, out, x, lens, S, L, W);
+	for (int s = 0; s < S; s++) {
+		double ss = 0;
+		for (int i = 0; i < W; i++) {
+			double v = 0;
+			for (int t = 0; t < lens[s]; t++)
+				v += x[(s * L + t) * W + i];
+			ref[s * W + i] = v;
+			ss += v * v;
+		}
+		for (int i = 0; i < W; i++)
+			ref[s * W + i] = ss > 0 ? ref[s * W + i] / sqrt(ss) : 0;
+	}
+	ck_assert_double_lt(rel_err(out, ref, S * W), 1e-6);
+	be->ops->scatter_l2(be, out, S, W, off, bucket, val);
+	memset(ref, 0, sizeof(ref));
+	for (int r = 0; r < S; r++) {
+		double ss = 0;
+		for (uint32_t j = off[r]; j < off[r + 1]; j++)
+			ref[r * W + bucket[j]] += val[j];
+		for (int i = 0; i < W; i++)
+			ss += ref[r * W + i] * ref[r * W + i];
+		for (int i = 0; i < W; i++)
+			ref[r * W + i] = ss > 0 ? ref[r * W + i] / sqrt(ss) : 0;
+	}
+	ck_assert_double_lt(rel_err(out, ref, S * W), 1e-6);
+	/* row 1 has no features: zero; in row 2 bucket 1's two cancel */
+	for (int i = 0; i < W; i++)
+		ck_assert(out[W + i] == 0);
+	ck_assert(out[2 * W + 1] == 0 && out[2 * W] == 1.0f);
+	free(x);
+	lp_backend_free(be);
+}
+END_TEST
+
+
+/* The hashed embedder's pairs through scatter_l2 give its very vectors. */
+START_TEST(test_hash_projection)
+{
+	static const char *texts[] = { "The quick brown fox jumps over the lazy dog dog dog",
+				       "", "!!!", "mailbox mail 中文检索 and more words here" };
+	enum { N = 4, DIM = 64 };
+	struct lp_backend *be = cpu(1, 16);
+	struct lp_hashembed *h = lp_hashembed_new(DIM, NULL);
+	float want[N * DIM], got[N * DIM];
+	uint32_t off[N + 1] = { 0 }, bucket[4096];
+	float val[4096];
+
+	ck_assert_ptr_nonnull(h);
+	for (int i = 0; i < N; i++) {
+		const uint32_t *b;
+		const float *v;
+		size_t n;
+		ck_assert_int_eq(lp_hashembed_pairs(h, texts[i], strlen(texts[i]), &b, &v, &n, NULL),
+				 LP_OK);
+		ck_assert_uint_le(off[i] + n, 4096);
+		memcpy(bucket + off[i], b, n * sizeof(*b));
+		memcpy(val + off[i], v, n * sizeof(*v));
+		off[i + 1] = off[i] + (uint32_t)n;
+		ck_assert_int_eq(lp_hashembed_embed(h, texts[i], strlen(texts[i]), want + i * DIM,
+						    NULL, NULL), LP_OK);
+	}
+	ck_assert_uint_gt(off[1], 10);
+	be->ops->scatter_l2(be, got, N, DIM, off, bucket, val);
+	ck_assert_mem_eq(got, want, sizeof(got));
+	lp_hashembed_free(h);
+	lp_backend_free(be);
+}
+END_TEST
+
+struct ranked {
+	float s;
+	int32_t i;
+};
+
+/* The order of retrieve/topk.h: higher first, ties by lower index, NaN last. */
+static int rank_cmp(const void *pa, const void *pb)
+{
+	const struct ranked *a = pa, *b = pb;
+
+	if (isnan(a->s) != isnan(b->s))
+		return isnan(a->s) ? 1 : -1;
+	if (!isnan(a->s) && a->s != b->s)
+		return a->s > b->s ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* Rows with ties, NaN, -0/+0; k below, equal to and above n. */
+START_TEST(test_topk)
+{
+	static const size_t cases[][3] = { { 3, 1000, 10 }, { 2, 50, 50 }, { 2, 7, 20 },
+					   { 1, 5000, 1024 }, { 4, 1, 1 } };
+	size_t nq = cases[_i][0], n = cases[_i][1], k = cases[_i][2];
+	struct lp_backend *be = cpu(2, 16);
+	struct lp_backend_limits lim = { 0 };
+	float *sc = malloc(nq * n * sizeof(float)), *out = malloc(nq * k * sizeof(float));
+	int32_t *idx = malloc(nq * k * sizeof(int32_t));
+	struct ranked *r = malloc(n * sizeof(*r));
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	lim.n_rows = (uint32_t)nq;
+	lim.topk = (uint32_t)k;
+	ck_assert_int_eq(be->ops->reserve(be, &lim, &d), LP_OK);
+	for (size_t i = 0; i < nq * n; i++) {
+		/* few distinct values: many ties */
+		sc[i] = (float)((int)(frand() * 40)) / 8.0f;
+		if (i % 97 == 5)
+			sc[i] = NAN;
+		if (i % 89 == 3)
+			sc[i] = -0.0f;
+	}
+	be->ops->topk(be, sc, n, nq, n, k, out, idx);
+	for (size_t q = 0; q < nq; q++) {
+		for (size_t i = 0; i < n; i++)
+			r[i] = (struct ranked){ sc[q * n + i], (int32_t)i };
+		qsort(r, n, sizeof(*r), rank_cmp);
+		for (size_t j = 0; j < k; j++) {
+			if (j >= n) {
+				ck_assert_int_eq(idx[q * k + j], -1);
+				ck_assert(isinf(out[q * k + j]) && out[q * k + j] < 0);
+				continue;
+			}
+			ck_assert_msg(idx[q * k + j] == r[j].i, "query %zu rank %zu: %d, want %d", q, j,
+				      idx[q * k + j], r[j].i);
+		}
+	}
+	free(sc), free(out), free(idx), free(r);
 	lp_backend_free(be);
 }
 END_TEST
@@ -583,6 +823,11 @@ static Suite *suite(void)
 	tcase_add_test(ops, test_norms);
 	tcase_add_loop_test(ops, test_rope, 0, 2);
 	tcase_add_test(ops, test_swiglu_gelu_add);
+	tcase_add_test(ops, test_encoder_elementwise);
+	tcase_add_test(ops, test_enc_attention);
+	tcase_add_test(ops, test_mean_pool_scatter);
+	tcase_add_test(ops, test_hash_projection);
+	tcase_add_loop_test(ops, test_topk, 0, 5);
 	tcase_add_loop_test(ops, test_attention, 0, 3);
 	tcase_add_test(ops, test_buffers);
 	tcase_add_test(ops, test_registry);

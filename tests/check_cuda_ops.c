@@ -13,7 +13,13 @@
  * bits below its GEMM threshold; the GPU rounds them to f16 in its GEMM).
  * Each comparison prints "maxerr OP CASE ERR TOL" for tests/gpu/run.sh's
  * table. End to end, a generated six-layer model runs with none, half and
- * all of its layers on the device against the CPU (test_forward).
+ * all of its layers on the device against the CPU (test_forward). The
+ * encoder's ops (masked attention, pooling, the hashed projection, top-k
+ * against a sort) likewise; MiniLM end to end when the model is there
+ * (LPIPE_EMBED_MODEL): every embedding within cosine 0.9999 of the CPU's,
+ * with the device's products on f16 weights and on f32;
+ * and retrieval over 20,000 random vectors, the device's top-k equal to
+ * the CPU's wherever scores are more than 1e-4 apart.
  *
  * Without a usable CUDA backend (module not built, no driver, no GPU)
  * the suite prints the reason and exits 77 (skipped). With
@@ -35,6 +41,11 @@
 #include "model/gguf.h"
 #include "model/model.h"
 #include "quant/quant.h"
+#include "retrieve/bert.h"
+#include "retrieve/embedder.h"
+#include "retrieve/hashembed.h"
+#include "retrieve/vecdev.h"
+#include "retrieve/vecindex.h"
 #include "tools/tiny_model.h"
 
 static struct lp_backend *ref, *dev;
@@ -683,6 +694,307 @@ START_TEST(test_forward)
 }
 END_TEST
 
+
+/* ---- encoder and retrieval ops ------------------------------------------------ */
+
+static int reserve_both(struct lp_diag *dg);
+
+/* Masked attention of a padded batch (lengths 20, 7, 1 of L = 20, 4 heads
+ * of 16 in q/k/v rows of 3E), mean pooling, the hashed projection. */
+START_TEST(test_encoder_ops)
+{
+	enum { S = 3, L = 20, H = 4, DH = 16, E = H * DH, W = 40 };
+	int32_t lens[S] = { 20, 7, 1 };
+	float *qkv = randv(S * L * 3 * E, 1.0f);
+	struct pair Q = putf(qkv, S * L * 3 * E), N = put(lens, sizeof(lens));
+	struct pair O = alloc_pair(S * L * E * sizeof(float)), P = alloc_pair(S * E * sizeof(float));
+	struct lp_backend_enc_attn a = { NULL, NULL, NULL, 3 * E, NULL, NULL, S, L, H, DH, 0.25f };
+	uint32_t off[S + 1] = { 0, 5, 5, 9 }, bucket[9] = { 3, 39, 3, 0, 17, 2, 2, 8, 39 };
+	float val[9] = { 1.5f, -2, 0.25f, 3, 1, -1, 0.5f, 2, -4 };
+	struct pair OF = put(off, sizeof(off)), BK = put(bucket, sizeof(bucket));
+	struct pair VL = putf(val, 9), HX = alloc_pair(S * W * sizeof(float));
+	void *c, *g;
+
+	a.q = F(Q.r), a.k = F(Q.r) + E, a.v = F(Q.r) + 2 * E, a.out = F(O.r);
+	a.lens = (const int32_t *)N.r->data;
+	ref->ops->enc_attention(ref, &a);
+	a.q = F(Q.d), a.k = F(Q.d) + E, a.v = F(Q.d) + 2 * E, a.out = F(O.d);
+	a.lens = (const int32_t *)N.d->data;
+	dev->ops->enc_attention(dev, &a);
+	/* the real rows only: padding rows are unspecified */
+	fetch(&O, &c, &g);
+	for (int s = 0; s < S; s++)
+		expect("enc_attention", s == 0 ? "full" : s == 1 ? "7/20" : "1/20",
+		       (float *)g + (size_t)s * L * E, (float *)c + (size_t)s * L * E,
+		       (size_t)lens[s] * E, 1e-5);
+	free(c);
+	free(g);
+	ref->ops->mean_pool(ref, F(P.r), F(O.r), (const int32_t *)N.r->data, S, L, E);
+	dev->ops->mean_pool(dev, F(P.d), F(O.d), (const int32_t *)N.d->data,
+			    S, L, E);
+	compare("mean_pool", "3x20", &P, 1e-5);
+	ref->ops->scatter_l2(ref, F(HX.r), S, W, (const uint32_t *)OF.r->data,
+			     (const uint32_t *)BK.r->data, F(VL.r));
+	dev->ops->scatter_l2(dev, F(HX.d), S, W, (const uint32_t *)OF.d->data,
+			     (const uint32_t *)BK.d->data, F(VL.d));
+	compare("scatter_l2", "3x40", &HX, 1e-6);
+	drop(&Q), drop(&N), drop(&O), drop(&P), drop(&OF), drop(&BK), drop(&VL), drop(&HX);
+	free(qkv);
+}
+END_TEST
+
+
+/* The hashed embedder's projection on the device against its CPU vectors. */
+START_TEST(test_hash_projection)
+{
+	enum { N = 40, DIM = 1024 };
+	struct lp_hashembed *h = lp_hashembed_new(DIM, NULL);
+	uint32_t off[N + 1] = { 0 }, *bucket = malloc(200000 * sizeof(uint32_t));
+	float *val = malloc(200000 * sizeof(float)), *want = malloc(N * DIM * sizeof(float));
+	struct pair OF, BK, VL, O;
+	char text[2048];
+	void *c, *g;
+
+	for (int i = 0; i < N; i++) {
+		const uint32_t *b;
+		const float *v;
+		size_t n, at = 0;
+		for (int w = 0; w < 5 + i * 3; w++)
+			at += (size_t)snprintf(text + at, sizeof(text) - at, "word%d 文%d ", (w * 7 + i) % 53,
+					       w % 5);
+		ck_assert_int_eq(lp_hashembed_pairs(h, text, at, &b, &v, &n, NULL), LP_OK);
+		memcpy(bucket + off[i], b, n * sizeof(*b));
+		memcpy(val + off[i], v, n * sizeof(*v));
+		off[i + 1] = off[i] + (uint32_t)n;
+		ck_assert_int_eq(lp_hashembed_embed(h, text, at, want + (size_t)i * DIM, NULL, NULL),
+				 LP_OK);
+	}
+	OF = put(off, sizeof(off));
+	BK = put(bucket, off[N] * sizeof(uint32_t));
+	VL = putf(val, off[N]);
+	O = alloc_pair((size_t)N * DIM * sizeof(float));
+	dev->ops->scatter_l2(dev, F(O.d), N, DIM, (const uint32_t *)OF.d->data,
+			     (const uint32_t *)BK.d->data, F(VL.d));
+	fetch(&O, &c, &g);
+	expect("hash_projection", "40x1024", g, want, (size_t)N * DIM, 1e-6);
+	free(c), free(g), free(bucket), free(val), free(want);
+	drop(&OF), drop(&BK), drop(&VL), drop(&O);
+	lp_hashembed_free(h);
+}
+END_TEST
+
+struct ranked {
+	float s;
+	int32_t i;
+};
+
+static int rank_cmp(const void *pa, const void *pb)
+{
+	const struct ranked *a = pa, *b = pb;
+
+	if (isnan(a->s) != isnan(b->s))
+		return isnan(a->s) ? 1 : -1;
+	if (!isnan(a->s) && a->s != b->s)
+		return a->s > b->s ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* Top-k of both backends against a sort: rows with ties, NaN and -0. */
+START_TEST(test_topk)
+{
+	static const int cases[][3] = { { 4, 3000, 10 }, { 2, 100000, 1000 }, { 3, 50, 64 },
+					{ 64, 777, 1 } };
+	int nq = cases[_i][0], n = cases[_i][1], k = cases[_i][2];
+	float *sc = malloc((size_t)nq * n * sizeof(float));
+	struct ranked *r = malloc((size_t)n * sizeof(*r));
+	struct pair S, OR, IX;
+	int32_t *ic, *ig;
+	char cs[48];
+
+	for (size_t i = 0; i < (size_t)nq * n; i++) {
+		sc[i] = (float)(int)(frand() * 200) / 64.0f;
+		if (i % 101 == 7)
+			sc[i] = NAN;
+		if (i % 83 == 2)
+			sc[i] = -0.0f;
+	}
+	S = putf(sc, (size_t)nq * n);
+	OR = alloc_pair((size_t)nq * k * sizeof(float));
+	IX = alloc_pair((size_t)nq * k * sizeof(int32_t));
+	ref->ops->topk(ref, F(S.r), (size_t)n, (size_t)nq, (size_t)n, (size_t)k, F(OR.r),
+		       (int32_t *)IX.r->data);
+	dev->ops->topk(dev, F(S.d), (size_t)n, (size_t)nq, (size_t)n, (size_t)k, F(OR.d),
+		       (int32_t *)IX.d->data);
+	fetch(&IX, (void **)&ic, (void **)&ig);
+	snprintf(cs, sizeof(cs), "%dx%d k%d", nq, n, k);
+	for (int q = 0; q < nq; q++) {
+		for (int i = 0; i < n; i++)
+			r[i] = (struct ranked){ sc[(size_t)q * n + i], i };
+		qsort(r, (size_t)n, sizeof(*r), rank_cmp);
+		for (int j = 0; j < k && j < n; j++) {
+			ck_assert_msg(ic[q * k + j] == r[j].i, "cpu topk %s q%d rank %d", cs, q, j);
+			ck_assert_msg(ig[q * k + j] == r[j].i, "device topk %s q%d rank %d: %d, want %d",
+				      cs, q, j, ig[q * k + j], r[j].i);
+		}
+	}
+	printf("topk_check %s ok\n", cs);
+	free(ic), free(ig), free(sc), free(r);
+	drop(&S), drop(&OR), drop(&IX);
+}
+END_TEST
+
+/* The dense model's directory, or NULL (the end-to-end tests then skip). */
+static const char *model_dir(char *buf, size_t cap)
+{
+	char probe[4200];
+
+	if (!lp_embedder_dense_dir(buf, cap))
+		return NULL;
+	snprintf(probe, sizeof(probe), "%s/model.safetensors", buf);
+	return access(probe, R_OK) ? NULL : buf;
+}
+
+/* Lines of tests/data/minilm/sentences.txt (texts point into *blob). */
+static size_t fixture_sentences(const char **texts, size_t *lens, size_t max, char **blob)
+{
+	const char *top = getenv("top_srcdir");
+	char path[1024];
+	size_t n = 0, len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/tests/data/minilm/sentences.txt", top ? top : ".");
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	*blob = malloc(1 << 16);
+	len = fread(*blob, 1, (1 << 16) - 1, f);
+	fclose(f);
+	(*blob)[len] = 0;
+	for (char *p = *blob; *p && n < max;) {
+		char *nl = strchr(p, '\n');
+		texts[n] = p;
+		lens[n] = nl ? (size_t)(nl - p) : strlen(p);
+		n++;
+		if (!nl)
+			break;
+		*nl = 0;
+		p = nl + 1;
+	}
+	return n;
+}
+
+/* MiniLM end to end: the fixture sentences, and texts long enough for
+ * several windows, embedded on the device and on the CPU: cosine >=
+ * 0.9999 each. */
+START_TEST(test_encoder_e2e)
+{
+	char buf[4096], *blob, *longtext;
+	const char *dir = model_dir(buf, sizeof(buf)), *texts[70];
+	size_t lens[70], n, E;
+	struct lp_bert *mc, *md;
+	struct lp_diag dg;
+	float *ec, *ed;
+	double worst = 1;
+
+	if (!dir) {
+		printf("skip: encoder end to end: no MiniLM model (LPIPE_EMBED_MODEL)\n");
+		return;
+	}
+	lp_diag_init(&dg);
+	n = fixture_sentences(texts, lens, 64, &blob);
+	longtext = malloc(20000);
+	for (size_t i = 0, at = 0; i < 600; i++)
+		at += (size_t)snprintf(longtext + at, 20000 - at, "word%zu sentence ", i % 37);
+	texts[n] = longtext;
+	lens[n++] = strlen(longtext);
+	texts[n] = "";
+	lens[n++] = 0;
+	ck_assert_msg(lp_bert_load_on(dir, ref, &mc, &dg) == LP_OK, "cpu: %s", dg.msg);
+	E = lp_bert_dim(mc);
+	ec = malloc(n * E * sizeof(float));
+	ed = malloc(n * E * sizeof(float));
+	ck_assert_msg(lp_bert_embed(mc, texts, lens, n, ec, &dg) == LP_OK, "cpu: %s", dg.msg);
+	/* the device's products on f16 weights (its default) and on f32 */
+	for (int mode = 0; mode < 2; mode++) {
+		setenv("LPIPE_ENCODER_WEIGHTS", mode ? "f32" : "f16", 1);
+		ck_assert_msg(lp_bert_load_on(dir, dev, &md, &dg) == LP_OK, "device: %s", dg.msg);
+		ck_assert_msg(lp_bert_embed(md, texts, lens, n, ed, &dg) == LP_OK, "device: %s",
+			      dg.msg);
+		worst = 1;
+		for (size_t i = 0; i < n; i++) {
+			double dot = 0, a = 0, b = 0;
+			for (size_t j = 0; j < E; j++) {
+				dot += (double)ec[i * E + j] * ed[i * E + j];
+				a += (double)ec[i * E + j] * ec[i * E + j];
+				b += (double)ed[i * E + j] * ed[i * E + j];
+			}
+			dot = a > 0 && b > 0 ? dot / sqrt(a * b) : 1;
+			worst = dot < worst ? dot : worst;
+			ck_assert_msg(dot >= 0.9999, "%s weights, text %zu: cosine %.6f",
+				      mode ? "f32" : "f16", i, dot);
+		}
+		printf("maxerr encoder_cosine %s %.3g %g\n", mode ? "f32" : "f16", 1 - worst, 1e-4);
+		lp_bert_free(md);
+	}
+	unsetenv("LPIPE_ENCODER_WEIGHTS");
+	lp_bert_free(mc);
+	free(ec), free(ed), free(blob), free(longtext);
+	/* the device backends' scratch: back to the suite's limits */
+	ck_assert_msg(reserve_both(&dg) == LP_OK, "reserve: %s", dg.msg);
+}
+END_TEST
+
+/* Retrieval: random unit vectors, scored on the device (f16 rows, f32
+ * sums) and on the CPU (f32): at every rank the device's pick scores,
+ * on the CPU, within 1e-4 of the CPU's own pick at that rank, so the
+ * top-k sets differ only among scores closer than that. */
+START_TEST(test_retrieval_e2e)
+{
+	enum { N = 20000, D = 384, NQ = 9, K = 100 };
+	float *rows = malloc((size_t)N * D * sizeof(float)), *q = malloc(NQ * D * sizeof(float));
+	size_t *ic = malloc(NQ * K * sizeof(size_t)), *ig = malloc(NQ * K * sizeof(size_t));
+	float *sc = malloc(NQ * K * sizeof(float)), *all = malloc((size_t)NQ * N * sizeof(float));
+	struct lp_vecindex *ix;
+	struct lp_vecdev *dv;
+	struct lp_diag dg;
+	size_t kept;
+	double worst = 0;
+
+	lp_diag_init(&dg);
+	for (size_t r = 0; r < N + NQ; r++) {
+		float *v = r < N ? rows + r * D : q + (r - N) * D;
+		double ss = 0;
+		for (int j = 0; j < D; j++) {
+			v[j] = frand();
+			ss += (double)v[j] * v[j];
+		}
+		for (int j = 0; j < D; j++)
+			v[j] = (float)(v[j] / sqrt(ss));
+	}
+	ix = lp_vecindex_new(D, N, &dg);
+	ck_assert_ptr_nonnull(ix);
+	memcpy(lp_vecindex_append(ix, N), rows, (size_t)N * D * sizeof(float));
+	dv = lp_vecdev_new(dev, D, N, &dg);
+	ck_assert_msg(dv != NULL, "%s", dg.msg);
+	ck_assert_msg(lp_vecdev_append(dv, rows, N, &dg) == LP_OK, "%s", dg.msg);
+	ck_assert_int_eq(lp_vecindex_topk(ix, q, NQ, K, ic, sc, &kept, &dg), LP_OK);
+	ck_assert_msg(lp_vecdev_topk(dv, q, NQ, K, ig, NULL, &kept, &dg) == LP_OK, "%s", dg.msg);
+	ck_assert_uint_eq(kept, K);
+	ck_assert_int_eq(lp_vecindex_scores(ix, q, NQ, all, &dg), LP_OK);
+	for (int qq = 0; qq < NQ; qq++)
+		for (int j = 0; j < K; j++) {
+			double e = fabs(all[(size_t)qq * N + ig[qq * K + j]] - sc[qq * K + j]);
+			worst = e > worst ? e : worst;
+			ck_assert_msg(e <= 1e-4, "query %d rank %d: device picks %zu, cpu %zu (%.6f)", qq,
+				      j, ig[qq * K + j], ic[qq * K + j], e);
+		}
+	printf("maxerr retrieval_rank_score 20000x384 %.3g %g\n", worst, 1e-4);
+	lp_vecdev_free(dv);
+	lp_vecindex_free(ix);
+	free(rows), free(q), free(ic), free(ig), free(sc), free(all);
+	ck_assert_msg(reserve_both(&dg) == LP_OK, "reserve: %s", dg.msg);
+}
+END_TEST
+
 /* ---- setup ------------------------------------------------------------------ */
 
 static int reserve_both(struct lp_diag *dg)
@@ -690,6 +1002,7 @@ static int reserve_both(struct lp_diag *dg)
 	struct lp_backend_limits lim = {
 		.n_rows = 64, .max_cols = 1024, .max_rows = 1024, .n_ctx = 1100,
 		.kv_dim = 256, .kv_type = LP_Q_F16, .n_head = 9, .n_rot = 64,
+		.enc_len = 64, .topk = 1024,
 	};
 
 	return ref->ops->reserve(ref, &lim, dg) || dev->ops->reserve(dev, &lim, dg);
@@ -776,6 +1089,11 @@ int main(void)
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_step_record);
 	tcase_add_loop_test(tc, test_forward, 0, 2);
+	tcase_add_test(tc, test_encoder_ops);
+	tcase_add_test(tc, test_hash_projection);
+	tcase_add_loop_test(tc, test_topk, 0, 4);
+	tcase_add_test(tc, test_encoder_e2e);
+	tcase_add_test(tc, test_retrieval_e2e);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	/* CUDA does not survive fork() once initialized (the probe above did) */

@@ -164,7 +164,33 @@ struct lp_backend_limits {
 	enum lp_qtype kv_type;
 	uint32_t n_head;     /* query heads */
 	uint32_t n_rot;      /* rotated elements per head (rope) */
+	uint32_t enc_len;    /* enc_attention: padded sequence length L (n_rows
+			      * tokens of n_head heads); 0: no encoder */
+	uint32_t topk;       /* topk: largest k (n_rows rows); 0: no top-k */
 };
+
+/*
+ * Self-attention of an encoder batch (BERT), bidirectional and masked: n_seq
+ * sequences padded to L rows each, sequence s at rows s*L .. s*L+L-1 of q,
+ * k, v (rows `ld` floats apart, n_head * head_dim used) and of out (rows
+ * n_head * head_dim floats, contiguous); only its first lens[s] rows are
+ * real (1 <= lens[s] <= L). For a real row i and head h:
+ *     out[s, i, h] = sum_{j < lens[s]} softmax_j(scale * q[s,i,h] . k[s,j,h]) v[s,j,h]
+ * Padding rows of out are finite (zero on the CPU), never to be read.
+ * `lens` is in the backend's address space (upload it); out does not
+ * overlap q, k or v. n_seq * L <= limits.n_rows, L <= limits.enc_len.
+ */
+struct lp_backend_enc_attn {
+	const float *q, *k, *v;
+	size_t ld;
+	float *out;
+	const int32_t *lens;
+	uint32_t n_seq, L, n_head, head_dim;
+	float scale;
+};
+
+/* The largest k of the topk op. */
+#define LP_BACKEND_TOPK_MAX 1024
 
 /* ---- the ops table ---------------------------------------------------- */
 
@@ -267,6 +293,31 @@ struct lp_backend_ops {
 	 * one row (a bias). */
 	void (*add)(struct lp_backend *be, float *y, const float *x, size_t n, size_t width,
 		    size_t ldx);
+
+	/* -- encoders and retrieval (all queued) -- */
+
+	/* See struct lp_backend_enc_attn. */
+	void (*enc_attention)(struct lp_backend *be, const struct lp_backend_enc_attn *a);
+	/* Mean pooling and L2 normalisation: out[s] = v / |v| with v = sum of
+	 * rows s*L .. s*L + lens[s] - 1 of x (rows `width` floats), for s <
+	 * n_seq; a zero v stays zero. lens (n_seq) in backend memory, each
+	 * 0 .. L; out (n_seq, width) does not overlap x. */
+	void (*mean_pool)(struct lp_backend *be, float *out, const float *x, const int32_t *lens,
+			  size_t n_seq, size_t L, size_t width);
+	/* The k best of each of the n_q rows of `scores` (n floats, rows lds
+	 * apart): idx[q*k + j] and out[q*k + j] the index and score of the
+	 * j-th best, the higher score first, equal scores by the lower index,
+	 * NaN below every number (retrieve/topk.h's order); past n, -1 and
+	 * -inf. 1 <= k <= LP_BACKEND_TOPK_MAX, k <= limits.topk, n_q <=
+	 * limits.n_rows, n >= 1. idx and out in backend memory. */
+	void (*topk)(struct lp_backend *be, const float *scores, size_t lds, size_t n_q, size_t n,
+		     size_t k, float *out, int32_t *idx);
+	/* Hashed projection: each of the n rows of out (dim floats) is set to
+	 * zero, then out[r][bucket[j]] += val[j] for off[r] <= j < off[r+1]
+	 * (in that order), then L2-normalised (a zero row stays zero). off
+	 * (n + 1), bucket and val (off[n]) in backend memory, bucket[j] < dim. */
+	void (*scatter_l2)(struct lp_backend *be, float *out, size_t n, size_t dim,
+			   const uint32_t *off, const uint32_t *bucket, const float *val);
 
 	/* -- recorded decode steps -- */
 
@@ -388,7 +439,7 @@ int lp_backend_devices(struct lp_backend_device *out, int max, struct lp_diag *d
  * this header's structs or to the ops' meaning.
  */
 
-#define LP_BACKEND_ABI_VERSION 1u
+#define LP_BACKEND_ABI_VERSION 2u
 #define LP_BACKEND_MODULE_NAME "lpipe-cuda.so"
 #define LP_BACKEND_MODULE_ENTRY "lp_backend_cuda_entry"
 

@@ -165,10 +165,10 @@ static enum lp_status parse_retrieval(struct lp_cfg_ctx *c, struct lp_pipeline *
 				      const struct lp_node *root)
 {
 	static const char *const keys[] = { "scorer", "k1", "b", "rrf_k", "fusion", "weight",
-					    "hash_dim", NULL };
+					    "hash_dim", "device", NULL };
 	struct lp_retrieval_cfg *r = &p->retrieval;
 	const struct lp_node *s;
-	int scorer, fusion;
+	int scorer, fusion, dev;
 	enum lp_status st;
 
 	if ((st = section(c, root, "retrieval", &s)) != LP_OK ||
@@ -179,8 +179,11 @@ static enum lp_status parse_retrieval(struct lp_cfg_ctx *c, struct lp_pipeline *
 	    (st = lp_cfg_get_int(c, s, "rrf_k", 60, 1, 100000, &r->rrf_k)) != LP_OK ||
 	    (st = lp_cfg_get_enum(c, s, "fusion", fusion_names, LP_FUSION_RRF, &fusion)) != LP_OK ||
 	    (st = lp_cfg_get_double(c, s, "weight", 0.5, 0, 1, &r->weight)) != LP_OK ||
-	    (st = lp_cfg_get_int(c, s, "hash_dim", 1024, 16, 65536, &r->hash_dim)) != LP_OK)
+	    (st = lp_cfg_get_int(c, s, "hash_dim", 1024, 16, 65536, &r->hash_dim)) != LP_OK ||
+	    (st = lp_cfg_get_enum(c, s, "device", device_names, (int)p->model.device, &dev)) != LP_OK)
 		return st;
+	r->device = (enum lp_device)dev;
+	r->device_set = s && lp_node_get(s, "device") != NULL;
 	r->scorer = (enum lp_scorer)scorer;
 	r->fusion = (enum lp_fusion)fusion;
 	return LP_OK;
@@ -510,6 +513,8 @@ enum lp_status lp_pipeline_print(const struct lp_pipeline *p, FILE *out)
 		fusion_names[p->retrieval.fusion]);
 	print_double(p->retrieval.weight, out);
 	fprintf(out, "\n  hash_dim: %lld\n", p->retrieval.hash_dim);
+	if (p->retrieval.device_set)
+		fprintf(out, "  device: %s\n", device_name(p->retrieval.device));
 	fprintf(out, "input:\n  invalid_utf8: %s\n", utf8_names[p->input.invalid_utf8]);
 	fprintf(out, "output:\n  format: %s\n", lp_format_name(p->output.format));
 	fputs("stages:\n", out);

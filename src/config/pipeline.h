@@ -68,6 +68,8 @@ struct lp_retrieval_cfg {
 	enum lp_fusion fusion; /* how hybrid combines BM25 and dense, default rrf */
 	double weight;         /* dense weight of fusion: weighted, default 0.5 */
 	long long hash_dim;    /* buckets of the hashed embedder, default 1024 */
+	enum lp_device device; /* where the dense embedder runs; default model.device */
+	int device_set;        /* the file (or --set) gives retrieval.device */
 };
 
 struct lp_input_cfg {

@@ -35,12 +35,13 @@ static int mem_fail_read;
 
 static const char *const tag_names[LP_MEM_NTAGS] = {
 	"weights", "kv", "scratch", "logits", "index", "doc", "other",
-	"gpu-weights", "gpu-kv", "gpu-scratch",
+	"gpu-weights", "gpu-kv", "gpu-scratch", "gpu-embed",
 };
 
 int lp_mem_tag_is_gpu(enum lp_mem_tag tag)
 {
-	return tag == LP_MEM_GPU_WEIGHTS || tag == LP_MEM_GPU_KV || tag == LP_MEM_GPU_SCRATCH;
+	return tag == LP_MEM_GPU_WEIGHTS || tag == LP_MEM_GPU_KV || tag == LP_MEM_GPU_SCRATCH ||
+	       tag == LP_MEM_GPU_EMBED;
 }
 
 const char *lp_mem_tag_name(enum lp_mem_tag tag)

@@ -41,6 +41,7 @@ enum lp_mem_tag {
 	LP_MEM_GPU_WEIGHTS, /* "gpu-weights" */
 	LP_MEM_GPU_KV,      /* "gpu-kv" */
 	LP_MEM_GPU_SCRATCH, /* "gpu-scratch" */
+	LP_MEM_GPU_EMBED,   /* "gpu-embed": encoders' embeddings on the device */
 	LP_MEM_NTAGS
 };
 

@@ -5,18 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#define HAVE_X86 1
-#endif
-
+#include "backend/backend.h"
 #include "backend/cpu/blas.h"
-#include "backend/cpu/cpu.h"
 #include "core/fileio.h"
+#include "core/log.h"
 #include "core/mem.h"
 #include "core/threadpool.h"
+#include "quant/quant.h"
 #include "retrieve/safetensors.h"
 
 /* One encoder layer; W are [out, in] row-major as stored, b are [out]. */
@@ -41,8 +39,8 @@ struct lp_bert {
 	float **owned;                  /* converted weights to free */
 	size_t n_owned;
 	size_t window, stride;          /* tokens */
-	int n_threads;                  /* per embed call; <= 0: online CPUs */
-	int avx2;                       /* the CPU has AVX2 and FMA */
+	int n_threads;                  /* the own CPU backend's; <= 0: online CPUs */
+	struct bert_run *run;           /* the backend and the weights on it */
 };
 
 /* ---- loading ---- */
@@ -227,7 +225,9 @@ static enum lp_status bind_weights(struct lp_bert *m, struct lp_diag *d)
 	const struct lp_bert_hparams *hp = &m->hp;
 	uint64_t E = (uint64_t)hp->n_embd;
 	const char *pre = lp_st_find(m->st, "embeddings.word_embeddings.weight") ? "" : "bert.";
-	size_t n_w = 5 + (size_t)hp->n_layer * TENSORS_PER_LAYER;
+	/* and per layer the fused Q/K/V weights and biases, and the position
+	 * table with the token type folded in */
+	size_t n_w = 6 + (size_t)hp->n_layer * (TENSORS_PER_LAYER + 2);
 	enum lp_status s;
 
 	m->layers = lp_mem_calloc(LP_MEM_OTHER, (size_t)hp->n_layer, sizeof(*m->layers), d);
@@ -246,24 +246,16 @@ static enum lp_status bind_weights(struct lp_bert *m, struct lp_diag *d)
 	return LP_OK;
 }
 
-/* AVX2 and FMA for the exponentials and norms, unless
- * LPIPE_CPU_KERNELS=scalar asks for the reference code (as for the dot
- * products, backend/cpu/kernels.h). */
-static int cpu_has_avx2(void)
-{
-#ifdef HAVE_X86
-	const char *force = getenv("LPIPE_CPU_KERNELS");
-
-	if (force && !strcmp(force, "scalar"))
-		return 0;
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-	return 0;
-#endif
-}
+static enum lp_status run_new(struct lp_bert *m, struct lp_backend *be, struct lp_diag *d);
+static void run_free(struct bert_run *r);
 
 enum lp_status lp_bert_load(const char *dir, struct lp_bert **out, struct lp_diag *d)
+{
+	return lp_bert_load_on(dir, NULL, out, d);
+}
+
+enum lp_status lp_bert_load_on(const char *dir, struct lp_backend *be, struct lp_bert **out,
+			       struct lp_diag *d)
 {
 	char path[4096];
 	struct lp_bert *m;
@@ -274,7 +266,6 @@ enum lp_status lp_bert_load(const char *dir, struct lp_bert **out, struct lp_dia
 		return s;
 	if (!(m = lp_mem_calloc(LP_MEM_OTHER, 1, sizeof(*m), d)))
 		return LP_E_NOMEM;
-	m->avx2 = cpu_has_avx2();
 	snprintf(path, sizeof(path), "%s/config.json", dir);
 	if ((s = parse_config(m, path, d)))
 		goto fail;
@@ -291,7 +282,8 @@ enum lp_status lp_bert_load(const char *dir, struct lp_bert **out, struct lp_dia
 		goto fail;
 	}
 	snprintf(path, sizeof(path), "%s/model.safetensors", dir);
-	if ((s = lp_st_open(path, &m->st, d)) || (s = bind_weights(m, d)))
+	if ((s = lp_st_open(path, &m->st, d)) || (s = bind_weights(m, d)) ||
+	    (s = run_new(m, be, d)))
 		goto fail;
 	*out = m;
 	return LP_OK;
@@ -304,6 +296,7 @@ void lp_bert_free(struct lp_bert *m)
 {
 	if (!m)
 		return;
+	run_free(m->run);
 	for (size_t i = 0; i < m->n_owned; i++)
 		lp_mem_free(m->owned[i]);
 	lp_mem_free(m->owned);
@@ -318,7 +311,6 @@ const struct lp_bert_hparams *lp_bert_hparams(const struct lp_bert *m) { return 
 const struct lp_wordpiece *lp_bert_tokenizer(const struct lp_bert *m) { return m->wp; }
 size_t lp_bert_window(const struct lp_bert *m) { return m->window; }
 size_t lp_bert_stride(const struct lp_bert *m) { return m->stride; }
-void lp_bert_set_threads(struct lp_bert *m, int n_threads) { m->n_threads = n_threads; }
 
 enum lp_status lp_bert_set_window(struct lp_bert *m, size_t window, size_t stride,
 				  struct lp_diag *d)
@@ -337,538 +329,607 @@ enum lp_status lp_bert_set_window(struct lp_bert *m, size_t window, size_t strid
 	return LP_OK;
 }
 
-/* ---- forward pass ---- */
+/* ---- the backend ---- */
 
-/*
- * Activations for up to `cap` rows (tokens), allocated once per embed call,
- * with the pool that runs it (the caller's, or one made for the call). Work is split three ways per layer: the Q/K/V
- * products by blocks of rows, attention by (sequence, head), and the rest
- * of the layer (output projection, the feed-forward block, both layer
- * norms), which never mixes rows, by blocks of rows again. Blocks write
- * disjoint rows, so the workers share every buffer but `att`.
- */
-struct scratch {
-	size_t cap;         /* rows */
-	float *x;           /* [cap, E] hidden state */
-	float *q, *k, *v;   /* [cap, E]; q is reused after attention */
-	float *ctx;         /* [cap, E] attention output before projection */
-	float *h;           /* [cap, F] intermediate */
-	float *att;         /* [workers, att_stride] one head's scores each */
-	size_t att_stride;  /* window * window floats */
-	struct lp_pool *pool;
-	int own_pool;       /* pool made for this call, freed with the scratch */
-	/* the sequences of the current batch */
-	int32_t *ids;       /* [cap] */
-	size_t *start, *len, *owner; /* [cap] per sequence */
-	size_t n_seq, n_tok;
+/* One layer's weights in the backend's address space. */
+struct run_layer {
+	struct lp_backend_mat qkv, o, in, out;   /* [3E, E], [E, E], [F, E], [E, F] */
+	const float *bqkv, *bo, *bi, *bf;        /* [3E], [E], [F], [E] */
+	const float *ln1_g, *ln1_b, *ln2_g, *ln2_b;
 };
 
-static void scratch_release(struct scratch *s)
-{
-	void *p[] = { s->x, s->q, s->k, s->v, s->ctx, s->h, s->att, s->ids, s->start, s->len,
-		      s->owner };
+/*
+ * What runs the model: the backend (the caller's, or a CPU backend of the
+ * model's own, reopened when the thread count changes), the weights
+ * imported into it (the CPU aliases the host floats, a device copies
+ * them), and a lock, since a backend serves one thread at a time.
+ */
+struct bert_run {
+	pthread_mutex_t lock;
+	struct lp_backend *be;
+	int own_be, be_threads;
+	struct lp_backend_buf **bufs;   /* imported weights */
+	size_t n_bufs, cap_bufs;
+	struct lp_backend_mat tok, pos;  /* [n_vocab, E], [n_pos, E] (+ type 0) */
+	const float *emb_ln_g, *emb_ln_b;
+	struct run_layer *layers;
+	int f16;                        /* the products' weights as f16 */
+	uint16_t **h16;                 /* host f16 copies the CPU aliases */
+	size_t n_h16;
+};
 
-	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
-		lp_mem_free(p[i]);
-	if (s->own_pool)
-		lp_pool_free(s->pool);
-	memset(s, 0, sizeof(*s));
+static struct lp_backend_mat mat_f32(const float *data, uint64_t rows, uint64_t cols)
+{
+	return (struct lp_backend_mat){ LP_Q_F32, data, rows, cols, cols * sizeof(float) };
 }
 
-/* Scratch for `cap` rows, run on `pool`, or on a pool of m->n_threads
- * made here when pool is NULL. */
-static enum lp_status scratch_init(struct scratch *s, const struct lp_bert *m,
-				   struct lp_pool *pool, size_t cap, struct lp_diag *d)
+/* Import n host floats into the run's backend; NULL with d filled. */
+static const float *import(struct bert_run *r, const float *host, size_t n, struct lp_diag *d)
 {
-	size_t E = (size_t)m->hp.n_embd, F = (size_t)m->hp.n_ff;
-	size_t W = m->window < cap ? m->window : cap, workers;
-	enum lp_status st;
+	struct lp_backend_buf *b;
 
-	memset(s, 0, sizeof(*s));
-	s->cap = cap;
-	s->pool = pool;
-	if (!pool) {
-		if ((st = lp_pool_new(m->n_threads, &s->pool, d)))
-			return st;
-		s->own_pool = 1;
+	if (r->n_bufs == r->cap_bufs)
+		return NULL; /* sized by bind_run: cannot happen */
+	b = r->be->ops->import(r->be, host, n * sizeof(float), LP_MEM_WEIGHTS, d);
+	if (!b)
+		return NULL;
+	r->bufs[r->n_bufs++] = b;
+	return b->data;
+}
+
+/* A product's weights, rows x cols floats at `host`: imported as they are,
+ * or as f16 when r->f16 (a device then multiplies f16 by f16 into f32
+ * sums: cublasGemmEx on the tensor cores). */
+static enum lp_status import_mat(struct bert_run *r, const float *host, uint64_t rows,
+				 uint64_t cols, struct lp_backend_mat *out, struct lp_diag *d)
+{
+	size_t n = (size_t)(rows * cols);
+	struct lp_backend_buf *b;
+	uint16_t *h;
+
+	if (!r->f16) {
+		const float *p = import(r, host, n, d);
+		if (!p)
+			return d && d->status ? d->status : LP_E_NOMEM;
+		*out = mat_f32(p, rows, cols);
+		return LP_OK;
 	}
-	workers = (size_t)lp_pool_size(s->pool);
-	s->att_stride = W * W;
-	if (!(s->x = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
-	    !(s->q = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
-	    !(s->k = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
-	    !(s->v = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
-	    !(s->ctx = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d)) ||
-	    !(s->h = lp_mem_alloc(LP_MEM_SCRATCH, cap * F * sizeof(float), d)) ||
-	    !(s->att = lp_mem_alloc(LP_MEM_SCRATCH, workers * W * W * sizeof(float), d)) ||
-	    !(s->ids = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(int32_t), d)) ||
-	    !(s->start = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(size_t), d)) ||
-	    !(s->len = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(size_t), d)) ||
-	    !(s->owner = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(size_t), d))) {
-		scratch_release(s);
+	if (r->n_bufs == r->cap_bufs || !(h = lp_mem_alloc(LP_MEM_WEIGHTS, n * 2, d)))
 		return LP_E_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		h[i] = lp_fp32_to_fp16(host[i]);
+	if (!(b = r->be->ops->import(r->be, h, n * 2, LP_MEM_WEIGHTS, d))) {
+		lp_mem_free(h);
+		return d && d->status ? d->status : LP_E_NOMEM;
 	}
+	r->bufs[r->n_bufs++] = b;
+	if (b->place == LP_BACKEND_DEVICE)
+		lp_mem_free(h); /* copied */
+	else
+		r->h16[r->n_h16++] = h; /* aliased: kept as long as the buffer */
+	*out = (struct lp_backend_mat){ LP_Q_F16, b->data, rows, cols, (size_t)cols * 2 };
 	return LP_OK;
 }
 
-#ifdef HAVE_X86
+static void unbind_run(struct bert_run *r)
+{
+	for (size_t i = 0; i < r->n_bufs; i++)
+		r->be->ops->buf_free(r->be, r->bufs[i]);
+	r->n_bufs = 0;
+	for (size_t i = 0; i < r->n_h16; i++)
+		lp_mem_free(r->h16[i]);
+	r->n_h16 = 0;
+}
+
+/* A host array of n floats owned by the model (freed with it). */
+static float *owned_floats(struct lp_bert *m, size_t n, struct lp_diag *d)
+{
+	float *p = lp_mem_alloc(LP_MEM_WEIGHTS, n * sizeof(float), d);
+
+	if (p)
+		m->owned[m->n_owned++] = p;
+	return p;
+}
+
+/* Host tables the backend gets: per layer Q, K and V stacked into one
+ * [3E, E] matrix (one product instead of three) with their biases; the
+ * position table with token type 0 added (BERT's single-segment input). */
+static enum lp_status fuse_host(struct lp_bert *m, float ***qkv, float **pos,
+				struct lp_diag *d)
+{
+	size_t E = (size_t)m->hp.n_embd, P = (size_t)m->hp.n_pos;
+
+	if (!(*qkv = lp_mem_calloc(LP_MEM_OTHER, (size_t)m->hp.n_layer * 2, sizeof(float *), d)))
+		return LP_E_NOMEM;
+	for (int il = 0; il < m->hp.n_layer; il++) {
+		const struct bert_layer *L = &m->layers[il];
+		float *w = owned_floats(m, 3 * E * E, d), *b = owned_floats(m, 3 * E, d);
+		if (!w || !b)
+			return LP_E_NOMEM;
+		memcpy(w, L->wq, E * E * sizeof(float));
+		memcpy(w + E * E, L->wk, E * E * sizeof(float));
+		memcpy(w + 2 * E * E, L->wv, E * E * sizeof(float));
+		memcpy(b, L->bq, E * sizeof(float));
+		memcpy(b + E, L->bk, E * sizeof(float));
+		memcpy(b + 2 * E, L->bv, E * sizeof(float));
+		(*qkv)[2 * il] = w;
+		(*qkv)[2 * il + 1] = b;
+	}
+	if (!(*pos = owned_floats(m, P * E, d)))
+		return LP_E_NOMEM;
+	for (size_t p = 0; p < P; p++)
+		for (size_t j = 0; j < E; j++)
+			(*pos)[p * E + j] = m->pos_emb[p * E + j] + m->type_emb[j];
+	return LP_OK;
+}
+
+/* Import every weight into r->be. */
+static enum lp_status bind_run(struct lp_bert *m, struct bert_run *r, float **qkv,
+			       const float *pos, struct lp_diag *d)
+{
+	size_t E = (size_t)m->hp.n_embd, F = (size_t)m->hp.n_ff;
+	const float *p;
+
+#define IMP(dst, src, n) do { if (!((dst) = import(r, (src), (n), d))) return d && d->status ? d->status : LP_E_NOMEM; } while (0)
+	IMP(p, m->tok_emb, (size_t)m->hp.n_vocab * E);
+	r->tok = mat_f32(p, (uint64_t)m->hp.n_vocab, E);
+	IMP(p, pos, (size_t)m->hp.n_pos * E);
+	r->pos = mat_f32(p, (uint64_t)m->hp.n_pos, E);
+	IMP(r->emb_ln_g, m->emb_ln_g, E);
+	IMP(r->emb_ln_b, m->emb_ln_b, E);
+	for (int il = 0; il < m->hp.n_layer; il++) {
+		const struct bert_layer *L = &m->layers[il];
+		struct run_layer *R = &r->layers[il];
+		enum lp_status st;
+		if ((st = import_mat(r, qkv[2 * il], 3 * E, E, &R->qkv, d)) ||
+		    (st = import_mat(r, L->wo, E, E, &R->o, d)) ||
+		    (st = import_mat(r, L->wi, F, E, &R->in, d)) ||
+		    (st = import_mat(r, L->wf, E, F, &R->out, d)))
+			return st;
+		IMP(R->bqkv, qkv[2 * il + 1], 3 * E);
+		IMP(R->bo, L->bo, E);
+		IMP(R->bi, L->bi, F);
+		IMP(R->bf, L->bf, E);
+		IMP(R->ln1_g, L->ln1_g, E);
+		IMP(R->ln1_b, L->ln1_b, E);
+		IMP(R->ln2_g, L->ln2_g, E);
+		IMP(R->ln2_b, L->ln2_b, E);
+	}
+#undef IMP
+	return LP_OK;
+}
+
+/* The model's own CPU backend of m->n_threads threads, weights bound. */
+static enum lp_status open_own(struct lp_bert *m, struct bert_run *r, struct lp_diag *d)
+{
+	struct lp_backend_params p = lp_backend_default_params();
+	enum lp_status st;
+
+	p.n_threads = m->n_threads;
+	if ((st = lp_backend_cpu_open(&p, &r->be, d)))
+		return st;
+	r->own_be = 1;
+	r->be_threads = m->n_threads;
+	return LP_OK;
+}
+
 /*
- * exp for the softmax and GELU in AVX2, when the CPU has it: libm's expf,
- * one element at a time, took a tenth of the encoder once the products
- * were fast. e^x = 2^n e^r with n = round(x / ln 2), |r| <= ln2/2,
- * and e^r from its Taylor series to degree 6 (relative error about 1e-7).
- * Only x <= 0 is asked for; below -87 the result is clamped near 2^-126.
+ * Whether the products take f16 weights: on a device, unless
+ * LPIPE_ENCODER_WEIGHTS=f32 (f16 halves the bytes and runs on the tensor
+ * cores; the sums stay f32, and embeddings stay within cosine 0.9999 of
+ * the CPU's); on the CPU f32, unless LPIPE_ENCODER_WEIGHTS=f16 (tests).
  */
-#define TGT __attribute__((target("avx2,fma")))
-
-TGT static __m256 exp_nonpos(__m256 x)
+static int want_f16(const struct lp_backend *be)
 {
-	__m256 n, r, p;
-	__m256i e;
+	const char *e = getenv("LPIPE_ENCODER_WEIGHTS");
 
-	x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-	n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
-			    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	/* ln 2 in two parts so that r keeps its low bits */
-	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-	p = _mm256_set1_ps(1.0f / 720);
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-	e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-	return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+	if (e && !strcmp(e, "f16"))
+		return 1;
+	if (e && !strcmp(e, "f32"))
+		return 0;
+	return strcmp(be->name, "cpu") != 0;
 }
 
-/* r[j] = exp((r[j] - mx) * scale) for j < n8 (a multiple of 8); returns
- * their sum. */
-TGT static float exp_shift_avx2(float *r, size_t n8, float mx, float scale)
+static enum lp_status bind_all(struct lp_bert *m, struct bert_run *r, struct lp_diag *d)
 {
-	__m256 vm = _mm256_set1_ps(mx), vs = _mm256_set1_ps(scale), acc = _mm256_setzero_ps();
-	float lanes[8], sum = 0;
+	r->f16 = want_f16(r->be);
+	/* the fused tables are the last ones owned: find them again */
+	size_t L = (size_t)m->hp.n_layer, first = m->n_owned - (2 * L + 1);
+	float **qkv = m->owned + first;
 
-	for (size_t j = 0; j < n8; j += 8) {
-		__m256 v = exp_nonpos(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(r + j), vm), vs));
-		_mm256_storeu_ps(r + j, v);
-		acc = _mm256_add_ps(acc, v);
-	}
-	_mm256_storeu_ps(lanes, acc);
-	for (int i = 0; i < 8; i++)
-		sum += lanes[i];
-	return sum;
+	return bind_run(m, r, qkv, m->owned[m->n_owned - 1], d);
 }
 
-/* The GELU below, 8 elements at a time, for i < n8 (a multiple of 8). */
-TGT static void gelu_avx2(float *x, size_t n8)
+static enum lp_status run_new(struct lp_bert *m, struct lp_backend *be, struct lp_diag *d)
 {
-	const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+	struct bert_run *r;
+	float **qkv = NULL, *pos = NULL;
+	enum lp_status st;
 
-	for (size_t i = 0; i < n8; i += 8) {
-		__m256 v = _mm256_loadu_ps(x + i);
-		__m256 z = _mm256_mul_ps(v, _mm256_set1_ps((float)M_SQRT1_2));
-		__m256 a = _mm256_andnot_ps(sign, z);
-		__m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(a, _mm256_set1_ps(0.3275911f), one));
-		__m256 p = _mm256_set1_ps(1.061405429f), r;
-		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
-		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
-		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
-		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
-		p = _mm256_mul_ps(p, t);
-		r = _mm256_fnmadd_ps(p, exp_nonpos(_mm256_mul_ps(_mm256_xor_ps(a, sign), a)), one);
-		r = _mm256_or_ps(r, _mm256_and_ps(sign, z));   /* erf is odd */
-		_mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v),
-						      _mm256_add_ps(one, r)));
-	}
+	if (!(r = lp_mem_calloc(LP_MEM_OTHER, 1, sizeof(*r), d)))
+		return LP_E_NOMEM;
+	pthread_mutex_init(&r->lock, NULL);
+	m->run = r;
+	r->cap_bufs = 4 + (size_t)m->hp.n_layer * 14;
+	if (!(r->bufs = lp_mem_calloc(LP_MEM_OTHER, r->cap_bufs, sizeof(*r->bufs), d)) ||
+	    !(r->h16 = lp_mem_calloc(LP_MEM_OTHER, r->cap_bufs, sizeof(*r->h16), d)) ||
+	    !(r->layers = lp_mem_calloc(LP_MEM_OTHER, (size_t)m->hp.n_layer, sizeof(*r->layers), d)))
+		return LP_E_NOMEM;
+	st = fuse_host(m, &qkv, &pos, d);
+	lp_mem_free(qkv); /* the arrays stay in m->owned */
+	if (st)
+		return st;
+	if (be)
+		r->be = be;
+	else if ((st = open_own(m, r, d)))
+		return st;
+	return bind_all(m, r, d);
 }
 
-TGT static float hsum8(__m256 v)
+static void run_free(struct bert_run *r)
 {
-	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-
-	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-	s = _mm_add_ss(s, _mm_movehdup_ps(s));
-	return _mm_cvtss_f32(s);
-}
-
-/* The largest of r[0..n8) (n8 a positive multiple of 8). */
-TGT static float max_avx2(const float *r, size_t n8)
-{
-	__m256 m = _mm256_loadu_ps(r);
-	__m128 h;
-
-	for (size_t j = 8; j < n8; j += 8)
-		m = _mm256_max_ps(m, _mm256_loadu_ps(r + j));
-	h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-	h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-	h = _mm_max_ss(h, _mm_movehdup_ps(h));
-	return _mm_cvtss_f32(h);
-}
-
-/* r[j] *= a for j < n8 (a multiple of 8). */
-TGT static void scale_avx2(float *r, size_t n8, float a)
-{
-	__m256 va = _mm256_set1_ps(a);
-
-	for (size_t j = 0; j < n8; j += 8)
-		_mm256_storeu_ps(r + j, _mm256_mul_ps(_mm256_loadu_ps(r + j), va));
-}
-
-/* One row of add_layernorm below, E a multiple of 8. The sums are float,
- * not double as in the scalar version, but spread over 8 lanes of E/8
- * terms each, and the variance is taken from the centred values in a
- * second pass, so the rounding stays far below what the real-model test
- * against sentence-transformers (cosine >= 0.999) would notice. */
-TGT static void layernorm_row_avx2(float *x, const float *r, size_t E, const float *g,
-				   const float *b, float eps)
-{
-	__m256 sum = _mm256_setzero_ps(), sq = sum, vm, vi;
-	float mean;
-
-	for (size_t j = 0; j < E; j += 8) {
-		__m256 v = _mm256_loadu_ps(x + j);
-		if (r) {
-			v = _mm256_add_ps(v, _mm256_loadu_ps(r + j));
-			_mm256_storeu_ps(x + j, v);
-		}
-		sum = _mm256_add_ps(sum, v);
-	}
-	mean = hsum8(sum) / (float)E;
-	vm = _mm256_set1_ps(mean);
-	for (size_t j = 0; j < E; j += 8) {
-		__m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + j), vm);
-		sq = _mm256_fmadd_ps(d, d, sq);
-	}
-	vi = _mm256_set1_ps(1.0f / sqrtf(hsum8(sq) / (float)E + eps));
-	for (size_t j = 0; j < E; j += 8) {
-		__m256 d = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm), vi);
-		_mm256_storeu_ps(x + j, _mm256_fmadd_ps(d, _mm256_loadu_ps(g + j),
-							_mm256_loadu_ps(b + j)));
-	}
-}
-#endif
-
-/* y[R, out] = x[R, in] W^T + b, with W stored [out, in]: OpenBLAS's sgemm
- * on the calling worker (backend/cpu/blas.h chose its kernels). The bias
- * is copied in first and added by the product (beta 1): one pass over y
- * fewer than adding it after, which with beta 0 also clears y first. */
-static void linear(const float *x, size_t R, size_t in, const float *W, const float *b,
-		   size_t out, float *y)
-{
-	for (size_t r = 0; r < R; r++)
-		memcpy(y + r * out, b, out * sizeof(float));
-	lp_blas_sgemm(LP_BLAS_ROW_MAJOR, LP_BLAS_NO_TRANS, LP_BLAS_TRANS, (int)R, (int)out,
-		      (int)in, 1.0f, x, (int)in, W, (int)in, 1.0f, y, (int)out);
-}
-
-/* x = LayerNorm(x + r) row by row; r may be NULL. */
-static void add_layernorm(const struct lp_bert *m, float *x, const float *r, size_t R,
-			  size_t E, const float *g, const float *b, float eps)
-{
-#ifdef HAVE_X86
-	if (m->avx2 && E % 8 == 0) {
-		for (size_t i = 0; i < R; i++)
-			layernorm_row_avx2(x + i * E, r ? r + i * E : NULL, E, g, b, eps);
+	if (!r)
 		return;
+	if (r->be) {
+		unbind_run(r);
+		if (r->own_be)
+			lp_backend_free(r->be);
 	}
-#endif
-	for (size_t i = 0; i < R; i++) {
-		float *row = x + i * E;
-		double mean = 0, var = 0;
-		if (r)
-			for (size_t j = 0; j < E; j++)
-				row[j] += r[i * E + j];
-		for (size_t j = 0; j < E; j++)
-			mean += row[j];
-		mean /= (double)E;
-		for (size_t j = 0; j < E; j++)
-			var += (row[j] - mean) * (row[j] - mean);
-		float inv = (float)(1.0 / sqrt(var / (double)E + eps));
-		for (size_t j = 0; j < E; j++)
-			row[j] = ((float)(row[j] - mean)) * inv * g[j] + b[j];
-	}
+	pthread_mutex_destroy(&r->lock);
+	lp_mem_free(r->h16);
+	lp_mem_free(r->bufs);
+	lp_mem_free(r->layers);
+	lp_mem_free(r);
 }
 
-static void embed_tokens(const struct lp_bert *m, struct scratch *s)
+void lp_bert_set_threads(struct lp_bert *m, int n_threads)
 {
-	size_t E = (size_t)m->hp.n_embd;
-
-	for (size_t q = 0; q < s->n_seq; q++)
-		for (size_t t = 0; t < s->len[q]; t++) {
-			size_t row = s->start[q] + t;
-			const float *w = m->tok_emb + (size_t)s->ids[row] * E;
-			const float *p = m->pos_emb + t * E;
-			float *x = s->x + row * E;
-			for (size_t j = 0; j < E; j++)
-				x[j] = w[j] + p[j] + m->type_emb[j];
-		}
-	add_layernorm(m, s->x, NULL, s->n_tok, E, m->emb_ln_g, m->emb_ln_b, m->hp.ln_eps);
+	m->n_threads = n_threads;
 }
 
-
-/* a = softmax(scale * a) row by row (scale > 0). */
-static void softmax_rows(const struct lp_bert *m, float *a, size_t rows, size_t cols,
-			 float scale)
+struct lp_backend *lp_bert_backend(const struct lp_bert *m)
 {
-	for (size_t i = 0; i < rows; i++) {
-		float *r = a + i * cols, mx = r[0], sum = 0;
-		size_t j = 0, n8 = 0;
-#ifdef HAVE_X86
-		if (m->avx2 && cols >= 8) {
-			n8 = cols & ~(size_t)7;
-			mx = max_avx2(r, n8);
-		}
-#endif
-		for (j = n8; j < cols; j++)
-			mx = r[j] > mx ? r[j] : mx;
-#ifdef HAVE_X86
-		if (n8)
-			sum = exp_shift_avx2(r, n8, mx, scale);
-#endif
-		for (j = n8; j < cols; j++)
-			sum += (r[j] = expf((r[j] - mx) * scale));
-		sum = 1.0f / sum;
-#ifdef HAVE_X86
-		if (n8)
-			scale_avx2(r, n8, sum);
-#endif
-		for (j = n8; j < cols; j++)
-			r[j] *= sum;
-	}
+	return m->run->be;
 }
 
-static void gelu(const struct lp_bert *m, float *x, size_t n)
+/* A model of its own CPU backend follows lp_bert_set_threads: reopen it
+ * when the count changed (weights are aliased, so binding is cheap). */
+static enum lp_status follow_threads(struct lp_bert *m, struct lp_diag *d)
 {
-	size_t i = 0;
+	struct bert_run *r = m->run;
 
-#ifdef HAVE_X86
-	if (m->avx2) {
-		i = n & ~(size_t)7;
-		gelu_avx2(x, i);
-	}
-#endif
-	for (; i < n; i++)
-		x[i] = 0.5f * x[i] * (1.0f + lp_backend_cpu_erf(x[i] * (float)M_SQRT1_2));
+	if (!r->own_be || r->be_threads == m->n_threads)
+		return LP_OK;
+	unbind_run(r);
+	lp_backend_free(r->be);
+	r->be = NULL;
+	r->own_be = 0;
+	enum lp_status st = open_own(m, r, d);
+	return st ? st : bind_all(m, r, d);
 }
 
-struct layer_job {
-	const struct lp_bert *m;
-	const struct bert_layer *L;
-	struct scratch *s;
+/* ---- forward pass ---- */
+
+/* One window of one text: `len` ids at `at` of the call's id array. */
+struct win {
+	size_t owner, at, len, order;
 };
 
-/* Rows [r0, r1): q, k, v = x W^T + b. */
-static void qkv_task(void *arg, size_t r0, size_t r1, int tid)
-{
-	const struct layer_job *j = arg;
-	const struct bert_layer *L = j->L;
-	size_t E = (size_t)j->m->hp.n_embd, R = r1 - r0, at = r0 * E;
+/*
+ * A step's buffers in the backend for `cap` rows (n_seq * L, sequences
+ * padded to L rows): x the hidden state, t a second [cap, E], qkv the
+ * fused projections, ctx attention's output, h the intermediate, pooled
+ * the sequences' embeddings, lens their lengths; and host staging.
+ */
+struct step {
+	struct lp_backend *be;
+	size_t cap, n_seq_cap;
+	struct lp_backend_buf *x, *t, *qkv, *ctx, *h, *pooled, *lens;
+	int32_t *ids, *pos, *hlens;   /* host: [cap], [cap], [cap] */
+	float *hpooled;               /* host: [cap, E] */
+};
 
-	linear(j->s->x + at, R, E, L->wq, L->bq, E, j->s->q + at);
-	linear(j->s->x + at, R, E, L->wk, L->bk, E, j->s->k + at);
-	linear(j->s->x + at, R, E, L->wv, L->bv, E, j->s->v + at);
+static void step_release(struct step *s)
+{
+	struct lp_backend_buf *b[] = { s->x, s->t, s->qkv, s->ctx, s->h, s->pooled, s->lens };
+
+	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
+		if (b[i])
+			s->be->ops->buf_free(s->be, b[i]);
+	lp_mem_free(s->ids);
+	lp_mem_free(s->pos);
+	lp_mem_free(s->hlens);
+	lp_mem_free(s->hpooled);
+	memset(s, 0, sizeof(*s));
+}
+
+static enum lp_status step_init(struct step *s, const struct lp_bert *m, struct lp_backend *be,
+				size_t cap, size_t max_len, struct lp_diag *d)
+{
+	size_t E = (size_t)m->hp.n_embd, F = (size_t)m->hp.n_ff;
+	struct lp_backend_limits lim = { 0 };
+	const struct lp_backend_ops *o = be->ops;
+	enum lp_mem_tag tag = LP_MEM_SCRATCH;
+	enum lp_status st;
+
+	memset(s, 0, sizeof(*s));
+	s->be = be;
+	s->cap = cap;
+	lim.n_rows = (uint32_t)cap;
+	lim.max_cols = F > E ? F : E;
+	lim.max_rows = 3 * E > F ? 3 * E : F;
+	lim.n_head = (uint32_t)m->hp.n_head;
+	lim.enc_len = (uint32_t)max_len;
+	if ((st = o->reserve(be, &lim, d)))
+		return st;
+#define BUF(b, bytes) (((b) = o->buf_alloc(be, be->place, tag, (bytes), d)) != NULL)
+	if (!BUF(s->x, cap * E * sizeof(float)) || !BUF(s->t, cap * E * sizeof(float)) ||
+	    !BUF(s->qkv, cap * 3 * E * sizeof(float)) || !BUF(s->ctx, cap * E * sizeof(float)) ||
+	    !BUF(s->h, cap * F * sizeof(float)) || !BUF(s->pooled, cap * E * sizeof(float)) ||
+	    !BUF(s->lens, cap * sizeof(int32_t)) ||
+	    !(s->ids = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(int32_t), d)) ||
+	    !(s->pos = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(int32_t), d)) ||
+	    !(s->hlens = lp_mem_alloc(LP_MEM_SCRATCH, cap * sizeof(int32_t), d)) ||
+	    !(s->hpooled = lp_mem_alloc(LP_MEM_SCRATCH, cap * E * sizeof(float), d))) {
+		step_release(s);
+		return LP_E_NOMEM;
+	}
+#undef BUF
+	return LP_OK;
+}
+
+#define F32(b) ((float *)(b)->data)
+
+/* One encoder layer over the n = n_seq * L rows of the step. */
+static void layer_forward(const struct lp_bert *m, const struct run_layer *R, struct step *s,
+			  size_t n_seq, size_t L)
+{
+	struct lp_backend *be = s->be;
+	const struct lp_backend_ops *o = be->ops;
+	size_t E = (size_t)m->hp.n_embd, F = (size_t)m->hp.n_ff, n = n_seq * L;
+	size_t H = (size_t)m->hp.n_head;
+	float *x = F32(s->x), *t = F32(s->t), *qkv = F32(s->qkv), *ctx = F32(s->ctx);
+	float *h = F32(s->h);
+	struct lp_backend_enc_attn a = {
+		.q = qkv, .k = qkv + E, .v = qkv + 2 * E, .ld = 3 * E, .out = ctx,
+		.lens = (const int32_t *)s->lens->data, .n_seq = (uint32_t)n_seq,
+		.L = (uint32_t)L, .n_head = (uint32_t)H, .head_dim = (uint32_t)(E / H),
+		.scale = 1.0f / sqrtf((float)(E / H)),
+	};
+
+	o->matmul(be, &R->qkv, x, n, qkv, 3 * E);
+	o->add(be, qkv, R->bqkv, n, 3 * E, 0);
+	o->enc_attention(be, &a);
+	o->matmul(be, &R->o, ctx, n, t, E);
+	o->add(be, t, R->bo, n, E, 0);
+	o->add(be, t, x, n, E, E);
+	o->layernorm(be, x, t, R->ln1_g, R->ln1_b, n, E, m->hp.ln_eps);
+	o->matmul(be, &R->in, x, n, h, F);
+	o->add(be, h, R->bi, n, F, 0);
+	o->gelu(be, h, n * F);
+	o->matmul(be, &R->out, h, n, t, E);
+	o->add(be, t, R->bf, n, E, 0);
+	o->add(be, t, x, n, E, E);
+	o->layernorm(be, x, t, R->ln2_g, R->ln2_b, n, E, m->hp.ln_eps);
+}
+
+/* Run windows w[0..n_seq) (all at most L tokens) padded to L rows, and
+ * add each one's normalised mean-pooled embedding into out[owner]. */
+static enum lp_status run_batch(const struct lp_bert *m, struct step *s, const int32_t *ids,
+				const struct win *w, size_t n_seq, size_t L, float *out,
+				struct lp_diag *d)
+{
+	const struct bert_run *r = m->run;
+	struct lp_backend *be = s->be;
+	const struct lp_backend_ops *o = be->ops;
+	size_t E = (size_t)m->hp.n_embd, n = n_seq * L;
+	enum lp_status st;
+
+	for (size_t q = 0; q < n_seq; q++) {
+		for (size_t t = 0; t < L; t++) {
+			/* padding rows take id 0 ([PAD]): finite, masked, never pooled */
+			s->ids[q * L + t] = t < w[q].len ? ids[w[q].at + t] : 0;
+			s->pos[q * L + t] = (int32_t)t;
+		}
+		s->hlens[q] = (int32_t)w[q].len;
+	}
+	o->upload(be, s->lens, 0, s->hlens, n_seq * sizeof(int32_t));
+	o->get_rows(be, &r->tok, s->ids, n, F32(s->x));
+	o->get_rows(be, &r->pos, s->pos, n, F32(s->t));
+	o->add(be, F32(s->x), F32(s->t), n, E, E);
+	o->layernorm(be, F32(s->x), F32(s->x), r->emb_ln_g, r->emb_ln_b, n, E, m->hp.ln_eps);
+	for (int il = 0; il < m->hp.n_layer; il++)
+		layer_forward(m, &r->layers[il], s, n_seq, L);
+	o->mean_pool(be, F32(s->pooled), F32(s->x), (const int32_t *)s->lens->data, n_seq, L, E);
+	if ((st = o->download(be, s->hpooled, s->pooled, 0, n_seq * E * sizeof(float), d)))
+		return st;
+	for (size_t q = 0; q < n_seq; q++)
+		for (size_t j = 0; j < E; j++)
+			out[w[q].owner * E + j] += s->hpooled[q * E + j];
+	return LP_OK;
+}
+
+/* Longest first; equal lengths in the order queued (a stable sort). */
+static int by_len_desc(const void *a, const void *b)
+{
+	const struct win *x = a, *y = b;
+
+	if (x->len != y->len)
+		return x->len < y->len ? 1 : -1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Rows a step takes at most: a device runs large batches (launches and
+ * transfers are paid per step), the CPU batches that stay in cache. */
+static size_t step_tokens(const struct lp_backend *be)
+{
+	return strcmp(be->name, "cpu") ? LP_BERT_DEVICE_BATCH_TOKENS : LP_BERT_BATCH_TOKENS;
 }
 
 /*
- * Self-attention of each sequence with itself, one (sequence, head) per
- * index: ctx = softmax(Q K^T / sqrt(dh)) V. Sequences are packed without
- * padding, so no mask is needed.
+ * Run windows w[0..nw) (ids in `ids`), bucketed by length: sorted longest
+ * first, then cut into steps of at most `cap` rows where every window is
+ * padded to the step's first (longest) one, so padding stays small.
  */
-static void attention_task(void *arg, size_t i0, size_t i1, int tid)
+static enum lp_status run_windows(const struct lp_bert *m, const int32_t *ids, struct win *w,
+				  size_t nw, float *out, struct lp_diag *d)
 {
-	const struct layer_job *j = arg;
-	struct scratch *s = j->s;
-	size_t E = (size_t)j->m->hp.n_embd, H = (size_t)j->m->hp.n_head, dh = E / H;
-	float scale = 1.0f / sqrtf((float)dh), *att = s->att + (size_t)tid * s->att_stride;
+	struct lp_backend *be = m->run->be;
+	size_t cap = step_tokens(be), need = 0, tokens = 0, rows = 0, steps = 0;
+	struct step s;
+	enum lp_status st = LP_OK;
 
-	for (size_t i = i0; i < i1; i++) {
-		size_t q = i / H, h = i % H, L = s->len[q], off = s->start[q] * E + h * dh;
-		lp_blas_sgemm(LP_BLAS_ROW_MAJOR, LP_BLAS_NO_TRANS, LP_BLAS_TRANS, (int)L, (int)L,
-			      (int)dh, 1.0f, s->q + off, (int)E, s->k + off, (int)E, 0.0f, att,
-			      (int)L);
-		softmax_rows(j->m, att, L, L, scale);
-		lp_blas_sgemm(LP_BLAS_ROW_MAJOR, LP_BLAS_NO_TRANS, LP_BLAS_NO_TRANS, (int)L,
-			      (int)dh, (int)L, 1.0f, att, (int)L, s->v + off, (int)E, 0.0f,
-			      s->ctx + off, (int)E);
+	if (!nw)
+		return LP_OK;
+	qsort(w, nw, sizeof(*w), by_len_desc);
+	if (cap < m->window)
+		cap = m->window;
+	/* the largest step these windows make, so few short texts stay cheap */
+	for (size_t i = 0; i < nw;) {
+		size_t L = w[i].len, k = cap / L;
+		if (k > nw - i)
+			k = nw - i;
+		if (k * L > need)
+			need = k * L;
+		i += k;
 	}
-}
-
-/* Rows [r0, r1), after attention: the output projection, the residual and
- * norm, the feed-forward block, the residual and norm again. */
-static void ffn_task(void *arg, size_t r0, size_t r1, int tid)
-{
-	const struct layer_job *j = arg;
-	const struct bert_layer *L = j->L;
-	const struct lp_bert *m = j->m;
-	struct scratch *s = j->s;
-	size_t E = (size_t)m->hp.n_embd, F = (size_t)m->hp.n_ff, R = r1 - r0;
-	float *x = s->x + r0 * E, *t = s->q + r0 * E, *h = s->h + r0 * F;
-
-	linear(s->ctx + r0 * E, R, E, L->wo, L->bo, E, t);
-	add_layernorm(m, x, t, R, E, L->ln1_g, L->ln1_b, m->hp.ln_eps);
-	linear(x, R, E, L->wi, L->bi, F, h);
-	gelu(m, h, R * F);
-	linear(h, R, F, L->wf, L->bf, E, t);
-	add_layernorm(m, x, t, R, E, L->ln2_g, L->ln2_b, m->hp.ln_eps);
-}
-
-static void layer_forward(const struct lp_bert *m, const struct bert_layer *L, struct scratch *s)
-{
-	struct layer_job j = { m, L, s };
-	size_t R = s->n_tok, workers = (size_t)lp_pool_size(s->pool);
-	/* one block of rows per worker: sgemm is most efficient on big blocks */
-	size_t grain = (R + workers - 1) / workers;
-
-	lp_pool_for(s->pool, R, grain, qkv_task, &j);
-	lp_pool_for(s->pool, s->n_seq * (size_t)m->hp.n_head, 1, attention_task, &j);
-	lp_pool_for(s->pool, R, grain, ffn_task, &j);
-}
-
-static void l2_normalize(float *v, size_t n)
-{
-	double ss = 0;
-
-	for (size_t i = 0; i < n; i++)
-		ss += (double)v[i] * v[i];
-	if (ss > 0) {
-		float inv = (float)(1.0 / sqrt(ss));
-		for (size_t i = 0; i < n; i++)
-			v[i] *= inv;
+	if ((st = step_init(&s, m, be, need, w[0].len, d)))
+		return st;
+	for (size_t i = 0; i < nw && st == LP_OK; steps++) {
+		size_t L = w[i].len, k = need / L;
+		if (k > nw - i)
+			k = nw - i;
+		for (size_t j = i; j < i + k; j++)
+			tokens += w[j].len;
+		rows += k * L;
+		st = run_batch(m, &s, ids, w + i, k, L, out, d);
+		i += k;
 	}
+	step_release(&s);
+	lp_debug("encoder: %zu windows, %zu tokens in %zu steps of %zu rows with padding (%s)",
+		 nw, tokens, steps, rows, be->name);
+	return st;
 }
 
-/* Run the packed batch and add each sequence's normalised mean-pooled
- * embedding into out[owner]. */
-static void run_batch(const struct lp_bert *m, struct scratch *s, float *out)
+/* Append n ids to v. */
+static enum lp_status push_ids(struct lp_wp_ids *v, const int32_t *ids, size_t n,
+			       struct lp_diag *d)
 {
-	size_t E = (size_t)m->hp.n_embd;
-	float pooled[E];
-
-	if (!s->n_seq)
-		return;
-	embed_tokens(m, s);
-	for (int il = 0; il < m->hp.n_layer; il++)
-		layer_forward(m, &m->layers[il], s);
-	for (size_t q = 0; q < s->n_seq; q++) {
-		memset(pooled, 0, sizeof(pooled));
-		for (size_t t = 0; t < s->len[q]; t++) {
-			const float *x = s->x + (s->start[q] + t) * E;
-			for (size_t j = 0; j < E; j++)
-				pooled[j] += x[j];
-		}
-		l2_normalize(pooled, E);
-		for (size_t j = 0; j < E; j++)
-			out[s->owner[q] * E + j] += pooled[j];
+	if (v->n + n > v->cap) {
+		size_t cap = v->cap ? v->cap : 1024;
+		while (cap < v->n + n)
+			cap *= 2;
+		int32_t *p = lp_mem_realloc(LP_MEM_SCRATCH, v->ids, cap * sizeof(*p), d);
+		if (!p)
+			return LP_E_NOMEM;
+		v->ids = p;
+		v->cap = cap;
 	}
-	s->n_seq = s->n_tok = 0;
+	memcpy(v->ids + v->n, ids, n * sizeof(*ids));
+	v->n += n;
+	return LP_OK;
 }
 
-/* Queue [CLS] ids[0..n) [SEP] (or the ids as given when `raw`) for text
- * `owner`, running the batch first when it is full. */
-static void queue(const struct lp_bert *m, struct scratch *s, const int32_t *ids, size_t n,
-		  int raw, size_t owner, float *out)
-{
-	size_t need = raw ? n : n + 2;
-	int32_t *dst;
-
-	if (s->n_tok + need > s->cap || s->n_seq == s->cap)
-		run_batch(m, s, out);
-	dst = s->ids + s->n_tok;
-	if (raw) {
-		memcpy(dst, ids, n * sizeof(*ids));
-	} else {
-		dst[0] = lp_wp_cls(m->wp);
-		memcpy(dst + 1, ids, n * sizeof(*ids));
-		dst[n + 1] = lp_wp_sep(m->wp);
-	}
-	s->start[s->n_seq] = s->n_tok;
-	s->len[s->n_seq] = need;
-	s->owner[s->n_seq] = owner;
-	s->n_seq++;
-	s->n_tok += need;
-}
-
-/* Queue the windows of one text's ids. */
-static void queue_windows(const struct lp_bert *m, struct scratch *s, const int32_t *ids,
-			  size_t n, size_t owner, float *out)
+/* The windows of a text of n ids, queued at ids->n: each [CLS] + a stretch
+ * of at most window-2 ids + [SEP]. */
+static enum lp_status queue_windows(const struct lp_bert *m, struct lp_wp_ids *all,
+				    const int32_t *ids, size_t n, size_t owner, struct win **w,
+				    size_t *nw, size_t *cap_w, struct lp_diag *d)
 {
 	size_t body = m->window - 2;
 
-	if (n <= body) {
-		queue(m, s, ids, n, 0, owner, out);
-		return;
-	}
 	for (size_t at = 0;; at += m->stride) {
-		if (at + body >= n) {
-			queue(m, s, ids + (n - body), body, 0, owner, out);
-			break;
+		size_t from = n <= body ? 0 : at + body >= n ? n - body : at;
+		size_t len = n - from < body ? n - from : body;
+		int32_t cls = lp_wp_cls(m->wp), sep = lp_wp_sep(m->wp);
+		enum lp_status st;
+		if (*nw == *cap_w) {
+			size_t nc = *cap_w ? 2 * *cap_w : 64;
+			struct win *g = lp_mem_realloc(LP_MEM_SCRATCH, *w, nc * sizeof(**w), d);
+			if (!g)
+				return LP_E_NOMEM;
+			*w = g;
+			*cap_w = nc;
 		}
-		queue(m, s, ids + at, body, 0, owner, out);
+		(*w)[*nw] = (struct win){ owner, all->n, len + 2, *nw };
+		(*nw)++;
+		if ((st = push_ids(all, &cls, 1, d)) || (st = push_ids(all, ids + from, len, d)) ||
+		    (st = push_ids(all, &sep, 1, d)))
+			return st;
+		if (n <= body || at + body >= n)
+			return LP_OK;
 	}
 }
 
-/*
- * Rows of scratch for texts of lens[0..n) bytes: all of them when they fit
- * one batch, else a full batch. A text yields at most 2 tokens per byte (a
- * Hangul syllable of 3 bytes decomposes into at most 3 jamo; everything else
- * needs a byte per token), so its longest window has at most
- * min(2 * len, window - 2) + 2 rows, which this never undercuts.
- */
-static size_t rows_needed(const size_t *lens, size_t n)
+static void normalize_rows(float *out, size_t n, size_t E)
 {
-	size_t rows = 0;
-
 	for (size_t i = 0; i < n; i++) {
-		size_t b = lens[i] < LP_BERT_BATCH_TOKENS ? 2 * lens[i] + 2 : LP_BERT_BATCH_TOKENS;
-		if (b >= LP_BERT_BATCH_TOKENS - rows)
-			return LP_BERT_BATCH_TOKENS;
-		rows += b;
+		float *v = out + i * E;
+		double ss = 0;
+		for (size_t j = 0; j < E; j++)
+			ss += (double)v[j] * v[j];
+		if (ss > 0) {
+			float inv = (float)(1.0 / sqrt(ss));
+			for (size_t j = 0; j < E; j++)
+				v[j] *= inv;
+		}
 	}
-	return rows;
 }
+
+/* Ids held per group of texts: windows are bucketed within a group. */
+#define GROUP_IDS (1u << 18)
 
 enum lp_status lp_bert_embed(const struct lp_bert *m, const char *const *texts,
 			     const size_t *lens, size_t n, float *out, struct lp_diag *d)
 {
-	return lp_bert_embed_on(m, NULL, texts, lens, n, out, d);
+	size_t E = (size_t)m->hp.n_embd, nw = 0, cap_w = 0;
+	struct lp_wp_ids ids = { 0 }, all = { 0 };
+	struct win *w = NULL;
+	struct bert_run *r = m->run;
+	enum lp_status st;
+
+	if (!n)
+		return LP_OK;
+	pthread_mutex_lock(&r->lock);
+	if ((st = follow_threads((struct lp_bert *)m, d)))
+		goto done;
+	memset(out, 0, n * E * sizeof(float));
+	for (size_t i = 0; i < n; i++) {
+		ids.n = 0;
+		if ((st = lp_wp_tokenize(m->wp, texts[i], lens[i], &ids, d)) ||
+		    (st = queue_windows(m, &all, ids.ids, ids.n, i, &w, &nw, &cap_w, d)))
+			goto done;
+		if (all.n >= GROUP_IDS || i + 1 == n) {
+			if ((st = run_windows(m, all.ids, w, nw, out, d)))
+				goto done;
+			all.n = 0;
+			nw = 0;
+		}
+	}
+	normalize_rows(out, n, E);
+done:
+	pthread_mutex_unlock(&r->lock);
+	lp_wp_ids_release(&ids);
+	lp_wp_ids_release(&all);
+	lp_mem_free(w);
+	return st;
 }
 
 enum lp_status lp_bert_embed_on(const struct lp_bert *m, struct lp_pool *pool,
 				const char *const *texts, const size_t *lens, size_t n,
 				float *out, struct lp_diag *d)
 {
-	size_t E = (size_t)m->hp.n_embd;
-	struct lp_wp_ids ids = { 0 };
-	struct scratch s;
-	enum lp_status st;
-
-	if (!n)
-		return LP_OK;
-	if ((st = scratch_init(&s, m, pool, rows_needed(lens, n), d)))
-		return st;
-	memset(out, 0, n * E * sizeof(float));
-	for (size_t i = 0; i < n; i++) {
-		ids.n = 0;
-		if ((st = lp_wp_tokenize(m->wp, texts[i], lens[i], &ids, d)))
-			goto done;
-		queue_windows(m, &s, ids.ids, ids.n, i, out);
-	}
-	run_batch(m, &s, out);
-	for (size_t i = 0; i < n; i++)
-		l2_normalize(out + i * E, E);
-done:
-	lp_wp_ids_release(&ids);
-	scratch_release(&s);
-	return st;
+	(void)pool;
+	return lp_bert_embed(m, texts, lens, n, out, d);
 }
 
 enum lp_status lp_bert_embed_ids(const struct lp_bert *m, const int32_t *const *ids,
 				 const size_t *n_ids, size_t n, float *out, struct lp_diag *d)
 {
-	size_t E = (size_t)m->hp.n_embd, rows = 0;
-	struct scratch s;
+	size_t E = (size_t)m->hp.n_embd, total = 0;
+	struct win *w = NULL;
+	int32_t *flat = NULL;
+	struct bert_run *r = m->run;
 	enum lp_status st;
 
 	for (size_t i = 0; i < n; i++) {
@@ -879,19 +940,28 @@ enum lp_status lp_bert_embed_ids(const struct lp_bert *m, const int32_t *const *
 			if (ids[i][t] < 0 || ids[i][t] >= m->hp.n_vocab)
 				return lp_diag_set(d, LP_E_USAGE, NULL, 0, 0,
 						   "token id %d out of range", (int)ids[i][t]);
+		total += n_ids[i];
 	}
 	if (!n)
 		return LP_OK;
-	for (size_t i = 0; i < n && rows < LP_BERT_BATCH_TOKENS; i++)
-		rows += n_ids[i];
-	if ((st = scratch_init(&s, m, NULL, rows < LP_BERT_BATCH_TOKENS ? rows : LP_BERT_BATCH_TOKENS, d)))
-		return st;
+	if (!(w = lp_mem_alloc(LP_MEM_SCRATCH, n * sizeof(*w), d)) ||
+	    !(flat = lp_mem_alloc(LP_MEM_SCRATCH, total * sizeof(*flat), d))) {
+		lp_mem_free(w);
+		return LP_E_NOMEM;
+	}
+	total = 0;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(flat + total, ids[i], n_ids[i] * sizeof(*flat));
+		w[i] = (struct win){ i, total, n_ids[i], i };
+		total += n_ids[i];
+	}
+	pthread_mutex_lock(&r->lock);
 	memset(out, 0, n * E * sizeof(float));
-	for (size_t i = 0; i < n; i++)
-		queue(m, &s, ids[i], n_ids[i], 1, i, out);
-	run_batch(m, &s, out);
-	for (size_t i = 0; i < n; i++)
-		l2_normalize(out + i * E, E);
-	scratch_release(&s);
-	return LP_OK;
+	if (!(st = follow_threads((struct lp_bert *)m, d)) &&
+	    !(st = run_windows(m, flat, w, n, out, d)))
+		normalize_rows(out, n, E);
+	pthread_mutex_unlock(&r->lock);
+	lp_mem_free(w);
+	lp_mem_free(flat);
+	return st;
 }

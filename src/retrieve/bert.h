@@ -1,5 +1,5 @@
 /*
- * bert.h - dense sentence embeddings from a BERT encoder on the CPU
+ * bert.h - dense sentence embeddings from a BERT encoder, on the CPU or a GPU
  * (all-MiniLM-L6-v2 and any BERT with the same layout).
  *
  * A model directory holds config.json (hidden_size, num_hidden_layers,
@@ -18,24 +18,33 @@
  * embeddings are averaged and normalised again. An empty text embeds
  * "[CLS] [SEP]".
  *
- * Memory: F32 weights stay in the mapping of the file (reserved as
- * LP_MEM_WEIGHTS); F16/BF16 ones are converted once at load into
- * LP_MEM_WEIGHTS. Activations live in LP_MEM_SCRATCH buffers sized once per
- * lp_bert_embed call for at most LP_BERT_BATCH_TOKENS tokens, so memory does
- * not grow with the number or length of the texts.
+ * The encoder is written once on the ops of backend/backend.h and runs on
+ * the backend it was loaded on: the CPU (a backend of the model's own, of
+ * lp_bert_set_threads threads, started at load and kept until
+ * lp_bert_free) or a device (lp_bert_load_on; CUDA: cuBLAS products,
+ * kernels for the norms, masked attention and pooling). A layer is a
+ * fused Q/K/V product, masked attention over each sequence, the output
+ * product, residual and LayerNorm, the feed-forward block (GELU), residual
+ * and LayerNorm again. A call's windows are sorted by length and cut into
+ * steps padded to their longest window, so padding stays small (about 3%
+ * on chunks of 100 words), of at most LP_BERT_BATCH_TOKENS rows on the CPU
+ * and LP_BERT_DEVICE_BATCH_TOKENS on a device.
  *
- * Speed: matrix products are OpenBLAS's sgemm (backend/cpu/blas.h, which
- * picks the CPU's best kernels); lp_bert_embed_on runs on a pool
- * (threadpool.h) the caller keeps, as the dense embedder (embedder.h) does
- * for its lifetime; lp_bert_embed makes a pool of lp_bert_set_threads
- * threads (default: every online CPU) for the call. The pool splits each
- * layer by blocks of tokens and attention by (sequence, head).
- * The result does not depend on the thread count beyond float rounding.
- * Softmax, GELU and layer norm use AVX2 when the CPU has it and
- * LPIPE_CPU_KERNELS is not "scalar" (read at load).
+ * Memory: F32 weights stay in the mapping of the file (reserved as
+ * LP_MEM_WEIGHTS; the CPU backend aliases them, a device copies them,
+ * its products' weights as f16 unless LPIPE_ENCODER_WEIGHTS=f32); F16/BF16
+ * ones are converted once at load into LP_MEM_WEIGHTS, and so are the
+ * fused Q/K/V weights. Activations live in buffers of the backend sized
+ * once per call for its largest step.
+ *
+ * Results do not depend on the thread count or the device beyond float
+ * rounding (cosine >= 0.9999 between CPU and GPU). Softmax, GELU and layer
+ * norm use AVX2 on the CPU when it has it and LPIPE_CPU_KERNELS is not
+ * "scalar".
  *
  * A model object is read-only after load (but for the two setters below);
- * concurrent lp_bert_embed calls on one model are safe.
+ * concurrent lp_bert_embed calls on one model are safe (they take turns:
+ * a backend serves one thread at a time).
  */
 #ifndef LP_BERT_H
 #define LP_BERT_H
@@ -43,12 +52,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend/backend.h"
 #include "core/status.h"
 #include "core/threadpool.h"
 #include "retrieve/wordpiece.h"
 
-/* Tokens run through the encoder per step (summed over sequences). */
+/* Tokens run through the encoder per step (summed over sequences, padding
+ * included): on the CPU, and on a device backend. */
 #define LP_BERT_BATCH_TOKENS 2048
+#define LP_BERT_DEVICE_BATCH_TOKENS 32768
 #define LP_BERT_DEFAULT_WINDOW 256
 #define LP_BERT_DEFAULT_STRIDE 192
 
@@ -72,8 +84,18 @@ struct lp_bert; /* opaque */
  * d names the file; or OpenBLAS could not be loaded).
  */
 enum lp_status lp_bert_load(const char *dir, struct lp_bert **out, struct lp_diag *d);
+/*
+ * lp_bert_load on backend `be` (NULL: a CPU backend of the model's own, of
+ * lp_bert_set_threads threads). The weights are imported into it (the CPU
+ * aliases them; a device copies them under its weights tag). `be` is
+ * borrowed: it must outlive the model. Same returns.
+ */
+enum lp_status lp_bert_load_on(const char *dir, struct lp_backend *be, struct lp_bert **out,
+			       struct lp_diag *d);
 /* NULL is a no-op. */
 void lp_bert_free(struct lp_bert *m);
+/* The backend the model runs on. */
+struct lp_backend *lp_bert_backend(const struct lp_bert *m);
 
 /* Embedding width (384 for MiniLM-L6). */
 size_t lp_bert_dim(const struct lp_bert *m);
@@ -93,8 +115,9 @@ size_t lp_bert_stride(const struct lp_bert *m);
 enum lp_status lp_bert_set_window(struct lp_bert *m, size_t window, size_t stride,
 				  struct lp_diag *d);
 
-/* Threads each embed call uses (<= 0: every online CPU). Not thread-safe
- * against concurrent embeds. */
+/* Threads of the model's own CPU backend (<= 0: every online CPU), reopened
+ * with this count at the next embed; no effect on a model loaded on a
+ * caller's backend. Not thread-safe against concurrent embeds. */
 void lp_bert_set_threads(struct lp_bert *m, int n_threads);
 
 /*
@@ -106,9 +129,8 @@ enum lp_status lp_bert_embed(const struct lp_bert *m, const char *const *texts,
 			     const size_t *lens, size_t n, float *out, struct lp_diag *d);
 
 /*
- * lp_bert_embed on `pool` (NULL: a pool made for the call). A pool runs
- * one loop at a time, so calls that share a pool must not overlap; the
- * pool's size, not lp_bert_set_threads, sets the threads. Same returns.
+ * lp_bert_embed; `pool` is ignored (kept for callers of the earlier
+ * interface: the model's backend has its own threads). Same returns.
  */
 enum lp_status lp_bert_embed_on(const struct lp_bert *m, struct lp_pool *pool,
 				const char *const *texts, const size_t *lens, size_t n,

@@ -8,7 +8,7 @@
 #include "core/fileio.h"
 #include "core/log.h"
 #include "core/mem.h"
-#include "core/threadpool.h"
+#include "backend/backend.h"
 #include "retrieve/bert.h"
 #include "retrieve/embcache.h"
 #include "retrieve/hash.h"
@@ -18,12 +18,98 @@
 #define HASH_VERSION 1
 #define SEED_ID 0x6c70656d62640001ULL
 
+/* The hashed embedder's state: its scratch, and the device backend that
+ * runs the projection (NULL: the CPU, lp_hashembed_embed). */
+struct hashe {
+	struct lp_hashembed *h;
+	struct lp_backend *be;
+};
+
+/* Host pairs of a batch: text i's at [off[i], off[i+1]). */
+struct pairs {
+	uint32_t *off, *bucket;
+	float *val;
+	size_t n, cap;
+};
+
+static enum lp_status pairs_add(struct pairs *p, const uint32_t *b, const float *v, size_t n,
+				struct lp_diag *d)
+{
+	if (p->n + n > p->cap) {
+		size_t cap = p->cap ? p->cap : 4096;
+		while (cap < p->n + n)
+			cap *= 2;
+		uint32_t *nb = lp_mem_realloc(LP_MEM_SCRATCH, p->bucket, cap * sizeof(*nb), d);
+		if (!nb)
+			return LP_E_NOMEM;
+		p->bucket = nb;
+		float *nv = lp_mem_realloc(LP_MEM_SCRATCH, p->val, cap * sizeof(*nv), d);
+		if (!nv)
+			return LP_E_NOMEM;
+		p->val = nv;
+		p->cap = cap;
+	}
+	memcpy(p->bucket + p->n, b, n * sizeof(*b));
+	memcpy(p->val + p->n, v, n * sizeof(*v));
+	p->n += n;
+	return LP_OK;
+}
+
+/* The features are hashed on the host; the projection (scatter into the
+ * buckets and normalisation) of the whole batch is one op on the device. */
+static enum lp_status hash_embed_dev(struct hashe *x, size_t dim, const char *const *texts,
+				     const size_t *lens, size_t n, float *out, struct lp_diag *d)
+{
+	struct lp_backend *be = x->be;
+	const struct lp_backend_ops *o = be->ops;
+	struct pairs p = { 0 };
+	struct lp_backend_buf *bo = NULL, *bb = NULL, *bv = NULL, *bout = NULL;
+	enum lp_status st = LP_E_NOMEM;
+
+	if (!(p.off = lp_mem_alloc(LP_MEM_SCRATCH, (n + 1) * sizeof(*p.off), d)))
+		return LP_E_NOMEM;
+	p.off[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		const uint32_t *b;
+		const float *v;
+		size_t k;
+		if ((st = lp_hashembed_pairs(x->h, texts[i], lens[i], &b, &v, &k, d)) ||
+		    (st = pairs_add(&p, b, v, k, d)))
+			goto out;
+		p.off[i + 1] = (uint32_t)p.n;
+	}
+	st = LP_E_NOMEM;
+	if (!(bo = o->buf_alloc(be, be->place, LP_MEM_SCRATCH, (n + 1) * 4, d)) ||
+	    !(bb = o->buf_alloc(be, be->place, LP_MEM_SCRATCH, p.n * 4 + 4, d)) ||
+	    !(bv = o->buf_alloc(be, be->place, LP_MEM_SCRATCH, p.n * 4 + 4, d)) ||
+	    !(bout = o->buf_alloc(be, be->place, LP_MEM_SCRATCH, n * dim * 4, d)))
+		goto out;
+	o->upload(be, bo, 0, p.off, (n + 1) * 4);
+	o->upload(be, bb, 0, p.bucket, p.n * 4);
+	o->upload(be, bv, 0, p.val, p.n * 4);
+	o->scatter_l2(be, bout->data, n, dim, bo->data, bb->data, bv->data);
+	st = o->download(be, out, bout, 0, n * dim * 4, d);
+out:
+	o->buf_free(be, bo);
+	o->buf_free(be, bb);
+	o->buf_free(be, bv);
+	o->buf_free(be, bout);
+	lp_mem_free(p.off);
+	lp_mem_free(p.bucket);
+	lp_mem_free(p.val);
+	return st;
+}
+
 static enum lp_status hash_embed(struct lp_embedder *e, const char *const *texts,
 				 const size_t *lens, size_t n, float *out,
 				 struct lp_diag *d)
 {
+	struct hashe *x = e->impl;
+
+	if (x->be)
+		return n ? hash_embed_dev(x, e->dim, texts, lens, n, out, d) : LP_OK;
 	for (size_t i = 0; i < n; i++) {
-		enum lp_status st = lp_hashembed_embed(e->impl, texts[i], lens[i],
+		enum lp_status st = lp_hashembed_embed(x->h, texts[i], lens[i],
 						       out + i * e->dim, NULL, d);
 		if (st != LP_OK)
 			return st;
@@ -33,17 +119,22 @@ static enum lp_status hash_embed(struct lp_embedder *e, const char *const *texts
 
 static void hash_release(struct lp_embedder *e)
 {
-	lp_hashembed_free(e->impl);
+	struct hashe *x = e->impl;
+
+	lp_hashembed_free(x->h);
+	lp_backend_free(x->be);
+	lp_mem_free(x);
 }
 
 static const struct lp_embedder_ops hash_ops = { "hash", hash_embed, hash_release, NULL };
 
-/* The dense embedder's state: the model and the pool that runs it (one
- * thread per online CPU, started by the first embed), both kept for the
+/* The dense embedder's state: the model and the backend that runs it (a
+ * device backend this embedder opened, or NULL: the model's own CPU
+ * backend and its pool, one thread per online CPU), both kept for the
  * embedder's lifetime rather than made per call. */
 struct dense {
 	struct lp_bert *m;
-	struct lp_pool *pool;
+	struct lp_backend *be;
 };
 
 static enum lp_status dense_embed(struct lp_embedder *e, const char *const *texts,
@@ -51,19 +142,16 @@ static enum lp_status dense_embed(struct lp_embedder *e, const char *const *text
 				  struct lp_diag *d)
 {
 	struct dense *x = e->impl;
-	enum lp_status st;
 
-	if (!x->pool && (st = lp_pool_new(0, &x->pool, d)) != LP_OK)
-		return st;
-	return lp_bert_embed_on(x->m, x->pool, texts, lens, n, out, d);
+	return lp_bert_embed(x->m, texts, lens, n, out, d);
 }
 
 static void dense_release(struct lp_embedder *e)
 {
 	struct dense *x = e->impl;
 
-	lp_pool_free(x->pool);
 	lp_bert_free(x->m);
+	lp_backend_free(x->be);
 	lp_mem_free(x);
 }
 
@@ -92,20 +180,40 @@ static struct lp_embedder *wrap(const struct lp_embedder_ops *ops, size_t dim,
 	return e;
 }
 
+static enum lp_status open_device(const char *device, struct lp_backend **be,
+				  struct lp_diag *d);
+
 enum lp_status lp_embedder_new_hash(size_t dim, struct lp_embedder **out,
 				    struct lp_diag *d)
 {
-	struct lp_hashembed *h = lp_hashembed_new(dim, d);
+	return lp_embedder_new_hash_on(dim, NULL, out, d);
+}
+
+enum lp_status lp_embedder_new_hash_on(size_t dim, const char *device, struct lp_embedder **out,
+				       struct lp_diag *d)
+{
+	struct lp_hashembed *h;
+	struct hashe *x = NULL;
+	struct lp_backend *be = NULL;
 	uint64_t v[3] = { 0x68617368 /* "hash" */, HASH_VERSION, dim };
+	enum lp_status st;
 
 	*out = NULL;
-	if (!h)
+	if (!(h = lp_hashembed_new(dim, d)))
 		return d ? d->status : LP_E_NOMEM;
-	*out = wrap(&hash_ops, dim, lp_hash_bytes(v, sizeof(v), SEED_ID), h, d);
-	if (!*out) {
+	if ((st = open_device(device, &be, d))) {
 		lp_hashembed_free(h);
+		return st;
+	}
+	if (!(x = lp_mem_calloc(LP_MEM_OTHER, 1, sizeof(*x), d)) ||
+	    !(*out = wrap(&hash_ops, dim, lp_hash_bytes(v, sizeof(v), SEED_ID), x, d))) {
+		lp_mem_free(x);
+		lp_hashembed_free(h);
+		lp_backend_free(be);
 		return LP_E_NOMEM;
 	}
+	x->h = h;
+	x->be = be;
 	return LP_OK;
 }
 
@@ -268,8 +376,43 @@ static enum lp_status model_id(const char *dir, uint64_t *id, struct lp_diag *d)
 enum lp_status lp_embedder_new_dense(const char *dir, struct lp_embedder **out,
 				     struct lp_diag *d)
 {
+	return lp_embedder_new_dense_on(dir, NULL, out, d);
+}
+
+/* The backend for `device` ("cuda", "auto"): *be NULL for the CPU (the
+ * embedder then runs on the host: the dense model on a CPU backend of its
+ * own). */
+static enum lp_status open_device(const char *device, struct lp_backend **be, struct lp_diag *d)
+{
+	struct lp_backend_params p = lp_backend_default_params();
+	char why[512] = "";
+	enum lp_status st;
+
+	*be = NULL;
+	if (!device || !strcmp(device, "cpu"))
+		return LP_OK;
+	if (!strcmp(device, "auto")) {
+		if ((st = lp_backend_open_auto(&p, be, why, sizeof(why), d)))
+			return st;
+		if (!strcmp((*be)->name, "cpu")) {
+			lp_debug("embedder: dense model on the CPU (%s)", why);
+			lp_backend_free(*be);
+			*be = NULL;
+		}
+	} else if ((st = lp_backend_open(device, &p, be, d))) {
+		return st;
+	}
+	if (*be)
+		lp_debug("embedder: dense model on %s", (*be)->device);
+	return LP_OK;
+}
+
+enum lp_status lp_embedder_new_dense_on(const char *dir, const char *device,
+					struct lp_embedder **out, struct lp_diag *d)
+{
 	char buf[4096], probe[4200];
 	struct lp_bert *m = NULL;
+	struct lp_backend *be = NULL;
 	struct dense *x = NULL;
 	struct stat sb;
 	uint64_t id;
@@ -285,16 +428,21 @@ enum lp_status lp_embedder_new_dense(const char *dir, struct lp_embedder **out,
 		return lp_diag_set(d, LP_E_MODEL, dir, 0, 0,
 				   "dense scorer needs the MiniLM model: run "
 				   "scripts/fetch-embedder (or make models)");
-	if ((st = model_id(dir, &id, d)) != LP_OK ||
-	    (st = lp_bert_load(dir, &m, d)) != LP_OK)
+	if ((st = model_id(dir, &id, d)) != LP_OK || (st = open_device(device, &be, d)) != LP_OK)
 		return st;
+	if ((st = lp_bert_load_on(dir, be, &m, d)) != LP_OK) {
+		lp_backend_free(be);
+		return st;
+	}
 	if (!(x = lp_mem_calloc(LP_MEM_OTHER, 1, sizeof(*x), d)) ||
 	    !(*out = wrap(&dense_ops, lp_bert_dim(m), id, x, d))) {
 		lp_mem_free(x);
 		lp_bert_free(m);
+		lp_backend_free(be);
 		return LP_E_NOMEM;
 	}
 	x->m = m;
+	x->be = be;
 	return LP_OK;
 }
 
@@ -311,6 +459,13 @@ enum lp_status lp_embedder_embed(struct lp_embedder *e, const char *const *texts
 				 struct lp_diag *d)
 {
 	return e->ops->embed(e, texts, lens, n, out, d);
+}
+
+struct lp_backend *lp_embedder_backend(const struct lp_embedder *e)
+{
+	if (e->ops == &hash_ops)
+		return ((struct hashe *)e->impl)->be;
+	return e->ops == &dense_ops ? ((struct dense *)e->impl)->be : NULL;
 }
 
 enum lp_status lp_embedder_coverage(struct lp_embedder *e, const char *text, size_t len,

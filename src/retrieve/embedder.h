@@ -19,10 +19,13 @@
  * ctime: any change to a file (ctime cannot be set back) means another KEY
  * and a fresh hash. A memo that cannot be read or written is ignored.
  *
- * The dense embedder keeps the loaded model and its thread pool (one
- * thread per online CPU, started by the first embed) until
+ * The dense embedder keeps the loaded model and the backend it runs on
+ * (on the CPU, a pool of one thread per online CPU) until
  * lp_embedder_free, so a process that embeds many batches loads the model
- * and starts the threads once.
+ * and starts the threads once. It runs on the CPU or, with
+ * lp_embedder_new_dense_on, on the GPU (the CUDA backend, backend.h); the
+ * vectors agree to float rounding (cosine >= 0.9999), so both share one
+ * embedding cache.
  *
  * An embedder is not thread-safe (the hashed one keeps scratch, the dense
  * one a pool that runs one loop at a time).
@@ -34,6 +37,8 @@
 #include <stdint.h>
 
 #include "core/status.h"
+
+struct lp_backend;
 
 #define LP_EMBEDDER_DENSE_MODEL "all-MiniLM-L6-v2"
 
@@ -64,6 +69,13 @@ struct lp_embedder {
 enum lp_status lp_embedder_new_hash(size_t dim, struct lp_embedder **out,
 				    struct lp_diag *d);
 
+/* lp_embedder_new_hash on `device` (as lp_embedder_new_dense_on): on a
+ * GPU the features are hashed on the host and the projection of each
+ * batch runs as one kernel (the backends' scatter_l2), the vectors equal
+ * to the CPU's up to the rounding of the norm. */
+enum lp_status lp_embedder_new_hash_on(size_t dim, const char *device, struct lp_embedder **out,
+				       struct lp_diag *d);
+
 /*
  * The dense embedder from `dir` (NULL: the default, see above). Returns
  * LP_OK with *out owned by the caller; LP_E_MODEL when the directory has
@@ -73,6 +85,20 @@ enum lp_status lp_embedder_new_hash(size_t dim, struct lp_embedder **out,
  */
 enum lp_status lp_embedder_new_dense(const char *dir, struct lp_embedder **out,
 				     struct lp_diag *d);
+
+/*
+ * lp_embedder_new_dense on `device`: NULL or "cpu"; "cuda" (fails with
+ * LP_E_DEVICE, "device cuda is unusable: REASON", when the CUDA backend
+ * cannot be opened); "auto" (the GPU when CUDA opens, else the CPU). The
+ * embedder owns the backend it opened. Same returns, and LP_E_USAGE for
+ * an unknown device.
+ */
+enum lp_status lp_embedder_new_dense_on(const char *dir, const char *device,
+					struct lp_embedder **out, struct lp_diag *d);
+
+/* The device backend an embedder runs on, or NULL (the CPU). Owned by
+ * the embedder. */
+struct lp_backend *lp_embedder_backend(const struct lp_embedder *e);
 
 /* The default dense model directory into buf (cap bytes); NULL when no
  * variable gives one or it does not fit. */

@@ -2,6 +2,7 @@
 
 #include "core/mem.h"
 #include "core/progress.h"
+#include "retrieve/vecdev.h"
 #include "retrieve/vecindex.h"
 
 /* Scratch of one call: the batch being embedded. */
@@ -10,7 +11,7 @@ struct batch {
 	size_t *lens;       /* [LP_EMBSCORE_BATCH] */
 	size_t *rows;       /* [LP_EMBSCORE_BATCH] index rows they go to */
 	float *out;         /* [LP_EMBSCORE_BATCH, dim] */
-	size_t n;
+	size_t n, cap;
 };
 
 /* Embed the batch, copy each vector to its row and into the cache. */
@@ -59,7 +60,7 @@ static enum lp_status fill(struct lp_embedder *e, struct lp_embcache *cache,
 		b->lens[b->n] = lens[i];
 		b->rows[b->n++] = i;
 		stats->embedded++;
-		if (b->n == LP_EMBSCORE_BATCH) {
+		if (b->n == b->cap) {
 			st = flush(e, cache, ix, b, texts, lens, d);
 			lp_progress_update(&pr, i + 1);
 		}
@@ -75,7 +76,9 @@ enum lp_status lp_embscore(struct lp_embedder *e, struct lp_embcache *cache,
 			   const char *query, size_t qlen, double *scores,
 			   struct lp_embscore_stats *stats, struct lp_diag *d)
 {
-	size_t dim = lp_embedder_dim(e), B = LP_EMBSCORE_BATCH;
+	struct lp_backend *be = lp_embedder_backend(e);
+	size_t dim = lp_embedder_dim(e), B = be ? LP_EMBSCORE_DEVICE_BATCH : LP_EMBSCORE_BATCH;
+	struct lp_vecdev *dv = NULL;
 	struct lp_embscore_stats local = { 0 };
 	struct lp_vecindex *ix = NULL;
 	struct batch b = { 0 };
@@ -84,6 +87,7 @@ enum lp_status lp_embscore(struct lp_embedder *e, struct lp_embcache *cache,
 
 	if (n == 0)
 		return LP_OK;
+	b.cap = B;
 	if (!(ix = lp_vecindex_new(dim, n, d)) ||
 	    !(b.texts = lp_mem_alloc(LP_MEM_SCRATCH, B * sizeof(*b.texts), d)) ||
 	    !(b.lens = lp_mem_alloc(LP_MEM_SCRATCH, B * sizeof(*b.lens), d)) ||
@@ -93,9 +97,20 @@ enum lp_status lp_embscore(struct lp_embedder *e, struct lp_embcache *cache,
 	    !(s = lp_mem_alloc(LP_MEM_SCRATCH, n * sizeof(*s), d)))
 		goto out;
 	if ((st = fill(e, cache, ix, &b, texts, lens, n, &local, d)) != LP_OK ||
-	    (st = lp_embedder_embed(e, &query, &qlen, 1, q, d)) != LP_OK ||
-	    (st = lp_vecindex_scores(ix, q, 1, s, d)) != LP_OK)
+	    (st = lp_embedder_embed(e, &query, &qlen, 1, q, d)) != LP_OK)
 		goto out;
+	if (be) {
+		/* on the device: the rows there as f16, one product */
+		if (!(dv = lp_vecdev_new(be, dim, n, d))) {
+			st = d && d->status ? d->status : LP_E_NOMEM;
+			goto out;
+		}
+		if ((st = lp_vecdev_append(dv, lp_vecindex_row(ix, 0), n, d)) != LP_OK ||
+		    (st = lp_vecdev_scores(dv, q, 1, s, d)) != LP_OK)
+			goto out;
+	} else if ((st = lp_vecindex_scores(ix, q, 1, s, d)) != LP_OK) {
+		goto out;
+	}
 	local.query_empty = 1;
 	for (size_t t = 0; t < dim; t++)
 		if (q[t] != 0)
@@ -105,6 +120,7 @@ enum lp_status lp_embscore(struct lp_embedder *e, struct lp_embcache *cache,
 out:
 	if (stats)
 		*stats = local;
+	lp_vecdev_free(dv);
 	lp_vecindex_free(ix);
 	lp_mem_free(b.texts);
 	lp_mem_free(b.lens);

@@ -5,7 +5,9 @@
  * The spans are embedded (cached vectors are reused; the others are
  * embedded in batches of LP_EMBSCORE_BATCH and put into the cache) into a
  * vector index (LP_MEM_INDEX), the query is embedded the same way (never
- * cached), and one GEMM gives every span's cosine with it. This is the
+ * cached), and one GEMM gives every span's cosine with it: on the host
+ * (vecindex.h), or, when the embedder runs on a device, there (vecdev.h:
+ * the rows uploaded as f16, the product in f32). This is the
  * whole work of the hash and dense scorers and the dense half of hybrid.
  */
 #ifndef LP_RETRIEVE_EMBSCORE_H
@@ -18,6 +20,9 @@
 #include "retrieve/embedder.h"
 
 #define LP_EMBSCORE_BATCH 32
+/* Spans per embed call when the embedder runs on a device (its steps are
+ * large: launches and transfers are paid per step). */
+#define LP_EMBSCORE_DEVICE_BATCH 1024
 
 struct lp_embscore_stats {
 	size_t embedded;  /* spans run through the embedder */

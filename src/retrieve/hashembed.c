@@ -37,6 +37,9 @@ struct lp_hashembed {
 	size_t dim;
 	struct feature *feat;  /* [cap] scratch, LP_MEM_SCRATCH */
 	size_t n, cap;
+	uint32_t *bucket;      /* [cap] the pairs of the last text (lp_hashembed_pairs) */
+	float *val;            /* [cap] */
+	size_t n_pairs, pair_cap;
 	int oom;               /* a push failed: the embedding is abandoned */
 	struct lp_diag *diag;
 };
@@ -71,6 +74,8 @@ void lp_hashembed_free(struct lp_hashembed *h)
 	if (!h)
 		return;
 	lp_mem_free(h->feat);
+	lp_mem_free(h->bucket);
+	lp_mem_free(h->val);
 	lp_mem_free(h);
 }
 
@@ -199,24 +204,46 @@ static int cmp_feature(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Runs of equal hashes are one feature seen tf times. */
+/* Runs of equal hashes are one feature seen tf times: their (bucket,
+ * signed weight) pairs, in hash order, into e->bucket and e->val. */
+static int make_pairs(struct lp_hashembed *e)
+{
+	e->n_pairs = 0;
+	if (e->n == 0)
+		return 0; /* nothing counted: the zero vector (and no qsort(NULL)) */
+	if (e->pair_cap < e->n) {
+		uint32_t *b = lp_mem_realloc(LP_MEM_SCRATCH, e->bucket, e->n * sizeof(*b), e->diag);
+		float *v = b ? lp_mem_realloc(LP_MEM_SCRATCH, e->val, e->n * sizeof(*v), e->diag)
+			     : NULL;
+		if (b)
+			e->bucket = b;
+		if (!v)
+			return -1;
+		e->val = v;
+		e->pair_cap = e->n;
+	}
+	qsort(e->feat, e->n, sizeof(*e->feat), cmp_feature);
+	for (size_t i = 0, j; i < e->n; i = j) {
+		uint64_t h = e->feat[i].h;
+		float v;
+		for (j = i + 1; j < e->n && e->feat[j].h == h; j++)
+			;
+		v = e->feat[i].w * (1.0f + logf((float)(j - i)));
+		e->bucket[e->n_pairs] = (uint32_t)(((h & 0xffffffffULL) * e->dim) >> 32);
+		e->val[e->n_pairs++] = (h >> 63) ? -v : v;
+	}
+	return 0;
+}
+
+/* The projection: the pairs added into their buckets, then L2-normalised
+ * (what the backends' scatter_l2 op does, on the same pairs). */
 static void project(const struct lp_hashembed *e, float *out)
 {
 	double norm = 0;
 
 	memset(out, 0, e->dim * sizeof(*out));
-	if (e->n == 0)
-		return; /* nothing counted: the zero vector (and no qsort(NULL)) */
-	qsort(e->feat, e->n, sizeof(*e->feat), cmp_feature);
-	for (size_t i = 0, j; i < e->n; i = j) {
-		uint64_t h = e->feat[i].h;
-		size_t bucket = (size_t)(((h & 0xffffffffULL) * e->dim) >> 32);
-		float v;
-		for (j = i + 1; j < e->n && e->feat[j].h == h; j++)
-			;
-		v = e->feat[i].w * (1.0f + logf((float)(j - i)));
-		out[bucket] += (h >> 63) ? -v : v;
-	}
+	for (size_t i = 0; i < e->n_pairs; i++)
+		out[e->bucket[i]] += e->val[i];
 	for (size_t i = 0; i < e->dim; i++)
 		norm += (double)out[i] * out[i];
 	if (norm > 0) {
@@ -226,16 +253,39 @@ static void project(const struct lp_hashembed *e, float *out)
 	}
 }
 
-enum lp_status lp_hashembed_embed(struct lp_hashembed *h, const char *text, size_t len,
-				  float *out, size_t *n_features, struct lp_diag *d)
+/* Collect the text's features and make its pairs. */
+static enum lp_status features(struct lp_hashembed *h, const char *text, size_t len,
+			       struct lp_diag *d)
 {
 	h->n = 0;
 	h->oom = 0;
 	h->diag = d;
 	collect(h, (const unsigned char *)text, len);
+	if (!h->oom && make_pairs(h))
+		h->oom = 1;
 	h->diag = NULL;
-	if (h->oom)
-		return LP_E_NOMEM;
+	return h->oom ? LP_E_NOMEM : LP_OK;
+}
+
+enum lp_status lp_hashembed_pairs(struct lp_hashembed *h, const char *text, size_t len,
+				  const uint32_t **bucket, const float **val, size_t *n,
+				  struct lp_diag *d)
+{
+	enum lp_status st = features(h, text, len, d);
+
+	*bucket = h->bucket;
+	*val = h->val;
+	*n = st == LP_OK ? h->n_pairs : 0;
+	return st;
+}
+
+enum lp_status lp_hashembed_embed(struct lp_hashembed *h, const char *text, size_t len,
+				  float *out, size_t *n_features, struct lp_diag *d)
+{
+	enum lp_status st = features(h, text, len, d);
+
+	if (st != LP_OK)
+		return st;
 	project(h, out);
 	if (n_features)
 		*n_features = h->n;

@@ -32,6 +32,7 @@
 #define LP_RETRIEVE_HASHEMBED_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/status.h"
 
@@ -58,5 +59,17 @@ size_t lp_hashembed_dim(const struct lp_hashembed *h);
  */
 enum lp_status lp_hashembed_embed(struct lp_hashembed *h, const char *text, size_t len,
 				  float *out, size_t *n_features, struct lp_diag *d);
+
+/*
+ * The projection's input for text[0..len): the (bucket, signed weight)
+ * pairs that lp_hashembed_embed adds into its vector before normalising,
+ * in the order it adds them (the backends' scatter_l2 op makes the same
+ * vector from them). *bucket and *val point into the embedder's scratch,
+ * valid until its next call; *n pairs (0: the zero vector). Returns LP_OK
+ * or LP_E_NOMEM.
+ */
+enum lp_status lp_hashembed_pairs(struct lp_hashembed *h, const char *text, size_t len,
+				  const uint32_t **bucket, const float **val, size_t *n,
+				  struct lp_diag *d);
 
 #endif

@@ -23,7 +23,8 @@ tests_fuzz_fuzz_terms_LDADD = $(TEST_LIBS)
 liblpipe_la_SOURCES += \
 	src/retrieve/safetensors.c src/retrieve/safetensors.h \
 	src/retrieve/wordpiece.c src/retrieve/wordpiece.h \
-	src/retrieve/bert.c src/retrieve/bert.h
+	src/retrieve/bert.c src/retrieve/bert.h \
+	src/retrieve/vecdev.c src/retrieve/vecdev.h
 
 # A tool for bench/embed: embeds the lines or word chunks of a file.
 check_PROGRAMS += bench/embed-texts
@@ -69,3 +70,7 @@ check_PROGRAMS += tests/fuzz/fuzz_hybrid
 TESTS += tests/fuzz/fuzz_hybrid
 tests_fuzz_fuzz_hybrid_SOURCES = tests/fuzz/fuzz_hybrid.c tests/fuzz/standalone.c
 tests_fuzz_fuzz_hybrid_LDADD = $(TEST_LIBS)
+
+# retrieval.device: the scorer on the CPU, the GPU, or refused (exit 3).
+TESTS += tests/cli/retrieve-device.sh
+EXTRA_DIST += tests/cli/retrieve-device.sh

@@ -205,13 +205,14 @@ static enum lp_status score_embed(struct lp_doc *doc, const struct retrieve_opts
 	struct lp_embscore_stats stats = { 0 };
 	const char **texts = NULL;
 	size_t *lens = NULL;
-	const char *phase = lp_mem_phase();
+	const char *phase = lp_mem_phase(), *dev;
 	double cov = 1;
 	enum lp_status st;
 
 	lp_mem_set_phase("embed");
-	st = kind == LP_SCORER_HASH ? lp_embedder_new_hash((size_t)o->r.hash_dim, &e, d)
-				    : lp_embedder_new_dense(NULL, &e, d);
+	dev = o->r.device == LP_DEVICE_CUDA ? "cuda" : o->r.device == LP_DEVICE_AUTO ? "auto" : "cpu";
+	st = kind == LP_SCORER_HASH ? lp_embedder_new_hash_on((size_t)o->r.hash_dim, dev, &e, d)
+				    : lp_embedder_new_dense_on(NULL, dev, &e, d);
 	if (st == LP_OK)
 		st = chunk_texts(doc, set, n, &texts, &lens, d);
 	if (st == LP_OK && scale) {

@@ -12,6 +12,12 @@
 #                    LD_LIBRARY_PATH at it, so nothing is installed there.
 #   .gpu/autotools/  configure and the other files autoreconf makes, so the GPU
 #                    machine needs no autoconf, automake or libtool.
+#   .gpu/minilm/     all-MiniLM-L6-v2 with its tensors stored as F16 and the
+#                    file gzipped (42 MB instead of 87: what a call may carry
+#                    is 64 MiB in all, the tree and .gpu/ together),
+#                    from ${LPIPE_EMBED_MODEL:-~/.cache/lpipe/models/all-MiniLM-L6-v2}
+#                    (scripts/fetch-embedder); skipped with a warning when
+#                    that is missing (run.sh then skips the encoder rows).
 # Needs apt-get (Debian 12 or a compatible system) and autoreconf. Prints the
 # size of .gpu/ at the end. Exit 0 when everything was fetched and made.
 set -eu
@@ -40,4 +46,12 @@ rm -rf .gpu/autotools/*
 for f in configure Makefile.in aclocal.m4 config.h.in build-aux m4; do
 	cp -R "$tmp/$f" .gpu/autotools/
 done
+src=${LPIPE_EMBED_MODEL:-${LPIPE_MODEL_DIR:-$HOME/.cache/lpipe/models}/all-MiniLM-L6-v2}
+if [ -f "$src/model.safetensors" ]; then
+	rm -rf .gpu/minilm
+	python3 tests/gpu/minilm_f16.py "$src" .gpu/minilm
+	gzip -6 .gpu/minilm/model.safetensors
+else
+	echo "prepare: warning: no MiniLM at $src (scripts/fetch-embedder): no encoder figures" >&2
+fi
 du -sh .gpu

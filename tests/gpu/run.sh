@@ -15,7 +15,19 @@
 #   2. check_cuda_ops - every backend op, CUDA against CPU (tests/);
 #   3. check_kernels - encoder kernels, top-k, copy bandwidth, top-k latency;
 #   4. bench_gpu     - a random model with SmolLM2-135M's shapes, Q4_1:
-#                      prefill (512) and decode tok/s on GPU and CPU.
+#                      prefill (512) and decode tok/s on GPU and CPU;
+#   5. bench_embed   - MiniLM (.gpu/minilm, F16 weights widened to F32):
+#                      chunks of 100 words embedded per second, 10,000 on
+#                      the GPU (products on f16 weights, the default, and
+#                      again on f32: LPIPE_ENCODER_WEIGHTS=f32),
+#                      and EMBED_CPU_CHUNKS (default 2000) on the
+#                      CPU's every core; query latency, 1 and 1000 queries,
+#                      top-10 over 1,000,000 random 384-d vectors on the GPU;
+#   6. bench_st.py   - sentence-transformers on the same GPU, same chunks,
+#                      float32 weights (the row lpipe is measured against)
+#                      and float16.
+# Each of 5 and 6 runs under its own time limit and failure of one leaves
+# the others' rows (n/a where it failed).
 # and prints the table: speeds, peak device memory, the decode floor (model
 # bytes / measured bandwidth, plus kernels per step x measured graph-node
 # cost) beside the measured decode time, and each op's max error.
@@ -104,8 +116,19 @@ rc=$?
 [ $rc -eq 77 ] && gpu=0
 [ $rc -ne 0 ] && [ $rc -ne 77 ] && { fail=1; say "check_kernels FAILED (rc $rc)"; }
 
-# the module as built, for the programs run directly
+# the module as built, for the programs run directly; the MiniLM carried
+# in .gpu/minilm for check_cuda_ops' end-to-end encoder test and the bench
 export LPIPE_MODULE_DIR="$WORK/build/.libs"
+MINILM=${MINILM:-$ROOT/.gpu/minilm}
+if [ -f "$MINILM/model.safetensors.gz" ] && [ ! -f "$MINILM/model.safetensors" ]; then
+	# carried gzipped (prepare.sh): unpack beside the build
+	rm -rf "$WORK/minilm" && mkdir -p "$WORK/minilm" &&
+		cp "$MINILM"/*.json "$MINILM"/vocab.txt "$WORK/minilm"/ &&
+		gzip -dc "$MINILM/model.safetensors.gz" >"$WORK/minilm/model.safetensors" ||
+		say "cannot unpack $MINILM/model.safetensors.gz"
+	MINILM=$WORK/minilm
+fi
+[ -f "$MINILM/model.safetensors" ] && export LPIPE_EMBED_MODEL="$MINILM"
 if [ $gpu -eq 1 ]; then
 	make check TESTS=tests/check_cuda_ops >"$LOGS/check_cuda_ops.make.log" 2>&1 ||
 		{ fail=1; say "check_cuda_ops FAILED"; }
@@ -118,6 +141,23 @@ if [ $gpu -eq 1 ]; then
 	fi
 	./tests/gpu/bench_gpu "$WORK/smollm2-shaped-q4_1.gguf" --write \
 		>"$LOGS/bench.log" 2>&1 || { fail=1; say "bench_gpu FAILED"; }
+	: >"$LOGS/embed.log"
+	TEXT="$ROOT/data/debian-reference.en.txt"
+	if [ -f "$MINILM/model.safetensors" ]; then
+		timeout 120 ./tests/gpu/bench_embed embed "$MINILM" "$TEXT" cuda 10000 \
+			>>"$LOGS/embed.log" 2>&1 || { fail=1; say "bench_embed (cuda) FAILED"; }
+		LPIPE_ENCODER_WEIGHTS=f32 timeout 120 ./tests/gpu/bench_embed embed "$MINILM" "$TEXT" cuda 10000 \
+			2>&1 | sed 's/^embed cuda /embed cuda-f32 /' >>"$LOGS/embed.log"
+		timeout 90 ./tests/gpu/bench_embed embed "$MINILM" "$TEXT" cpu "${EMBED_CPU_CHUNKS:-2000}" \
+			>>"$LOGS/embed.log" 2>&1 || { fail=1; say "bench_embed (cpu) FAILED"; }
+		PYTHONUNBUFFERED=1 timeout 180 python3 "$ROOT/tests/gpu/bench_st.py" "$MINILM" "$TEXT" 10000 \
+			>"$LOGS/st.log" 2>&1 || say "sentence-transformers bench did not run (see $LOGS/st.log)"
+		cat "$LOGS/st.log" >>"$LOGS/embed.log" 2>/dev/null
+	else
+		say "no MiniLM at $MINILM (tests/gpu/prepare.sh): encoder rows skipped"
+	fi
+	timeout 90 ./tests/gpu/bench_embed query cuda 1000000 384 10 \
+		>>"$LOGS/embed.log" 2>&1 || { fail=1; say "bench_embed (query) FAILED"; }
 else
 	say "no GPU here: the GPU rows are skipped"
 fi
@@ -153,7 +193,18 @@ na() { [ -n "$1" ] && echo "$1" || echo "n/a"; }
 	printf '%-44s %14s\n' "greedy tokens identical to the CPU" "$(na "$(awk '$1 == "greedy_match" { print $2 "/" $3 }' "$LOGS/bench.log" 2>/dev/null)")"
 	printf '%-44s %14s\n' "top-k 1 query, 1M x 384 (ms)" "$(na "$(awk '$1 == "topk_ms" && $2 == 1 { print $3 }' "$LOGS/check_kernels.log")")"
 	printf '%-44s %14s\n' "top-k 1000 queries, 1M x 384 (ms)" "$(na "$(awk '$1 == "topk_ms" && $2 == 1000 { print $3 }' "$LOGS/check_kernels.log")")"
-	printf '%-44s %14s\n' "MiniLM chunks/s GPU vs CPU" "n/a (encoder not on the backend yet)"
+	emb() { awk -v d="$1" '$1 == "embed" && $2 == d { print $8; exit }' "$LOGS/embed.log" 2>/dev/null; }
+	qms() { awk -v n="$1" '$1 == "query" && $4 == n { print $10; exit }' "$LOGS/embed.log" 2>/dev/null; }
+	stc=$(awk '$1 == "st" { print $8; exit }' "$LOGS/embed.log" 2>/dev/null)
+	eg=$(emb cuda); ec=$(emb cpu)
+	printf '%-44s %14s %14s\n' "MiniLM chunks/s (100 words; lpipe)" "$(na "$eg")" "$(na "$ec")"
+	printf '%-44s %14s\n' "MiniLM chunks/s lpipe GPU, f32 weights" "$(na "$(emb cuda-f32)")"
+	printf '%-44s %14s\n' "MiniLM chunks/s sentence-transformers GPU" "$(na "$stc")"
+	printf '%-44s %14s\n' "  the same, float16 weights" "$(na "$(awk '$1 == "st-f16" { print $8; exit }' "$LOGS/embed.log" 2>/dev/null)")"
+	printf '%-44s %14s\n' "  lpipe GPU / sentence-transformers" "$(na "$( [ -n "$eg" ] && [ -n "$stc" ] && awk -v a="$eg" -v b="$stc" 'BEGIN { printf "%.2fx", a / b }')")"
+	printf '%-44s %14s\n' "  lpipe GPU / lpipe CPU" "$(na "$( [ -n "$eg" ] && [ -n "$ec" ] && awk -v a="$eg" -v b="$ec" 'BEGIN { printf "%.1fx", a / b }')")"
+	printf '%-44s %14s\n' "query 1, top-10 of 1M x 384, lpipe (ms)" "$(na "$(qms 1)")"
+	printf '%-44s %14s\n' "query 1000, top-10 of 1M x 384, lpipe (ms)" "$(na "$(qms 1000)")"
 	echo
 	echo "max error per op (relative to the output's largest magnitude):"
 	cat "$LOGS/check_cuda_ops.log" "$LOGS/check_kernels.log" 2>/dev/null |
@@ -161,7 +212,7 @@ na() { [ -n "$1" ] && echo "$1" || echo "n/a"; }
 			if ($4 + 0 > $5 + 0) bad[$2]++ }
 		     END { for (o in e) printf "  %-16s %10.3g  (tolerance %s)%s\n", o, e[o], t[o],
 			     bad[o] ? "  FAIL" : "" }' | sort
-	echo "  topk vs sort: $(grep -c 'topk_check .* ok' "$LOGS/check_kernels.log" 2>/dev/null) cases identical, $(grep -c 'MISMATCH' "$LOGS/check_kernels.log" 2>/dev/null) mismatches"
+	echo "  topk vs sort: $(cat "$LOGS/check_kernels.log" "$LOGS/check_cuda_ops.log" 2>/dev/null | grep -c "topk_check .* ok") cases identical, $(grep -c 'MISMATCH' "$LOGS/check_kernels.log" 2>/dev/null) mismatches"
 	echo "  decoders (host): $(tail -1 "$LOGS/check_decode.log")"
 	echo
 	echo "elapsed $(elapsed) s; logs in $LOGS"

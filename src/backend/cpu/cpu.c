@@ -48,6 +48,7 @@ struct cpu {
 	size_t act_stride;
 	struct lp_q8_act *acts;        /* (n_rows) views into act */
 	float *rope_cos, *rope_sin;    /* (n_rows, n_rot / 2) */
+	float *enc_att;                /* (n_threads, enc_len^2) encoder scores */
 
 	/* the rope table's key: angles for rows at rope_pos .. + rope_n */
 	uint32_t rope_pos, rope_n, rope_rot;
@@ -96,7 +97,8 @@ static size_t layout(struct cpu *c, int n_threads, uint32_t gemm_min,
 	size_t conv = lim->kv_type == LP_Q_F32 ? 0 : (size_t)lim->n_ctx * lim->kv_dim;
 	size_t wfn = gemm_min <= nb ? gemm_block_floats(lim->max_rows, lim->max_cols,
 							(size_t)n_threads) : 0;
-	float *cosv, *sinv, *att_tmp, *kf, *vf, *wf;
+	size_t enc = (size_t)lim->enc_len * lim->enc_len;
+	float *cosv, *sinv, *att_tmp, *kf, *vf, *wf, *enc_att;
 	uint8_t *act;
 	struct lp_q8_act *acts;
 #define TAKE(ptr, count) do { \
@@ -111,6 +113,7 @@ static size_t layout(struct cpu *c, int n_threads, uint32_t gemm_min,
 	TAKE(wf, (size_t)n_threads * wfn);
 	TAKE(act, nb * stride);
 	TAKE(acts, nb);
+	TAKE(enc_att, (size_t)n_threads * enc);
 #undef TAKE
 	if (c) {
 		c->rope_cos = cosv;
@@ -124,6 +127,7 @@ static size_t layout(struct cpu *c, int n_threads, uint32_t gemm_min,
 		c->act = act;
 		c->act_stride = stride;
 		c->acts = acts;
+		c->enc_att = enc_att;
 	}
 	return off;
 }
@@ -145,7 +149,8 @@ static int same_limits(const struct lp_backend_limits *a, const struct lp_backen
 {
 	return a->n_rows == b->n_rows && a->max_cols == b->max_cols &&
 	       a->max_rows == b->max_rows && a->n_ctx == b->n_ctx && a->kv_dim == b->kv_dim &&
-	       a->kv_type == b->kv_type && a->n_head == b->n_head && a->n_rot == b->n_rot;
+	       a->kv_type == b->kv_type && a->n_head == b->n_head && a->n_rot == b->n_rot &&
+	       a->enc_len == b->enc_len && a->topk == b->topk;
 }
 
 static enum lp_status cpu_reserve(struct lp_backend *be, const struct lp_backend_limits *lim,
@@ -301,7 +306,7 @@ static void gemm_task(void *arg, size_t r0, size_t r1, int tid)
 {
 	const struct matmul_job *j = arg;
 	const struct lp_backend_mat *W = j->W;
-	size_t cols = W->cols, cap = j->wf_floats / cols;
+	size_t cols = W->cols, cap = W->type == LP_Q_F32 ? r1 - r0 : j->wf_floats / cols;
 	size_t n_blk = (r1 - r0 + cap - 1) / cap, step = (r1 - r0 + n_blk - 1) / n_blk;
 	float *wf = j->wf + (size_t)tid * j->wf_floats;
 
@@ -325,7 +330,12 @@ static void cpu_matmul(struct lp_backend *be, const struct lp_backend_mat *W, co
 	struct matmul_job j = { W, X, NULL, Y, n, ldy, c->wf, c->wf_floats };
 
 	if (n >= c->gemm_min) {
-		size_t chunk = gemm_chunk_rows(W->rows, (size_t)lp_pool_size(c->pool));
+		size_t th = (size_t)lp_pool_size(c->pool);
+		size_t chunk = gemm_chunk_rows(W->rows, th);
+		/* f32 weights need no dequantized blocks: one chunk per thread,
+		 * so each packs the activations once (the encoder's products) */
+		if (W->type == LP_Q_F32)
+			chunk = ((W->rows + th - 1) / th + GEMM_ROWS - 1) / GEMM_ROWS * GEMM_ROWS;
 		lp_pool_for(c->pool, W->rows, chunk, gemm_task, &j);
 		return;
 	}
@@ -365,17 +375,7 @@ static void cpu_rmsnorm(struct lp_backend *be, float *out, const float *x, const
 static void cpu_layernorm(struct lp_backend *be, float *out, const float *x, const float *w,
 			  const float *b, size_t n, size_t width, float eps)
 {
-	for (size_t t = 0; t < n; t++, x += width, out += width) {
-		double mean = 0, var = 0;
-		for (size_t i = 0; i < width; i++)
-			mean += x[i];
-		mean /= (double)width;
-		for (size_t i = 0; i < width; i++)
-			var += (x[i] - mean) * (x[i] - mean);
-		float inv = (float)(1.0 / sqrt(var / (double)width + eps));
-		for (size_t i = 0; i < width; i++)
-			out[i] = ((float)(x[i] - mean)) * inv * w[i] + b[i];
-	}
+	lp_backend_cpu_layernorm(cpu_of(be)->pool, out, x, w, b, n, width, eps);
 }
 
 /* cos/sin of pos*base^(-2i/n_rot) for rows pos0 .. pos0+n-1, kept while
@@ -458,16 +458,41 @@ float lp_backend_cpu_erf(float z)
 
 static void cpu_gelu(struct lp_backend *be, float *x, size_t count)
 {
-	for (size_t i = 0; i < count; i++)
-		x[i] = 0.5f * x[i] * (1.0f + lp_backend_cpu_erf(x[i] * 0.70710678118654752f));
+	lp_backend_cpu_gelu(cpu_of(be)->pool, x, count);
 }
 
 static void cpu_add(struct lp_backend *be, float *y, const float *x, size_t n, size_t width,
 		    size_t ldx)
 {
-	for (size_t t = 0; t < n; t++)
-		for (size_t i = 0; i < width; i++)
-			y[t * width + i] += x[t * ldx + i];
+	lp_backend_cpu_add(cpu_of(be)->pool, y, x, n, width, ldx);
+}
+
+/* ---- encoders and retrieval ------------------------------------------- */
+
+static void cpu_enc_attention(struct lp_backend *be, const struct lp_backend_enc_attn *a)
+{
+	struct cpu *c = cpu_of(be);
+
+	lp_backend_cpu_enc_attention(c->pool, c->enc_att, (size_t)c->lim.enc_len * c->lim.enc_len,
+				     a);
+}
+
+static void cpu_mean_pool(struct lp_backend *be, float *out, const float *x, const int32_t *lens,
+			  size_t n_seq, size_t L, size_t width)
+{
+	lp_backend_cpu_mean_pool(out, x, lens, n_seq, L, width);
+}
+
+static void cpu_topk(struct lp_backend *be, const float *scores, size_t lds, size_t n_q,
+		     size_t n, size_t k, float *out, int32_t *idx)
+{
+	lp_backend_cpu_topk(cpu_of(be)->pool, scores, lds, n_q, n, k, out, idx);
+}
+
+static void cpu_scatter_l2(struct lp_backend *be, float *out, size_t n, size_t dim,
+			   const uint32_t *off, const uint32_t *bucket, const float *val)
+{
+	lp_backend_cpu_scatter_l2(out, n, dim, off, bucket, val);
 }
 
 /* ---- attention, completion -------------------------------------------- */
@@ -526,6 +551,10 @@ static const struct lp_backend_ops cpu_ops = {
 	.swiglu = cpu_swiglu,
 	.gelu = cpu_gelu,
 	.add = cpu_add,
+	.enc_attention = cpu_enc_attention,
+	.mean_pool = cpu_mean_pool,
+	.topk = cpu_topk,
+	.scatter_l2 = cpu_scatter_l2,
 	.step_begin = cpu_step_begin,
 	.step_end = cpu_step_end,
 	.sync = cpu_sync,

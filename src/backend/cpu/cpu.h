@@ -45,4 +45,21 @@ void lp_backend_cpu_kv_store(const struct lp_backend_kv *kv, uint32_t pos0, size
 void lp_backend_cpu_attention(struct lp_pool *pool, const struct lp_cpu_scratch *s,
 			      const struct lp_backend_attn *a);
 
+/* Encoder and retrieval ops (encoder.c), on `pool`. enc_attention uses
+ * att, `stride` floats per thread (at least L * L). */
+int lp_backend_cpu_enc_avx2(void);
+void lp_backend_cpu_layernorm(struct lp_pool *pool, float *out, const float *x, const float *w,
+			      const float *b, size_t n, size_t width, float eps);
+void lp_backend_cpu_gelu(struct lp_pool *pool, float *x, size_t count);
+void lp_backend_cpu_add(struct lp_pool *pool, float *y, const float *x, size_t n, size_t width,
+			size_t ldx);
+void lp_backend_cpu_enc_attention(struct lp_pool *pool, float *att, size_t stride,
+				  const struct lp_backend_enc_attn *a);
+void lp_backend_cpu_mean_pool(float *out, const float *x, const int32_t *lens, size_t n_seq,
+			      size_t L, size_t width);
+void lp_backend_cpu_topk(struct lp_pool *pool, const float *scores, size_t lds, size_t n_q,
+			 size_t n, size_t k, float *out, int32_t *idx);
+void lp_backend_cpu_scatter_l2(float *out, size_t n, size_t dim, const uint32_t *off,
+			       const uint32_t *bucket, const float *val);
+
 #endif

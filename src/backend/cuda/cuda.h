@@ -56,6 +56,8 @@ struct lp_cuda {
 	size_t attn_bytes;
 	void *blas_ws;              /* cuBLAS workspace */
 	size_t blas_ws_bytes;
+	float *enc_att;             /* (n_rows, n_head, enc_len) encoder scores */
+	void *topk_ws;              /* top-k scratch for (n_rows, topk) */
 	int32_t *pos_table;         /* (pos_cap) positions 0.. */
 	uint32_t pos_cap;
 	int32_t *d_ids;             /* (n_rows) token ids */

@@ -26,5 +26,9 @@ tests_gpu_bench_gpu_SOURCES = tests/gpu/bench_gpu.c \
 	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
 tests_gpu_bench_gpu_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_gpu_bench_gpu_LDADD = liblpipe.la $(LP_LIBS)
+# tests/gpu/run.sh's retrieval figures (encoder chunks/s, query latency).
+check_PROGRAMS += tests/gpu/bench_embed
+tests_gpu_bench_embed_SOURCES = tests/gpu/bench_embed.c
+tests_gpu_bench_embed_LDADD = liblpipe.la $(LP_LIBS)
 EXTRA_DIST += tests/gpu/run.sh tests/gpu/prepare.sh tests/gpu/check_decode.cu \
-	tests/gpu/check_kernels.cu
+	tests/gpu/check_kernels.cu tests/gpu/bench_st.py tests/gpu/minilm_f16.py

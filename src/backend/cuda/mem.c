@@ -6,8 +6,8 @@
  * the driver does); host buffers are pinned (cudaMallocHost), so copies
  * to and from them are asynchronous and may sit inside a recorded step.
  * A host tag asked for device memory is counted under its device
- * counterpart (weights -> gpu-weights, kv -> gpu-kv, the rest ->
- * gpu-scratch).
+ * counterpart (weights -> gpu-weights, kv -> gpu-kv, index -> gpu-embed,
+ * the rest -> gpu-scratch).
  */
 #include "backend/cuda/cuda.h"
 
@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "kernels/attention.h"
+#include "kernels/topk.h"
 
 /* Weight rows dequantized to f16 at a time for the GEMM path: a 16 MiB
  * tile, which cuBLAS multiplies at full rate and which stays small beside
@@ -25,8 +26,10 @@
 static enum lp_mem_tag device_tag(enum lp_mem_tag t)
 {
 	switch (t) {
-	case LP_MEM_GPU_WEIGHTS: case LP_MEM_GPU_KV: case LP_MEM_GPU_SCRATCH: return t;
+	case LP_MEM_GPU_WEIGHTS: case LP_MEM_GPU_KV: case LP_MEM_GPU_SCRATCH:
+	case LP_MEM_GPU_EMBED: return t;
 	case LP_MEM_WEIGHTS: return LP_MEM_GPU_WEIGHTS;
+	case LP_MEM_INDEX: return LP_MEM_GPU_EMBED;
 	case LP_MEM_KV: return LP_MEM_GPU_KV;
 	default: return LP_MEM_GPU_SCRATCH;
 	}
@@ -191,7 +194,7 @@ int lp_cuda_attn_splits(const struct lp_cuda *c, uint32_t n, uint32_t n_head, ui
 }
 
 struct layout {
-	size_t x16, w16, attn, ws, pos, ids, total;
+	size_t x16, w16, attn, enc, topk, ws, pos, ids, total;
 	size_t tile_rows, attn_bytes;
 };
 
@@ -220,6 +223,10 @@ static void plan(const struct lp_cuda *c, const struct lp_backend_limits *lim, s
 	l->total += up256(l->tile_rows * cols * 2);
 	l->attn = l->total;
 	l->total += up256(l->attn_bytes);
+	l->enc = l->total;
+	l->total += up256(rows * heads * lim->enc_len * sizeof(float));
+	l->topk = l->total;
+	l->total += up256(lim->topk ? lp_cuk_topk_scratch_bytes((int)rows, (int)lim->topk) : 0);
 	l->ws = l->total;
 	l->total += up256(BLAS_WS_BYTES);
 	l->pos = l->total;
@@ -252,7 +259,8 @@ void lp_cuda_release_scratch(struct lp_cuda *c)
 static int covers(const struct lp_backend_limits *a, const struct lp_backend_limits *b)
 {
 	return a->n_rows >= b->n_rows && a->max_cols >= b->max_cols &&
-	       a->max_rows >= b->max_rows && a->n_ctx >= b->n_ctx && a->n_head >= b->n_head;
+	       a->max_rows >= b->max_rows && a->n_ctx >= b->n_ctx && a->n_head >= b->n_head &&
+	       a->enc_len >= b->enc_len && a->topk >= b->topk;
 }
 
 enum lp_status lp_cuda_reserve(struct lp_backend *be, const struct lp_backend_limits *lim,
@@ -274,6 +282,8 @@ enum lp_status lp_cuda_reserve(struct lp_backend *be, const struct lp_backend_li
 		if (c->lim.max_rows > want.max_rows) want.max_rows = c->lim.max_rows;
 		if (c->lim.n_ctx > want.n_ctx) want.n_ctx = c->lim.n_ctx;
 		if (c->lim.n_head > want.n_head) want.n_head = c->lim.n_head;
+		if (c->lim.enc_len > want.enc_len) want.enc_len = c->lim.enc_len;
+		if (c->lim.topk > want.topk) want.topk = c->lim.topk;
 		lp_cuda_release_scratch(c);
 	}
 	if (c->graph) { /* its pointers go with the old scratch */
@@ -291,6 +301,8 @@ enum lp_status lp_cuda_reserve(struct lp_backend *be, const struct lp_backend_li
 	c->tile_rows = l.tile_rows;
 	c->attn = base + l.attn;
 	c->attn_bytes = l.attn_bytes;
+	c->enc_att = (float *)(base + l.enc);
+	c->topk_ws = base + l.topk;
 	c->blas_ws = base + l.ws;
 	c->blas_ws_bytes = BLAS_WS_BYTES;
 	c->pos_table = (int32_t *)(base + l.pos);

@@ -14,6 +14,7 @@
 #include "kernels/norm.h"
 #include "kernels/quant.h"
 #include "kernels/rope.h"
+#include "kernels/topk.h"
 
 void lp_cuda_destroy(struct lp_backend *be);
 
@@ -245,6 +246,87 @@ static void add(struct lp_backend *be, float *y, const float *x, size_t n, size_
 		lp_cuda_check(c, "add", lp_cuk_add_rows(y, x, n, width, ldx, c->stream));
 }
 
+/* ---- encoders and retrieval ------------------------------------------------ */
+
+/*
+ * Per head, over the sequences as a strided batch (column-major view: a
+ * row-major (L, dh) block with rows ld apart is a (dh, L) matrix):
+ * scores S[s,h] (row-major L x L) = Q K^T, i.e. C = K^T Q; then the masked
+ * softmax over the keys of each sequence; then O = P V, i.e. C = V P.
+ */
+static void enc_attention(struct lp_backend *be, const struct lp_backend_enc_attn *a)
+{
+	struct lp_cuda *c = lp_cuda_of(be);
+	const float one = 1.0f, zero = 0.0f;
+	int L = (int)a->L, dh = (int)a->head_dim, ld = (int)a->ld, H = (int)a->n_head;
+	int E = H * dh;
+	long long sq = (long long)L * ld, sa = (long long)H * L * L, so = (long long)L * E;
+
+	if (c->err || a->n_seq == 0)
+		return;
+	if (!c->reserved || (size_t)a->n_seq * a->L > c->lim.n_rows || a->L > c->lim.enc_len ||
+	    a->n_head > (c->lim.n_head ? c->lim.n_head : 1)) {
+		lp_cuda_latch(c, "enc_attention", "%u sequences of %u beyond the reserved scratch",
+			      a->n_seq, a->L);
+		return;
+	}
+	for (int h = 0; h < H; h++)
+		if (lp_cuda_check_blas(c, "enc_attention",
+				       cublasSgemmStridedBatched(c->blas, CUBLAS_OP_T, CUBLAS_OP_N,
+								 L, L, dh, &one, a->k + h * dh, ld, sq,
+								 a->q + h * dh, ld, sq, &zero,
+								 c->enc_att + (size_t)h * L * L, L, sa,
+								 (int)a->n_seq)))
+			return;
+	if (lp_cuda_check(c, "enc_attention",
+			  lp_cuk_softmax_masked(c->enc_att, (int)a->n_seq, H, L, a->lens, a->scale,
+						c->stream)))
+		return;
+	for (int h = 0; h < H; h++)
+		if (lp_cuda_check_blas(c, "enc_attention",
+				       cublasSgemmStridedBatched(c->blas, CUBLAS_OP_N, CUBLAS_OP_N,
+								 dh, L, L, &one, a->v + h * dh, ld, sq,
+								 c->enc_att + (size_t)h * L * L, L, sa,
+								 &zero, a->out + h * dh, E, so,
+								 (int)a->n_seq)))
+			return;
+}
+
+static void mean_pool(struct lp_backend *be, float *out, const float *x, const int32_t *lens,
+		      size_t n_seq, size_t L, size_t width)
+{
+	struct lp_cuda *c = lp_cuda_of(be);
+
+	if (!c->err)
+		lp_cuda_check(c, "mean_pool", lp_cuk_mean_pool_l2(x, (int)n_seq, (int)L, (int)width,
+								  lens, out, c->stream));
+}
+
+static void topk(struct lp_backend *be, const float *scores, size_t lds, size_t n_q, size_t n,
+		 size_t k, float *out, int32_t *idx)
+{
+	struct lp_cuda *c = lp_cuda_of(be);
+
+	if (c->err || n_q == 0)
+		return;
+	if (!c->reserved || n_q > c->lim.n_rows || k > c->lim.topk || n > 0x7fffffffu) {
+		lp_cuda_latch(c, "topk", "%zu queries, k %zu beyond the reserved scratch", n_q, k);
+		return;
+	}
+	lp_cuda_check(c, "topk", lp_cuk_topk(scores, lds, (int)n_q, (int)n, (int)k, c->topk_ws,
+					     out, idx, c->stream));
+}
+
+static void scatter_l2(struct lp_backend *be, float *out, size_t n, size_t dim,
+		       const uint32_t *off, const uint32_t *bucket, const float *val)
+{
+	struct lp_cuda *c = lp_cuda_of(be);
+
+	if (!c->err)
+		lp_cuda_check(c, "scatter_l2", lp_cuk_scatter_l2(out, (int)n, (int)dim, off, bucket,
+								  val, c->stream));
+}
+
 /* ---- recorded decode steps ----------------------------------------------- */
 
 static int step_begin(struct lp_backend *be, uint64_t key, uint32_t pos0)
@@ -328,6 +410,10 @@ const struct lp_backend_ops lp_cuda_ops = {
 	.swiglu = swiglu,
 	.gelu = gelu,
 	.add = add,
+	.enc_attention = enc_attention,
+	.mean_pool = mean_pool,
+	.topk = topk,
+	.scatter_l2 = scatter_l2,
 	.step_begin = step_begin,
 	.step_end = step_end,
 	.sync = lp_cuda_sync,
