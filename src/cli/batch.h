@@ -109,16 +109,20 @@ struct lp_batch_manifest {
 enum lp_status lp_batch_manifest_read(const char *path, int repair,
 				      struct lp_batch_manifest *m, size_t *n_lines,
 				      struct lp_diag *d);
-/* The entry of `key`, or NULL. */
+/* The entry of `key`, or NULL; by binary search, so only on a manifest
+ * compacted since its last append (lp_batch_manifest_read leaves it so). */
 struct lp_batch_entry *lp_batch_manifest_find(struct lp_batch_manifest *m, const char *key);
-/* Put `e` in (taking its strings; `e` is cleared), replacing the entry of
- * its key. LP_OK or LP_E_NOMEM. */
-enum lp_status lp_batch_manifest_put(struct lp_batch_manifest *m, struct lp_batch_entry *e);
-/* Rewrite `path` atomically with one line per entry, in key order. */
+/* Append `e` (taking its strings; `e` is cleared). LP_OK or LP_E_NOMEM. */
+enum lp_status lp_batch_manifest_append(struct lp_batch_manifest *m, struct lp_batch_entry *e);
+/* Sort by key and keep, per key, the entry appended last: O(n log n) for
+ * a manifest of any length. LP_OK or LP_E_NOMEM (m unchanged). */
+enum lp_status lp_batch_manifest_compact(struct lp_batch_manifest *m);
+/* Compact m, then rewrite `path` atomically with one line per entry, in
+ * key order. */
 enum lp_status lp_batch_manifest_write(struct lp_batch_manifest *m, const char *path,
 				       struct lp_diag *d);
-/* Write the entries as CSV (header first, key order) to `path`,
- * atomically. */
+/* Compact m, then write the entries as CSV (header first, key order) to
+ * `path`, atomically. */
 enum lp_status lp_batch_report_csv(struct lp_batch_manifest *m, const char *path,
 				   struct lp_diag *d);
 void lp_batch_manifest_release(struct lp_batch_manifest *m);

@@ -121,24 +121,18 @@ enum lp_status lp_batch_entry_parse(const char *line, struct lp_batch_entry *e)
 	return e->key && e->status ? LP_OK : LP_E_NOMEM;
 }
 
-struct lp_batch_entry *lp_batch_manifest_find(struct lp_batch_manifest *m, const char *key)
+static int cmp_key(const void *key, const void *entry)
 {
-	for (size_t i = 0; i < m->n; i++)
-		if (!strcmp(m->v[i].key, key))
-			return &m->v[i];
-	return NULL;
+	return strcmp(key, ((const struct lp_batch_entry *)entry)->key);
 }
 
-enum lp_status lp_batch_manifest_put(struct lp_batch_manifest *m, struct lp_batch_entry *e)
+struct lp_batch_entry *lp_batch_manifest_find(struct lp_batch_manifest *m, const char *key)
 {
-	struct lp_batch_entry *old = lp_batch_manifest_find(m, e->key);
+	return m->n ? bsearch(key, m->v, m->n, sizeof(*m->v), cmp_key) : NULL;
+}
 
-	if (old) {
-		lp_batch_entry_release(old);
-		*old = *e;
-		memset(e, 0, sizeof(*e));
-		return LP_OK;
-	}
+enum lp_status lp_batch_manifest_append(struct lp_batch_manifest *m, struct lp_batch_entry *e)
+{
 	if (m->n == m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 64;
 		struct lp_batch_entry *v = realloc(m->v, cap * sizeof(*v));
@@ -149,6 +143,43 @@ enum lp_status lp_batch_manifest_put(struct lp_batch_manifest *m, struct lp_batc
 	}
 	m->v[m->n++] = *e;
 	memset(e, 0, sizeof(*e));
+	return LP_OK;
+}
+
+/* Entries in key order, the later appended first among equal keys (the
+ * order they were appended in is kept in `seq` for the sort). */
+struct ranked {
+	struct lp_batch_entry e;
+	size_t seq;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+	int c = strcmp(x->e.key, y->e.key);
+
+	return c ? c : x->seq < y->seq ? 1 : x->seq > y->seq ? -1 : 0;
+}
+
+enum lp_status lp_batch_manifest_compact(struct lp_batch_manifest *m)
+{
+	struct ranked *r = m->n ? malloc(m->n * sizeof(*r)) : NULL;
+	size_t k = 0;
+
+	if (m->n && !r)
+		return LP_E_NOMEM;
+	for (size_t i = 0; i < m->n; i++)
+		r[i] = (struct ranked){ m->v[i], i };
+	if (m->n)
+		qsort(r, m->n, sizeof(*r), cmp_ranked);
+	for (size_t i = 0; i < m->n; i++) {
+		if (k && !strcmp(m->v[k - 1].key, r[i].e.key))
+			lp_batch_entry_release(&r[i].e); /* an older line of the key */
+		else
+			m->v[k++] = r[i].e;
+	}
+	m->n = k;
+	free(r);
 	return LP_OK;
 }
 
@@ -179,11 +210,13 @@ enum lp_status lp_batch_manifest_read(const char *path, int repair,
 		}
 		if (n_lines)
 			(*n_lines)++;
-		if (lp_batch_manifest_put(m, &e)) {
+		if (lp_batch_manifest_append(m, &e)) {
 			lp_batch_entry_release(&e);
 			s = lp_diag_set(d, LP_E_NOMEM, path, 0, 0, "out of memory");
 		}
 	}
+	if (!s && lp_batch_manifest_compact(m))
+		s = lp_diag_set(d, LP_E_NOMEM, path, 0, 0, "out of memory");
 	free(line);
 	fclose(f);
 	if (!s && repair) {
@@ -195,18 +228,13 @@ enum lp_status lp_batch_manifest_read(const char *path, int repair,
 	return s;
 }
 
-static int cmp_entries(const void *a, const void *b)
-{
-	return strcmp(((const struct lp_batch_entry *)a)->key,
-		      ((const struct lp_batch_entry *)b)->key);
-}
-
-/* Sort m by key and open `path` for its rewrite. */
+/* Compact m (one entry per key, in key order) and open `path` for its
+ * rewrite. */
 static enum lp_status open_sorted(struct lp_batch_manifest *m, const char *path,
 				  struct lp_afile *af, struct lp_diag *d)
 {
-	if (m->n)
-		qsort(m->v, m->n, sizeof(*m->v), cmp_entries);
+	if (lp_batch_manifest_compact(m))
+		return lp_diag_set(d, LP_E_NOMEM, path, 0, 0, "out of memory");
 	return lp_afile_open(af, path, d);
 }
 

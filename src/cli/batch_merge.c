@@ -216,7 +216,7 @@ static size_t check_shards(struct shard_files *v, size_t n, struct lp_batch_mani
 		{
 			char *line = lp_batch_entry_json(e);
 			struct lp_batch_entry c;
-			if (line && !lp_batch_entry_parse(line, &c) && lp_batch_manifest_put(out, &c))
+			if (line && !lp_batch_entry_parse(line, &c) && lp_batch_manifest_append(out, &c))
 				lp_batch_entry_release(&c);
 			free(line);
 		}

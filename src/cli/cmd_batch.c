@@ -636,7 +636,7 @@ static void record(struct batch *b, struct lp_batch_entry *e, int skipped)
 	}
 	if (e->exit_code && b->o->fail_fast)
 		b->stop = 1;
-	if (!skipped && lp_batch_manifest_put(&b->fresh, e))
+	if (!skipped && lp_batch_manifest_append(&b->fresh, e))
 		lp_warn("%s: out of memory for the report", e->key);
 	snprintf(b->detail, sizeof(b->detail), "%zu failed, %.1f KiB/s",
 		 b->n_failed + b->n_verify,
@@ -805,8 +805,10 @@ static void finish_reports(struct batch *b, const char *manifest_path)
 	struct lp_diag d;
 
 	lp_diag_init(&d);
+	/* appended after what was read, so a redone document's new line wins */
 	for (size_t i = 0; i < b->fresh.n; i++)
-		lp_batch_manifest_put(&b->done, &b->fresh.v[i]);
+		if (lp_batch_manifest_append(&b->done, &b->fresh.v[i]))
+			lp_warn("out of memory for the manifest of %s", b->fresh.v[i].key);
 	b->fresh.n = 0;
 	if (lp_batch_manifest_write(&b->done, manifest_path, &d) ||
 	    (csv && lp_batch_report_csv(&b->done, csv, &d)))
