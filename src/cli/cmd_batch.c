@@ -34,6 +34,7 @@
 #include "core/sha256.h"
 #include "engine/engine.h"
 #include "engine/shard.h"
+#include "model/session.h"
 #include "report/report.h"
 
 const char lp_usage_batch[] =
@@ -565,6 +566,9 @@ static void run_document(struct batch *b, const struct lp_batch_input *x, const 
 	enum lp_status s;
 	uint32_t scope = lp_mem_scope_begin();
 	double t0 = lp_now_s(), c0 = thread_cpu_s();
+	size_t p0, g0, p1, g1;
+
+	lp_session_thread_tokens(&p0, &g0);
 
 	lp_diag_init(&d);
 	lp_log_set_subject(x->path);
@@ -580,10 +584,9 @@ static void run_document(struct batch *b, const struct lp_batch_input *x, const 
 			e->output = strdup(out_path + strlen(b->o->outdir) + 1);
 		}
 	}
-	for (size_t i = 0; i < doc.n_levels; i++) {
-		e->tokens_in += doc.levels[i].tokens_in;
-		e->tokens_out += doc.levels[i].tokens_out;
-	}
+	lp_session_thread_tokens(&p1, &g1);
+	e->tokens_in = p1 - p0;
+	e->tokens_out = g1 - g0;
 	e->survival = doc.verify.done ? doc.verify.survival_rate : -1;
 	e->peak_tracked_bytes = stats.peak_tracked_bytes;
 	e->status = strdup(s == LP_OK ? "ok" : s == LP_E_VERIFY ? "verify_failed" : "failed");

@@ -13,5 +13,5 @@ tests_check_engine_LDADD = $(TEST_LIBS)
 
 # lpipe batch (src/cli/cmd_batch.c): outputs, manifest, resume, shards,
 # merge; SIGKILL at random moments then resume
-TESTS += tests/cli/batch.sh tests/cli/batch-kill.sh
-EXTRA_DIST += tests/cli/batch.sh tests/cli/batch-kill.sh
+TESTS += tests/cli/batch.sh tests/cli/batch-kill.sh tests/cli/batch-model.sh
+EXTRA_DIST += tests/cli/batch.sh tests/cli/batch-kill.sh tests/cli/batch-model.sh

@@ -539,6 +539,9 @@ static enum lp_status locked_generate(struct lp_session *s, const struct lp_chat
 /* The public entries that touch the session's state: each takes the lock,
  * so documents of a batch may call them from their own threads. */
 
+/* Tokens every generation of the calling thread evaluated and produced. */
+static _Thread_local size_t thread_prompt_tokens, thread_generated_tokens;
+
 enum lp_status lp_session_regrow(struct lp_session *s, uint32_t need, struct lp_diag *d)
 {
 	enum lp_status st;
@@ -586,12 +589,25 @@ enum lp_status lp_session_generate(struct lp_session *s, const struct lp_chat_ms
 				   char **out_text, size_t *n_prompt, size_t *n_out,
 				   struct lp_diag *d)
 {
+	size_t np = 0, no = 0;
 	enum lp_status st;
 
 	pthread_mutex_lock(&s->lock);
-	st = locked_generate(s, msgs, n, prefix, max_tokens, out_text, n_prompt, n_out, d);
+	st = locked_generate(s, msgs, n, prefix, max_tokens, out_text, &np, &no, d);
 	pthread_mutex_unlock(&s->lock);
+	if (n_prompt)
+		*n_prompt = np;
+	if (n_out)
+		*n_out = no;
+	thread_prompt_tokens += np;
+	thread_generated_tokens += no;
 	return st;
+}
+
+void lp_session_thread_tokens(size_t *prompt, size_t *generated)
+{
+	*prompt = thread_prompt_tokens;
+	*generated = thread_generated_tokens;
 }
 
 uint32_t lp_session_n_ctx(const struct lp_session *s)
