@@ -569,14 +569,15 @@ static void run_document(struct batch *b, const struct lp_batch_input *x, const 
 	size_t p0, g0, p1, g1;
 
 	lp_session_thread_tokens(&p0, &g0);
-
 	lp_diag_init(&d);
 	lp_log_set_subject(x->path);
 	s = lp_runner_run(b->p, x->path, b->o->question, b->engine, &doc, &stats, &d);
 	if (s == LP_OK || s == LP_E_VERIFY) {
 		struct lp_diag wd;
+		enum lp_status ws;
+
 		lp_diag_init(&wd);
-		enum lp_status ws = write_output(b, &doc, &stats, out_path, e, &wd);
+		ws = write_output(b, &doc, &stats, out_path, e, &wd);
 		if (ws) {
 			s = ws;
 			d = wd;

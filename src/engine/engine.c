@@ -212,9 +212,10 @@ enum lp_status lp_engine_session(struct lp_engine *e, const struct lp_session_pa
 
 	*out = NULL;
 	*opened = 0;
+	pthread_mutex_lock(&e->lock);
+	/* under the lock: the default path is a static buffer */
 	if (!key.path)
 		key.path = lp_session_default_path();
-	pthread_mutex_lock(&e->lock);
 	for (size_t i = 0; i < e->n_slots; i++)
 		if (key_equal(&e->slots[i].key, &key)) {
 			e->slots[i].holders++;
