@@ -135,6 +135,37 @@ void lp_batch_manifest_release(struct lp_batch_manifest *m);
  */
 int lp_batch_merge(const char *const *dirs, size_t n_dirs, const char *outdir);
 
+/*
+ * The arguments of `lpipe batch` after "batch" (argv[1..argc), argv as
+ * given, before getopt permuted it), each quoted for sh and preceded by a
+ * space, less --emit-sbatch and, with drop_shard, --shard I/N: the same
+ * command again (the resume hint, the job script). batch_sbatch.c.
+ */
+void lp_batch_print_args(FILE *out, int argc, char *const *argv, int drop_shard);
+/* Print to `out` an sbatch script that runs this command as a job array of
+ * n_tasks tasks, each taking its shard from the Slurm variables. Returns
+ * the exit code (LP_EXIT_INPUT when the program or the current directory
+ * cannot be found). */
+int lp_batch_emit_sbatch(FILE *out, int argc, char *const *argv, const char *outdir,
+			 int jobs, int n_tasks);
+
+/* batch_outdir.c: "OUTDIR/STEM.EXT", or "OUTDIR/STEM-I-of-N.EXT" for a
+ * shard of N > 1 (manifest, report, inputs); a new string (free), NULL
+ * when out of memory. */
+char *lp_batch_shard_file(const char *outdir, const char *stem, const char *ext,
+			  const struct lp_shard *s);
+/* mkdir -p of the directory part of `path`; 0 or -1 (errno set). */
+int lp_batch_make_parents(const char *path);
+/*
+ * Remove under `outdir` the temporaries ("NAME.tmp.PID.XXXXXX") that runs
+ * killed by SIGKILL left, of the files `shard` owns: its manifest, report
+ * and inputs list, and the outputs (ending in `ext`) of its keys; only
+ * regular files of this user whose pid is no process. Shards sharing
+ * OUTDIR from other hosts (where a pid means nothing) keep theirs.
+ * Returns how many went.
+ */
+size_t lp_batch_remove_stale(const char *outdir, const struct lp_shard *shard, const char *ext);
+
 /* Exit code of the worst outcome among codes a and b: the larger (0 ok,
  * 1 verification failed, 2 configuration, 3 input, 4 memory, 5 internal:
  * the table in lpipe(1) is in order of severity). */

@@ -10,11 +10,9 @@
  */
 #include "cli/commands.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -231,201 +229,13 @@ static int parse_options(int argc, char **argv, struct batch_opts *o)
 	return -1;
 }
 
-/* ---- the shell command line, for the resume hint and sbatch ------------ */
-
-/* Append `s` quoted for sh to `out` (bare when it needs no quotes). */
-static void sh_quote(FILE *out, const char *s)
-{
-	if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-			    "0123456789_./:=@%+,-") == strlen(s)) {
-		fputs(s, out);
-		return;
-	}
-	fputc('\'', out);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputs("'\\''", out);
-		else
-			fputc(*s, out);
-	}
-	fputc('\'', out);
-}
-
-/* The arguments after "batch", less --emit-sbatch and (with drop_shard)
- * --shard: this command again. */
-static void print_args(FILE *out, const struct batch_opts *o, int drop_shard)
-{
-	for (int i = 1; i < o->argc; i++) {
-		const char *a = o->argv_copy[i];
-		if (!strcmp(a, "--"))
-			drop_shard = 0; /* operands from here on */
-		if (!strncmp(a, "--emit-sbatch", 13) && (!a[13] || a[13] == '='))
-			continue;
-		if (drop_shard && !strcmp(a, "--shard")) {
-			i++;
-			continue;
-		}
-		if (drop_shard && !strncmp(a, "--shard=", 8))
-			continue;
-		fputc(' ', out);
-		sh_quote(out, a);
-	}
-}
-
 static int emit_sbatch(const struct batch_opts *o)
 {
-	char exe[PATH_MAX], cwd[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
 	if (o->from && !strcmp(o->from, "-"))
 		return lp_cli_usage_error("batch", "--emit-sbatch cannot read --from - "
 					  "(standard input) in a job: give a file");
-	if (n <= 0 || !getcwd(cwd, sizeof(cwd))) {
-		fprintf(stderr, "lpipe batch: error: unable to find the lpipe program or the "
-			"current directory: %s\n", strerror(errno));
-		return LP_EXIT_INPUT;
-	}
-	exe[n] = '\0';
-	printf("#!/bin/sh\n"
-	       "# lpipe batch as a Slurm job array: task K of the array takes shard K of\n"
-	       "# the inputs (lpipe reads SLURM_ARRAY_TASK_ID, _MIN and _COUNT), writes\n"
-	       "# its outputs to the shared OUTDIR and its own manifest-K-of-N.jsonl.\n"
-	       "# Submit with: sbatch THIS_FILE (--array=0-M on the sbatch command line\n"
-	       "# overrides the size). When every task is done, merge the reports:\n"
-	       "#   lpipe batch --merge ");
-	sh_quote(stdout, o->outdir);
-	printf("\n#SBATCH --job-name=lpipe-batch\n"
-	       "#SBATCH --array=0-%d\n"
-	       "#SBATCH --cpus-per-task=%d\n"
-	       "#SBATCH --output=lpipe-batch-%%A_%%a.log\n"
-	       "cd ", o->emit_sbatch - 1, o->jobs < 2 ? 2 : 2 * o->jobs);
-	sh_quote(stdout, cwd);
-	printf(" || exit 2\nexec ");
-	sh_quote(stdout, exe);
-	printf(" batch");
-	print_args(stdout, o, 1);
-	printf("\n");
-	return LP_EXIT_OK;
-}
-
-/* ---- output directory housekeeping ------------------------------------- */
-
-/* mkdir -p of the directory part of `path` (the file itself not made). */
-static int make_parents(const char *path)
-{
-	char buf[PATH_MAX];
-	size_t len = strlen(path);
-
-	if (len >= sizeof(buf))
-		return -1;
-	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0777) && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return 0;
-}
-
-static char *shard_file(const char *outdir, const char *stem, const char *ext,
-			const struct lp_shard *s);
-
-/* Is `name` "OUT.tmp.PID.XXXXXX" (an lp_afile temporary) of a process
- * that is gone? Sets *out_len to the length of OUT. */
-static int stale_tmp(const char *name, size_t *out_len)
-{
-	const char *t = strstr(name, ".tmp."), *next;
-	char *end;
-	long pid;
-
-	for (; t; t = next) {
-		next = strstr(t + 1, ".tmp.");
-		if (next)
-			continue; /* the last ".tmp." is the one */
-		errno = 0;
-		pid = strtol(t + 5, &end, 10);
-		if (errno || pid <= 0 || *end != '.' || strlen(end + 1) != 6)
-			return 0;
-		*out_len = (size_t)(t - name);
-		return kill((pid_t)pid, 0) && errno == ESRCH;
-	}
-	return 0;
-}
-
-/*
- * Is `rel` (a path relative to OUTDIR) a file this run writes: one of its
- * shard's own files, or the output of a key in its shard? Shards may share
- * OUTDIR from several hosts, where a pid means nothing: a run only ever
- * touches the temporaries of what it owns.
- */
-static int owned(const struct batch_opts *o, const char *ext, const char *rel, size_t len)
-{
-	static const char *const stems[] = { "manifest", "report", "inputs" };
-	static const char *const exts[] = { "jsonl", "csv", "txt" };
-	size_t el = strlen(ext);
-	char name[PATH_MAX];
-	int mine;
-
-	for (int i = 0; i < 3; i++) {
-		char *own = shard_file(".", stems[i], exts[i], &o->shard);
-		mine = own && strlen(own + 2) == len && !strncmp(own + 2, rel, len);
-		free(own);
-		if (mine)
-			return 1;
-	}
-	if (len <= el || len - el >= sizeof(name) || strncmp(rel + len - el, ext, el))
-		return 0;
-	memcpy(name, rel, len - el);
-	name[len - el] = '\0';
-	return lp_shard_mine(&o->shard, name);
-}
-
-/* Remove, under OUTDIR/`rel`, the temporaries of this run's files left by
- * killed runs (SIGKILL leaves them: no handler runs). Returns the count. */
-static size_t remove_stale_tmps(const struct batch_opts *o, const char *ext, const char *rel)
-{
-	char dir[PATH_MAX];
-	DIR *dp;
-	struct dirent *e;
-	size_t n = 0, out_len;
-
-	if (snprintf(dir, sizeof(dir), "%s%s%s", o->outdir, *rel ? "/" : "", rel) >=
-	    (int)sizeof(dir) || !(dp = opendir(dir)))
-		return 0;
-	while ((e = readdir(dp))) {
-		struct stat st;
-		char path[PATH_MAX], sub[PATH_MAX];
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path) ||
-		    snprintf(sub, sizeof(sub), "%s%s%s", rel, *rel ? "/" : "", e->d_name) >=
-			    (int)sizeof(sub) ||
-		    lstat(path, &st))
-			continue;
-		if (S_ISDIR(st.st_mode))
-			n += remove_stale_tmps(o, ext, sub);
-		else if (S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-			 stale_tmp(e->d_name, &out_len) &&
-			 owned(o, ext, sub, strlen(sub) - strlen(e->d_name) + out_len) && !unlink(path))
-			n++;
-	}
-	closedir(dp);
-	return n;
-}
-
-/* "manifest.jsonl" or "manifest-I-of-N.jsonl" (stem, suffix), in OUTDIR. */
-static char *shard_file(const char *outdir, const char *stem, const char *ext,
-			const struct lp_shard *s)
-{
-	char *p = NULL;
-	int rc = s->count > 1 ? asprintf(&p, "%s/%s-%lu-of-%lu.%s", outdir, stem, s->index,
-					 s->count, ext)
-			      : asprintf(&p, "%s/%s.%s", outdir, stem, ext);
-
-	return rc < 0 ? NULL : p;
+	return lp_batch_emit_sbatch(stdout, o->argc, o->argv_copy, o->outdir, o->jobs,
+				    o->emit_sbatch);
 }
 
 /* ---- the run --------------------------------------------------------- */
@@ -535,7 +345,7 @@ static enum lp_status write_output(struct batch *b, struct lp_doc *doc,
 	s = lp_report_write(doc, b->format, stats, mem, d);
 	if (fclose(mem) && !s)
 		s = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the output");
-	if (!s && make_parents(path))
+	if (!s && lp_batch_make_parents(path))
 		s = lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to make its directory: %s",
 				strerror(errno));
 	if (!s && !(s = lp_afile_open(&af, path, d))) {
@@ -785,7 +595,7 @@ static enum lp_status collect(struct batch *b, size_t *total, struct lp_diag *d)
  * --merge can name what is missing. */
 static enum lp_status write_inputs(struct batch *b, size_t total, struct lp_diag *d)
 {
-	char *path = shard_file(b->o->outdir, "inputs", "txt", &b->o->shard);
+	char *path = lp_batch_shard_file(b->o->outdir, "inputs", "txt", &b->o->shard);
 	struct lp_afile af;
 	enum lp_status s;
 
@@ -805,7 +615,7 @@ static enum lp_status write_inputs(struct batch *b, size_t total, struct lp_diag
  * with one line per key, and write the CSV report. */
 static void finish_reports(struct batch *b, const char *manifest_path)
 {
-	char *csv = shard_file(b->o->outdir, "report", "csv", &b->o->shard);
+	char *csv = lp_batch_shard_file(b->o->outdir, "report", "csv", &b->o->shard);
 	struct lp_diag d;
 
 	lp_diag_init(&d);
@@ -862,13 +672,13 @@ static int run_batch(const struct batch_opts *o)
 		goto out;
 	}
 	if ((mkdir(o->outdir, 0777) && errno != EEXIST) ||
-	    !(manifest_path = shard_file(o->outdir, "manifest", "jsonl", &o->shard))) {
+	    !(manifest_path = lp_batch_shard_file(o->outdir, "manifest", "jsonl", &o->shard))) {
 		fprintf(stderr, "%s: error: unable to make the output directory: %s\n", o->outdir,
 			strerror(errno));
 		rc = LP_EXIT_INPUT;
 		goto out;
 	}
-	if ((cleaned = remove_stale_tmps(o, b.ext, "")))
+	if ((cleaned = lp_batch_remove_stale(o->outdir, &o->shard, b.ext)))
 		lp_info("removed %zu temporary file%s of an interrupted run", cleaned,
 			cleaned == 1 ? "" : "s");
 	if ((s = lp_batch_manifest_read(manifest_path, 1, &b.done, NULL, &d)) ||
@@ -910,7 +720,7 @@ static int run_batch(const struct batch_opts *o)
 	if (stop_signal) {
 		fprintf(stderr, "lpipe batch: interrupted after %zu of %zu documents; to resume, "
 			"run:\n  lpipe batch", b.n_done, b.in.n);
-		print_args(stderr, o, 0);
+		lp_batch_print_args(stderr, o->argc, o->argv_copy, 0);
 		fputc('\n', stderr);
 		rc = 128 + stop_signal;
 	} else if (b.stop && b.n_done < b.in.n) {

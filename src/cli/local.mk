@@ -24,4 +24,5 @@ tests_check_cli_LDADD = $(TEST_LIBS)
 
 # batch: many documents on one engine, manifest, resume, shards
 liblpipe_la_SOURCES += src/cli/cmd_batch.c src/cli/batch.h src/cli/batch_inputs.c \
-	src/cli/batch_manifest.c src/cli/batch_merge.c
+	src/cli/batch_manifest.c src/cli/batch_merge.c src/cli/batch_sbatch.c \
+	src/cli/batch_outdir.c
