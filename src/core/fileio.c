@@ -111,7 +111,8 @@ static enum lp_status map_read_stream(int fd, const char *path, enum lp_file_kin
 
 size_t lp_file_fault_bytes(void)
 {
-	static size_t bytes;
+	static size_t cached; /* documents of a batch ask from several threads */
+	size_t bytes = __atomic_load_n(&cached, __ATOMIC_RELAXED);
 	FILE *f;
 
 	if (bytes)
@@ -124,6 +125,7 @@ size_t lp_file_fault_bytes(void)
 			bytes = v;
 		fclose(f);
 	}
+	__atomic_store_n(&cached, bytes, __ATOMIC_RELAXED);
 	return bytes;
 }
 

@@ -87,6 +87,8 @@ static void format_line(const struct lp_progress *p, double now, int final, char
 	} else if (p->what) {
 		ADD("%s, ", p->what);
 	}
+	if (p->detail)
+		ADD("%s, ", p->detail);
 	if (tok && el > 0)
 		ADD("%.0f tok/s, ", (double)tok / el);
 	if (final) {
@@ -153,6 +155,7 @@ void lp_progress_begin(struct lp_progress *p, const char *what, const char *unit
 	p->start_s = lp_now_s();
 	p->tokens0 = tokens;
 	p->drawn = 0;
+	p->detail = NULL;
 	p->active = lp_progress_enabled();
 	/* a live line is drawn at once; plain lines wait for their interval */
 	p->last_draw_s = lp_progress_live() ? 0 : p->start_s;

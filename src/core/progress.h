@@ -50,6 +50,8 @@ struct lp_progress {
 	size_t tokens0;     /* lp_progress_tokens() at begin */
 	int drawn;          /* lines or redraws made */
 	struct lp_progress *outer; /* current before this one began */
+	/* Set by the caller after lp_progress_begin (starts empty): */
+	const char *detail; /* added to the line ("2 failed, 1.3 MB/s"), or NULL */
 };
 
 /* Global switch: -1 auto (tty), 0 off, 1 on. */
