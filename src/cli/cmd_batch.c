@@ -567,8 +567,10 @@ static enum lp_status load(struct batch *b, struct lp_diag *d)
 		return s;
 	lp_mem_set_budget(budget);
 	b->format = o->has_format ? o->format : b->p->output.format;
-	b->ext = b->format == LP_FORMAT_JSON ? ".json" : b->format == LP_FORMAT_MARKDOWN ? ".md"
-											: ".txt";
+	b->ext = b->format == LP_FORMAT_JSON	 ? ".json"
+		 : b->format == LP_FORMAT_MARKDOWN ? ".md"
+		 : b->format == LP_FORMAT_HTML	   ? ".html"
+						   : ".txt";
 	return hash_pipeline(b, d);
 }
 
