@@ -12,3 +12,8 @@ EXTRA_DIST += tests/fuzz/standalone.c tests/fuzz/corpus
 TESTS += tests/cli/quality.sh
 EXTRA_DIST += tests/cli/quality.sh tests/quality_metrics_test.py \
 	scripts/eval-quality scripts/quality_metrics.py
+
+# lpipe batch in shards on a single-node Slurm and under GNU parallel;
+# skipped where the packages are missing ('scripts/bootstrap test' installs them).
+TESTS += tests/cli/slurm.sh tests/cli/parallel.sh
+EXTRA_DIST += tests/cli/slurm.sh tests/cli/parallel.sh tests/cli/shards.sh

@@ -1,0 +1,92 @@
+# shards.sh - helpers for the tests that run `lpipe batch` in shards on a
+# scheduler (slurm.sh, parallel.sh); sourced after lib.sh.
+
+# skip REASON: the test cannot run here; automake counts exit 77 as skipped.
+skip() {
+	echo "SKIP - $*"
+	exit 77
+}
+
+# A shard picks its share from these when --shard is not given: a test that
+# itself runs under Slurm must not inherit its job's.
+unset SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_COUNT SLURM_ARRAY_TASK_MIN \
+	SLURM_ARRAY_TASK_MAX SLURM_ARRAY_JOB_ID SLURM_JOB_ID
+
+# need_batch: skip unless this lpipe has the batch command.
+need_batch() {
+	"$LPIPE" help batch >/dev/null 2>&1 || skip "this lpipe has no batch command"
+}
+
+# The pipeline by absolute path: shards run in other working directories.
+PIPE=$(cd "$PIPELINES" && pwd)/extractive-summary.yaml
+
+# corpus DIR: 12 documents of 70 to 100 words in two folders, each five
+# consecutive sentences of tests/data/cli/small.txt (short enough that the
+# extractive summary keeps every keyphrase, so each one succeeds).
+corpus() {
+	python3 - "$DATA/small.txt" "$1" <<'PY'
+import os, re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+sents = re.split(r"(?<=[.!?])\s+", " ".join(text.split()))
+for i in range(12):
+    sub = os.path.join(sys.argv[2], "ab"[i % 2])
+    os.makedirs(sub, exist_ok=True)
+    with open(os.path.join(sub, "doc%02d.txt" % i), "w", encoding="utf-8") as f:
+        f.write(" ".join(sents[(i + k) % len(sents)] for k in range(5)) + "\n")
+PY
+}
+
+# shard_dirs ROOT: the output folders under ROOT that hold a manifest, one a line.
+shard_dirs() {
+	find "$1" -name manifest.jsonl | sed 's|/manifest.jsonl$||' | sort
+}
+
+# check_union CORPUS DIR...: the manifests in DIR... list every file of
+# CORPUS exactly once, each succeeded and has its output; prints the counts.
+check_union() {
+	python3 - "$@" <<'PY'
+import json, os, sys
+corpus, dirs = sys.argv[1], sys.argv[2:]
+want = set()
+for root, _, files in os.walk(corpus):
+    want.update(os.path.realpath(os.path.join(root, f)) for f in files)
+seen = {}
+for d in dirs:
+    with open(os.path.join(d, "manifest.jsonl"), encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            path = os.path.realpath(r["input"])
+            seen[path] = seen.get(path, 0) + 1
+            assert r["status"] == "ok", (path, r["status"])
+            out = r["output"] if os.path.isabs(r["output"]) else os.path.join(d, r["output"])
+            assert os.path.getsize(out) > 0, out
+twice = sorted(p for p, n in seen.items() if n > 1)
+assert not twice, "listed more than once: %s" % twice
+assert set(seen) == want, "missing %s, extra %s" % (sorted(want - set(seen)),
+                                                    sorted(set(seen) - want))
+print("%d documents in %d shards, each once, all ok" % (len(seen), len(dirs)))
+PY
+}
+
+# check_merge DIR...: `lpipe batch --merge` over all the shards succeeds and
+# counts every document, and fails when a shard that holds documents is left
+# out or given twice.
+check_merge() {
+	lp batch --merge "$@"
+	expect "--merge over the $# shards" 0
+	if grep -q '12' "$OUT" "$ERR"; then ok "the merged report counts 12 documents"; else
+		fail "the merged report does not count 12 documents"
+		sed 's/^/  /' "$OUT" "$ERR" | head -10
+	fi
+	full=
+	rest=
+	for d in "$@"; do
+		if [ -z "$full" ] && [ -s "$d/manifest.jsonl" ]; then full=$d; else rest="$rest $d"; fi
+	done
+	lp batch --merge $rest
+	[ "$rc" -ne 0 ] && ok "--merge without one shard fails" ||
+		fail "--merge without one shard succeeds"
+	lp batch --merge "$full" "$full" $rest
+	[ "$rc" -ne 0 ] && ok "--merge with one shard twice fails" ||
+		fail "--merge with one shard twice succeeds"
+}
