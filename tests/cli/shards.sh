@@ -36,57 +36,58 @@ for i in range(12):
 PY
 }
 
-# shard_dirs ROOT: the output folders under ROOT that hold a manifest, one a line.
-shard_dirs() {
-	find "$1" -name manifest.jsonl | sed 's|/manifest.jsonl$||' | sort
+# n_manifests DIR: how many shard manifests DIR holds (manifest-I-of-N.jsonl).
+n_manifests() {
+	find "$1" -maxdepth 1 -name 'manifest*.jsonl' | grep -c .
 }
 
 # check_union CORPUS DIR...: the manifests in DIR... list every file of
 # CORPUS exactly once, each succeeded and has its output; prints the counts.
 check_union() {
 	python3 - "$@" <<'PY'
-import json, os, sys
+import glob, json, os, sys
 corpus, dirs = sys.argv[1], sys.argv[2:]
 want = set()
 for root, _, files in os.walk(corpus):
     want.update(os.path.realpath(os.path.join(root, f)) for f in files)
 seen = {}
-for d in dirs:
-    with open(os.path.join(d, "manifest.jsonl"), encoding="utf-8") as f:
+manifests = [m for d in dirs for m in sorted(glob.glob(os.path.join(d, "manifest*.jsonl")))]
+for m in manifests:
+    with open(m, encoding="utf-8") as f:
         for line in f:
             r = json.loads(line)
             path = os.path.realpath(r["input"])
             seen[path] = seen.get(path, 0) + 1
-            assert r["status"] == "ok", (path, r["status"])
-            out = r["output"] if os.path.isabs(r["output"]) else os.path.join(d, r["output"])
+            assert r["status"] == "ok", (path, r["status"], r.get("reason"))
+            out = os.path.join(os.path.dirname(m), r["output"])
             assert os.path.getsize(out) > 0, out
 twice = sorted(p for p, n in seen.items() if n > 1)
 assert not twice, "listed more than once: %s" % twice
 assert set(seen) == want, "missing %s, extra %s" % (sorted(want - set(seen)),
                                                     sorted(set(seen) - want))
-print("%d documents in %d shards, each once, all ok" % (len(seen), len(dirs)))
+print("%d documents in %d manifests, each once, all ok" % (len(seen), len(manifests)))
 PY
 }
 
-# check_merge DIR...: `lpipe batch --merge` over all the shards succeeds and
-# counts every document, and fails when a shard that holds documents is left
-# out or given twice.
+# check_merge OUTDIR: `lpipe batch --merge` over the shards in OUTDIR
+# succeeds and counts every document; it fails when a shard that holds
+# documents is missing, and when a second folder repeats documents.
 check_merge() {
-	lp batch --merge "$@"
-	expect "--merge over the $# shards" 0
+	lp batch --merge "$1"
+	expect "--merge over the shards" 0
 	if grep -q '12' "$OUT" "$ERR"; then ok "the merged report counts 12 documents"; else
 		fail "the merged report does not count 12 documents"
 		sed 's/^/  /' "$OUT" "$ERR" | head -10
 	fi
-	full=
-	rest=
-	for d in "$@"; do
-		if [ -z "$full" ] && [ -s "$d/manifest.jsonl" ]; then full=$d; else rest="$rest $d"; fi
+	rm -rf "$WORK/partial"
+	cp -R "$1" "$WORK/partial"
+	for m in "$WORK"/partial/manifest*.jsonl; do
+		[ -s "$m" ] && { rm -f "$m"; break; }
 	done
-	lp batch --merge $rest
+	lp batch --merge "$WORK/partial"
 	[ "$rc" -ne 0 ] && ok "--merge without one shard fails" ||
 		fail "--merge without one shard succeeds"
-	lp batch --merge "$full" "$full" $rest
-	[ "$rc" -ne 0 ] && ok "--merge with one shard twice fails" ||
-		fail "--merge with one shard twice succeeds"
+	lp batch --merge "$1" "$WORK/partial"
+	[ "$rc" -ne 0 ] && ok "--merge with documents twice fails" ||
+		fail "--merge with documents twice succeeds"
 }

@@ -197,12 +197,11 @@ if submit --array=0-3 --output="$S/lpipe-%a.out" "$WORK/job.sh"; then
 else
 	fail "sbatch refuses the --emit-sbatch script"
 fi
-dirs=$(shard_dirs "$WORK/out")
-[ "$(echo "$dirs" | grep -c .)" -eq 4 ] && ok "each task wrote its shard's manifest" ||
-	fail "shard manifests: '$dirs'"
-if check_union "$CORPUS" $dirs; then ok "the shards hold every document once"; else
+[ "$(n_manifests "$WORK/out")" -eq 4 ] && ok "each task wrote its shard's manifest" ||
+	fail "$(n_manifests "$WORK/out") shard manifests in the output folder, not 4"
+if check_union "$CORPUS" "$WORK/out"; then ok "the shards hold every document once"; else
 	fail "the shards do not hold every document once"
 fi
-check_merge $dirs
+check_merge "$WORK/out"
 [ "$n_fail" -eq 0 ] || show_logs
 finish
