@@ -187,6 +187,9 @@ lp batch "$PIPE" "$CORPUS" -o "$WORK/out" --emit-sbatch
 expect "--emit-sbatch" 0
 expect_out "--emit-sbatch prints a batch script" '#!' '#SBATCH' 'batch'
 cp "$OUT" "$WORK/job.sh"
+# The tasks inherit this environment, as on a cluster where lpipe is installed.
+PATH=$(dirname "$LPIPE"):$PATH
+export PATH
 if submit --array=0-3 --output="$S/lpipe-%a.out" "$WORK/job.sh"; then
 	wait_until 240 job_done || fail "the lpipe array $job still runs after 240 s"
 	job_ok "$job" && ok "the --emit-sbatch script runs as a 4-task array" || {
