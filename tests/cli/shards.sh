@@ -69,25 +69,34 @@ print("%d documents in %d manifests, each once, all ok" % (len(seen), len(manife
 PY
 }
 
-# check_merge OUTDIR: `lpipe batch --merge` over the shards in OUTDIR
-# succeeds and counts every document; it fails when a shard that holds
-# documents is missing, and when a second folder repeats documents.
+# check_merge OUTDIR: `lpipe batch --merge` over the 4 shards in OUTDIR
+# succeeds and its report, OUTDIR/merged.jsonl, lists each of the 12
+# documents once, succeeded; the merge fails when one shard is missing, and
+# when a second folder holds the same documents again.
 check_merge() {
 	lp batch --merge "$1"
-	expect "--merge over the shards" 0
-	if grep -q '12' "$OUT" "$ERR"; then ok "the merged report counts 12 documents"; else
-		fail "the merged report does not count 12 documents"
-		sed 's/^/  /' "$OUT" "$ERR" | head -10
+	expect "--merge over the shards" 0 "merged 4 shards" "12 of 12 documents: 12 ok"
+	if python3 - "$1/merged.jsonl" <<'PY'; then
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+keys = [r["key"] for r in rows]
+assert len(keys) == 12 and len(set(keys)) == 12, keys
+assert all(r["status"] == "ok" for r in rows), [(r["key"], r["status"]) for r in rows]
+PY
+		ok "merged.jsonl lists the 12 documents once each, all ok"
+	else
+		fail "merged.jsonl does not list the 12 documents once each, all ok"
 	fi
 	rm -rf "$WORK/partial"
 	cp -R "$1" "$WORK/partial"
-	for m in "$WORK"/partial/manifest*.jsonl; do
-		[ -s "$m" ] && { rm -f "$m"; break; }
+	for m in "$WORK"/partial/manifest-*.jsonl; do
+		[ -s "$m" ] || continue
+		shard=${m##*/manifest}
+		rm -f "$WORK"/partial/*"${shard%.jsonl}".*
+		break
 	done
 	lp batch --merge "$WORK/partial"
-	[ "$rc" -ne 0 ] && ok "--merge without one shard fails" ||
-		fail "--merge without one shard succeeds"
+	expect "--merge without one shard fails" 3 "missing or doubled"
 	lp batch --merge "$1" "$WORK/partial"
-	[ "$rc" -ne 0 ] && ok "--merge with documents twice fails" ||
-		fail "--merge with documents twice succeeds"
+	expect "--merge with documents twice fails" 3 "missing or doubled"
 }

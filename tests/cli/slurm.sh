@@ -96,7 +96,7 @@ for x in s:
     x.bind(("127.0.0.1", 0))
 print(" ".join(str(x.getsockname()[1]) for x in s))')
 host=$(hostname -s)
-node=$(slurmd -C | head -n 1) # NodeName=HOST CPUs=... as the hardware is
+node=$(slurmd -C | sed -n 's/^\(NodeName=[^ ]*\).*/\1/p') # the name slurmd goes by
 cat >"$SLURM_CONF" <<CONF
 ClusterName=lpipetest
 SlurmctldHost=$host(127.0.0.1)
@@ -124,8 +124,10 @@ SchedulerType=sched/builtin
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
+# 4 CPUs whatever the machine has: the --emit-sbatch script asks 2 per task.
+SlurmdParameters=config_overrides
 MinJobAge=600
-$node NodeAddr=127.0.0.1 State=UNKNOWN
+$node CPUs=4 NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 
@@ -180,22 +182,22 @@ fi
 
 need_batch
 
-# 2. The script lpipe prints, as a 4-task array over 12 documents.
+# 2. The script lpipe prints, submitted as it is: its #SBATCH lines make
+# it a 4-task array and put the tasks' logs in the folder it was made in.
 CORPUS=$WORK/corpus
 corpus "$CORPUS"
-lp batch "$PIPE" "$CORPUS" -o "$WORK/out" --emit-sbatch
-expect "--emit-sbatch" 0
-expect_out "--emit-sbatch prints a batch script" '#!' '#SBATCH' 'batch'
+cd "$WORK" || exit 1
+lp batch "$PIPE" "$CORPUS" -o "$WORK/out" --emit-sbatch=4
+expect "--emit-sbatch=4" 0
+expect_out "--emit-sbatch=4 prints a script for a 4-task array" '#!/bin/sh' \
+	'#SBATCH --array=0-3' ' batch '
 cp "$OUT" "$WORK/job.sh"
-# The tasks inherit this environment, as on a cluster where lpipe is installed.
-PATH=$(dirname "$LPIPE"):$PATH
-export PATH
-if submit --array=0-3 --output="$S/lpipe-%a.out" "$WORK/job.sh"; then
+if submit "$WORK/job.sh"; then
 	wait_until 240 job_done || fail "the lpipe array $job still runs after 240 s"
 	job_ok "$job" && ok "the --emit-sbatch script runs as a 4-task array" || {
 		fail "the --emit-sbatch array does not complete"
 		sed 's/^/  /' "$S/state.txt"
-		cat "$S"/lpipe-*.out | sed 's/^/  task: /' | head -20
+		sed 's/^/  task: /' "$WORK"/lpipe-batch-*.log | head -20
 	}
 else
 	fail "sbatch refuses the --emit-sbatch script"
