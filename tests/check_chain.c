@@ -637,7 +637,7 @@ static enum lp_status run_chain(const char *on_oom, int n_ctx, struct lp_doc *do
 	lp_buf_release(&b);
 	if (st)
 		return LP_E_IO; /* not this suite's concern: the config loader's */
-	st = lp_runner_run(p, doc_path, values[0], doc, NULL, d);
+	st = lp_runner_run(p, doc_path, values[0], NULL, doc, NULL, d);
 	/* the doc keeps pointers into the pipeline's options: free it after */
 	if (st) {
 		lp_doc_release(doc);
@@ -883,7 +883,7 @@ START_TEST(test_generate_and_truncate)
 	lp_diag_init(&d);
 	ck_assert_msg(lp_pipeline_load_text("t.yaml", b.data, b.len, &vars, NULL, 0, &p, &d) == LP_OK,
 		      "%s", d.msg);
-	ck_assert_msg(lp_runner_run(p, doc_path, "rivers", &doc, NULL, &d) == LP_OK, "%s", d.msg);
+	ck_assert_msg(lp_runner_run(p, doc_path, "rivers", NULL, &doc, NULL, &d) == LP_OK, "%s", d.msg);
 	/* truncate: head and tail of the source, the middle marked */
 	ck_assert_int_eq(memcmp(doc.text, doc.src.text, 60), 0);
 	ck_assert_uint_lt(doc.len, doc.src.len);
@@ -928,7 +928,7 @@ START_TEST(test_verify_retry)
 	lp_diag_init(&d);
 	ck_assert_msg(lp_pipeline_load_text("t.yaml", b.data, b.len, NULL, NULL, 0, &p, &d) == LP_OK,
 		      "%s", d.msg);
-	ck_assert_msg(lp_runner_run(p, doc_path, NULL, &doc, NULL, &d) == LP_OK, "%s", d.msg);
+	ck_assert_msg(lp_runner_run(p, doc_path, NULL, NULL, &doc, NULL, &d) == LP_OK, "%s", d.msg);
 	ck_assert(doc.verify.done);
 	ck_assert(!doc.verify.passed);
 	ck_assert_int_eq(doc.verify.retries, 2);

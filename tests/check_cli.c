@@ -169,7 +169,7 @@ START_TEST(test_runner_whole_text_chunk)
 	write_doc();
 	lp_diag_init(&d);
 	ran_count = 0;
-	ck_assert_int_eq(lp_runner_run(p, doc_path, "why?", &doc, NULL, &d), LP_OK);
+	ck_assert_int_eq(lp_runner_run(p, doc_path, "why?", NULL, &doc, NULL, &d), LP_OK);
 	ck_assert_int_eq(ran_count, 1);
 	ck_assert_uint_eq(doc.n_chunks, 1);
 	ck_assert_uint_eq(doc.chunks[0].off, 0);
@@ -199,7 +199,7 @@ START_TEST(test_runner_verify_goes_on_and_traces)
 	write_doc();
 	lp_diag_init(&d);
 	ran_count = 0;
-	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, &doc, &st, &d), LP_E_VERIFY);
+	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, NULL, &doc, &st, &d), LP_E_VERIFY);
 	ck_assert_str_eq(d.msg, "missing 'fog signal'");
 	ck_assert_int_eq(st.status, LP_E_VERIFY);
 	ck_assert_int_eq(ran_count, 1); /* the stage after verify still ran */
@@ -246,7 +246,7 @@ START_TEST(test_runner_reruns_on_request)
 	ran_count = redo_runs = 0;
 	reruns_wanted = 2;
 	rerun_from = 1;
-	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, &doc, &st, &d), LP_OK);
+	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, NULL, &doc, &st, &d), LP_OK);
 	ck_assert_int_eq(redo_runs, 3);
 	ck_assert_int_eq(redo_last_pass, 3);
 	ck_assert_int_eq(ran_count, 4); /* count ran in every pass, and after */
@@ -266,7 +266,7 @@ START_TEST(test_runner_reruns_on_request)
 	 * and its last failed verification is the run's */
 	redo_runs = 0;
 	reruns_wanted = 1000;
-	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, &doc, &st, &d), LP_E_VERIFY);
+	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, NULL, &doc, &st, &d), LP_E_VERIFY);
 	ck_assert_str_eq(d.msg, "not yet");
 	ck_assert_int_eq(redo_runs, LP_DOC_MAX_RERUNS + 1);
 	ck_assert_uint_eq(doc.rerun.count, LP_DOC_MAX_RERUNS);
@@ -276,7 +276,7 @@ START_TEST(test_runner_reruns_on_request)
 	redo_runs = 0;
 	reruns_wanted = 1;
 	rerun_from = 4;
-	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, &doc, &st, &d), LP_E_VERIFY);
+	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, NULL, &doc, &st, &d), LP_E_VERIFY);
 	ck_assert_int_eq(redo_runs, 1);
 	ck_assert_uint_eq(doc.n_trace, 5);
 	lp_doc_release(&doc);
@@ -295,7 +295,7 @@ START_TEST(test_runner_stops_at_first_error)
 	write_doc();
 	lp_diag_init(&d);
 	ran_count = 0;
-	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, &doc, NULL, &d), LP_E_INTERNAL);
+	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, NULL, &doc, NULL, &d), LP_E_INTERNAL);
 	ck_assert_str_eq(d.msg, "boom");
 	ck_assert_int_eq(ran_count, 0);
 	ck_assert_uint_eq(doc.n_trace, 2);
@@ -315,7 +315,7 @@ START_TEST(test_runner_budget_names_the_stage)
 	write_doc();
 	lp_diag_init(&d);
 	lp_mem_set_budget(lp_mem_current_total() + (512 << 10));
-	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, &doc, NULL, &d), LP_E_NOMEM);
+	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, NULL, &doc, NULL, &d), LP_E_NOMEM);
 	ck_assert_ptr_nonnull(strstr(d.msg, "hog"));
 	lp_doc_release(&doc);
 	lp_mem_set_budget(0);
@@ -372,7 +372,7 @@ START_TEST(test_json_report)
 
 	write_doc();
 	lp_diag_init(&d);
-	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, &doc, &st, &d), LP_E_VERIFY);
+	ck_assert_int_eq(lp_runner_run(p, doc_path, NULL, NULL, &doc, &st, &d), LP_E_VERIFY);
 	out = report(&doc, LP_FORMAT_JSON, &st);
 	ck_assert_ptr_nonnull(strstr(out, "\n  \"pipeline\": {\n    \"path\"")); /* 2-space indent */
 	r = json_loads(out, 0, &err);

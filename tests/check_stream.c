@@ -471,7 +471,7 @@ static enum lp_status run_chain(const char *weights, const char *on_oom, int *st
 	lp_buf_release(&b);
 	ck_assert_msg(st == LP_OK, "%s", d->msg);
 	lp_mem_reset_peaks();
-	st = lp_runner_run(p, doc_path, values[0], &doc, NULL, d);
+	st = lp_runner_run(p, doc_path, values[0], NULL, &doc, NULL, d);
 	*peak = lp_mem_peak_total();
 	*streamed = has_event(&doc, "shrink: weights streamed per layer (budget)");
 	if (st == LP_OK)

@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/mem.h"
 #include "core/progress.h"
+#include "engine/engine.h"
 #include "report/report.h"
 
 const char lp_usage_run[] =
@@ -197,6 +198,7 @@ static void log_memory(const struct lp_run_stats *stats)
 static int run(const struct run_opts *o)
 {
 	struct lp_pipeline *p = NULL;
+	struct lp_engine *engine = NULL;
 	struct lp_afile af = { 0 };
 	struct lp_run_stats stats;
 	struct lp_doc doc;
@@ -233,7 +235,14 @@ static int run(const struct run_opts *o)
 		lp_pipeline_free(p);
 		return lp_status_exit_code(s);
 	}
-	ran = lp_runner_run(p, o->doc, o->question, &doc, &stats, &d);
+	/* a batch of one: the engine frees the model with the document */
+	if ((s = lp_engine_new(NULL, &engine, &d))) {
+		print_diag(&d, s);
+		lp_afile_abort(&af);
+		lp_pipeline_free(p);
+		return lp_status_exit_code(s);
+	}
+	ran = lp_runner_run(p, o->doc, o->question, engine, &doc, &stats, &d);
 	log_memory(&stats);
 	if (ran && ran != LP_E_VERIFY) {
 		print_diag(&d, ran);
@@ -251,6 +260,7 @@ static int run(const struct run_opts *o)
 out:
 	lp_afile_abort(&af);
 	lp_doc_release(&doc);
+	lp_engine_free(engine);
 	lp_pipeline_free(p);
 	return lp_status_exit_code(s);
 }

@@ -10,6 +10,8 @@
 /* One line per subcommand, in the order `lpipe --help` lists them. */
 static const struct lp_command commands[] = {
 	{ "run", cmd_run, "run a pipeline on a document", lp_usage_run },
+	{ "batch", cmd_batch, "run a pipeline on many documents, the model loaded once",
+	  lp_usage_batch },
 	{ "check", cmd_check, "validate a pipeline and print the resolved plan", lp_usage_check },
 	{ "help", cmd_help, "show help for lpipe or one command", lp_usage_help },
 	{ "version", cmd_version, "print the version and the backends built", lp_usage_version },

@@ -21,3 +21,7 @@ TESTS += tests/check_cli
 tests_check_cli_SOURCES = tests/check_cli.c
 tests_check_cli_CFLAGS = $(TEST_CFLAGS)
 tests_check_cli_LDADD = $(TEST_LIBS)
+
+# batch: many documents on one engine, manifest, resume, shards
+liblpipe_la_SOURCES += src/cli/cmd_batch.c src/cli/batch.h src/cli/batch_inputs.c \
+	src/cli/batch_manifest.c src/cli/batch_merge.c

@@ -47,10 +47,10 @@ enum lp_status lp_runner_budget(const struct lp_pipeline *p, const char *cli_val
 static void fold_peaks(struct lp_run_stats *st)
 {
 	for (int t = 0; t < LP_MEM_NTAGS; t++)
-		if (lp_mem_peak(t) > st->peak_by_tag[t])
-			st->peak_by_tag[t] = lp_mem_peak(t);
-	if (lp_mem_peak_total() > st->peak_tracked_bytes)
-		st->peak_tracked_bytes = lp_mem_peak_total();
+		if (lp_mem_scope_peak(t) > st->peak_by_tag[t])
+			st->peak_by_tag[t] = lp_mem_scope_peak(t);
+	if (lp_mem_scope_peak_total() > st->peak_tracked_bytes)
+		st->peak_tracked_bytes = lp_mem_scope_peak_total();
 }
 
 static enum lp_status load_document(struct lp_doc *doc, const char *doc_path,
@@ -162,11 +162,11 @@ static enum lp_status run_stage(struct lp_doc *doc, const struct lp_stage *st, s
 	}
 	was = shape_of(doc);
 	lp_mem_set_phase(st->kind->name);
-	lp_mem_reset_peaks();
+	lp_mem_scope_reset_peaks();
 	t0 = lp_now_s();
 	s = st->kind->run(doc, st->opts, d);
 	tr->seconds = lp_now_s() - t0;
-	tr->peak_tracked_bytes = lp_mem_peak_total();
+	tr->peak_tracked_bytes = lp_mem_scope_peak_total();
 	fold_peaks(stats);
 	if (!tr->note && (s == LP_OK || s == LP_E_VERIFY))
 		default_note(doc, &was);
@@ -202,7 +202,7 @@ static size_t next_stage(struct lp_doc *doc, size_t i)
 }
 
 enum lp_status lp_runner_run(const struct lp_pipeline *p, const char *doc_path,
-			     const char *question, struct lp_doc *doc,
+			     const char *question, struct lp_engine *engine, struct lp_doc *doc,
 			     struct lp_run_stats *stats, struct lp_diag *d)
 {
 	struct lp_run_stats local;
@@ -214,9 +214,9 @@ enum lp_status lp_runner_run(const struct lp_pipeline *p, const char *doc_path,
 		stats = &local;
 	memset(stats, 0, sizeof(*stats));
 	stats->budget_bytes = lp_mem_budget();
-	lp_doc_init(doc, p);
+	lp_doc_init_engine(doc, p, engine);
 	doc->question = question;
-	lp_mem_reset_peaks();
+	lp_mem_scope_reset_peaks();
 	s = load_document(doc, doc_path, d);
 	fold_peaks(stats);
 	if (s)

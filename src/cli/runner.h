@@ -1,8 +1,9 @@
 /*
  * runner.h - running one pipeline over one document, stage by stage.
  *
- * The commands that process documents (run now, batch later) share this
- * code so that they load, budget, trace and stop in the same way:
+ * The commands that process documents (run: a batch of one, and batch)
+ * share this code so that they load, budget, trace and stop in the same
+ * way:
  *
  *  1. lp_runner_load_pipeline: the pipeline, with -q as the variable
  *     `question` and the --set overrides;
@@ -61,19 +62,23 @@ enum lp_status lp_runner_budget(const struct lp_pipeline *p, const char *cli_val
 				size_t *bytes, struct lp_diag *d);
 
 /*
- * Initialise `doc` for `p`, load the document `doc_path` ("-": stdin) and
- * run every stage. `question` (may be NULL) is stored in doc->question and
- * must outlive doc. `stats` (may be NULL) receives the run's memory peaks
- * and final status. The caller calls lp_doc_release(doc) afterwards in
- * every case.
+ * Initialise `doc` for `p` on `engine` (engine/engine.h; NULL: the doc
+ * loads what it needs for itself), load the document `doc_path` ("-":
+ * stdin) and run every stage. `question` (may be NULL) is stored in
+ * doc->question and must outlive doc. `stats` (may be NULL) receives the
+ * run's memory peaks and final status: the peaks of the calling thread's
+ * memory scope (core/mem.h) when it has one, so that documents run side by
+ * side each see their own, else of the process. The caller calls
+ * lp_doc_release(doc) afterwards in every case.
  *
  * Returns LP_OK; LP_E_VERIFY when a verification failed but every stage ran
  * (`d` holds the first verification message); or the first error (LP_E_INPUT,
  * LP_E_IO, LP_E_NOMEM, LP_E_MODEL, LP_E_INTERNAL, ...) with `d` filled, in
  * which case the doc is incomplete and no output should be written.
  */
+struct lp_engine;
 enum lp_status lp_runner_run(const struct lp_pipeline *p, const char *doc_path,
-			     const char *question, struct lp_doc *doc,
+			     const char *question, struct lp_engine *engine, struct lp_doc *doc,
 			     struct lp_run_stats *stats, struct lp_diag *d);
 
 #endif

@@ -15,3 +15,5 @@ tests_check_core_SOURCES = tests/check_core.c
 tests_check_core_CFLAGS = $(TEST_CFLAGS)
 tests_check_core_LDADD = $(TEST_LIBS)
 liblpipe_la_SOURCES += src/core/threadpool.c src/core/threadpool.h
+# content hashes for the batch manifest
+liblpipe_la_SOURCES += src/core/sha256.c src/core/sha256.h

@@ -16,7 +16,8 @@ struct mem_header {
 	size_t bytes;
 	enum lp_mem_tag tag;
 	uint32_t magic;
-	char pad[64 - sizeof(size_t) - sizeof(enum lp_mem_tag) - sizeof(uint32_t)];
+	uint32_t scope;  /* the scope charged (lp_mem_scope_begin), 0: none */
+	char pad[64 - sizeof(size_t) - sizeof(enum lp_mem_tag) - 2 * sizeof(uint32_t)];
 };
 
 #define MEM_MAGIC 0x6c706d65u /* "lpme" */
@@ -28,6 +29,10 @@ static size_t mem_total, mem_total_peak;
 static size_t mem_budget_bytes;
 static size_t mem_gpu, mem_gpu_peak, mem_gpu_budget;
 static const char *mem_phase_name = "run";
+/* The phase of the calling thread: documents run side by side in a batch,
+ * each naming its own phase; a thread that never set one (a pool worker)
+ * reads the last one set anywhere, as a single run always did. */
+static _Thread_local const char *mem_thread_phase;
 static unsigned long mem_alloc_count;
 static unsigned long mem_fail_count;
 static long mem_fail_at = -1; /* -2: not read yet */
@@ -37,6 +42,208 @@ static const char *const tag_names[LP_MEM_NTAGS] = {
 	"weights", "kv", "scratch", "logits", "index", "doc", "other",
 	"gpu-weights", "gpu-kv", "gpu-scratch",
 };
+
+/*
+ * Scopes: slot i of the table is live while a document runs under it. A
+ * handle is the slot in its low bits and the slot's generation above, so a
+ * block freed after its scope ended (a session a document opened and the
+ * engine kept) finds the generation changed and is uncharged from the
+ * totals only: from then on it is shared memory.
+ */
+#define SCOPE_SLOT_BITS 6
+#define SCOPE_SLOTS (1u << SCOPE_SLOT_BITS)
+
+struct mem_scope {
+	uint32_t gen;               /* bumped by each begin; the handle's high bits */
+	int live;
+	size_t own[LP_MEM_NTAGS];   /* charged under this scope, now */
+	size_t own_total;           /* host tags of own[] */
+	size_t peak[LP_MEM_NTAGS];  /* of the view (own + shared) */
+	size_t peak_total;
+};
+
+static struct mem_scope scopes[SCOPE_SLOTS];
+static size_t live_own[LP_MEM_NTAGS]; /* own[] summed over the live scopes */
+static size_t live_own_total;
+static _Thread_local uint32_t mem_thread_scope; /* handle, 0: none */
+
+/* The live scope of `handle`, or NULL; caller holds the lock. */
+static struct mem_scope *scope_of(uint32_t handle)
+{
+	struct mem_scope *sc;
+
+	if (!handle)
+		return NULL;
+	sc = &scopes[(handle - 1) & (SCOPE_SLOTS - 1)];
+	return sc->live && sc->gen == (handle - 1) >> SCOPE_SLOT_BITS ? sc : NULL;
+}
+
+/* A scope's view of a tag and of the host total: its own bytes plus the
+ * shared ones (charged under no live scope). Caller holds the lock. */
+static size_t view_tag(const struct mem_scope *sc, int t)
+{
+	/* a reserve released under another scope than it was made in can
+	 * leave the sums off by its size: never below the scope's own */
+	size_t shared = mem_current[t] > live_own[t] ? mem_current[t] - live_own[t] : 0;
+
+	return sc->own[t] + shared;
+}
+
+static size_t view_total(const struct mem_scope *sc)
+{
+	size_t shared = mem_total > live_own_total ? mem_total - live_own_total : 0;
+
+	return sc->own_total + shared;
+}
+
+static void scope_bump_peaks(struct mem_scope *sc, int t)
+{
+	size_t v = view_tag(sc, t);
+
+	if (v > sc->peak[t])
+		sc->peak[t] = v;
+	if (!lp_mem_tag_is_gpu(t) && (v = view_total(sc)) > sc->peak_total)
+		sc->peak_total = v;
+}
+
+/* After mem_current[tag] grew: the charged scope's peaks, or every live
+ * scope's when the bytes are shared. Caller holds the lock. */
+static void scope_charge(struct mem_scope *sc, enum lp_mem_tag tag, size_t bytes)
+{
+	if (sc) {
+		sc->own[tag] += bytes;
+		live_own[tag] += bytes;
+		if (!lp_mem_tag_is_gpu(tag)) {
+			sc->own_total += bytes;
+			live_own_total += bytes;
+		}
+		scope_bump_peaks(sc, tag);
+		return;
+	}
+	for (unsigned i = 0; i < SCOPE_SLOTS; i++)
+		if (scopes[i].live)
+			scope_bump_peaks(&scopes[i], tag);
+}
+
+/* Before mem_current[tag] shrinks by `bytes`: take them from the scope's
+ * own first (the rest was shared). Caller holds the lock. */
+static void scope_uncharge(struct mem_scope *sc, enum lp_mem_tag tag, size_t bytes)
+{
+	size_t n;
+
+	if (!sc)
+		return;
+	n = bytes < sc->own[tag] ? bytes : sc->own[tag];
+	sc->own[tag] -= n;
+	live_own[tag] -= n;
+	if (!lp_mem_tag_is_gpu(tag)) {
+		sc->own_total -= n;
+		live_own_total -= n;
+	}
+}
+
+uint32_t lp_mem_scope_begin(void)
+{
+	uint32_t h = 0;
+
+	pthread_mutex_lock(&mem_lock);
+	for (unsigned i = 0; i < SCOPE_SLOTS && !h; i++) {
+		struct mem_scope *sc = &scopes[i];
+		uint32_t gen;
+		if (sc->live)
+			continue;
+		gen = sc->gen + 1;
+		memset(sc, 0, sizeof(*sc));
+		sc->gen = gen & (UINT32_MAX >> SCOPE_SLOT_BITS);
+		sc->live = 1;
+		h = ((sc->gen << SCOPE_SLOT_BITS) | i) + 1;
+		for (int t = 0; t < LP_MEM_NTAGS; t++)
+			sc->peak[t] = view_tag(sc, t);
+		sc->peak_total = view_total(sc);
+	}
+	pthread_mutex_unlock(&mem_lock);
+	mem_thread_scope = h;
+	return h;
+}
+
+void lp_mem_scope_end(uint32_t handle)
+{
+	struct mem_scope *sc;
+
+	pthread_mutex_lock(&mem_lock);
+	if ((sc = scope_of(handle))) {
+		/* what it still holds is shared from now on */
+		for (int t = 0; t < LP_MEM_NTAGS; t++)
+			live_own[t] -= sc->own[t];
+		live_own_total -= sc->own_total;
+		sc->live = 0;
+	}
+	pthread_mutex_unlock(&mem_lock);
+	if (mem_thread_scope == handle)
+		mem_thread_scope = 0;
+}
+
+uint32_t lp_mem_scope_swap(uint32_t handle)
+{
+	uint32_t was = mem_thread_scope;
+
+	mem_thread_scope = handle;
+	return was;
+}
+
+size_t lp_mem_scope_peak(enum lp_mem_tag tag)
+{
+	struct mem_scope *sc;
+	size_t v;
+
+	if ((unsigned)tag >= LP_MEM_NTAGS)
+		return 0;
+	pthread_mutex_lock(&mem_lock);
+	sc = scope_of(mem_thread_scope);
+	v = sc ? sc->peak[tag] : mem_peak[tag];
+	pthread_mutex_unlock(&mem_lock);
+	return v;
+}
+
+size_t lp_mem_scope_peak_total(void)
+{
+	struct mem_scope *sc;
+	size_t v;
+
+	pthread_mutex_lock(&mem_lock);
+	sc = scope_of(mem_thread_scope);
+	v = sc ? sc->peak_total : mem_total_peak;
+	pthread_mutex_unlock(&mem_lock);
+	return v;
+}
+
+size_t lp_mem_scope_own_total(void)
+{
+	struct mem_scope *sc;
+	size_t v;
+
+	pthread_mutex_lock(&mem_lock);
+	sc = scope_of(mem_thread_scope);
+	v = sc ? sc->own_total : mem_total;
+	pthread_mutex_unlock(&mem_lock);
+	return v;
+}
+
+void lp_mem_scope_reset_peaks(void)
+{
+	struct mem_scope *sc;
+
+	pthread_mutex_lock(&mem_lock);
+	sc = scope_of(mem_thread_scope);
+	if (sc) {
+		for (int t = 0; t < LP_MEM_NTAGS; t++)
+			sc->peak[t] = view_tag(sc, t);
+		sc->peak_total = view_total(sc);
+	}
+	pthread_mutex_unlock(&mem_lock);
+	if (!sc)
+		lp_mem_reset_peaks();
+}
 
 int lp_mem_tag_is_gpu(enum lp_mem_tag tag)
 {
@@ -84,12 +291,13 @@ size_t lp_mem_peak_gpu(void)
 
 void lp_mem_set_phase(const char *phase)
 {
-	mem_phase_name = phase ? phase : "run";
+	mem_thread_phase = phase ? phase : "run";
+	__atomic_store_n(&mem_phase_name, mem_thread_phase, __ATOMIC_RELAXED);
 }
 
 const char *lp_mem_phase(void)
 {
-	return mem_phase_name;
+	return mem_thread_phase ? mem_thread_phase : __atomic_load_n(&mem_phase_name, __ATOMIC_RELAXED);
 }
 
 /* Charge `bytes` to `tag`; caller holds the lock. Returns 0 or -1 (over
@@ -117,11 +325,11 @@ static int mem_charge(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 		if (injected)
 			lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
 				    "%s: allocation #%lu of %s (%s) failed (LPIPE_FAIL_ALLOC)",
-				    mem_phase_name, mem_alloc_count, want, lp_mem_tag_name(tag));
+				    lp_mem_phase(), mem_alloc_count, want, lp_mem_tag_name(tag));
 		else
 			lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
 				    "%s: %s budget exceeded: asked %s for %s, %s free of %s",
-				    mem_phase_name, gpu ? "device memory" : "memory", want,
+				    lp_mem_phase(), gpu ? "device memory" : "memory", want,
 				    lp_mem_tag_name(tag), left, cap);
 		mem_fail_count++;
 		return -1;
@@ -132,13 +340,15 @@ static int mem_charge(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 	*total += bytes;
 	if (*total > *total_peak)
 		*total_peak = *total;
+	scope_charge(scope_of(mem_thread_scope), tag, bytes);
 	return 0;
 }
 
-static void mem_uncharge(enum lp_mem_tag tag, size_t bytes)
+static void mem_uncharge(enum lp_mem_tag tag, size_t bytes, uint32_t scope)
 {
 	size_t *total = lp_mem_tag_is_gpu(tag) ? &mem_gpu : &mem_total;
 
+	scope_uncharge(scope_of(scope), tag, bytes);
 	mem_current[tag] -= bytes < mem_current[tag] ? bytes : mem_current[tag];
 	*total -= bytes < *total ? bytes : *total;
 }
@@ -151,7 +361,7 @@ void *lp_mem_alloc(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 	if ((unsigned)tag >= LP_MEM_NTAGS)
 		tag = LP_MEM_OTHER;
 	if (bytes > SIZE_MAX - sizeof(*h) - 64) {
-		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s: allocation size overflow", mem_phase_name);
+		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s: allocation size overflow", lp_mem_phase());
 		return NULL;
 	}
 	pthread_mutex_lock(&mem_lock);
@@ -162,16 +372,17 @@ void *lp_mem_alloc(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 	h = aligned_alloc(64, (sizeof(*h) + bytes + 63) & ~(size_t)63);
 	if (!h) {
 		pthread_mutex_lock(&mem_lock);
-		mem_uncharge(tag, bytes);
+		mem_uncharge(tag, bytes, mem_thread_scope);
 		mem_fail_count++;
 		pthread_mutex_unlock(&mem_lock);
 		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s: out of memory allocating %zu bytes for %s",
-			    mem_phase_name, bytes, lp_mem_tag_name(tag));
+			    lp_mem_phase(), bytes, lp_mem_tag_name(tag));
 		return NULL;
 	}
 	h->bytes = bytes;
 	h->tag = tag;
 	h->magic = MEM_MAGIC;
+	h->scope = mem_thread_scope;
 	return h + 1;
 }
 
@@ -180,7 +391,7 @@ void *lp_mem_calloc(enum lp_mem_tag tag, size_t n, size_t size, struct lp_diag *
 	void *p;
 
 	if (size && n > SIZE_MAX / size) {
-		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s: allocation size overflow", mem_phase_name);
+		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s: allocation size overflow", lp_mem_phase());
 		return NULL;
 	}
 	p = lp_mem_alloc(tag, n * size, d);
@@ -222,7 +433,7 @@ void lp_mem_free(void *p)
 		abort(); /* not ours, or freed twice: a bug to catch early */
 	h->magic = 0;
 	pthread_mutex_lock(&mem_lock);
-	mem_uncharge(h->tag, h->bytes);
+	mem_uncharge(h->tag, h->bytes, h->scope);
 	pthread_mutex_unlock(&mem_lock);
 	free(h);
 }
@@ -254,7 +465,7 @@ void lp_mem_unreserve(enum lp_mem_tag tag, size_t bytes)
 	if ((unsigned)tag >= LP_MEM_NTAGS)
 		tag = LP_MEM_OTHER;
 	pthread_mutex_lock(&mem_lock);
-	mem_uncharge(tag, bytes);
+	mem_uncharge(tag, bytes, mem_thread_scope);
 	pthread_mutex_unlock(&mem_lock);
 }
 

@@ -17,12 +17,23 @@
  * the N-th tracked allocation (1-based, counting reserves) fails as if over
  * budget. Tests use it to sweep every allocation site.
  *
+ * Documents side by side: a process that runs several documents at once
+ * (lpipe batch -j N) has one budget for all of them, and each document's
+ * peaks are kept in a scope (lp_mem_scope_begin): what its thread charges
+ * while the scope is on the thread counts as the document's own, what is
+ * charged under no scope (the model an engine keeps for every document, a
+ * block whose scope ended) is shared. A scope's view of a tag is its own
+ * bytes plus the shared ones, so with a single document the view equals
+ * the process totals, and two documents never see each other's scratch.
+ * The phase (lp_mem_set_phase) is per thread too.
+ *
  * All functions are thread-safe.
  */
 #ifndef LP_MEM_H
 #define LP_MEM_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "core/status.h"
@@ -63,7 +74,9 @@ size_t lp_mem_current_gpu(void);
 size_t lp_mem_peak_gpu(void);
 
 /* Name of the phase now running ("load", "prefill", "decode", "embed",
- * "index", ...), used in budget errors. `phase` must outlive its use. */
+ * "index", ...), used in budget errors. `phase` must outlive its use. Set
+ * for the calling thread; a thread that set none (a pool worker) sees the
+ * last phase set by any thread. */
 void lp_mem_set_phase(const char *phase);
 const char *lp_mem_phase(void);
 
@@ -112,6 +125,29 @@ unsigned long lp_mem_failures(void);
 
 /* Start new peaks from the current values (for per-phase measurements). */
 void lp_mem_reset_peaks(void);
+
+/*
+ * Begin a scope on the calling thread: from now on its tracked
+ * allocations and reserves count as the scope's own (see above). Returns
+ * the scope's handle, or 0 when SCOPE_SLOTS (64) scopes are live already
+ * (the thread then charges shared memory and the scope functions below
+ * give the process values).
+ */
+uint32_t lp_mem_scope_begin(void);
+/* End the scope `handle` (0: no-op); what it still holds becomes shared.
+ * Takes it off the calling thread when it is the thread's. */
+void lp_mem_scope_end(uint32_t handle);
+/* Put scope `handle` (0: none) on the calling thread; returns the one it
+ * had. An engine opens what it keeps for every document under none. */
+uint32_t lp_mem_scope_swap(uint32_t handle);
+/* The calling thread's scope: the peak of its view of a tag and of the
+ * host total since it began or since lp_mem_scope_reset_peaks; its own
+ * host bytes now. Without a scope: lp_mem_peak, lp_mem_peak_total,
+ * lp_mem_current_total, and lp_mem_reset_peaks. */
+size_t lp_mem_scope_peak(enum lp_mem_tag tag);
+size_t lp_mem_scope_peak_total(void);
+size_t lp_mem_scope_own_total(void);
+void lp_mem_scope_reset_peaks(void);
 
 /* Print the per-tag table: current, peak, budget (torch's memory_summary). */
 void lp_mem_summary(FILE *out);

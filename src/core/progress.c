@@ -31,13 +31,15 @@ static void progress_draw(struct lp_progress *p, int final)
 	double el = lp_now_s() - p->start_s;
 	double rate = el > 0 ? (double)p->done / el : 0;
 
-	fprintf(stderr, "\r%s: %zu", p->what, p->done);
+	fprintf(stderr, "%s%s: %zu", p->lines ? "" : "\r", p->what, p->done);
 	if (p->total)
 		fprintf(stderr, "/%zu", p->total);
 	fprintf(stderr, " %s, %.1f/s", p->unit, rate);
+	if (p->detail)
+		fprintf(stderr, ", %s", p->detail);
 	if (p->total && rate > 0 && !final)
 		fprintf(stderr, ", ETA %.0fs", (double)(p->total - p->done) / rate);
-	fputs(final ? "\n" : "   ", stderr);
+	fputs(final || p->lines ? "\n" : "   ", stderr);
 	fflush(stderr);
 	p->last_draw_s = lp_now_s();
 }
@@ -51,12 +53,14 @@ void lp_progress_begin(struct lp_progress *p, const char *what, const char *unit
 	p->start_s = lp_now_s();
 	p->last_draw_s = 0;
 	p->active = lp_progress_enabled();
+	p->detail = NULL;
+	p->lines = 0;
 }
 
 void lp_progress_update(struct lp_progress *p, size_t done)
 {
 	p->done = done;
-	if (p->active && lp_now_s() - p->last_draw_s > 0.25)
+	if (p->active && lp_now_s() - p->last_draw_s > (p->lines ? 2.0 : 0.25))
 		progress_draw(p, 0);
 }
 

@@ -19,6 +19,10 @@ struct lp_progress {
 	double start_s;     /* monotonic seconds */
 	double last_draw_s;
 	int active;
+	/* Set by the caller after lp_progress_begin (both start empty): */
+	const char *detail; /* appended to the line ("2 failed, 1.3 MB/s"), or NULL */
+	int lines;          /* 1: each draw is a line of its own, at most one
+			     * every 2 s (a log, not a terminal) */
 };
 
 /* Global switch: -1 auto (tty), 0 off, 1 on. */

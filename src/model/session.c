@@ -1,5 +1,6 @@
 #include "model/session.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,8 @@ struct lp_session {
 	struct lp_session_params params; /* as opened, for lp_session_regrow */
 	uint32_t gpu_layers;
 	char notes[3][128];  /* empty when unused */
+	pthread_mutex_t lock; /* one caller at a time: documents of a batch
+			       * share the session (engine/engine.h) */
 };
 
 struct lp_session_params lp_session_default_params(void)
@@ -232,6 +235,7 @@ enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_sess
 	if (!s)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a model session");
 	lp_stop_init(&s->stop);
+	pthread_mutex_init(&s->lock, NULL);
 	s->params = *p;
 	s->params.path = path;
 	/* the device first: `device: cuda` without a GPU stops before the
@@ -258,7 +262,7 @@ enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_sess
 	return LP_OK;
 }
 
-enum lp_status lp_session_regrow(struct lp_session *s, uint32_t need, struct lp_diag *d)
+static enum lp_status locked_regrow(struct lp_session *s, uint32_t need, struct lp_diag *d)
 {
 	struct lp_session_params p = s->params;
 	uint32_t had = s->n_ctx;
@@ -317,6 +321,7 @@ void lp_session_free(struct lp_session *s)
 		return;
 	release_parts(s);
 	lp_backend_free(s->gpu);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
@@ -330,10 +335,6 @@ const char *lp_session_device(const struct lp_session *s)
 	return s->gpu_layers ? s->gpu->name : "cpu";
 }
 
-uint32_t lp_session_n_ctx(const struct lp_session *s)
-{
-	return s->n_ctx;
-}
 
 int lp_session_streamed(const struct lp_session *s)
 {
@@ -352,7 +353,7 @@ const char *lp_session_note(const struct lp_session *s)
 	return lp_session_note_at(s, 0);
 }
 
-size_t lp_session_count_tokens(struct lp_session *s, const char *text, size_t len)
+static size_t locked_count_tokens(struct lp_session *s, const char *text, size_t len)
 {
 	struct lp_diag d;
 	size_t n = 0;
@@ -408,7 +409,7 @@ static enum lp_status encode_prompt(struct lp_session *s, const struct lp_chat_m
 	return st;
 }
 
-enum lp_status lp_session_overhead(struct lp_session *s, const struct lp_chat_msg *msgs,
+static enum lp_status locked_overhead(struct lp_session *s, const struct lp_chat_msg *msgs,
 				   size_t n, size_t *n_tokens, struct lp_diag *d)
 {
 	struct lp_tokens t;
@@ -421,7 +422,7 @@ enum lp_status lp_session_overhead(struct lp_session *s, const struct lp_chat_ms
 	return st;
 }
 
-enum lp_status lp_session_prefix_bytes(struct lp_session *s, const char *text, size_t len,
+static enum lp_status locked_prefix_bytes(struct lp_session *s, const char *text, size_t len,
 				       size_t max_tokens, size_t *bytes, struct lp_diag *d)
 {
 	struct lp_tokens t;
@@ -496,7 +497,7 @@ static enum lp_status clean_text(const struct lp_buf *in, struct lp_buf *out)
 	return LP_OK;
 }
 
-enum lp_status lp_session_generate(struct lp_session *s, const struct lp_chat_msg *msgs,
+static enum lp_status locked_generate(struct lp_session *s, const struct lp_chat_msg *msgs,
 				   size_t n, const char *prefix, size_t max_tokens,
 				   char **out_text, size_t *n_prompt, size_t *n_out,
 				   struct lp_diag *d)
@@ -533,4 +534,73 @@ enum lp_status lp_session_generate(struct lp_session *s, const struct lp_chat_ms
 	lp_buf_release(&out);
 	lp_buf_release(&clean);
 	return st;
+}
+
+/* The public entries that touch the session's state: each takes the lock,
+ * so documents of a batch may call them from their own threads. */
+
+enum lp_status lp_session_regrow(struct lp_session *s, uint32_t need, struct lp_diag *d)
+{
+	enum lp_status st;
+
+	pthread_mutex_lock(&s->lock);
+	st = locked_regrow(s, need, d);
+	pthread_mutex_unlock(&s->lock);
+	return st;
+}
+
+size_t lp_session_count_tokens(struct lp_session *s, const char *text, size_t len)
+{
+	size_t n;
+
+	pthread_mutex_lock(&s->lock);
+	n = locked_count_tokens(s, text, len);
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+enum lp_status lp_session_overhead(struct lp_session *s, const struct lp_chat_msg *msgs,
+				   size_t n, size_t *n_tokens, struct lp_diag *d)
+{
+	enum lp_status st;
+
+	pthread_mutex_lock(&s->lock);
+	st = locked_overhead(s, msgs, n, n_tokens, d);
+	pthread_mutex_unlock(&s->lock);
+	return st;
+}
+
+enum lp_status lp_session_prefix_bytes(struct lp_session *s, const char *text, size_t len,
+				       size_t max_tokens, size_t *bytes, struct lp_diag *d)
+{
+	enum lp_status st;
+
+	pthread_mutex_lock(&s->lock);
+	st = locked_prefix_bytes(s, text, len, max_tokens, bytes, d);
+	pthread_mutex_unlock(&s->lock);
+	return st;
+}
+
+enum lp_status lp_session_generate(struct lp_session *s, const struct lp_chat_msg *msgs,
+				   size_t n, const char *prefix, size_t max_tokens,
+				   char **out_text, size_t *n_prompt, size_t *n_out,
+				   struct lp_diag *d)
+{
+	enum lp_status st;
+
+	pthread_mutex_lock(&s->lock);
+	st = locked_generate(s, msgs, n, prefix, max_tokens, out_text, n_prompt, n_out, d);
+	pthread_mutex_unlock(&s->lock);
+	return st;
+}
+
+uint32_t lp_session_n_ctx(const struct lp_session *s)
+{
+	struct lp_session *w = (struct lp_session *)s; /* the lock only */
+	uint32_t n;
+
+	pthread_mutex_lock(&w->lock);
+	n = s->n_ctx;
+	pthread_mutex_unlock(&w->lock);
+	return n;
 }

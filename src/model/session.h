@@ -26,7 +26,11 @@
  * is left. lp_session_n_ctx and lp_session_streamed say what it got,
  * lp_session_note_at what happened.
  *
- * A session is used by one thread at a time.
+ * Threads: the entries that tokenize, generate or regrow take the
+ * session's lock, so the documents of a batch share one session from
+ * their own threads; a generation holds it until it ends (generation is
+ * serialized on the model). Open and free are not locked: the owner (the
+ * engine, engine/engine.h) does them while no document uses the session.
  */
 #ifndef LP_MODEL_SESSION_H
 #define LP_MODEL_SESSION_H

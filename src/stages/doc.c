@@ -7,18 +7,29 @@
 #include "core/buf.h"
 #include "core/log.h"
 #include "core/mem.h"
+#include "engine/engine.h"
 #include "model/session.h"
 
 void lp_doc_init(struct lp_doc *doc, const struct lp_pipeline *p)
 {
+	lp_doc_init_engine(doc, p, NULL);
+}
+
+void lp_doc_init_engine(struct lp_doc *doc, const struct lp_pipeline *p,
+			struct lp_engine *engine)
+{
 	memset(doc, 0, sizeof(*doc));
 	lp_arena_init(&doc->arena);
 	doc->pipeline = p;
+	doc->engine = engine;
 }
 
 void lp_doc_release(struct lp_doc *doc)
 {
-	lp_session_free(doc->session);
+	if (doc->engine)
+		lp_engine_session_release(doc->engine, doc->session);
+	else
+		lp_session_free(doc->session);
 	lp_document_release(&doc->src);
 	lp_arena_release(&doc->arena);
 	memset(doc, 0, sizeof(*doc));

@@ -119,6 +119,7 @@ struct lp_stage_trace {
 #define LP_DOC_EVENTS_PER_KIND 16
 
 struct lp_session;
+struct lp_engine;
 
 struct lp_doc {
 	struct lp_arena arena;
@@ -163,9 +164,13 @@ struct lp_doc {
 				       * adds entries) */
 	size_t n_trace, cap_trace;
 
-	struct lp_session *session; /* the model, opened by the first model
-				     * stage (stages/model_stage.h), freed by
-				     * lp_doc_release */
+	struct lp_engine *engine;   /* what outlives the document (engine/
+				     * engine.h), or NULL: the doc then opens
+				     * and frees its own session and embedder */
+	struct lp_session *session; /* the model, acquired by the first model
+				     * stage (stages/model_stage.h) from the
+				     * engine, released (or, without an
+				     * engine, freed) by lp_doc_release */
 };
 
 /*
@@ -212,7 +217,10 @@ void lp_doc_note(struct lp_doc *doc, const char *fmt, ...)
 void lp_doc_event(struct lp_doc *doc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* `engine` may be NULL (see struct lp_doc). */
 void lp_doc_init(struct lp_doc *doc, const struct lp_pipeline *p);
+void lp_doc_init_engine(struct lp_doc *doc, const struct lp_pipeline *p,
+			struct lp_engine *engine);
 void lp_doc_release(struct lp_doc *doc);
 
 #endif

@@ -9,6 +9,7 @@
 #include "core/buf.h"
 #include "core/fileio.h"
 #include "core/mem.h"
+#include "engine/engine.h"
 #include "stages/stage.h"
 
 static enum lp_qtype kv_qtype(enum lp_kv_type t)
@@ -27,6 +28,7 @@ enum lp_status lp_stage_session(struct lp_doc *doc, struct lp_session **out,
 	struct lp_session_params sp = lp_session_default_params();
 	const char *phase = lp_mem_phase();
 	enum lp_status st;
+	int opened = 1;
 
 	if (doc->session) {
 		*out = doc->session;
@@ -46,11 +48,15 @@ enum lp_status lp_stage_session(struct lp_doc *doc, struct lp_session **out,
 	}
 	sp.shrink = lp_stage_shrink(doc);
 	lp_mem_set_phase("load");
-	st = lp_session_open(&sp, &doc->session, d);
+	if (doc->engine)
+		st = lp_engine_session(doc->engine, &sp, &doc->session, &opened, d);
+	else
+		st = lp_session_open(&sp, &doc->session, d);
 	lp_mem_set_phase(phase);
 	if (st)
 		return st;
-	for (size_t i = 0; lp_session_note_at(doc->session, i); i++)
+	/* what opening did is news only to the document that opened it */
+	for (size_t i = 0; opened && lp_session_note_at(doc->session, i); i++)
 		lp_doc_event(doc, "%s", lp_session_note_at(doc->session, i));
 	*out = doc->session;
 	return LP_OK;

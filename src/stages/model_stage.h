@@ -22,10 +22,12 @@
 #define LP_STAGE_MIN_INPUT 32
 
 /*
- * doc->session, opened now when it is not yet (phase "load"; the context
+ * doc->session, acquired now when it is not yet: from doc->engine (a
+ * loaded session of the same model and settings, else a new one), or
+ * opened for the doc alone without an engine (phase "load"; the context
  * halves under the budget when memory.on_oom is shrink, recorded as an
- * event). Returns LP_OK and *out (owned by the doc), or what
- * lp_session_open returns.
+ * event by the document that opened it). Returns LP_OK and *out (held by
+ * the doc until lp_doc_release), or what lp_session_open returns.
  */
 enum lp_status lp_stage_session(struct lp_doc *doc, struct lp_session **out,
 				struct lp_diag *d);

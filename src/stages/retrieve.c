@@ -35,6 +35,7 @@
 #include "core/log.h"
 #include "core/mem.h"
 #include "core/utf8.h"
+#include "engine/engine.h"
 #include "retrieve/bm25.h"
 #include "retrieve/embcache.h"
 #include "retrieve/embscore.h"
@@ -210,8 +211,13 @@ static enum lp_status score_embed(struct lp_doc *doc, const struct retrieve_opts
 	enum lp_status st;
 
 	lp_mem_set_phase("embed");
-	st = kind == LP_SCORER_HASH ? lp_embedder_new_hash((size_t)o->r.hash_dim, &e, d)
-				    : lp_embedder_new_dense(NULL, &e, d);
+	/* the dense model is the engine's, loaded once for every document */
+	if (kind == LP_SCORER_HASH)
+		st = lp_embedder_new_hash((size_t)o->r.hash_dim, &e, d);
+	else if (doc->engine)
+		st = lp_engine_dense(doc->engine, &e, d);
+	else
+		st = lp_embedder_new_dense(NULL, &e, d);
 	if (st == LP_OK)
 		st = chunk_texts(doc, set, n, &texts, &lens, d);
 	if (st == LP_OK && scale) {
@@ -242,7 +248,10 @@ out:
 	lp_mem_free(texts);
 	lp_mem_free(lens);
 	lp_embcache_free(cache);
-	lp_embedder_free(e);
+	if (kind != LP_SCORER_HASH && doc->engine)
+		lp_engine_dense_release(doc->engine, e);
+	else
+		lp_embedder_free(e);
 	lp_mem_set_phase(phase);
 	return st;
 }

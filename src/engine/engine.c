@@ -1,0 +1,340 @@
+#include "engine/engine.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "core/mem.h"
+
+/* A loaded session and the key it was opened with. */
+struct slot {
+	struct lp_session_params key; /* path and chat_template point into the
+				       * two strings below */
+	char *path, *chat_template;
+	struct lp_session *s;
+	size_t holders;
+	unsigned long last_use;        /* engine tick of the last acquire */
+};
+
+struct lp_engine {
+	struct lp_engine_params params;
+	pthread_mutex_t lock;
+	pthread_cond_t dense_free;     /* signalled when the embedder is let go */
+	struct slot *slots;            /* [n_slots] */
+	size_t n_slots, cap_slots;
+	struct lp_embedder *dense;     /* NULL until first asked for */
+	int dense_busy;
+	unsigned long dense_last_use;
+	unsigned long tick;
+	size_t n_opened, n_dense_loads;
+};
+
+struct lp_engine_params lp_engine_default_params(void)
+{
+	struct lp_engine_params p = { 0, 4 };
+
+	return p;
+}
+
+enum lp_status lp_engine_new(const struct lp_engine_params *p, struct lp_engine **out,
+			     struct lp_diag *d)
+{
+	struct lp_engine *e = calloc(1, sizeof(*e));
+
+	*out = NULL;
+	if (!e)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the engine");
+	e->params = p ? *p : lp_engine_default_params();
+	if (!e->params.max_sessions)
+		e->params.max_sessions = 4;
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_cond_init(&e->dense_free, NULL);
+	*out = e;
+	return LP_OK;
+}
+
+/* Free a session or the embedder as shared memory (no document's). */
+static void free_session(struct lp_session *s)
+{
+	uint32_t scope = lp_mem_scope_swap(0);
+
+	lp_session_free(s);
+	lp_mem_scope_swap(scope);
+}
+
+static void free_dense(struct lp_embedder *x)
+{
+	uint32_t scope = lp_mem_scope_swap(0);
+
+	lp_embedder_free(x);
+	lp_mem_scope_swap(scope);
+}
+
+static void drop_slot(struct lp_engine *e, size_t i)
+{
+	free_session(e->slots[i].s);
+	free(e->slots[i].path);
+	free(e->slots[i].chat_template);
+	e->slots[i] = e->slots[--e->n_slots];
+}
+
+void lp_engine_free(struct lp_engine *e)
+{
+	if (!e)
+		return;
+	while (e->n_slots)
+		drop_slot(e, e->n_slots - 1);
+	free_dense(e->dense);
+	free(e->slots);
+	pthread_cond_destroy(&e->dense_free);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Same key: every parameter that makes the session differ. */
+static int key_equal(const struct lp_session_params *a, const struct lp_session_params *b)
+{
+	return str_eq(a->path, b->path) && str_eq(a->chat_template, b->chat_template) &&
+	       str_eq(a->device ? a->device : "cpu", b->device ? b->device : "cpu") &&
+	       a->n_ctx == b->n_ctx && a->kv_type == b->kv_type &&
+	       a->n_threads == b->n_threads && a->stream_weights == b->stream_weights &&
+	       a->shrink == b->shrink && a->min_ctx == b->min_ctx &&
+	       a->gpu_layers == b->gpu_layers && a->gpu_budget == b->gpu_budget &&
+	       !memcmp(&a->sampler, &b->sampler, sizeof(a->sampler));
+}
+
+/*
+ * Free the least recently used thing nobody holds: an idle session, or the
+ * idle embedder. Returns 1 when something went, 0 when nothing is idle.
+ * Caller holds the lock.
+ */
+static int evict_one(struct lp_engine *e)
+{
+	size_t best = (size_t)-1;
+	unsigned long when = (unsigned long)-1;
+
+	for (size_t i = 0; i < e->n_slots; i++)
+		if (!e->slots[i].holders && e->slots[i].last_use < when) {
+			best = i;
+			when = e->slots[i].last_use;
+		}
+	if (e->dense && !e->dense_busy && e->dense_last_use < when) {
+		lp_debug("engine: unloading the dense embedder to make room");
+		free_dense(e->dense);
+		e->dense = NULL;
+		return 1;
+	}
+	if (best == (size_t)-1)
+		return 0;
+	lp_debug("engine: unloading the idle model '%s' to make room", e->slots[best].path);
+	drop_slot(e, best);
+	return 1;
+}
+
+static int anything_idle(const struct lp_engine *e)
+{
+	for (size_t i = 0; i < e->n_slots; i++)
+		if (!e->slots[i].holders)
+			return 1;
+	return e->dense && !e->dense_busy;
+}
+
+/*
+ * Open a session under no scope. While something idle is loaded, first
+ * without shrinking: a refusal then frees idle things and tries again,
+ * so that only a budget truly full of held things makes a context shrink.
+ */
+static enum lp_status open_session(struct lp_engine *e, const struct lp_session_params *p,
+				   struct lp_session **out, struct lp_diag *d)
+{
+	uint32_t scope = lp_mem_scope_swap(0);
+	enum lp_status st;
+
+	while (anything_idle(e)) {
+		struct lp_session_params q = *p;
+		q.shrink = 0;
+		st = lp_session_open(&q, out, d);
+		if (st != LP_E_NOMEM)
+			goto done;
+		lp_diag_init(d);
+		evict_one(e);
+	}
+	st = lp_session_open(p, out, d);
+done:
+	lp_mem_scope_swap(scope);
+	return st;
+}
+
+static enum lp_status add_slot(struct lp_engine *e, const struct lp_session_params *key,
+			       struct lp_session *s, struct lp_diag *d)
+{
+	struct slot *sl;
+
+	if (e->n_slots == e->cap_slots) {
+		size_t cap = e->cap_slots ? 2 * e->cap_slots : 4;
+		struct slot *v = realloc(e->slots, cap * sizeof(*v));
+		if (!v)
+			return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the engine");
+		e->slots = v;
+		e->cap_slots = cap;
+	}
+	sl = &e->slots[e->n_slots];
+	memset(sl, 0, sizeof(*sl));
+	sl->key = *key;
+	sl->path = strdup(key->path);
+	sl->chat_template = key->chat_template ? strdup(key->chat_template) : NULL;
+	if (!sl->path || (key->chat_template && !sl->chat_template)) {
+		free(sl->path);
+		free(sl->chat_template);
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the engine");
+	}
+	sl->key.path = sl->path;
+	sl->key.chat_template = sl->chat_template;
+	sl->s = s;
+	sl->holders = 1;
+	sl->last_use = ++e->tick;
+	e->n_slots++;
+	return LP_OK;
+}
+
+enum lp_status lp_engine_session(struct lp_engine *e, const struct lp_session_params *p,
+				 struct lp_session **out, int *opened, struct lp_diag *d)
+{
+	struct lp_session_params key = *p;
+	struct lp_session *s = NULL;
+	enum lp_status st;
+
+	*out = NULL;
+	*opened = 0;
+	if (!key.path)
+		key.path = lp_session_default_path();
+	pthread_mutex_lock(&e->lock);
+	for (size_t i = 0; i < e->n_slots; i++)
+		if (key_equal(&e->slots[i].key, &key)) {
+			e->slots[i].holders++;
+			e->slots[i].last_use = ++e->tick;
+			*out = e->slots[i].s;
+			pthread_mutex_unlock(&e->lock);
+			return LP_OK;
+		}
+	while (e->n_slots >= e->params.max_sessions && evict_one(e))
+		;
+	st = open_session(e, p, &s, d);
+	if (!st && (st = add_slot(e, &key, s, d)))
+		free_session(s);
+	if (!st) {
+		e->n_opened++;
+		*out = s;
+		*opened = 1;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return st;
+}
+
+void lp_engine_session_release(struct lp_engine *e, struct lp_session *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&e->lock);
+	for (size_t i = 0; i < e->n_slots; i++) {
+		if (e->slots[i].s != s)
+			continue;
+		if (e->slots[i].holders)
+			e->slots[i].holders--;
+		if (!e->slots[i].holders && !e->params.keep_idle)
+			drop_slot(e, i);
+		break;
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Load the dense embedder under no scope, freeing idle sessions while the
+ * budget refuses it. Caller holds the lock. */
+static enum lp_status load_dense(struct lp_engine *e, struct lp_diag *d)
+{
+	uint32_t scope = lp_mem_scope_swap(0);
+	enum lp_status st;
+
+	for (;;) {
+		st = lp_embedder_new_dense(NULL, &e->dense, d);
+		if (st != LP_E_NOMEM || !evict_one(e))
+			break;
+		lp_diag_init(d);
+	}
+	lp_mem_scope_swap(scope);
+	if (!st)
+		e->n_dense_loads++;
+	return st;
+}
+
+enum lp_status lp_engine_dense(struct lp_engine *e, struct lp_embedder **out,
+			       struct lp_diag *d)
+{
+	enum lp_status st = LP_OK;
+
+	*out = NULL;
+	pthread_mutex_lock(&e->lock);
+	while (e->dense_busy)
+		pthread_cond_wait(&e->dense_free, &e->lock);
+	if (!e->dense)
+		st = load_dense(e, d);
+	if (!st) {
+		e->dense_busy = 1;
+		e->dense_last_use = ++e->tick;
+		*out = e->dense;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return st;
+}
+
+void lp_engine_dense_release(struct lp_engine *e, struct lp_embedder *x)
+{
+	if (!x)
+		return;
+	pthread_mutex_lock(&e->lock);
+	if (x == e->dense) {
+		e->dense_busy = 0;
+		if (!e->params.keep_idle) {
+			free_dense(e->dense);
+			e->dense = NULL;
+		}
+		pthread_cond_signal(&e->dense_free);
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+size_t lp_engine_n_sessions(struct lp_engine *e)
+{
+	size_t n;
+
+	pthread_mutex_lock(&e->lock);
+	n = e->n_slots;
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}
+
+size_t lp_engine_n_opened(struct lp_engine *e)
+{
+	size_t n;
+
+	pthread_mutex_lock(&e->lock);
+	n = e->n_opened;
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}
+
+size_t lp_engine_n_dense_loads(struct lp_engine *e)
+{
+	size_t n;
+
+	pthread_mutex_lock(&e->lock);
+	n = e->n_dense_loads;
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}

@@ -1,0 +1,92 @@
+/*
+ * engine.h - what outlives one document: the model sessions, the dense
+ * embedder, and through them the backend and the thread pools.
+ *
+ * `lpipe run` processes one document and `lpipe batch` thousands; both
+ * hand each document's run an engine (cli/runner.h), and the document's
+ * state (stages/doc.h) borrows from it what it needs:
+ *
+ *  - Sessions are keyed by everything that makes one differ from another
+ *    (model path, context, KV type, weights mode, device, GPU layers, chat
+ *    template, shrink, sampler), so a pipeline that picks a model per
+ *    document keeps one session per model. A document acquires a session
+ *    (lp_engine_session) and releases it when it ends; documents of a batch
+ *    share it from their threads, the session serializing generation on
+ *    its lock (model/session.h).
+ *  - The dense embedder (MiniLM) is loaded once and lent to one caller at
+ *    a time (lp_engine_dense): its pool runs one loop at a time, and each
+ *    embedding call already uses every core.
+ *
+ * Keeping: an engine made with keep_idle 0 (a run: a batch of one) frees a
+ * session or the embedder as soon as nobody holds it, so a run's memory
+ * over time is what it was before engines existed. With keep_idle 1 (a
+ * batch) what is released stays loaded for the next document, within the
+ * memory budget: when loading something new is refused by the budget, the
+ * engine frees what nobody holds, least recently used first, and tries
+ * again; only when nothing idle is left does a session open with shrinking
+ * (memory.on_oom: shrink), so a document is never given a smaller context
+ * just because an idle model of another document is still loaded.
+ *
+ * Memory accounting: what the engine loads is opened under no memory
+ * scope (core/mem.h), so it is shared memory, seen by every document's
+ * peaks, and never part of one document's own bytes.
+ *
+ * All functions are thread-safe; lp_engine_free must be called when no
+ * document holds anything.
+ */
+#ifndef LP_ENGINE_ENGINE_H
+#define LP_ENGINE_ENGINE_H
+
+#include <stddef.h>
+
+#include "core/status.h"
+#include "model/session.h"
+#include "retrieve/embedder.h"
+
+struct lp_engine;
+
+struct lp_engine_params {
+	int keep_idle;     /* keep released sessions and the embedder loaded */
+	size_t max_sessions; /* sessions kept at most, held ones included when
+			      * more are held (0: 4) */
+};
+
+/* keep_idle 0, max_sessions 4. */
+struct lp_engine_params lp_engine_default_params(void);
+
+/* A new engine; LP_OK and *out (lp_engine_free), or LP_E_NOMEM. */
+enum lp_status lp_engine_new(const struct lp_engine_params *p, struct lp_engine **out,
+			     struct lp_diag *d);
+/* Free every session and the embedder; NULL is a no-op. */
+void lp_engine_free(struct lp_engine *e);
+
+/*
+ * A session opened with `p`: the loaded one with the same key, else a new
+ * one. *opened is set to 1 when this call opened it (its notes, "shrink:
+ * ...", are then news for the caller's trace), else 0. The caller holds it
+ * until lp_engine_session_release. Returns LP_OK, or what lp_session_open
+ * returns.
+ */
+enum lp_status lp_engine_session(struct lp_engine *e, const struct lp_session_params *p,
+				 struct lp_session **out, int *opened, struct lp_diag *d);
+/* Let go of a session from lp_engine_session; NULL is a no-op. */
+void lp_engine_session_release(struct lp_engine *e, struct lp_session *s);
+
+/*
+ * The dense embedder (embedder.h lp_embedder_new_dense(NULL, ...)), for
+ * the caller alone until lp_engine_dense_release: a second caller waits.
+ * Returns LP_OK and *out (owned by the engine), or what
+ * lp_embedder_new_dense returns (nothing is then held).
+ */
+enum lp_status lp_engine_dense(struct lp_engine *e, struct lp_embedder **out,
+			       struct lp_diag *d);
+void lp_engine_dense_release(struct lp_engine *e, struct lp_embedder *x);
+
+/* Sessions loaded now (held or idle), and sessions opened so far: a batch
+ * that loads its model once shows 1 and 1. */
+size_t lp_engine_n_sessions(struct lp_engine *e);
+size_t lp_engine_n_opened(struct lp_engine *e);
+/* Times the dense embedder was loaded so far. */
+size_t lp_engine_n_dense_loads(struct lp_engine *e);
+
+#endif

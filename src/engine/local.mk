@@ -1,0 +1,12 @@
+# engine: what outlives one document (model sessions, the dense embedder)
+liblpipe_la_SOURCES += src/engine/engine.c src/engine/engine.h \
+	src/engine/shard.c src/engine/shard.h
+
+check_PROGRAMS += tests/check_engine
+TESTS += tests/check_engine
+tests_check_engine_SOURCES = tests/check_engine.c \
+	tests/tools/chat_model.c tests/tools/chat_model.h \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_check_engine_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_check_engine_CFLAGS = $(TEST_CFLAGS)
+tests_check_engine_LDADD = $(TEST_LIBS)
