@@ -588,9 +588,12 @@ static void record(struct batch *b, struct lp_batch_entry *e, int skipped)
 	if (e->exit_code && !skipped && progress_mode != 0) {
 		if (b->prog.active && !b->prog.lines)
 			fputc('\n', stderr);
-		fprintf(stderr, "lpipe batch: %s: %s%s\n", e->input,
-			strcmp(e->status, "failed") ? "verification failed: " : "error: ",
-			e->reason ? e->reason : "");
+		const char *r = e->reason ? e->reason : "";
+		size_t n = strlen(e->input);
+		/* the reason names the file when it comes from reading it */
+		int named = !strncmp(r, e->input, n) && r[n] == ':';
+		fprintf(stderr, "lpipe batch: %s%s%s%s\n", named ? "" : e->input, named ? "" : ": ",
+			strcmp(e->status, "failed") ? "verification failed: " : "error: ", r);
 	}
 	if (e->exit_code && b->o->fail_fast)
 		b->stop = 1;

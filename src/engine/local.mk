@@ -10,3 +10,8 @@ tests_check_engine_SOURCES = tests/check_engine.c \
 tests_check_engine_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_check_engine_CFLAGS = $(TEST_CFLAGS)
 tests_check_engine_LDADD = $(TEST_LIBS)
+
+# lpipe batch (src/cli/cmd_batch.c): outputs, manifest, resume, shards,
+# merge; SIGKILL at random moments then resume
+TESTS += tests/cli/batch.sh tests/cli/batch-kill.sh
+EXTRA_DIST += tests/cli/batch.sh tests/cli/batch-kill.sh
