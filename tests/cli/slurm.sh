@@ -5,9 +5,10 @@
 # service. The script `lpipe batch --emit-sbatch` prints runs as a 4-task job
 # array over 12 documents; `lpipe batch --merge` over the shards' outputs
 # must list each document once. Every daemon started here is stopped by its
-# pid on the way out. Skipped (77) when the packages are missing, when not
-# root (slurmd starts jobs as their user), or when the cluster does not come
-# up (the daemons' last errors are shown).
+# pid on the way out; the waits are bounded, so that a hung cluster ends the
+# test within 5 minutes. Skipped (77) when the packages are missing, when
+# not root (slurmd starts jobs as their user), or when the cluster does not
+# come up (the daemons' last errors are shown).
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/shards.sh"
 
@@ -28,12 +29,12 @@ CTLD_PID=
 SLURMD_PID=
 JOBS=
 
-# stop PID: SIGTERM, then SIGKILL after 10 s; reaps it.
+# stop PID: SIGTERM, then SIGKILL after 5 s; reaps it.
 stop() {
 	[ -n "$1" ] || return 0
 	kill "$1" 2>/dev/null || return 0
 	i=0
-	while kill -0 "$1" 2>/dev/null && [ "$i" -lt 100 ]; do
+	while kill -0 "$1" 2>/dev/null && [ "$i" -lt 50 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
@@ -62,15 +63,14 @@ show_logs() {
 }
 
 # wait_until SECONDS COMMAND...: run COMMAND each second until it succeeds;
-# fails once SECONDS have passed. The bound only ends a hung cluster.
+# fails once SECONDS have passed. The bounds only end a hung cluster: all
+# of them together keep the test under 5 minutes.
 wait_until() {
-	limit=$1
+	end=$(($(date +%s) + $1))
 	shift
-	t=0
 	until "$@"; do
-		[ "$t" -ge "$limit" ] && return 1
+		[ "$(date +%s)" -ge "$end" ] && return 1
 		sleep 1
-		t=$((t + 1))
 	done
 }
 
@@ -82,7 +82,7 @@ munged --foreground --key-file="$S/munge.key" --socket="$S/munge.sock" \
 	--log-file="$S/log/munged.log" >"$S/log/munged.out" 2>&1 &
 MUNGED_PID=$!
 munge_up() { [ -S "$S/munge.sock" ] || ! kill -0 "$MUNGED_PID" 2>/dev/null; }
-wait_until 20 munge_up
+wait_until 10 munge_up
 if [ ! -S "$S/munge.sock" ]; then
 	show_logs
 	skip "munged did not start"
@@ -140,7 +140,7 @@ node_idle() {
 	[ "$(timeout 10 sinfo -h -N -o %T 2>/dev/null)" = idle ] ||
 		! kill -0 "$CTLD_PID" 2>/dev/null || ! kill -0 "$SLURMD_PID" 2>/dev/null
 }
-wait_until 60 node_idle
+wait_until 45 node_idle
 if [ "$(timeout 10 sinfo -h -N -o %T 2>/dev/null)" != idle ]; then
 	show_logs
 	skip "the single-node Slurm did not come up (node: $(timeout 10 sinfo -h -N -o %T 2>&1))"
@@ -168,7 +168,7 @@ job_ok() {
 # 1. The cluster itself: each array task sees the variables a shard reads.
 if submit --array=0-3 --output="$S/hello-%a.out" \
 	--wrap 'echo "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT/$SLURM_ARRAY_TASK_MIN"'; then
-	wait_until 120 job_done || fail "the array job $job still runs after 120 s"
+	wait_until 45 job_done || fail "the array job $job still runs after 45 s"
 	job_ok "$job" && ok "a 4-task array completes" || {
 		fail "a 4-task array does not complete"
 		sed 's/^/  /' "$S/state.txt"
@@ -193,7 +193,7 @@ expect_out "--emit-sbatch=4 prints a script for a 4-task array" '#!/bin/sh' \
 	'#SBATCH --array=0-3' ' batch '
 cp "$OUT" "$WORK/job.sh"
 if submit "$WORK/job.sh"; then
-	wait_until 240 job_done || fail "the lpipe array $job still runs after 240 s"
+	wait_until 120 job_done || fail "the lpipe array $job still runs after 120 s"
 	job_ok "$job" && ok "the --emit-sbatch script runs as a 4-task array" || {
 		fail "the --emit-sbatch array does not complete"
 		sed 's/^/  /' "$S/state.txt"
