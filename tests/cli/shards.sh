@@ -84,6 +84,8 @@ assert len(keys) == 12 and len(set(keys)) == 12, keys
 assert all(r["status"] == "ok" for r in rows), [(r["key"], r["status"]) for r in rows]
 PY
 		ok "merged.jsonl lists the 12 documents once each, all ok"
+		# the merged report, for the log
+		sed 's/^/# /' "$ERR" "$1/merged.csv"
 	else
 		fail "merged.jsonl does not list the 12 documents once each, all ok"
 	fi
