@@ -201,15 +201,22 @@ static int cmp_entries(const void *a, const void *b)
 		      ((const struct lp_batch_entry *)b)->key);
 }
 
+/* Sort m by key and open `path` for its rewrite. */
+static enum lp_status open_sorted(struct lp_batch_manifest *m, const char *path,
+				  struct lp_afile *af, struct lp_diag *d)
+{
+	if (m->n)
+		qsort(m->v, m->n, sizeof(*m->v), cmp_entries);
+	return lp_afile_open(af, path, d);
+}
+
 enum lp_status lp_batch_manifest_write(struct lp_batch_manifest *m, const char *path,
 				       struct lp_diag *d)
 {
 	struct lp_afile af;
 	enum lp_status s;
 
-	if (m->n)
-		qsort(m->v, m->n, sizeof(*m->v), cmp_entries);
-	if ((s = lp_afile_open(&af, path, d)))
+	if ((s = open_sorted(m, path, &af, d)))
 		return s;
 	for (size_t i = 0; i < m->n; i++) {
 		char *line = lp_batch_entry_json(&m->v[i]);
@@ -246,9 +253,7 @@ enum lp_status lp_batch_report_csv(struct lp_batch_manifest *m, const char *path
 	struct lp_afile af;
 	enum lp_status s;
 
-	if (m->n)
-		qsort(m->v, m->n, sizeof(*m->v), cmp_entries);
-	if ((s = lp_afile_open(&af, path, d)))
+	if ((s = open_sorted(m, path, &af, d)))
 		return s;
 	fputs("key,input,status,exit_code,reason,bytes,wall_s,cpu_s,tokens_in,tokens_out,"
 	      "peak_tracked_bytes,keyphrase_survival,output,shard\n", af.fp);

@@ -329,9 +329,12 @@ static int make_parents(const char *path)
 	return 0;
 }
 
-/* Is `name` "*.tmp.PID.XXXXXX" (an lp_afile temporary) of a process that
- * is gone? */
-static int stale_tmp(const char *name)
+static char *shard_file(const char *outdir, const char *stem, const char *ext,
+			const struct lp_shard *s);
+
+/* Is `name` "OUT.tmp.PID.XXXXXX" (an lp_afile temporary) of a process
+ * that is gone? Sets *out_len to the length of OUT. */
+static int stale_tmp(const char *name, size_t *out_len)
 {
 	const char *t = strstr(name, ".tmp."), *next;
 	char *end;
@@ -345,33 +348,67 @@ static int stale_tmp(const char *name)
 		pid = strtol(t + 5, &end, 10);
 		if (errno || pid <= 0 || *end != '.' || strlen(end + 1) != 6)
 			return 0;
+		*out_len = (size_t)(t - name);
 		return kill((pid_t)pid, 0) && errno == ESRCH;
 	}
 	return 0;
 }
 
-/* Remove, under `dir`, the temporaries of runs that were killed (SIGKILL
- * leaves them; the signal handlers do not get to run). Returns the count. */
-static size_t remove_stale_tmps(const char *dir)
+/*
+ * Is `rel` (a path relative to OUTDIR) a file this run writes: one of its
+ * shard's own files, or the output of a key in its shard? Shards may share
+ * OUTDIR from several hosts, where a pid means nothing: a run only ever
+ * touches the temporaries of what it owns.
+ */
+static int owned(const struct batch_opts *o, const char *ext, const char *rel, size_t len)
 {
-	DIR *dp = opendir(dir);
-	struct dirent *e;
-	size_t n = 0;
+	static const char *const stems[] = { "manifest", "report", "inputs" };
+	static const char *const exts[] = { "jsonl", "csv", "txt" };
+	size_t el = strlen(ext);
+	char name[PATH_MAX];
+	int mine;
 
-	if (!dp)
+	for (int i = 0; i < 3; i++) {
+		char *own = shard_file(".", stems[i], exts[i], &o->shard);
+		mine = own && strlen(own + 2) == len && !strncmp(own + 2, rel, len);
+		free(own);
+		if (mine)
+			return 1;
+	}
+	if (len <= el || len - el >= sizeof(name) || strncmp(rel + len - el, ext, el))
+		return 0;
+	memcpy(name, rel, len - el);
+	name[len - el] = '\0';
+	return lp_shard_mine(&o->shard, name);
+}
+
+/* Remove, under OUTDIR/`rel`, the temporaries of this run's files left by
+ * killed runs (SIGKILL leaves them: no handler runs). Returns the count. */
+static size_t remove_stale_tmps(const struct batch_opts *o, const char *ext, const char *rel)
+{
+	char dir[PATH_MAX];
+	DIR *dp;
+	struct dirent *e;
+	size_t n = 0, out_len;
+
+	if (snprintf(dir, sizeof(dir), "%s%s%s", o->outdir, *rel ? "/" : "", rel) >=
+	    (int)sizeof(dir) || !(dp = opendir(dir)))
 		return 0;
 	while ((e = readdir(dp))) {
 		struct stat st;
-		char path[PATH_MAX];
+		char path[PATH_MAX], sub[PATH_MAX];
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path) ||
+		    snprintf(sub, sizeof(sub), "%s%s%s", rel, *rel ? "/" : "", e->d_name) >=
+			    (int)sizeof(sub) ||
 		    lstat(path, &st))
 			continue;
 		if (S_ISDIR(st.st_mode))
-			n += remove_stale_tmps(path);
-		else if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && stale_tmp(e->d_name) &&
-			 !unlink(path))
+			n += remove_stale_tmps(o, ext, sub);
+		else if (S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+			 stale_tmp(e->d_name, &out_len) &&
+			 owned(o, ext, sub, strlen(sub) - strlen(e->d_name) + out_len) && !unlink(path))
 			n++;
 	}
 	closedir(dp);
@@ -530,6 +567,7 @@ static void run_document(struct batch *b, const struct lp_batch_input *x, const 
 	double t0 = lp_now_s(), c0 = thread_cpu_s();
 
 	lp_diag_init(&d);
+	lp_log_set_subject(x->path);
 	s = lp_runner_run(b->p, x->path, b->o->question, b->engine, &doc, &stats, &d);
 	if (s == LP_OK || s == LP_E_VERIFY) {
 		struct lp_diag wd;
@@ -553,6 +591,7 @@ static void run_document(struct batch *b, const struct lp_batch_input *x, const 
 	if (s)
 		e->reason = diag_text(&d, s);
 	lp_doc_release(&doc);
+	lp_log_set_subject(NULL);
 	lp_mem_scope_end(scope);
 	e->wall_s = lp_now_s() - t0;
 	e->cpu_s = thread_cpu_s() - c0;
@@ -823,7 +862,7 @@ static int run_batch(const struct batch_opts *o)
 		rc = LP_EXIT_INPUT;
 		goto out;
 	}
-	if ((cleaned = remove_stale_tmps(o->outdir)))
+	if ((cleaned = remove_stale_tmps(o, b.ext, "")))
 		lp_info("removed %zu temporary file%s of an interrupted run", cleaned,
 			cleaned == 1 ? "" : "s");
 	if ((s = lp_batch_manifest_read(manifest_path, 1, &b.done, NULL, &d)) ||

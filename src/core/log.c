@@ -2,8 +2,15 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static enum lp_log_level log_level = LP_LOG_INFO;
+static _Thread_local const char *log_subject;
+
+void lp_log_set_subject(const char *subject)
+{
+	log_subject = subject;
+}
 
 void lp_log_set_level(enum lp_log_level level)
 {
@@ -17,14 +24,22 @@ enum lp_log_level lp_log_level(void)
 
 void lp_log(enum lp_log_level level, const char *fmt, ...)
 {
+	char *msg = NULL;
 	va_list ap;
+	int n;
 
 	if (level > log_level)
 		return;
-	fputs(level == LP_LOG_WARN ? "lpipe: warning: " :
-	      level == LP_LOG_ERROR ? "lpipe: error: " : "lpipe: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/* one write per line: threads of a batch log side by side */
+	flockfile(stderr);
+	fprintf(stderr, "lpipe: %s%s%s%s\n", log_subject ? log_subject : "",
+		log_subject ? ": " : "",
+		level == LP_LOG_WARN ? "warning: " : level == LP_LOG_ERROR ? "error: " : "",
+		n >= 0 ? msg : fmt);
+	funlockfile(stderr);
+	if (n >= 0)
+		free(msg);
 }

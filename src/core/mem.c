@@ -191,42 +191,39 @@ uint32_t lp_mem_scope_swap(uint32_t handle)
 	return was;
 }
 
-size_t lp_mem_scope_peak(enum lp_mem_tag tag)
+/* The calling thread's scope's `field` (with `tag` for the per-tag
+ * ones), else the process's `fallback`; under the lock. */
+enum scope_field { SCOPE_PEAK, SCOPE_PEAK_TOTAL, SCOPE_OWN_TOTAL };
+
+static size_t scope_read(enum scope_field f, enum lp_mem_tag tag)
 {
 	struct mem_scope *sc;
 	size_t v;
 
-	if ((unsigned)tag >= LP_MEM_NTAGS)
-		return 0;
 	pthread_mutex_lock(&mem_lock);
 	sc = scope_of(mem_thread_scope);
-	v = sc ? sc->peak[tag] : mem_peak[tag];
+	switch (f) {
+	case SCOPE_PEAK: v = sc ? sc->peak[tag] : mem_peak[tag]; break;
+	case SCOPE_PEAK_TOTAL: v = sc ? sc->peak_total : mem_total_peak; break;
+	default: v = sc ? sc->own_total : mem_total; break;
+	}
 	pthread_mutex_unlock(&mem_lock);
 	return v;
+}
+
+size_t lp_mem_scope_peak(enum lp_mem_tag tag)
+{
+	return (unsigned)tag < LP_MEM_NTAGS ? scope_read(SCOPE_PEAK, tag) : 0;
 }
 
 size_t lp_mem_scope_peak_total(void)
 {
-	struct mem_scope *sc;
-	size_t v;
-
-	pthread_mutex_lock(&mem_lock);
-	sc = scope_of(mem_thread_scope);
-	v = sc ? sc->peak_total : mem_total_peak;
-	pthread_mutex_unlock(&mem_lock);
-	return v;
+	return scope_read(SCOPE_PEAK_TOTAL, 0);
 }
 
 size_t lp_mem_scope_own_total(void)
 {
-	struct mem_scope *sc;
-	size_t v;
-
-	pthread_mutex_lock(&mem_lock);
-	sc = scope_of(mem_thread_scope);
-	v = sc ? sc->own_total : mem_total;
-	pthread_mutex_unlock(&mem_lock);
-	return v;
+	return scope_read(SCOPE_OWN_TOTAL, 0);
 }
 
 void lp_mem_scope_reset_peaks(void)

@@ -309,32 +309,28 @@ void lp_engine_dense_release(struct lp_engine *e, struct lp_embedder *x)
 	pthread_mutex_unlock(&e->lock);
 }
 
-size_t lp_engine_n_sessions(struct lp_engine *e)
+/* A counter of the engine, read under its lock. */
+static size_t read_count(struct lp_engine *e, const size_t *field)
 {
 	size_t n;
 
 	pthread_mutex_lock(&e->lock);
-	n = e->n_slots;
+	n = *field;
 	pthread_mutex_unlock(&e->lock);
 	return n;
+}
+
+size_t lp_engine_n_sessions(struct lp_engine *e)
+{
+	return read_count(e, &e->n_slots);
 }
 
 size_t lp_engine_n_opened(struct lp_engine *e)
 {
-	size_t n;
-
-	pthread_mutex_lock(&e->lock);
-	n = e->n_opened;
-	pthread_mutex_unlock(&e->lock);
-	return n;
+	return read_count(e, &e->n_opened);
 }
 
 size_t lp_engine_n_dense_loads(struct lp_engine *e)
 {
-	size_t n;
-
-	pthread_mutex_lock(&e->lock);
-	n = e->n_dense_loads;
-	pthread_mutex_unlock(&e->lock);
-	return n;
+	return read_count(e, &e->n_dense_loads);
 }

@@ -107,6 +107,15 @@ expect "--force redoes all" 0 "9 ok"
 manifest_check "$WORK/o1/manifest.jsonl" 9 && ok "manifest still lists each input once" ||
 	fail "manifest after resumes"
 
+# ---- progress: plain lines when standard error is no terminal -----------
+lp batch "$PIPE" "$C" -o "$WORK/o1" --progress
+expect "--progress off a terminal: lines" 0 "batch: 9/9 documents" "0 failed"
+grep -q "$(printf '\r')" "$ERR" && fail "--progress off a terminal redraws with CR" ||
+	ok "--progress off a terminal writes whole lines"
+lp batch "$PIPE" "$C" -o "$WORK/o1"
+grep -q "documents, .*/s" "$ERR" && fail "progress shown off a terminal without --progress" ||
+	ok "no progress off a terminal by default"
+
 # ---- selection: --glob, --exclude, --from, files ---------------------------
 cp "$C/doc3.txt" "$C/sub/notes.md"
 lp batch "$PIPE" "$C" -o "$WORK/o2" --glob '*.md'
@@ -148,6 +157,17 @@ SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_COUNT=3 \
 [ "$rc" = 0 ] && [ -f "$WORK/slurm/manifest-1-of-3.jsonl" ] &&
 	cmp -s "$WORK/slurm/inputs-1-of-3.txt" "$WORK/s3/inputs-1-of-3.txt" &&
 	ok "Slurm array variables give shard 1/3" || fail "shard from SLURM_ARRAY_TASK_*"
+
+# A temporary of a killed run is removed only by the shard that owns its
+# output: shards sharing OUTDIR from other hosts keep theirs (a pid there
+# means nothing here).
+k1=$(sed -n 2p "$WORK/s2/inputs-1-of-2.txt")
+tmp="$WORK/s2/$k1.txt.tmp.999999999.abcdef"
+echo partial >"$tmp"
+"$LPIPE" batch "$PIPE" "$C" -o "$WORK/s2" --shard 0/2 --quiet 2>/dev/null || true
+[ -f "$tmp" ] && ok "another shard's temporary is left alone" || fail "shard 0/2 removed 1/2's temporary"
+"$LPIPE" batch "$PIPE" "$C" -o "$WORK/s2" --shard 1/2 --quiet 2>/dev/null || true
+[ -f "$tmp" ] && fail "the owning shard left its stale temporary" || ok "the owning shard removes it"
 
 # ---- --merge: missing and doubled ------------------------------------------------
 rm "$WORK/s3/inputs-2-of-3.txt"
