@@ -19,3 +19,8 @@ EXTRA_DIST += tests/cli/quality.sh tests/quality_metrics_test.py \
 TESTS += tests/cli/html.sh tests/cli/html_valid.sh tests/cli/html_browser.sh
 EXTRA_DIST += tests/cli/html.sh tests/cli/html_valid.sh tests/cli/html_browser.sh \
 	tests/cli/html_fixture.sh tests/cli/html_browser.py
+
+# lpipe batch in shards on a single-node Slurm and under GNU parallel;
+# skipped where the packages are missing ('scripts/bootstrap test' installs them).
+TESTS += tests/cli/slurm.sh tests/cli/parallel.sh
+EXTRA_DIST += tests/cli/slurm.sh tests/cli/parallel.sh tests/cli/shards.sh
