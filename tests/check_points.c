@@ -251,6 +251,19 @@ START_TEST(test_select_groups)
 }
 END_TEST
 
+START_TEST(test_cost)
+{
+	/* 1.4 tokens a word, 1.7 Han characters a word */
+	ck_assert_uint_eq(lp_points_cost("", 0), 0);
+	ck_assert_uint_eq(lp_points_cost("The pager is less.", 18), 6);
+	/* 认证和访问控制 (7 characters) = 4.1 words */
+	ck_assert_uint_eq(lp_points_cost("\xe8\xae\xa4\xe8\xaf\x81\xe5\x92\x8c\xe8\xae\xbf"
+					 "\xe9\x97\xae\xe6\x8e\xa7\xe5\x88\xb6", 21), 6);
+	/* mixed: one word and two Han characters */
+	ck_assert_uint_eq(lp_points_cost("PAM \xe6\xa8\xa1\xe5\x9d\x97", 10), 3);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("points");
@@ -267,6 +280,7 @@ int main(void)
 	tcase_add_test(tc, test_faithful);
 	tcase_add_test(tc, test_select_rounds);
 	tcase_add_test(tc, test_select_groups);
+	tcase_add_test(tc, test_cost);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

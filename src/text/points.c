@@ -233,6 +233,8 @@ static int ends_sentence(const char *s, size_t len)
 			    !memcmp(s + len - 3, "\xe2\x80\x99", 3) ||  /* ’ */
 			    !memcmp(s + len - 3, "\xef\xbc\x89", 3)))   /* ） */
 		len -= 3;
+	if (len >= 2 && s[len - 1] == '.' && s[len - 2] == '.')
+		return 0; /* an ellipsis: "[JOBSPEC ...]" is a synopsis */
 	if (len && (s[len - 1] == '.' || s[len - 1] == '!' || s[len - 1] == '?'))
 		return 1;
 	for (size_t k = 0; k < 3; k++)
@@ -380,6 +382,19 @@ static size_t words_in(const char *a, size_t alen, const char *b, size_t blen)
 int lp_points_similar(const char *a, size_t alen, const char *b, size_t blen)
 {
 	return words_in(a, alen, b, blen) >= 80 && words_in(b, blen, a, alen) >= 80;
+}
+
+size_t lp_points_cost(const char *s, size_t len)
+{
+	struct lp_token t;
+	size_t pos = 0, words = 0, han = 0;
+
+	while (lp_match_token_next(s, len, &pos, &t)) {
+		words += t.kind == LP_TOKEN_WORD;
+		han += t.kind == LP_TOKEN_CJK;
+	}
+	return (size_t)(LP_POINTS_TOKENS_PER_WORD *
+			((double)words + (double)han / LP_POINTS_HAN_PER_WORD) + 0.5);
 }
 
 /* Index of the best-scored point of pts[a..b) that fits `left`; n when
