@@ -30,6 +30,12 @@ static const char *outline(const char *text)
 			k++;
 		if (i)
 			ck_assert_uint_eq(p[i].off, p[i - 1].off + p[i - 1].len);
+		ck_assert_uint_ge(p[i].body, p[i].off);
+		ck_assert_uint_le(p[i].body, p[i].off + p[i].len);
+		if (p[i].heading || p[i].term_len) /* the body starts a line */
+			ck_assert(p[i].body > p[i].off && text[p[i].body - 1] == '\n');
+		else
+			ck_assert_uint_eq(p[i].body, p[i].off);
 		if (p[i].term_len)
 			at += (size_t)snprintf(out + at, sizeof(out) - at, "%sT:%.*s", i ? " " : "",
 					       (int)p[i].term_len, text + p[i].term_off);
@@ -38,6 +44,23 @@ static const char *outline(const char *text)
 					       p[i].heading ? "H:" : "-:", (int)k, s);
 	}
 	ck_assert_uint_eq(p[n - 1].off + p[n - 1].len, strlen(text));
+	lp_mem_free(p);
+	return out;
+}
+
+/* The text of part i of text from its body on. */
+static const char *body_of(const char *text, size_t i)
+{
+	static char out[512];
+	struct lp_outline_part *p;
+	struct lp_diag d;
+	size_t n;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_outline_parts(text, strlen(text), &p, &n, &d), LP_OK);
+	ck_assert_uint_lt(i, n);
+	snprintf(out, sizeof(out), "%.*s", (int)(p[i].off + p[i].len - p[i].body),
+		 text + p[i].body);
 	lp_mem_free(p);
 	return out;
 }
@@ -67,6 +90,10 @@ START_TEST(test_info_entries)
 			"JOBSPEC arguments.\n";
 
 	ck_assert_str_eq(outline(t), "H:7.2 T:bg T:jobs -:When");
+	/* the text after the title and its underline, after the term line */
+	ck_assert_str_eq(body_of(t, 0), "\n   The builtins are these ones listed here.\n\n");
+	ck_assert_str_eq(body_of(t, 1), "          bg [JOBSPEC ...]\n\n     Resume each "
+					"suspended job JOBSPEC in the background.\n\n");
 }
 END_TEST
 
@@ -127,7 +154,7 @@ END_TEST
 
 START_TEST(test_find)
 {
-	struct lp_outline_part p[3] = { { 0, 10, 0, 0, 0 }, { 10, 5, 0, 0, 0 }, { 15, 5, 0, 0, 0 } };
+	struct lp_outline_part p[3] = { { 0, 10, 0, 0, 0, 0 }, { 10, 5, 0, 0, 0, 10 }, { 15, 5, 0, 0, 0, 15 } };
 
 	ck_assert_uint_eq(lp_outline_find(p, 3, 0), 0);
 	ck_assert_uint_eq(lp_outline_find(p, 3, 9), 0);

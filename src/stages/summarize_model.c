@@ -1091,19 +1091,18 @@ static enum lp_status choose_sentences(struct central *c, size_t want, int lead,
 	return LP_OK;
 }
 
-/* Cut sentence x off the term line of its part when it runs over it. */
-static void past_term(const char *text, const struct lp_outline_part *p, struct sent *x)
+/* Cut sentence x off the title or term line of its part when it runs
+ * over it. */
+static void past_title(const char *text, const struct lp_outline_part *p, struct sent *x)
 {
-	size_t end = x->off + x->len, t = p->term_off + p->term_len;
+	size_t end = x->off + x->len, t = p->body;
 
-	if (!p->term_len || x->off > t)
+	if (x->off >= t)
 		return;
-	if (t >= end) { /* the sentence is the term */
+	if (t >= end) { /* the sentence is the title */
 		x->len = 0;
 		return;
 	}
-	while (t < end && text[t] != '\n')
-		t++;
 	while (t < end && (text[t] == ' ' || text[t] == '\t' || text[t] == '\n' || text[t] == '\r'))
 		t++;
 	x->len = end - t;
@@ -1147,7 +1146,7 @@ static enum lp_status read_sentences(struct run *r, struct central *c, const cha
 		x->len = spans[i].len;
 		x->central = scores[i];
 		x->part = lp_outline_find(c->parts, c->n_parts, x->off);
-		past_term(text, &c->parts[x->part], x);
+		past_title(text, &c->parts[x->part], x);
 		x->ok = x->len && lp_points_is_prose(text + x->off, x->len) &&
 			!(r->o->drop_meta && lp_points_is_meta(text + x->off, x->len));
 		if (x->ok)
@@ -1445,13 +1444,16 @@ static enum lp_status select_points(struct run *r, const struct points *ps,
 	return st;
 }
 
-/* Points to take from each of n0 chunks: `points`, or more when a few
- * chunks would leave final_tokens mostly empty (a point takes about
- * POINT_TOKENS), at most POINTS_MAX. */
+/* Points to take from a chunk of `bytes` of the `total` of all chunks:
+ * `points`, or more when a few chunks would leave final_tokens mostly
+ * empty (a point takes about POINT_TOKENS), shared by the chunks' sizes
+ * (a short last chunk does not get as many as a long one), at most
+ * POINTS_MAX. */
 #define POINT_TOKENS 40
-static size_t points_per_chunk(const struct run *r, size_t n0)
+static size_t points_per_chunk(const struct run *r, size_t bytes, size_t total)
 {
-	size_t fill = r->final_tokens / POINT_TOKENS / (n0 ? n0 : 1);
+	size_t fill = (size_t)((double)(r->final_tokens / POINT_TOKENS) * (double)bytes /
+			       (double)(total ? total : 1) + 0.5);
 
 	fill = fill > r->o->points ? fill : r->o->points;
 	return fill < POINTS_MAX ? fill : POINTS_MAX;
@@ -1465,8 +1467,13 @@ static enum lp_status run_points(struct run *r, const size_t *set, size_t n, str
 	struct lp_progress pr;
 	enum lp_status st;
 	char label[48];
+	size_t total = 0;
 
-	size_t want = points_per_chunk(r, n0);
+	for (size_t i = 0; i < n0; i++) {
+		size_t len;
+		raw_chunk(doc, set, n, i, &len);
+		total += len;
+	}
 
 	doc->levels = lp_arena_alloc(&doc->arena, 2 * sizeof(*doc->levels));
 	if (!doc->levels)
@@ -1488,7 +1495,8 @@ static enum lp_status run_points(struct run *r, const size_t *set, size_t n, str
 		r->level->first_input[i] = i;
 		r->level->n_inputs[i] = 1;
 		if (!st)
-			st = t ? chunk_points(r, &ps, i, want, label, raw, raw_len, t, len,
+			st = t ? chunk_points(r, &ps, i, points_per_chunk(r, raw_len, total), label,
+					      raw, raw_len, t, len,
 					      &r->level->texts[i], d) : d->status;
 		r->level->n = i + 1;
 		release_chunk(r, set, n, i);

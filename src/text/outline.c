@@ -225,16 +225,19 @@ enum lp_status lp_outline_parts(const char *text, size_t len, struct lp_outline_
 		return lp_diag_set(d, st, NULL, 0, 0, "out of memory reading the outline");
 	for (size_t k = 0; k < n && !st; k++) {
 		const struct line *l = &v[k];
-		struct lp_outline_part next = { l->off, 0, 0, 0, 0 };
+		struct lp_outline_part next = { l->off, 0, 0, 0, 0, l->off };
+		size_t after = k + 1 < n ? v[k + 1].off : len; /* the next line */
 		int start = 0, para = !k || blank_line(&v[k - 1]);
 		if (blank_line(l))
 			continue;
 		if (heading(text, v, n, k)) {
 			next.heading = 1;
+			next.body = k + 2 < n && underline(text, &v[k + 1]) ? v[k + 2].off : after;
 			in_entry = 0;
 			start = 1;
 		} else if (term(text, v, n, k) && !(in_entry && l->indent > term_indent)) {
 			term_text(text, l, &next.term_off, &next.term_len);
+			next.body = after;
 			in_entry = 1;
 			term_indent = l->indent;
 			start = 1;

@@ -49,6 +49,9 @@ struct lp_outline_part {
 	size_t term_off, term_len; /* the defined term without its quotes;
 				    * term_len 0: a section, no term */
 	int heading;               /* starts at a heading */
+	size_t body;               /* the first byte after the heading (and
+				    * its underline) or the term line; off
+				    * when neither */
 };
 
 /*
