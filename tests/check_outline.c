@@ -80,6 +80,10 @@ START_TEST(test_info_entries)
 			"\n"
 			"     Resume each suspended job JOBSPEC in the background.\n"
 			"\n"
+			"'--init-file FILE'\n"
+			"'--rcfile FILE'\n"
+			"     Execute commands from FILE in an interactive shell.\n"
+			"\n"
 			"'jobs'\n"
 			"     The first form lists the active jobs.\n"
 			"\n"
@@ -89,7 +93,7 @@ START_TEST(test_info_entries)
 			"   When job control is not active, the builtins do not accept\n"
 			"JOBSPEC arguments.\n";
 
-	ck_assert_str_eq(outline(t), "H:7.2 T:bg T:jobs -:When");
+	ck_assert_str_eq(outline(t), "H:7.2 T:bg T:--init-file FILE T:jobs -:When");
 	/* the text after the title and its underline, after the term line */
 	ck_assert_str_eq(body_of(t, 0), "\n   The builtins are these ones listed here.\n\n");
 	ck_assert_str_eq(body_of(t, 1), "          bg [JOBSPEC ...]\n\n     Resume each "
@@ -154,7 +158,8 @@ END_TEST
 
 START_TEST(test_find)
 {
-	struct lp_outline_part p[3] = { { 0, 10, 0, 0, 0, 0 }, { 10, 5, 0, 0, 0, 10 }, { 15, 5, 0, 0, 0, 15 } };
+	struct lp_outline_part p[3] = { { .off = 0, .len = 10 }, { .off = 10, .len = 5, .body = 10 },
+					{ .off = 15, .len = 5, .body = 15 } };
 
 	ck_assert_uint_eq(lp_outline_find(p, 3, 0), 0);
 	ck_assert_uint_eq(lp_outline_find(p, 3, 9), 0);

@@ -1023,7 +1023,7 @@ static enum lp_status choose_sentences(struct central *c, size_t want, int lead,
 {
 	size_t *bytes = lp_mem_calloc(LP_MEM_SCRATCH, c->n_parts + 1, sizeof(*bytes), d);
 	size_t *slots = lp_mem_calloc(LP_MEM_SCRATCH, c->n_parts + 1, sizeof(*slots), d);
-	size_t total = 0, m = 0, first = c->n_parts;
+	size_t first = c->n_parts;
 
 	if (!bytes || !slots) {
 		lp_mem_free(bytes);
@@ -1032,35 +1032,43 @@ static enum lp_status choose_sentences(struct central *c, size_t want, int lead,
 	}
 	for (size_t i = 0; i < c->n; i++)
 		if (c->s[i].ok) {
-			m += !bytes[c->s[i].part];
 			first = c->s[i].part < first ? c->s[i].part : first;
 			bytes[c->s[i].part] += c->s[i].len;
-			total += c->s[i].len;
 		}
 	if (lead && first < c->n_parts && lead_of(c, first) < c->n) {
 		take(c, lead_of(c, first));
 		slots[first]++;
 	}
-	for (size_t r = 0, p = 0, cum = 0; p < c->n_parts && c->n_chosen < want; r++) {
-		/* run r: the parts whose prose starts before (r + 1) / want of it */
-		size_t best = c->n, best_part = 0;
-		int served = 0; /* the run holds the lead already */
-		for (; p < c->n_parts && (m <= want || cum * want < (r + 1) * total); p++) {
-			size_t i = bytes[p] && !slots[p] ? lead_of(c, p) : c->n;
-			cum += bytes[p];
-			served |= slots[p] > 0;
-			if (i < c->n && (best == c->n || better(c, i, best))) {
-				best = i;
-				best_part = p;
+	for (int lv = 0; lv <= LP_OUTLINE_MAX_LEVEL && c->n_chosen < want; lv++) {
+		/* the leads of the parts of level lv: all of them when they fit,
+		 * else one per run of parts of about equal prose */
+		size_t lm = 0, ltotal = 0, room = want - c->n_chosen;
+		for (size_t p = 0; p < c->n_parts; p++)
+			if (bytes[p] && !slots[p] && c->parts[p].level == lv) {
+				lm++;
+				ltotal += bytes[p];
 			}
-			if (m <= want && bytes[p]) {
-				p++;
-				break;
+		for (size_t r = 0, p = 0, cum = 0; lm && p < c->n_parts && c->n_chosen < want; r++) {
+			size_t best = c->n, best_part = 0;
+			for (; p < c->n_parts && (lm <= room || cum * room < (r + 1) * ltotal); p++) {
+				size_t i;
+				if (!bytes[p] || slots[p] || c->parts[p].level != lv)
+					continue;
+				i = lead_of(c, p);
+				cum += bytes[p];
+				if (i < c->n && (best == c->n || better(c, i, best))) {
+					best = i;
+					best_part = p;
+				}
+				if (lm <= room) {
+					p++;
+					break;
+				}
 			}
-		}
-		if (best < c->n && !served) {
-			take(c, best);
-			slots[best_part]++;
+			if (best < c->n) {
+				take(c, best);
+				slots[best_part]++;
+			}
 		}
 	}
 	while (c->n_chosen < want) { /* the rest, to the parts with the most prose */

@@ -92,11 +92,13 @@ static int opens_with(const char *text, const struct line *l, const char *w)
 }
 
 /* "7.1 Job Control Basics", "3.2.1. The hostname", "Chapter 3 ...",
- * "第 4 章 ...": a numbered title, at most 12 words, no sentence end. */
+ * "第 4 章 ...": a numbered title, at most 12 words, no sentence end.
+ * Returns its level (the count of its numbers), 0 when it is none. */
 static int numbered_title(const char *text, const struct line *l)
 {
 	size_t i = l->a, words = lp_match_count_words(text + l->a, l->b - l->a);
 	char last = text[l->b - 1];
+	int level = 1;
 
 	if (words > 12 || last == '.' || last == ':' || last == ';' || last == ',')
 		return 0;
@@ -105,32 +107,41 @@ static int numbered_title(const char *text, const struct line *l)
 		for (i += 3; i < l->b && ((k = space_at(text, l->b, i)) || (text[i] >= '0' && text[i] <= '9'));
 		     i += k ? k : 1)
 			;
-		return l->b - i >= 3 && (!strncmp(text + i, "\xe7\xab\xa0", 3) ||
-					 !strncmp(text + i, "\xe8\x8a\x82", 3));
+		if (l->b - i >= 3 && !strncmp(text + i, "\xe7\xab\xa0", 3))
+			return 1;
+		return l->b - i >= 3 && !strncmp(text + i, "\xe8\x8a\x82", 3) ? 2 : 0;
 	}
 	if (opens_with(text, l, "chapter") || opens_with(text, l, "appendix"))
 		return 1;
 	if (text[i] < '0' || text[i] > '9')
 		return 0;
-	while (i < l->b && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.'))
+	while (i < l->b && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) {
+		level += text[i] == '.' && i + 1 < l->b && text[i + 1] >= '0' && text[i + 1] <= '9';
 		i++;
-	return space_at(text, l->b, i) && words >= 2;
+	}
+	if (!space_at(text, l->b, i) || words < 2)
+		return 0;
+	return level < LP_OUTLINE_MAX_LEVEL ? level : LP_OUTLINE_MAX_LEVEL;
 }
 
-/* Is line k a heading (see outline.h)? */
-static int heading(const char *text, const struct line *v, size_t n, size_t k)
+/* Is line k a heading (see outline.h)? Returns its level plus one
+ * (numbered: its count of numbers; node line: 0; other titles: `below`,
+ * one under the last numbered title), 0 when it is none. */
+static int heading(const char *text, const struct line *v, size_t n, size_t k, int below)
 {
+	int lv;
 	const struct line *l = &v[k];
 	int alone_before = k == 0 || blank_line(&v[k - 1]) || underline(text, &v[k - 1]);
 	int alone_after = k + 1 == n || blank_line(&v[k + 1]) || underline(text, &v[k + 1]);
 
 	if (blank_line(l) || underline(text, l))
 		return 0;
-	if (k + 1 < n && underline(text, &v[k + 1]) && alone_before)
-		return 1;
 	if (opens_with(text, l, "File:") && memmem(text + l->a, l->b - l->a, "Node:", 5))
 		return 1;
-	return alone_before && alone_after && numbered_title(text, l);
+	lv = numbered_title(text, l);
+	if (k + 1 < n && underline(text, &v[k + 1]) && alone_before)
+		return 1 + (lv ? lv : below);
+	return alone_before && alone_after && lv ? 1 + lv : 0;
 }
 
 /* Could line l name a defined term: short, no sentence end, no mark? */
@@ -157,7 +168,8 @@ static int term_shape(const char *text, const struct line *l)
 }
 
 /* Is line k a definition term: term-shaped, after a blank line or another
- * term-shaped line of the same indent, its next non-blank line deeper? */
+ * term-shaped line of the same indent (two names of one thing), its next
+ * non-blank line, past such names, deeper? */
 static int term(const char *text, const struct line *v, size_t n, size_t k)
 {
 	size_t j = k + 1;
@@ -167,6 +179,8 @@ static int term(const char *text, const struct line *v, size_t n, size_t k)
 	if (k && !blank_line(&v[k - 1]) &&
 	    !(term_shape(text, &v[k - 1]) && v[k - 1].indent == v[k].indent))
 		return 0;
+	while (j < n && v[j].indent == v[k].indent && term_shape(text, &v[j]))
+		j++;
 	while (j < n && blank_line(&v[j]))
 		j++;
 	return j < n && v[j].indent > v[k].indent;
@@ -214,7 +228,7 @@ enum lp_status lp_outline_parts(const char *text, size_t len, struct lp_outline_
 	struct line *v = NULL;
 	struct lp_outline_part *out = NULL, p = { 0 };
 	size_t n = 0, n_out = 0, cap = 0, term_indent = 0, para_indent = 0;
-	int in_entry = 0;
+	int in_entry = 0, numbered = 0, section = 0, lv;
 	enum lp_status st;
 
 	*parts = NULL;
@@ -225,19 +239,26 @@ enum lp_status lp_outline_parts(const char *text, size_t len, struct lp_outline_
 		return lp_diag_set(d, st, NULL, 0, 0, "out of memory reading the outline");
 	for (size_t k = 0; k < n && !st; k++) {
 		const struct line *l = &v[k];
-		struct lp_outline_part next = { l->off, 0, 0, 0, 0, l->off };
+		struct lp_outline_part next = { .off = l->off, .body = l->off };
 		size_t after = k + 1 < n ? v[k + 1].off : len; /* the next line */
 		int start = 0, para = !k || blank_line(&v[k - 1]);
 		if (blank_line(l))
 			continue;
-		if (heading(text, v, n, k)) {
+		if ((lv = heading(text, v, n, k, numbered + 1 < LP_OUTLINE_MAX_LEVEL ?
+							  numbered + 1 : LP_OUTLINE_MAX_LEVEL))) {
 			next.heading = 1;
+			next.level = section = lv - 1;
+			if (lv > 1 && numbered_title(text, l))
+				numbered = lv - 1;
 			next.body = k + 2 < n && underline(text, &v[k + 1]) ? v[k + 2].off : after;
 			in_entry = 0;
 			start = 1;
+		} else if (in_entry && !para && l->indent == term_indent && term(text, v, n, k)) {
+			continue; /* the entry's other name, under its first */
 		} else if (term(text, v, n, k) && !(in_entry && l->indent > term_indent)) {
 			term_text(text, l, &next.term_off, &next.term_len);
 			next.body = after;
+			next.level = section < LP_OUTLINE_MAX_LEVEL ? section + 1 : section;
 			in_entry = 1;
 			term_indent = l->indent;
 			start = 1;
@@ -247,6 +268,7 @@ enum lp_status lp_outline_parts(const char *text, size_t len, struct lp_outline_
 		} else if (in_entry) {
 			in_entry = 0;
 			start = para;
+			next.level = section;
 		} else if (para && l->indent > para_indent && l->indent <= 8 &&
 			   lp_match_count_words(text + l->a, l->b - l->a) >= 5 &&
 			   ((text[l->a] | 0x20) >= 'a' && (text[l->a] | 0x20) <= 'z')) {

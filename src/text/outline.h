@@ -42,6 +42,7 @@
 
 #define LP_OUTLINE_TERM_WORDS 5
 #define LP_OUTLINE_TERM_BYTES 48
+#define LP_OUTLINE_MAX_LEVEL 8
 
 /* One part: text[off, off + len), parts in order, covering the text. */
 struct lp_outline_part {
@@ -49,6 +50,14 @@ struct lp_outline_part {
 	size_t term_off, term_len; /* the defined term without its quotes;
 				    * term_len 0: a section, no term */
 	int heading;               /* starts at a heading */
+	int level;                 /* depth in the outline, 0 (a node line,
+				    * the text before any title) to
+				    * LP_OUTLINE_MAX_LEVEL: a numbered title
+				    * has one level per number ("3.2.1." 3,
+				    * "Chapter 3" 1), another title one more
+				    * than the numbered title above it, an
+				    * entry one more than its section, the
+				    * text after an entry its section's */
 	size_t body;               /* the first byte after the heading (and
 				    * its underline) or the term line; off
 				    * when neither */
