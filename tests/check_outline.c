@@ -153,6 +153,14 @@ START_TEST(test_not_terms)
 			"          echo no\n";
 
 	ck_assert_str_eq(outline(t), "-:Caution");
+	/* text wrapped at column 4: a short line at 0 over it is no term, one
+	 * over deeper text is */
+	ck_assert_str_eq(outline("Copyright 2013 Osamu Aoki\n\n"
+				 "    This Debian Reference is intended to provide\n"
+				 "    a broad overview of the Debian system.\n\n"
+				 "    'apt'\n"
+				 "        installs the packages it is given.\n"),
+			 "-:Copyright T:apt");
 }
 END_TEST
 

@@ -136,7 +136,8 @@ START_TEST(test_prose)
 		"\xe5\x9c\xa8 Debian \xe7\xb3\xbb\xe7\xbb\x9f\xe4\xb8\xad\xef\xbc\x8c\xe4\xbd\xa0\xe5\x8f\xaf"
 		"\xe4\xbb\xa5\xe7\x94\xa8 apt \xe5\xae\x89\xe8\xa3\x85\xe8\xbd\xaf\xe4\xbb\xb6\xe5\x8c\x85"
 		"\xe5\x92\x8c\xe5\xba\x93\xe3\x80\x82", /* 在 Debian 系统中，你可以用 apt 安装软件包和库。 */
-		NULL};
+		"The following packages are installed by the tasks at install time.",
+		"The shell prints a line that tells what follows below the prompt.", NULL};
 	static const char *const not_prose[] = {
 		"1.2.3. The shell prompt under the GUI system",
 		"List of informative documentation packages",
@@ -148,7 +149,10 @@ START_TEST(test_prose)
 		"the shell is not interactive, the files are read.",
 		"See Section 3.5, \xe2\x80\x9cSystem management\xe2\x80\x9d, and Section 5.6, "
 		"\xe2\x80\x9cNetfilter infrastructure\xe2\x80\x9d.",
-		"Read \"The shell prompt under GUI\" and \"The root shell prompt\" first.", NULL};
+		"Read \"The shell prompt under GUI\" and \"The root shell prompt\" first.",
+		"For ext4 filesystem, the e2fsprogs package provides the following.",
+		"The options of the command are explained below.",
+		"bg [JOBSPEC or PID ...]  wait for the jobs of the shell [FILE ...]", NULL};
 
 	for (size_t i = 0; prose[i]; i++)
 		ck_assert_msg(lp_points_is_prose(prose[i], strlen(prose[i])), "%s", prose[i]);

@@ -88,7 +88,29 @@ static int opens_with(const char *text, const struct line *l, const char *w)
 {
 	size_t k = strlen(w);
 
-	return l->b - l->a > k && !strncasecmp(text + l->a, w, k) && text[l->a + k] == ' ';
+	return l->b - l->a > k && !strncasecmp(text + l->a, w, k) &&
+	       space_at(text, l->b, l->a + k);
+}
+
+/* The indent of the text's running lines: the 5th percentile of the
+ * indents of lines that go on a paragraph (the line above is not blank).
+ * Info wraps at column 0, the Debian Reference's text format at 4; an
+ * entry's text is deeper than this, and a short line over text that is
+ * not ("Copyright (c) 2013 ..." over a paragraph) is no term. */
+#define INDENT_CAP 64
+static size_t running_indent(const struct line *v, size_t n)
+{
+	size_t hist[INDENT_CAP + 1] = { 0 }, total = 0, seen = 0;
+
+	for (size_t k = 1; k < n; k++)
+		if (!blank_line(&v[k]) && !blank_line(&v[k - 1])) {
+			hist[v[k].indent < INDENT_CAP ? v[k].indent : INDENT_CAP]++;
+			total++;
+		}
+	for (size_t i = 0; i <= INDENT_CAP; i++)
+		if ((seen += hist[i]) * 20 > total)
+			return i;
+	return 0;
 }
 
 /* "7.1 Job Control Basics", "3.2.1. The hostname", "Chapter 3 ...",
@@ -169,8 +191,9 @@ static int term_shape(const char *text, const struct line *l)
 
 /* Is line k a definition term: term-shaped, after a blank line or another
  * term-shaped line of the same indent (two names of one thing), its next
- * non-blank line, past such names, deeper? */
-static int term(const char *text, const struct line *v, size_t n, size_t k)
+ * non-blank line, past such names, deeper than it and than the running
+ * text (`base`, running_indent)? */
+static int term(const char *text, const struct line *v, size_t n, size_t k, size_t base)
 {
 	size_t j = k + 1;
 
@@ -183,7 +206,7 @@ static int term(const char *text, const struct line *v, size_t n, size_t k)
 		j++;
 	while (j < n && blank_line(&v[j]))
 		j++;
-	return j < n && v[j].indent > v[k].indent;
+	return j < n && v[j].indent > v[k].indent && v[j].indent > base;
 }
 
 /* The term of line l without the quotes around it: 'bg', `x', "x", “x”. */
@@ -227,7 +250,7 @@ enum lp_status lp_outline_parts(const char *text, size_t len, struct lp_outline_
 {
 	struct line *v = NULL;
 	struct lp_outline_part *out = NULL, p = { 0 };
-	size_t n = 0, n_out = 0, cap = 0, term_indent = 0, para_indent = 0;
+	size_t n = 0, n_out = 0, cap = 0, term_indent = 0, para_indent = 0, base;
 	int in_entry = 0, numbered = 0, section = 0, lv;
 	enum lp_status st;
 
@@ -237,6 +260,7 @@ enum lp_status lp_outline_parts(const char *text, size_t len, struct lp_outline_
 		return LP_OK;
 	if ((st = lines_of(text, len, &v, &n, d)))
 		return lp_diag_set(d, st, NULL, 0, 0, "out of memory reading the outline");
+	base = running_indent(v, n);
 	for (size_t k = 0; k < n && !st; k++) {
 		const struct line *l = &v[k];
 		struct lp_outline_part next = { .off = l->off, .body = l->off };
@@ -253,9 +277,9 @@ enum lp_status lp_outline_parts(const char *text, size_t len, struct lp_outline_
 			next.body = k + 2 < n && underline(text, &v[k + 1]) ? v[k + 2].off : after;
 			in_entry = 0;
 			start = 1;
-		} else if (in_entry && !para && l->indent == term_indent && term(text, v, n, k)) {
+		} else if (in_entry && !para && l->indent == term_indent && term(text, v, n, k, base)) {
 			continue; /* the entry's other name, under its first */
-		} else if (term(text, v, n, k) && !(in_entry && l->indent > term_indent)) {
+		} else if (term(text, v, n, k, base) && !(in_entry && l->indent > term_indent)) {
 			term_text(text, l, &next.term_off, &next.term_len);
 			next.body = after;
 			next.level = section < LP_OUTLINE_MAX_LEVEL ? section + 1 : section;

@@ -265,6 +265,25 @@ static size_t quoted_bytes(const char *s, size_t len)
 	return in;
 }
 
+/* Does s[0..len) end by pointing at what comes next ("... provides the
+ * following.", "... as shown below.", "...如下。")? Alone, it says nothing. */
+static int points_ahead(const char *s, size_t len)
+{
+	static const char *const ends[] = { "following.", "following:", "below.", "below:",
+					    "\xe5\xa6\x82\xe4\xb8\x8b\xe3\x80\x82", /* 如下。 */
+					    NULL };
+
+	while (len && blank(s[len - 1]))
+		len--;
+	for (size_t k = 0; ends[k]; k++) {
+		size_t n = strlen(ends[k]);
+		if (len >= n && !strncasecmp(s + len - n, ends[k], n) &&
+		    (len == n || (unsigned char)s[len - n - 1] >= 0x80 || blank(s[len - n - 1])))
+			return 1;
+	}
+	return 0;
+}
+
 int lp_points_is_prose(const char *s, size_t len)
 {
 	size_t a = 0, i = 0, bars = 0, brackets = 0, letters = 0, ink = 0, words = 0, cjk = 0;
@@ -291,7 +310,8 @@ int lp_points_is_prose(const char *s, size_t len)
 		cjk += t.kind == LP_TOKEN_CJK;
 	}
 	return bars <= 1 && brackets <= 3 && letters * 10 >= ink * 6 && (words >= 6 || cjk >= 12) &&
-	       quoted_bytes(s + a, len - a) * 3 <= len - a && ends_sentence(s, len);
+	       quoted_bytes(s + a, len - a) * 3 <= len - a && ends_sentence(s, len) &&
+	       !points_ahead(s, len);
 }
 
 /* Is token t of s a negation? */

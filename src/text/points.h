@@ -70,6 +70,8 @@ enum lp_status lp_points_check(struct lp_match *src, const char *s, size_t len,
  * brackets aside; not an ellipsis, "[FILE ...]"), does not open with a section number ("1.2.3. "), a
  * shell prompt or a list or table mark (# $ % > | * +), holds at most one
  * '|' and three of [ { < (a synopsis), is mostly letters and at most a third quoted ("..." or “...”).
+ * It must not end by pointing at what follows ("... provides the
+ * following.", "... below.", "...如下。").
  * Headings, table rows, command lines and cross-references ('See Section
  * 3.5, “System management”') are not: a model reading them invents what
  * they stand for, and a reader learns nothing from them.
