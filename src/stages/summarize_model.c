@@ -1227,7 +1227,7 @@ static int grounded_in(const char *s, size_t len, const char *src, size_t src_le
 }
 
 /* map: compress, second half - point `pt` shortened by the model when it
- * is over COMPRESS_WORDS words and the short form is shorter, says no
+ * is over COMPRESS_WORDS words (lp_points_cost's words) and the short form is shorter, says no
  * more than it (lp_points_faithful), is a sentence of prose (not a title:
  * "Job Control: Suspend Execution"), names no fact it does not hold, drops
  * none of its facts (its options, names, paths, numbers: what a reader
@@ -1244,7 +1244,8 @@ static const char *shorten_point(struct run *r, const char *pt, size_t head,
 	const char *res = pt;
 
 	r->sentences++;
-	if (words <= COMPRESS_WORDS)
+	/* words as the budget counts them: 1.7 Han characters make one */
+	if ((double)lp_points_cost(p, len) <= LP_POINTS_TOKENS_PER_WORD * COMPRESS_WORDS)
 		return pt;
 	lp_buf_init(&gen);
 	r->sentence = 1;
