@@ -136,7 +136,8 @@ START_TEST(test_prose)
 		"\xe5\x9c\xa8 Debian \xe7\xb3\xbb\xe7\xbb\x9f\xe4\xb8\xad\xef\xbc\x8c\xe4\xbd\xa0\xe5\x8f\xaf"
 		"\xe4\xbb\xa5\xe7\x94\xa8 apt \xe5\xae\x89\xe8\xa3\x85\xe8\xbd\xaf\xe4\xbb\xb6\xe5\x8c\x85"
 		"\xe5\x92\x8c\xe5\xba\x93\xe3\x80\x82", /* 在 Debian 系统中，你可以用 apt 安装软件包和库。 */
-		NULL};
+		"The following packages are installed by the tasks at install time.",
+		"The shell prints a line that tells what follows below the prompt.", NULL};
 	static const char *const not_prose[] = {
 		"1.2.3. The shell prompt under the GUI system",
 		"List of informative documentation packages",
@@ -148,7 +149,10 @@ START_TEST(test_prose)
 		"the shell is not interactive, the files are read.",
 		"See Section 3.5, \xe2\x80\x9cSystem management\xe2\x80\x9d, and Section 5.6, "
 		"\xe2\x80\x9cNetfilter infrastructure\xe2\x80\x9d.",
-		"Read \"The shell prompt under GUI\" and \"The root shell prompt\" first.", NULL};
+		"Read \"The shell prompt under GUI\" and \"The root shell prompt\" first.",
+		"For ext4 filesystem, the e2fsprogs package provides the following.",
+		"The options of the command are explained below.",
+		"bg [JOBSPEC or PID ...]  wait for the jobs of the shell [FILE ...]", NULL};
 
 	for (size_t i = 0; prose[i]; i++)
 		ck_assert_msg(lp_points_is_prose(prose[i], strlen(prose[i])), "%s", prose[i]);
@@ -251,6 +255,19 @@ START_TEST(test_select_groups)
 }
 END_TEST
 
+START_TEST(test_cost)
+{
+	/* 1.4 tokens a word, 1.7 Han characters a word */
+	ck_assert_uint_eq(lp_points_cost("", 0), 0);
+	ck_assert_uint_eq(lp_points_cost("The pager is less.", 18), 6);
+	/* 认证和访问控制 (7 characters) = 4.1 words */
+	ck_assert_uint_eq(lp_points_cost("\xe8\xae\xa4\xe8\xaf\x81\xe5\x92\x8c\xe8\xae\xbf"
+					 "\xe9\x97\xae\xe6\x8e\xa7\xe5\x88\xb6", 21), 6);
+	/* mixed: one word and two Han characters */
+	ck_assert_uint_eq(lp_points_cost("PAM \xe6\xa8\xa1\xe5\x9d\x97", 10), 3);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("points");
@@ -267,6 +284,7 @@ int main(void)
 	tcase_add_test(tc, test_faithful);
 	tcase_add_test(tc, test_select_rounds);
 	tcase_add_test(tc, test_select_groups);
+	tcase_add_test(tc, test_cost);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

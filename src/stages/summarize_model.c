@@ -68,6 +68,7 @@
 #include "text/keyphrase.h"
 #include "text/lang.h"
 #include "text/match.h"
+#include "text/outline.h"
 #include "text/points.h"
 
 #define SEP "\n\n"
@@ -805,6 +806,7 @@ static enum lp_status run_tree(struct run *r, const size_t *set, size_t n, struc
 struct points {
 	struct lp_buf pts;   /* struct lp_point[], by input then rank */
 	struct lp_buf texts; /* const char *[] (doc arena), parallel to pts */
+	struct lp_buf heads; /* size_t[]: bytes of a text's "term: ", parallel */
 	size_t n;
 	size_t dropped_meta, dropped_ungrounded, dropped_unsupported;
 };
@@ -865,8 +867,9 @@ static int faithful_to_some(const char *p, size_t len, const char *text, size_t 
  * kept. */
 static enum lp_status add_candidate(struct run *r, struct points *ps, struct lp_match *chunk,
 				    const char *const *kp, size_t n_kp, size_t input,
-				    size_t rank, const char *c, size_t len, const char *read,
-				    size_t read_len, int *added, struct lp_diag *d)
+				    size_t rank, size_t head, const char *c, size_t len,
+				    const char *read, size_t read_len, int *added,
+				    struct lp_diag *d)
 {
 	char *p = lp_arena_alloc(&r->scratch, len + 1);
 	struct lp_point pt = { input, rank, 0, 0 };
@@ -901,10 +904,12 @@ static enum lp_status add_candidate(struct run *r, struct points *ps, struct lp_
 		return LP_OK;
 	}
 	pt.score -= 0.1 * (double)rank; /* the model's first, the most central */
-	pt.cost = lp_session_count_tokens(r->s, p, n) + POINT_COST_SLACK;
+	pt.cost = lp_points_cost(p, n) + POINT_COST_SLACK;
 	kept = lp_arena_strndup(&r->doc->arena, p, n);
+	head = head < n && !memcmp(p, c, head) ? head : 0; /* cleaning kept the term */
 	if (!kept || lp_buf_add(&ps->pts, &pt, sizeof(pt)) ||
-	    lp_buf_add(&ps->texts, &kept, sizeof(kept)))
+	    lp_buf_add(&ps->texts, &kept, sizeof(kept)) ||
+	    lp_buf_add(&ps->heads, &head, sizeof(head)))
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a point");
 	ps->n++;
 	*added = 1;
@@ -918,154 +923,296 @@ static enum lp_status map_points(struct run *r, const char *label, const char *t
 	return generate_text(r, label, text, len, r->budget, cands, d);
 }
 
-struct ranked {
-	double score;
-	size_t i;
+/*
+ * map: compress, first half - choosing the chunk's sentences.
+ *
+ * The chunk is cut into parts (text/outline.h: sections and definition
+ * entries) and every part that holds an eligible sentence (prose,
+ * lp_points_is_prose; no meta-talk with drop_meta) offers its lead, the
+ * first eligible sentence: a manual's section opens with what it is
+ * about, an entry with what the term does, while its most central
+ * sentences are the boilerplate every entry repeats ("The return status
+ * is zero unless ..."). Taken in this order:
+ *
+ *  - with `lead` (the document's first chunk) the first lead ranks first;
+ *  - when the parts are no more than `want`, the lead of each; else the
+ *    parts are grouped in runs of consecutive parts of about equal prose,
+ *    `want` runs, and each run gives the lead that holds the most
+ *    keyphrases of the chunk not yet held (ties: the more central);
+ *  - the rest, one at a time, to the part with the most prose per
+ *    sentence taken from it: its sentence that holds the most keyphrases
+ *    not yet held, ties to the more central.
+ *
+ * A sentence that nearly repeats one taken is skipped. A sentence of a
+ * definition entry is written after its term, "bg: Resume each suspended
+ * job ...", so that what it defines is said (the term line itself, when
+ * the sentence runs over it, is cut off).
+ */
+#define CENTRAL_KEYPHRASES 32 /* keyphrases tracked per sentence (a bit mask) */
+
+struct sent {
+	size_t off, len;  /* the sentence, without its part's term line */
+	size_t part;      /* in the outline */
+	double central;   /* lp_extractive_rank */
+	uint32_t kp;      /* keyphrases of the chunk it holds */
+	int ok, taken;    /* eligible; chosen */
 };
 
-static int cmp_ranked(const void *a, const void *b)
-{
-	const struct ranked *x = a, *y = b;
+struct central {
+	const char *text;
+	struct sent *s;
+	size_t n;
+	const struct lp_outline_part *parts;
+	size_t n_parts;
+	size_t *chosen, n_chosen; /* sentence indices, in the order chosen */
+	uint32_t held;            /* keyphrases held by the chosen */
+};
 
-	if (x->score != y->score)
-		return x->score > y->score ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
+/* Bit mask of the keyphrases kp[0..n_kp) (at most 32) held by s[0..len). */
+static enum lp_status kp_mask(const char *s, size_t len, const char *const *kp, size_t n_kp,
+			      uint32_t *mask, struct lp_diag *d)
+{
+	struct lp_match m;
+	enum lp_status st = lp_match_init(&m, s, len, d);
+
+	*mask = 0;
+	for (size_t k = 0; k < n_kp && k < CENTRAL_KEYPHRASES && !st; k++) {
+		int found = 0;
+		st = lp_match_contains(&m, kp[k], strlen(kp[k]), &found);
+		*mask |= (uint32_t)found << k;
+	}
+	lp_match_release(&m);
+	return st;
 }
 
-/*
- * Choose `want` of the pool order[0..*n) (best first) and put them first,
- * in the order chosen, setting *n to their count: the lead (order[0]) when
- * `lead`, then again and again the sentence that holds the most keyphrases
- * of the chunk not yet held by one chosen (ties: the more central). Once
- * every keyphrase is held, centrality alone decides. A summary of the most
- * central sentences tends to say one thing several times; one that
- * covers the chunk's keyphrases says more of what the chunk is about.
- */
-#define POOL_OF(want) (4 * (want) + 4)
-static enum lp_status cover_keyphrases(const char *text, const struct lp_span *spans,
-				       struct ranked *order, size_t *n, size_t want, int lead,
-				       const char *const *kp, size_t n_kp, struct lp_diag *d)
+/* Is s[i] (eligible, not taken) a near repeat of a chosen sentence? */
+static int repeats(const struct central *c, size_t i)
 {
-	uint32_t has[4 * POINTS_MAX + 4] = {0}, held = 0;
-	size_t m = *n, chosen = 0;
-	enum lp_status st = LP_OK;
-
-	n_kp = n_kp < 32 ? n_kp : 32;
-	for (size_t i = 0; i < m && !st; i++) {
-		struct lp_match sm;
-		st = lp_match_init(&sm, text + spans[order[i].i].off, spans[order[i].i].len, d);
-		for (size_t k = 0; k < n_kp && !st; k++) {
-			int found = 0;
-			st = lp_match_contains(&sm, kp[k], strlen(kp[k]), &found);
-			has[i] |= (uint32_t)found << k;
-		}
-		lp_match_release(&sm);
+	for (size_t j = 0; j < c->n_chosen; j++) {
+		const struct sent *x = &c->s[c->chosen[j]];
+		if (lp_points_similar(c->text + c->s[i].off, c->s[i].len, c->text + x->off, x->len))
+			return 1;
 	}
-	while (!st && chosen < want && chosen < m) {
-		size_t best = chosen, best_new = 0;
-		if (!(lead && chosen == 0))
-			for (size_t i = chosen; i < m; i++) {
-				size_t fresh = (size_t)__builtin_popcount(has[i] & ~held);
-				if (fresh > best_new) {
+	return 0;
+}
+
+/* Is a better than b: more fresh keyphrases, then more central? */
+static int better(const struct central *c, size_t a, size_t b)
+{
+	int fa = __builtin_popcount(c->s[a].kp & ~c->held);
+	int fb = __builtin_popcount(c->s[b].kp & ~c->held);
+
+	return fa != fb ? fa > fb : c->s[a].central > c->s[b].central;
+}
+
+static void take(struct central *c, size_t i)
+{
+	c->s[i].taken = 1;
+	c->held |= c->s[i].kp;
+	c->chosen[c->n_chosen++] = i;
+}
+
+/* The lead of part p: its first eligible sentence that is no repeat;
+ * c->n when none. */
+static size_t lead_of(const struct central *c, size_t p)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->s[i].part == p && c->s[i].ok && !c->s[i].taken && !repeats(c, i))
+			return i;
+	return c->n;
+}
+
+/* Take up to `want` sentences (see above). */
+static enum lp_status choose_sentences(struct central *c, size_t want, int lead,
+				       struct lp_diag *d)
+{
+	size_t *bytes = lp_mem_calloc(LP_MEM_SCRATCH, c->n_parts + 1, sizeof(*bytes), d);
+	size_t *slots = lp_mem_calloc(LP_MEM_SCRATCH, c->n_parts + 1, sizeof(*slots), d);
+	size_t first = c->n_parts;
+
+	if (!bytes || !slots) {
+		lp_mem_free(bytes);
+		lp_mem_free(slots);
+		return LP_E_NOMEM;
+	}
+	for (size_t i = 0; i < c->n; i++)
+		if (c->s[i].ok) {
+			first = c->s[i].part < first ? c->s[i].part : first;
+			bytes[c->s[i].part] += c->s[i].len;
+		}
+	if (lead && first < c->n_parts && lead_of(c, first) < c->n) {
+		take(c, lead_of(c, first));
+		slots[first]++;
+	}
+	for (int lv = 0; lv <= LP_OUTLINE_MAX_LEVEL && c->n_chosen < want; lv++) {
+		/* the leads of the parts of level lv: all of them when they fit,
+		 * else one per run of parts of about equal prose */
+		size_t lm = 0, ltotal = 0, room = want - c->n_chosen;
+		for (size_t p = 0; p < c->n_parts; p++)
+			if (bytes[p] && !slots[p] && c->parts[p].level == lv) {
+				lm++;
+				ltotal += bytes[p];
+			}
+		for (size_t r = 0, p = 0, cum = 0; lm && p < c->n_parts && c->n_chosen < want; r++) {
+			size_t best = c->n, best_part = 0;
+			for (; p < c->n_parts && (lm <= room || cum * room < (r + 1) * ltotal); p++) {
+				size_t i;
+				if (!bytes[p] || slots[p] || c->parts[p].level != lv)
+					continue;
+				i = lead_of(c, p);
+				cum += bytes[p];
+				if (i < c->n && (best == c->n || better(c, i, best))) {
 					best = i;
-					best_new = fresh;
+					best_part = p;
+				}
+				if (lm <= room) {
+					p++;
+					break;
 				}
 			}
-		struct ranked t = order[best];
-		uint32_t h = has[best];
-		memmove(order + chosen + 1, order + chosen, (best - chosen) * sizeof(*order));
-		memmove(has + chosen + 1, has + chosen, (best - chosen) * sizeof(*has));
-		order[chosen] = t;
-		has[chosen] = h;
-		held |= h;
-		chosen++;
+			if (best < c->n) {
+				take(c, best);
+				slots[best_part]++;
+			}
+		}
 	}
-	*n = chosen;
-	return st ? lp_diag_set(d, st, NULL, 0, 0, "out of memory matching keyphrases") : LP_OK;
+	while (c->n_chosen < want) { /* the rest, to the parts with the most prose */
+		size_t best = c->n, best_part = c->n_parts;
+		for (size_t p = 0; p < c->n_parts; p++)
+			if (bytes[p] && (best_part == c->n_parts ||
+					 bytes[p] * (slots[best_part] + 1) >
+						 bytes[best_part] * (slots[p] + 1))) {
+				size_t pick = c->n;
+				for (size_t i = 0; i < c->n; i++)
+					if (c->s[i].part == p && c->s[i].ok && !c->s[i].taken &&
+					    (pick == c->n || better(c, i, pick)) && !repeats(c, i))
+						pick = i;
+				if (pick == c->n) {
+					bytes[p] = 0; /* nothing more to take */
+					continue;
+				}
+				best = pick;
+				best_part = p;
+			}
+		if (best == c->n)
+			break;
+		take(c, best);
+		slots[best_part]++;
+	}
+	lp_mem_free(bytes);
+	lp_mem_free(slots);
+	return LP_OK;
 }
 
-/* map: compress, first half - the `want` most central prose sentences
- * of text[0..len) (lp_points_is_prose; no meta-talk with drop_meta, no
- * near repeat of one taken), one per line in cands in document
- * order; ranks[j] is line j's rank by centrality (0: best). With `lead`
- * (the document's first chunk) the first prose sentence ranks first: the
- * opening of a document usually says what it is about. The points are
- * shortened once selected (shorten_point). */
-static enum lp_status map_central(struct run *r, const char *text, size_t len, int lead,
-				  size_t want, const char *const *kp, size_t n_kp,
-				  struct lp_buf *cands, size_t *ranks, struct lp_diag *d)
+/* Cut sentence x off the title or term line of its part when it runs
+ * over it. */
+static void past_title(const char *text, const struct lp_outline_part *p, struct sent *x)
+{
+	size_t end = x->off + x->len, t = p->body;
+
+	if (x->off >= t)
+		return;
+	if (t >= end) { /* the sentence is the title */
+		x->len = 0;
+		return;
+	}
+	while (t < end && (text[t] == ' ' || text[t] == '\t' || text[t] == '\n' || text[t] == '\r'))
+		t++;
+	x->len = end - t;
+	x->off = t;
+}
+
+/* The sentences of text[0..len) with their part, centrality, keyphrases
+ * and eligibility, into c (tracked scratch). */
+static enum lp_status read_sentences(struct run *r, struct central *c, const char *text,
+				     size_t len, const char *const *kp, size_t n_kp,
+				     struct lp_diag *d)
 {
 	struct lp_span *spans = NULL, sp;
-	struct ranked *order = NULL;
 	double *scores = NULL;
-	size_t n = 0, cap = 0, pos = 0, taken = 0;
-	enum lp_status st = LP_OK;
+	size_t cap = 0, pos = 0;
+	enum lp_status st = lp_outline_parts(text, len, (struct lp_outline_part **)&c->parts,
+					     &c->n_parts, d);
 
 	while (!st && lp_sentence_next(text, len, &pos, &sp)) {
-		if (n == cap) {
+		if (c->n == cap) {
 			struct lp_span *g;
 			cap = cap ? 2 * cap : 64;
-			g = lp_mem_realloc(LP_MEM_SCRATCH, spans, cap * sizeof(*spans), d);
-			if (!g) {
+			if (!(g = lp_mem_realloc(LP_MEM_SCRATCH, spans, cap * sizeof(*spans), d))) {
 				st = LP_E_NOMEM;
 				break;
 			}
 			spans = g;
 		}
-		spans[n++] = sp;
+		spans[c->n++] = sp;
 	}
-	if (!st && n) {
-		scores = lp_mem_alloc(LP_MEM_SCRATCH, n * sizeof(*scores), d);
-		order = lp_mem_alloc(LP_MEM_SCRATCH, n * sizeof(*order), d);
-		st = scores && order ? lp_extractive_rank(text, spans, n, scores, d) : LP_E_NOMEM;
+	if (!st && c->n) {
+		scores = lp_mem_alloc(LP_MEM_SCRATCH, c->n * sizeof(*scores), d);
+		c->s = lp_mem_calloc(LP_MEM_SCRATCH, c->n, sizeof(*c->s), d);
+		c->chosen = lp_mem_alloc(LP_MEM_SCRATCH, c->n * sizeof(*c->chosen), d);
+		st = scores && c->s && c->chosen ?
+		     lp_extractive_rank(text, spans, c->n, scores, d) : LP_E_NOMEM;
 	}
-	for (size_t i = 0; !st && i < n; i++)
-		order[i] = (struct ranked){ scores[i], i };
-	if (!st && n)
-		qsort(order, n, sizeof(*order), cmp_ranked);
-	for (size_t k = 0; !st && lead && k < n; k++)
-		if (lp_points_is_prose(text + spans[k].off, spans[k].len)) {
-			for (size_t j = 0; j < n; j++) /* the lead sentence ranks first */
-				if (order[j].i == k) {
-					memmove(order + 1, order, j * sizeof(*order));
-					order[0] = (struct ranked){ 0, k };
-					break;
-				}
-			break;
-		}
-	for (size_t k = 0; !st && k < n && taken < POOL_OF(want); k++) {
-		const struct lp_span *x = &spans[order[k].i];
-		int again = 0;
-		if (!lp_points_is_prose(text + x->off, x->len) ||
-		    (r->o->drop_meta && lp_points_is_meta(text + x->off, x->len)))
-			continue;
-		for (size_t j = 0; j < taken && !again; j++) /* a repeated sentence */
-			again = lp_points_similar(text + x->off, x->len,
-						  text + spans[order[j].i].off, spans[order[j].i].len);
-		if (!again)
-			order[taken++] = order[k]; /* the pool, best first */
-	}
-	if (!st)
-		st = cover_keyphrases(text, spans, order, &taken, want, lead, kp, n_kp, d);
-	for (size_t j = 0; !st && j < taken; j++) { /* in document order */
-		size_t first = 0;
-		for (size_t k = 1; k < taken; k++)
-			if (order[k].i < order[first].i)
-				first = k;
-		const struct lp_span *x = &spans[order[first].i];
-		ranks[j] = first;
-		order[first].i = SIZE_MAX;
-		if (lp_buf_adds(cands, "- ") || lp_buf_add(cands, text + x->off, x->len) ||
-		    lp_buf_addc(cands, '\n'))
-			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a point");
-		for (size_t c = cands->len - x->len - 1; !st && c < cands->len - 1; c++)
-			if (cands->data[c] == '\n')
-				cands->data[c] = ' '; /* one line per sentence */
+	for (size_t i = 0; !st && i < c->n; i++) {
+		struct sent *x = &c->s[i];
+		x->off = spans[i].off;
+		x->len = spans[i].len;
+		x->central = scores[i];
+		x->part = lp_outline_find(c->parts, c->n_parts, x->off);
+		past_title(text, &c->parts[x->part], x);
+		x->ok = x->len && lp_points_is_prose(text + x->off, x->len) &&
+			!(r->o->drop_meta && lp_points_is_meta(text + x->off, x->len));
+		if (x->ok)
+			st = kp_mask(text + x->off, x->len, kp, n_kp, &x->kp, d);
 	}
 	lp_mem_free(spans);
 	lp_mem_free(scores);
-	lp_mem_free(order);
 	return st;
+}
+
+/* map: compress, first half - the chunk's chosen sentences (above), one
+ * per line in cands in document order, each after its term ("term: ")
+ * when it has one; ranks[j] is line j's place in the order chosen (0:
+ * first) and heads[j] the bytes of its "term: " (0: none). The points are
+ * shortened once selected (shorten_point). */
+static enum lp_status map_central(struct run *r, const char *text, size_t len, int lead,
+				  size_t want, const char *const *kp, size_t n_kp,
+				  struct lp_buf *cands, size_t *ranks, size_t *heads,
+				  struct lp_diag *d)
+{
+	struct central c = { .text = text };
+	enum lp_status st = read_sentences(r, &c, text, len, kp, n_kp, d);
+
+	if (!st && c.n)
+		st = choose_sentences(&c, want, lead, d);
+	for (size_t j = 0; !st && j < c.n_chosen; j++) { /* in document order */
+		size_t first = SIZE_MAX, at = 0;
+		for (size_t k = 0; k < c.n_chosen; k++)
+			if (c.chosen[k] != SIZE_MAX && c.chosen[k] < first) {
+				first = c.chosen[k];
+				at = k;
+			}
+		const struct sent *x = &c.s[first];
+		const struct lp_outline_part *p = &c.parts[x->part];
+		size_t start;
+		ranks[j] = at;
+		heads[j] = p->term_len ? p->term_len + 2 : 0;
+		c.chosen[at] = SIZE_MAX;
+		if (lp_buf_adds(cands, "- ") ||
+		    (p->term_len && (lp_buf_add(cands, text + p->term_off, p->term_len) ||
+				     lp_buf_adds(cands, ": "))))
+			st = LP_E_NOMEM;
+		start = cands->len;
+		if (!st && (lp_buf_add(cands, text + x->off, x->len) || lp_buf_addc(cands, '\n')))
+			st = LP_E_NOMEM;
+		for (size_t k = start; !st && k < cands->len - 1; k++)
+			if (cands->data[k] == '\n')
+				cands->data[k] = ' '; /* one line per sentence */
+	}
+	lp_mem_free(c.s);
+	lp_mem_free(c.chosen);
+	lp_mem_free((void *)c.parts);
+	return st ? lp_diag_set(d, st, NULL, 0, 0, "out of memory choosing sentences") : LP_OK;
 }
 
 /* Do the facts of s[0..len) (lp_points_check) all occur in src? A
@@ -1084,21 +1231,27 @@ static int grounded_in(const char *s, size_t len, const char *src, size_t src_le
 	return !missing;
 }
 
-/* map: compress, second half - point `p` shortened by the model when it
- * is over COMPRESS_WORDS words and the short form is shorter, says no
- * more than p (lp_points_faithful), names no fact p does not hold and is
- * no meta-talk; else p itself.
+/* map: compress, second half - point `pt` shortened by the model when it
+ * is over COMPRESS_WORDS words (lp_points_cost's words) and the short form is shorter, says no
+ * more than it (lp_points_faithful), is a sentence of prose (not a title:
+ * "Job Control: Suspend Execution"), names no fact it does not hold, drops
+ * none of its facts (its options, names, paths, numbers: what a reader
+ * looks for) and is no meta-talk; else pt itself. Its first `head` bytes
+ * (a term, "bg: ") are kept as they are and not shown to the model.
  * An arena string (doc), NULL when out of memory. */
-static const char *shorten_point(struct run *r, const char *p, struct lp_diag *d)
+static const char *shorten_point(struct run *r, const char *pt, size_t head,
+				 struct lp_diag *d)
 {
+	const char *p = pt + head;
 	size_t len = strlen(p), words = lp_match_count_words(p, len);
 	struct lp_buf gen;
 	struct lp_span sf;
-	const char *res = p;
+	const char *res = pt;
 
 	r->sentences++;
-	if (words <= COMPRESS_WORDS)
-		return p;
+	/* words as the budget counts them: 1.7 Han characters make one */
+	if ((double)lp_points_cost(p, len) <= LP_POINTS_TOKENS_PER_WORD * COMPRESS_WORDS)
+		return pt;
 	lp_buf_init(&gen);
 	r->sentence = 1;
 	if (generate_text(r, "point", p, len, r->budget, &gen, d)) {
@@ -1110,9 +1263,12 @@ static const char *shorten_point(struct run *r, const char *p, struct lp_diag *d
 	if (gen.len && lp_points_parse(gen.data, gen.len, &sf, 1) &&
 	    lp_match_count_words(gen.data + sf.off, sf.len) < words &&
 	    lp_points_faithful(gen.data + sf.off, sf.len, p, len) &&
+	    lp_points_is_prose(gen.data + sf.off, sf.len) &&
 	    !lp_points_is_meta(gen.data + sf.off, sf.len) &&
-	    grounded_in(gen.data + sf.off, sf.len, p, len)) {
-		res = lp_arena_strndup(&r->doc->arena, gen.data + sf.off, sf.len);
+	    grounded_in(gen.data + sf.off, sf.len, p, len) &&
+	    grounded_in(p, len, gen.data + sf.off, sf.len)) {
+		res = lp_arena_printf(&r->doc->arena, "%.*s%.*s", (int)head, pt, (int)sf.len,
+				      gen.data + sf.off);
 		r->shortened++;
 	} else if (gen.len) {
 		lp_debug("compress: kept the sentence, not '%.*s'", (int)gen.len, gen.data);
@@ -1163,7 +1319,7 @@ static enum lp_status chunk_points(struct run *r, struct points *ps, size_t inpu
 {
 	struct lp_match chunk;
 	struct lp_span spans[POINTS_MAX];
-	size_t ranks[POINTS_MAX];
+	size_t ranks[POINTS_MAX], heads[POINTS_MAX] = { 0 };
 	struct lp_buf cands, list;
 	const char **kp = NULL;
 	size_t n_kp = 0, n_spans, first = ps->n, rank = 0;
@@ -1176,13 +1332,14 @@ static enum lp_status chunk_points(struct run *r, struct points *ps, size_t inpu
 	if (!st)
 		st = r->o->map == LP_SUMMARIZE_MAP_POINTS ?
 		     map_points(r, label, text, len, &cands, d) :
-		     map_central(r, raw, raw_len, input == 0, want, kp, n_kp, &cands, ranks, d);
+		     map_central(r, raw, raw_len, input == 0, want, kp, n_kp, &cands, ranks, heads,
+				 d);
 	n_spans = st ? 0 : lp_points_parse(cands.data ? cands.data : "", cands.len, spans, POINTS_MAX);
 	for (size_t i = 0; i < n_spans && !st && rank < want; i++) {
 		int added;
 		int model = r->o->map == LP_SUMMARIZE_MAP_POINTS;
 		st = add_candidate(r, ps, &chunk, kp, n_kp, input, model ? rank : ranks[i],
-				   cands.data + spans[i].off, spans[i].len,
+				   model ? 0 : heads[i], cands.data + spans[i].off, spans[i].len,
 				   model ? text : NULL, len, &added, d);
 		rank += (size_t)added;
 	}
@@ -1195,7 +1352,7 @@ static enum lp_status chunk_points(struct run *r, struct points *ps, size_t inpu
 		int added = 0;
 		if (!(st = lp_extractive_summarize(text, len, &eo, &best, &best_len, d))) {
 			if (lp_points_is_prose(best, best_len))
-				st = add_candidate(r, ps, &chunk, kp, n_kp, input, 0, best,
+				st = add_candidate(r, ps, &chunk, kp, n_kp, input, 0, 0, best,
 						   best_len, NULL, 0, &added, d);
 			lp_mem_free(best);
 		}
@@ -1256,6 +1413,7 @@ static enum lp_status select_points(struct run *r, const struct points *ps,
 {
 	unsigned char *keep = lp_mem_alloc(LP_MEM_SCRATCH, ps->n + 1, d);
 	const char **texts = (const char **)ps->texts.data;
+	const size_t *heads = (const size_t *)ps->heads.data;
 	const struct lp_point *pts = (const struct lp_point *)ps->pts.data;
 	struct lp_progress pr;
 	struct lp_buf b;
@@ -1276,9 +1434,12 @@ static enum lp_status select_points(struct run *r, const struct points *ps,
 		const char *t = texts[i];
 		if (!keep[i])
 			continue;
-		if (r->o->map == LP_SUMMARIZE_MAP_COMPRESS && !(t = shorten_point(r, t, d)))
+		/* a term's entry is a paragraph of its own ("bg: Resume ...") */
+		int same = last < ps->n && pts[last].input == pts[i].input && !heads[i] &&
+			   !heads[last];
+		if (r->o->map == LP_SUMMARIZE_MAP_COMPRESS && !(t = shorten_point(r, t, heads[i], d)))
 			st = d->status ? d->status : LP_E_NOMEM;
-		else if (append_point(&b, t, last < ps->n && pts[last].input == pts[i].input))
+		else if (append_point(&b, t, same))
 			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the summary");
 		last = i;
 		lp_progress_update(&pr, ++k);
@@ -1301,13 +1462,16 @@ static enum lp_status select_points(struct run *r, const struct points *ps,
 	return st;
 }
 
-/* Points to take from each of n0 chunks: `points`, or more when a few
- * chunks would leave final_tokens mostly empty (a point takes about
- * POINT_TOKENS), at most POINTS_MAX. */
+/* Points to take from a chunk of `bytes` of the `total` of all chunks:
+ * `points`, or more when a few chunks would leave final_tokens mostly
+ * empty (a point takes about POINT_TOKENS), shared by the chunks' sizes
+ * (a short last chunk does not get as many as a long one), at most
+ * POINTS_MAX. */
 #define POINT_TOKENS 40
-static size_t points_per_chunk(const struct run *r, size_t n0)
+static size_t points_per_chunk(const struct run *r, size_t bytes, size_t total)
 {
-	size_t fill = r->final_tokens / POINT_TOKENS / (n0 ? n0 : 1);
+	size_t fill = (size_t)((double)(r->final_tokens / POINT_TOKENS) * (double)bytes /
+			       (double)(total ? total : 1) + 0.5);
 
 	fill = fill > r->o->points ? fill : r->o->points;
 	return fill < POINTS_MAX ? fill : POINTS_MAX;
@@ -1321,8 +1485,13 @@ static enum lp_status run_points(struct run *r, const size_t *set, size_t n, str
 	struct lp_progress pr;
 	enum lp_status st;
 	char label[48];
+	size_t total = 0;
 
-	size_t want = points_per_chunk(r, n0);
+	for (size_t i = 0; i < n0; i++) {
+		size_t len;
+		raw_chunk(doc, set, n, i, &len);
+		total += len;
+	}
 
 	doc->levels = lp_arena_alloc(&doc->arena, 2 * sizeof(*doc->levels));
 	if (!doc->levels)
@@ -1333,6 +1502,7 @@ static enum lp_status run_points(struct run *r, const size_t *set, size_t n, str
 		return st;
 	lp_buf_init(&ps.pts);
 	lp_buf_init(&ps.texts);
+	lp_buf_init(&ps.heads);
 	lp_progress_begin(&pr, "map", "chunks", n0);
 	for (size_t i = 0; i < n0 && !st; i++) {
 		size_t len, raw_len;
@@ -1343,7 +1513,8 @@ static enum lp_status run_points(struct run *r, const size_t *set, size_t n, str
 		r->level->first_input[i] = i;
 		r->level->n_inputs[i] = 1;
 		if (!st)
-			st = t ? chunk_points(r, &ps, i, want, label, raw, raw_len, t, len,
+			st = t ? chunk_points(r, &ps, i, points_per_chunk(r, raw_len, total), label,
+					      raw, raw_len, t, len,
 					      &r->level->texts[i], d) : d->status;
 		r->level->n = i + 1;
 		release_chunk(r, set, n, i);
@@ -1357,6 +1528,7 @@ static enum lp_status run_points(struct run *r, const size_t *set, size_t n, str
 	}
 	lp_buf_release(&ps.pts);
 	lp_buf_release(&ps.texts);
+	lp_buf_release(&ps.heads);
 	return st;
 }
 

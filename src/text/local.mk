@@ -35,6 +35,7 @@ liblpipe_la_SOURCES += \
 	src/text/extractive.c src/text/extractive.h \
 	src/text/keyphrase.c src/text/keyphrase.h \
 	src/text/points.c src/text/points.h \
+	src/text/outline.c src/text/outline.h \
 	src/text/ground.c src/text/ground.h
 
 check_PROGRAMS += tests/check_points
@@ -42,6 +43,12 @@ TESTS += tests/check_points
 tests_check_points_SOURCES = tests/check_points.c
 tests_check_points_CFLAGS = $(TEST_CFLAGS)
 tests_check_points_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/check_outline
+TESTS += tests/check_outline
+tests_check_outline_SOURCES = tests/check_outline.c
+tests_check_outline_CFLAGS = $(TEST_CFLAGS)
+tests_check_outline_LDADD = $(TEST_LIBS)
 
 check_PROGRAMS += tests/check_keyphrase
 TESTS += tests/check_keyphrase

@@ -233,6 +233,8 @@ static int ends_sentence(const char *s, size_t len)
 			    !memcmp(s + len - 3, "\xe2\x80\x99", 3) ||  /* ’ */
 			    !memcmp(s + len - 3, "\xef\xbc\x89", 3)))   /* ） */
 		len -= 3;
+	if (len >= 2 && s[len - 1] == '.' && s[len - 2] == '.')
+		return 0; /* an ellipsis: "[JOBSPEC ...]" is a synopsis */
 	if (len && (s[len - 1] == '.' || s[len - 1] == '!' || s[len - 1] == '?'))
 		return 1;
 	for (size_t k = 0; k < 3; k++)
@@ -263,6 +265,25 @@ static size_t quoted_bytes(const char *s, size_t len)
 	return in;
 }
 
+/* Does s[0..len) end by pointing at what comes next ("... provides the
+ * following.", "... as shown below.", "...如下。")? Alone, it says nothing. */
+static int points_ahead(const char *s, size_t len)
+{
+	static const char *const ends[] = { "following.", "following:", "below.", "below:",
+					    "\xe5\xa6\x82\xe4\xb8\x8b\xe3\x80\x82", /* 如下。 */
+					    NULL };
+
+	while (len && blank(s[len - 1]))
+		len--;
+	for (size_t k = 0; ends[k]; k++) {
+		size_t n = strlen(ends[k]);
+		if (len >= n && !strncasecmp(s + len - n, ends[k], n) &&
+		    (len == n || (unsigned char)s[len - n - 1] >= 0x80 || blank(s[len - n - 1])))
+			return 1;
+	}
+	return 0;
+}
+
 int lp_points_is_prose(const char *s, size_t len)
 {
 	size_t a = 0, i = 0, bars = 0, brackets = 0, letters = 0, ink = 0, words = 0, cjk = 0;
@@ -289,7 +310,8 @@ int lp_points_is_prose(const char *s, size_t len)
 		cjk += t.kind == LP_TOKEN_CJK;
 	}
 	return bars <= 1 && brackets <= 3 && letters * 10 >= ink * 6 && (words >= 6 || cjk >= 12) &&
-	       quoted_bytes(s + a, len - a) * 3 <= len - a && ends_sentence(s, len);
+	       quoted_bytes(s + a, len - a) * 3 <= len - a && ends_sentence(s, len) &&
+	       !points_ahead(s, len);
 }
 
 /* Is token t of s a negation? */
@@ -380,6 +402,19 @@ static size_t words_in(const char *a, size_t alen, const char *b, size_t blen)
 int lp_points_similar(const char *a, size_t alen, const char *b, size_t blen)
 {
 	return words_in(a, alen, b, blen) >= 80 && words_in(b, blen, a, alen) >= 80;
+}
+
+size_t lp_points_cost(const char *s, size_t len)
+{
+	struct lp_token t;
+	size_t pos = 0, words = 0, han = 0;
+
+	while (lp_match_token_next(s, len, &pos, &t)) {
+		words += t.kind == LP_TOKEN_WORD;
+		han += t.kind == LP_TOKEN_CJK;
+	}
+	return (size_t)(LP_POINTS_TOKENS_PER_WORD *
+			((double)words + (double)han / LP_POINTS_HAN_PER_WORD) + 0.5);
 }
 
 /* Index of the best-scored point of pts[a..b) that fits `left`; n when

@@ -67,9 +67,11 @@ enum lp_status lp_points_check(struct lp_match *src, const char *s, size_t len,
 /*
  * 1 when s[0..len) reads as a sentence of prose: at least 6 words (12 CJK
  * characters), ends with . ! ? or a CJK terminator (closing quotes and
- * brackets aside), does not open with a section number ("1.2.3. "), a
+ * brackets aside; not an ellipsis, "[FILE ...]"), does not open with a section number ("1.2.3. "), a
  * shell prompt or a list or table mark (# $ % > | * +), holds at most one
  * '|' and three of [ { < (a synopsis), is mostly letters and at most a third quoted ("..." or “...”).
+ * It must not end by pointing at what follows ("... provides the
+ * following.", "... below.", "...如下。").
  * Headings, table rows, command lines and cross-references ('See Section
  * 3.5, “System management”') are not: a model reading them invents what
  * they stand for, and a reader learns nothing from them.
@@ -92,6 +94,19 @@ int lp_points_faithful(const char *short_, size_t slen, const char *orig, size_t
 /* 1 when a[0..alen) and b[0..blen) say nearly the same: at least 80% of
  * the words (CJK: characters) of each occur in the other, case aside. */
 int lp_points_similar(const char *a, size_t alen, const char *b, size_t blen);
+
+/*
+ * The length of s[0..len) in a summary's budget (final_tokens), the same
+ * for every script: LP_POINTS_TOKENS_PER_WORD per word, where a word is a
+ * Latin word or LP_POINTS_HAN_PER_WORD CJK characters (about what an
+ * English word says). A summary made of points is never given to the
+ * model, and the model's own tokens would make one of Chinese text, which
+ * SmolLM2's tokenizer cuts into one or two tokens a character, half as
+ * long as one of English.
+ */
+#define LP_POINTS_TOKENS_PER_WORD 1.4
+#define LP_POINTS_HAN_PER_WORD 1.7
+size_t lp_points_cost(const char *s, size_t len);
 
 /* A candidate point for lp_points_select. */
 struct lp_point {
