@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -16,7 +17,8 @@ struct mem_header {
 	size_t bytes;
 	enum lp_mem_tag tag;
 	uint32_t magic;
-	char pad[64 - sizeof(size_t) - sizeof(enum lp_mem_tag) - sizeof(uint32_t)];
+	uint32_t mapped;       /* 1: from lp_mem_alloc_pages (munmap it) */
+	char pad[64 - sizeof(size_t) - sizeof(enum lp_mem_tag) - 2 * sizeof(uint32_t)];
 };
 
 #define MEM_MAGIC 0x6c706d65u /* "lpme" */
@@ -172,6 +174,7 @@ void *lp_mem_alloc(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 	h->bytes = bytes;
 	h->tag = tag;
 	h->magic = MEM_MAGIC;
+	h->mapped = 0;
 	return h + 1;
 }
 
@@ -189,10 +192,47 @@ void *lp_mem_calloc(enum lp_mem_tag tag, size_t n, size_t size, struct lp_diag *
 	return p;
 }
 
-void lp_mem_commit(void *p, size_t bytes)
+/* Bytes of the mapping behind a block of `bytes` from lp_mem_alloc_pages. */
+static size_t pages_length(size_t bytes)
 {
-	if (p)
-		memset(p, 0, bytes);
+	long page = sysconf(_SC_PAGESIZE);
+	size_t pg = page > 0 ? (size_t)page : 4096;
+
+	return (sizeof(struct mem_header) + bytes + pg - 1) / pg * pg;
+}
+
+void *lp_mem_alloc_pages(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
+{
+	struct mem_header *h;
+	int rc;
+
+	if ((unsigned)tag >= LP_MEM_NTAGS)
+		tag = LP_MEM_OTHER;
+	if (bytes > SIZE_MAX / 2) {
+		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s: allocation size overflow", mem_phase_name);
+		return NULL;
+	}
+	pthread_mutex_lock(&mem_lock);
+	rc = mem_charge(tag, bytes, d);
+	pthread_mutex_unlock(&mem_lock);
+	if (rc)
+		return NULL;
+	h = mmap(NULL, pages_length(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (h == MAP_FAILED) {
+		pthread_mutex_lock(&mem_lock);
+		mem_uncharge(tag, bytes);
+		mem_fail_count++;
+		pthread_mutex_unlock(&mem_lock);
+		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s: out of memory allocating %zu bytes for %s",
+			    mem_phase_name, bytes, lp_mem_tag_name(tag));
+		return NULL;
+	}
+	h->bytes = bytes;
+	h->tag = tag;
+	h->magic = MEM_MAGIC;
+	h->mapped = 1;
+	return h + 1;
 }
 
 void *lp_mem_realloc(enum lp_mem_tag tag, void *p, size_t bytes, struct lp_diag *d)
@@ -224,7 +264,10 @@ void lp_mem_free(void *p)
 	pthread_mutex_lock(&mem_lock);
 	mem_uncharge(h->tag, h->bytes);
 	pthread_mutex_unlock(&mem_lock);
-	free(h);
+	if (h->mapped)
+		munmap(h, pages_length(h->bytes));
+	else
+		free(h);
 }
 
 char *lp_mem_strdup(const char *s)
