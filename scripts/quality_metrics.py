@@ -316,25 +316,61 @@ def interleave(items):
 
 # ---- running a measured process -------------------------------------------
 
+def tree_rss_kib(pid):
+    """Resident KiB of pid and every process below it, summed (VmRSS of
+    /proc/P/status; children from /proc/P/task/T/children)."""
+    import os
+    total, todo, seen = 0, [pid], set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+            for t in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{t}/children") as f:
+                    todo += [int(x) for x in f.read().split()]
+        except (OSError, ValueError):
+            pass
+    return total
+
+
 def run_measured(cmd, env=None, stdin_text=None):
     """Run cmd in its own process: (exit code, stdout, stderr, wall
-    seconds, peak RSS in MiB from wait4's ru_maxrss). Output goes through
+    seconds, peak RSS in MiB). The peak RSS is the larger of wait4's
+    ru_maxrss (the largest single process of the tree) and the largest
+    sum over the whole process tree sampled every 20 ms, so a command that
+    forks helpers is charged for all of them. Output goes through
     temporary files, so a large report cannot block the child."""
     import os
     import subprocess
     import tempfile
+    import threading
     import time
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env,
                              stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL)
+        peak, done = [0], threading.Event()
+
+        def sample():
+            while not done.wait(0.02):
+                peak[0] = max(peak[0], tree_rss_kib(p.pid))
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         if stdin_text is not None:
             p.stdin.write(stdin_text.encode("utf-8"))
             p.stdin.close()
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
+        done.set()
+        sampler.join()
         p.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         return (p.returncode, out.read().decode("utf-8", "replace"),
-                err.read().decode("utf-8", "replace"), wall, ru.ru_maxrss / 1024.0)
+                err.read().decode("utf-8", "replace"), wall, max(ru.ru_maxrss, peak[0]) / 1024.0)

@@ -222,6 +222,40 @@ static void expect_error(const char *text, int line, int col, const char *frag)
 #define HEAD "version: 1\n"
 #define STAGES "stages:\n  - split: {size: 100}\n"
 
+/* ---- model.by_lang ------------------------------------------------------------- */
+
+START_TEST(test_model_by_lang)
+{
+	struct lp_pipeline *p = load(HEAD "model:\n  path: a.gguf\n  context: 1024\n"
+				     "  kv_type: q8_0\n  by_lang:\n"
+				     "    zh: {path: b.gguf, context: 512}\n    und: ~\n" STAGES);
+	const struct lp_model_cfg *m = &p->model, *e;
+	int which;
+
+	ck_assert_ptr_null(m->by_lang[0]);
+	ck_assert_ptr_nonnull(m->by_lang[1]);
+	ck_assert_ptr_null(m->by_lang[2]); /* null: no entry */
+	e = lp_model_cfg_for_lang(m, "zh", &which);
+	ck_assert_int_eq(which, 1);
+	ck_assert_str_eq(lp_model_lang_name(which), "zh");
+	ck_assert_str_eq(e->path, "b.gguf");
+	ck_assert_int_eq(e->context, 512);
+	ck_assert_int_eq(e->kv_type, LP_KV_Q8_0); /* left out: the section's */
+	ck_assert_ptr_eq(lp_model_cfg_for_lang(m, "en", &which), m);
+	ck_assert_int_eq(which, -1);
+	ck_assert_ptr_eq(lp_model_cfg_for_lang(m, NULL, &which), m);
+	ck_assert_ptr_eq(lp_model_cfg_for_lang(m, "fr", &which), m);
+	ck_assert_ptr_null(lp_model_lang_name(LP_MODEL_N_LANGS));
+	lp_pipeline_free(p);
+	expect_error(HEAD "model:\n  by_lang:\n    en: {path: x, weights: strem}\n" STAGES,
+		     4, 28, "model.by_lang.en: 'weights' must be one of map, stream");
+	expect_error(HEAD "model:\n  by_lang:\n    ZH: {path: x}\n" STAGES, 4, 5,
+		     "unknown language 'ZH' (did you mean 'zh'?)");
+	expect_error(HEAD "model:\n  by_lang:\n    zh: {path: x, gpu_layers: 2}\n" STAGES, 4, 19,
+		     "unknown key 'gpu_layers'");
+}
+END_TEST
+
 /* ---- the YAML tree ------------------------------------------------------------- */
 
 START_TEST(test_tree_positions_and_kinds)
@@ -1299,6 +1333,7 @@ int main(void)
 		tcase_add_test(pipe, test_pipeline_alloc_faults);
 	tcase_add_checked_fixture(set, setup, teardown);
 	tcase_add_test(set, test_set_scalars_and_new_keys);
+	tcase_add_test(pipe, test_model_by_lang);
 	tcase_add_test(set, test_set_stages);
 	tcase_add_test(set, test_set_errors);
 	tcase_add_test(set, test_set_item_of_plain_list);

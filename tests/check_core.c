@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/arena.h"
@@ -75,6 +76,50 @@ START_TEST(test_mem_fault_injection)
 	ck_assert_ptr_nonnull(p[2]);
 	lp_mem_free(p[0]);
 	lp_mem_free(p[2]);
+}
+END_TEST
+
+/* Resident pages of [p, p + bytes) (mincore). */
+static size_t resident_pages(void *p, size_t bytes)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), n = 0;
+	uintptr_t lo = (uintptr_t)p / pg * pg, hi = ((uintptr_t)p + bytes + pg - 1) / pg * pg;
+	unsigned char *v = malloc((hi - lo) / pg);
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(mincore((void *)lo, hi - lo, v), 0);
+	for (size_t i = 0; i < (hi - lo) / pg; i++)
+		n += v[i] & 1;
+	free(v);
+	return n;
+}
+
+/* A pages block is charged whole, reads as zeros, and holds only what is
+ * written: 64 MiB with two bytes written is far from resident (a huge
+ * page may back a write: 2 MiB of it at most). */
+START_TEST(test_mem_alloc_pages_resident_as_written)
+{
+	size_t bytes = (size_t)64 << 20, pg = (size_t)sysconf(_SC_PAGESIZE);
+	struct lp_diag d;
+	unsigned char *p;
+
+	lp_diag_init(&d);
+	lp_mem_set_budget((size_t)100 << 20);
+	p = lp_mem_alloc_pages(LP_MEM_KV, bytes, &d);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq((uintptr_t)p % 64, 0);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_KV), bytes);
+	ck_assert_ptr_null(lp_mem_alloc_pages(LP_MEM_SCRATCH, (size_t)40 << 20, &d));
+	ck_assert_int_eq(d.status, LP_E_NOMEM);
+	p[0] = 1;
+	p[bytes - 1] = 2;
+	ck_assert_uint_eq(p[bytes / 2], 0);
+	ck_assert_uint_le(resident_pages(p, bytes) * pg, (size_t)5 << 20);
+	memset(p, 3, bytes / 2);
+	ck_assert_uint_ge(resident_pages(p, bytes) * pg, bytes / 2);
+	lp_mem_free(p);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_KV), 0);
+	lp_mem_set_budget(0);
 }
 END_TEST
 
@@ -390,6 +435,7 @@ int main(void)
 	tcase_add_test(tc, test_mem_budget_and_peaks);
 	tcase_add_test(tc, test_mem_reserve_counts_against_budget);
 	tcase_add_test(tc, test_mem_fault_injection);
+	tcase_add_test(tc, test_mem_alloc_pages_resident_as_written);
 	tcase_add_test(tc, test_mem_parse_size);
 	tcase_add_test(tc, test_arena_and_buf);
 	tcase_add_test(tc, test_utf8_decode);

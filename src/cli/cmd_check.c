@@ -9,8 +9,10 @@
 #include "cli/runner.h"
 #include "config/pipeline.h"
 #include "config/schema.h"
+#include "core/log.h"
 #include "core/mem.h"
 #include "core/status.h"
+#include "stages/model_stage.h"
 
 const char lp_usage_check[] =
 	"usage: lpipe check [options] PIPELINE\n"
@@ -64,6 +66,15 @@ static int check(const char *path, const char *question, const char **sets, size
 		return lp_status_exit_code(s);
 	}
 	s = lp_pipeline_print(p, stdout);
+	/* a missing per-language model is no error, but say it now */
+	for (int i = 0; lp_model_lang_name(i); i++) {
+		struct lp_stage_model pick;
+		if (!p->model.by_lang[i])
+			continue;
+		lp_stage_pick_model(&p->model, lp_model_lang_name(i), &pick);
+		if (pick.notice[0])
+			lp_info("%s", pick.notice);
+	}
 	lp_pipeline_free(p);
 	if (s) {
 		fputs("lpipe check: error: out of memory printing the plan\n", stderr);

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/runner.h"
 #include "core/mem.h"
 #include "core/status.h"
 #include "model/gguf.h"
@@ -15,7 +16,11 @@
 
 const char lp_usage_plan[] =
 	"usage: lpipe plan MODEL --mem-budget SIZE [--kv-type auto|f32|f16|q8_0]\n"
-	"                  [--threads N] [--gpu-budget SIZE]\n"
+	"                  [--threads N] [--gpu-budget SIZE] [--lang en|zh|und]\n"
+	"\n"
+	"MODEL is a GGUF file, or a pipeline (.yaml): then the model it runs, or\n"
+	"with --lang the one it runs for documents in that language\n"
+	"(model.by_lang).\n"
 	"\n"
 	"Predict from MODEL's hyper-parameters the memory it takes: weights (the\n"
 	"mapped file), KV cache (2 x layers x kv_heads x head_dim x bytes of the KV\n"
@@ -30,6 +35,8 @@ const char lp_usage_plan[] =
 	"only a window resident: the metadata, the embedding and output tensors and\n"
 	"two layers.\n"
 	"\n"
+	"  --lang TAG      with a pipeline: plan for its model for documents in\n"
+	"                  language TAG (en, zh, und)\n"
 	"  --kv-type TYPE  auto (default) keeps f16 unless q8_0 gives a longer\n"
 	"                  context\n"
 	"  --threads N     threads the scratch is sized for (default: online CPUs)\n"
@@ -46,6 +53,8 @@ const char lp_usage_plan[] =
 
 struct plan_opts {
 	const char *model;
+	const char *lang;      /* --lang: the pipeline's model for this language */
+	char file[4096];       /* the GGUF file MODEL names */
 	size_t budget;
 	size_t gpu_budget;
 	int kv_auto;
@@ -66,6 +75,8 @@ static int parse_opt(struct plan_opts *o, const char *a, const char *v)
 		if (!o->kv_auto && !lp_kv_type_parse(v, &o->kv_type))
 			return lp_cli_usage_error("plan", "bad kv type '%s' (auto, f32, f16, q8_0)",
 						  v);
+	} else if (!strcmp(a, "--lang")) {
+		o->lang = v;
 	} else if (!strcmp(a, "--threads")) {
 		long long n;
 		int rc = lp_opt_int("plan", a, v, 1, LP_OPT_THREADS_MAX, &n);
@@ -87,7 +98,7 @@ static int known(const char *const *names, const char *s)
 static int parse(int argc, char **argv, struct plan_opts *o)
 {
 	static const char *const opts[] = { "--mem-budget", "--kv-type", "--threads",
-					     "--gpu-budget", NULL };
+					     "--gpu-budget", "--lang", NULL };
 
 	memset(o, 0, sizeof(*o));
 	o->kv_auto = 1;
@@ -140,7 +151,7 @@ static void print_plan(const struct plan_opts *o, const struct lp_model *m,
 	char s[6][32], budget[40];
 
 	yaml_size(o->budget, budget, sizeof(budget));
-	printf("# lpipe plan: %s within %s\n", o->model,
+	printf("# lpipe plan: %s within %s\n", o->file,
 	       lp_mem_format_size(o->budget, s[0], sizeof(s[0])));
 	printf("# predicted at context %u: weights %s + kv %s + scratch %s + logits %s "
 	       "+ metadata %s\n", p->n_ctx,
@@ -197,9 +208,13 @@ int cmd_plan(int argc, char **argv)
 	if ((rc = parse(argc, argv, &o)))
 		return rc;
 	lp_diag_init(&d);
+	if ((st = lp_runner_model_arg(o.model, o.lang, o.file, sizeof(o.file), &d))) {
+		lp_diag_print(&d, stderr);
+		return lp_status_exit_code(st);
+	}
 	/* No budget while loading: the plan says what does not fit instead. */
 	lp_mem_set_phase("load");
-	if (!(st = lp_gguf_open(o.model, &g, &d)))
+	if (!(st = lp_gguf_open(o.file, &g, &d)))
 		st = lp_model_load(g, &m, &d);
 	if (!st) {
 		r = (struct lp_plan_request){ .budget = o.budget, .kv_auto = o.kv_auto,

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/runner.h"
 #include "core/mem.h"
 #include "core/progress.h"
 #include "core/status.h"
@@ -19,7 +20,11 @@ const char lp_usage_probe[] =
 	"usage: lpipe probe MODEL [--csv FILE] [--svg FILE] [--min N] [--max N]\n"
 	"                   [--decode N] [--kv-type f32|f16|q8_0] [--threads N]\n"
 	"                   [--mem-budget SIZE] [--device cpu|cuda] [--gpu-budget SIZE]\n"
-	"                   [--quiet] [--progress]\n"
+	"                   [--lang en|zh|und] [--quiet] [--progress]\n"
+	"\n"
+	"MODEL is a GGUF file, or a pipeline (.yaml): then the model it runs, or\n"
+	"with --lang the one it runs for documents in that language\n"
+	"(model.by_lang).\n"
 	"\n"
 	"Load MODEL (phase load), then for context lengths doubling from --min\n"
 	"(default 128) to --max (default: the model's training context): create a\n"
@@ -50,6 +55,8 @@ const char lp_usage_probe[] =
 	"  --quiet            no progress line\n"
 	"  --progress         progress on standard error even when it is not a\n"
 	"                     terminal (a line every few seconds)\n"
+	"  --lang TAG         with a pipeline: probe its model for documents in\n"
+	"                     language TAG (en, zh, und)\n"
 	"\n"
 	"Exit status 0 (also when lengths are over budget), 2 for bad options,\n"
 	"3 for an unreadable or invalid model, 4 when the weights alone exceed\n"
@@ -57,6 +64,8 @@ const char lp_usage_probe[] =
 
 struct probe_opts {
 	const char *model, *csv, *svg;
+	const char *lang;      /* --lang: the pipeline's model for this language */
+	char file[4096];       /* the GGUF file MODEL names */
 	struct lp_probe_params p;
 	size_t budget, gpu_budget;
 	const char *device;
@@ -112,6 +121,10 @@ static int parse_one(struct probe_opts *o, const char *a, const char *v, int *us
 		if (!v)
 			return lp_cli_usage_error("probe", "'%s' needs a value", a);
 		return lp_opt_size("probe", a, v, 1, 0, &o->gpu_budget);
+	} else if (!strcmp(a, "--lang")) {
+		if (!v)
+			return lp_cli_usage_error("probe", "'%s' needs a value", a);
+		o->lang = v;
 	} else if (!strcmp(a, "--device")) {
 		if (!v || (strcmp(v, "cpu") && strcmp(v, "cuda")))
 			return lp_cli_usage_error("probe", "bad device '%s' (cpu, cuda)",
@@ -171,7 +184,7 @@ static int report(const struct probe_opts *o, const struct lp_gguf *g, struct lp
 		return LP_EXIT_INPUT;
 	}
 	if (!lp_gguf_get_str(g, "general.name", name, sizeof(name)))
-		snprintf(name, sizeof(name), "%s", o->model);
+		snprintf(name, sizeof(name), "%.199s", o->file);
 	snprintf(title, sizeof(title), "lpipe probe: %s, kv %s, %d threads", name,
 		 lp_qtype_name(pr->p.kv_type), o->p.n_threads);
 	if (o->p.n_threads <= 0)
@@ -206,6 +219,10 @@ int cmd_probe(int argc, char **argv)
 	if ((rc = parse(argc, argv, &o)))
 		return rc;
 	lp_diag_init(&d);
+	if ((st = lp_runner_model_arg(o.model, o.lang, o.file, sizeof(o.file), &d))) {
+		lp_diag_print(&d, stderr);
+		return lp_status_exit_code(st);
+	}
 	if (o.device && !strcmp(o.device, "cuda")) {
 		struct lp_backend_params bp = lp_backend_default_params();
 		bp.n_threads = o.p.n_threads;
@@ -218,10 +235,10 @@ int cmd_probe(int argc, char **argv)
 	lp_mem_set_budget(o.budget);
 	lp_mem_set_phase("load");
 	t0 = now_s();
-	if (!(st = lp_gguf_open(o.model, &g, &d)))
+	if (!(st = lp_gguf_open(o.file, &g, &d)))
 		st = lp_model_load(g, &m, &d);
 	if (!st) {
-		printf("model: %s, %s loaded in %.3f s (tracked weights)\n", o.model,
+		printf("model: %s, %s loaded in %.3f s (tracked weights)\n", o.file,
 		       lp_mem_format_size(lp_mem_current(LP_MEM_WEIGHTS), w, sizeof(w)),
 		       now_s() - t0);
 		o.p.other = lp_mem_current(LP_MEM_OTHER);

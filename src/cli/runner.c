@@ -7,6 +7,7 @@
 #include "core/log.h"
 #include "core/mem.h"
 #include "core/progress.h"
+#include "stages/model_stage.h"
 #include "stages/stage.h"
 #include "text/document.h"
 
@@ -19,6 +20,44 @@ enum lp_status lp_runner_load_pipeline(const char *path, const char *question,
 	struct lp_vars vars = { names, values, question ? 1 : 0 };
 
 	return lp_pipeline_load(path, &vars, sets, n_sets, out, d);
+}
+
+static int is_pipeline_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	return (n > 5 && !strcmp(s + n - 5, ".yaml")) || (n > 4 && !strcmp(s + n - 4, ".yml"));
+}
+
+enum lp_status lp_runner_model_arg(const char *arg, const char *lang, char *buf, size_t cap,
+				   struct lp_diag *d)
+{
+	struct lp_pipeline *p = NULL;
+	struct lp_stage_model pick;
+	enum lp_status st;
+	int known = 0;
+
+	for (int i = 0; lang && lp_model_lang_name(i); i++)
+		known |= !strcmp(lang, lp_model_lang_name(i));
+	if (lang && !known)
+		return lp_diag_set(d, LP_E_USAGE, NULL, 0, 0,
+				   "unknown language '%s' for --lang (en, zh or und)", lang);
+	if (!is_pipeline_name(arg)) {
+		if (lang)
+			return lp_diag_set(d, LP_E_USAGE, NULL, 0, 0,
+					   "--lang chooses a pipeline's model: '%s' is not a "
+					   "pipeline (.yaml)", arg);
+		snprintf(buf, cap, "%s", arg);
+		return LP_OK;
+	}
+	if ((st = lp_runner_load_pipeline(arg, "${question}", NULL, 0, &p, d)))
+		return st;
+	lp_stage_pick_model(&p->model, lang, &pick);
+	if (pick.notice[0])
+		lp_info("%s", pick.notice);
+	snprintf(buf, cap, "%s", pick.path);
+	lp_pipeline_free(p);
+	return LP_OK;
 }
 
 enum lp_status lp_runner_budget(const struct lp_pipeline *p, const char *cli_value,

@@ -52,6 +52,19 @@ enum lp_status lp_runner_load_pipeline(const char *path, const char *question,
 				       struct lp_pipeline **out, struct lp_diag *d);
 
 /*
+ * The GGUF file that `lpipe plan` and `lpipe probe` look at: `arg` itself,
+ * unless it names a pipeline (it ends in .yaml or .yml): then the model
+ * that pipeline opens for a document in language `lang` ("en", "zh", "und";
+ * NULL: its model section), resolved as a run resolves it
+ * (stages/model_stage.h lp_stage_pick_model, the notice of a missing
+ * per-language model printed as in a run), into buf[0..cap). Returns LP_OK;
+ * LP_E_USAGE when `lang` is given for a model file or is no language tag;
+ * or what loading the pipeline returns; `d` is filled on failure.
+ */
+enum lp_status lp_runner_model_arg(const char *arg, const char *lang, char *buf, size_t cap,
+				   struct lp_diag *d);
+
+/*
  * The memory budget in bytes for `p` (0: unlimited): `cli_value` (the
  * --mem-budget argument, may be NULL) wins over LPIPE_MEM_BUDGET, which wins
  * over memory.budget (0 when `p` is NULL: the pipeline is not read yet).

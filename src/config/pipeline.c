@@ -24,6 +24,7 @@ static const char *const device_names[] = { "auto", "cpu", "cuda", NULL };
 static const char *const kv_names[] = { "f32", "f16", "q8_0", NULL };
 static const char *const on_oom_names[] = { "shrink", "fail", NULL };
 static const char *const weights_names[] = { "map", "stream", NULL };
+static const char *const lang_names[] = { "en", "zh", "und", NULL };
 static const char *const scorer_names[] = { "bm25", "hash", "dense", "hybrid", NULL };
 static const char *const fusion_names[] = { "rrf", "weighted", NULL };
 static const char *const utf8_names[] = { "error", "replace", NULL };
@@ -110,11 +111,107 @@ static enum lp_status parse_gpu_layers(struct lp_cfg_ctx *c, const struct lp_nod
 	return st;
 }
 
+const char *lp_model_lang_name(int i)
+{
+	return i >= 0 && i < LP_MODEL_N_LANGS ? lang_names[i] : NULL;
+}
+
+const struct lp_model_cfg *lp_model_cfg_for_lang(const struct lp_model_cfg *m,
+						 const char *lang, int *which)
+{
+	*which = -1;
+	for (int i = 0; lang && i < LP_MODEL_N_LANGS; i++)
+		if (!strcmp(lang, lang_names[i]) && m->by_lang[i]) {
+			*which = i;
+			return m->by_lang[i];
+		}
+	return m;
+}
+
+/* One entry of model.by_lang: `base` with the keys the entry gives. */
+static enum lp_status parse_lang_model(struct lp_cfg_ctx *c, const struct lp_model_cfg *base,
+				       const struct lp_node *e, const struct lp_model_cfg **out)
+{
+	static const char *const keys[] = { "path", "context", "kv_type", "chat_template",
+					    "weights", NULL };
+	struct lp_model_cfg *m;
+	int kv, w;
+	enum lp_status st;
+
+	if (e->kind != LP_NODE_MAP)
+		return lp_cfg_error(c, e, "expected a map of model options (path, context, "
+				    "kv_type, chat_template, weights), got %s",
+				    lp_node_kind_name(e));
+	if ((st = lp_cfg_check_keys(c, e, keys)) != LP_OK)
+		return st;
+	if (!(m = lp_arena_alloc(c->arena, sizeof(*m))))
+		return lp_cfg_nomem(c);
+	*m = *base;
+	memset(m->by_lang, 0, sizeof(m->by_lang));
+	if ((st = lp_cfg_get_string(c, e, "path", base->path, &m->path)) != LP_OK ||
+	    (st = lp_cfg_get_int(c, e, "context", base->context, 16, 1048576,
+				 &m->context)) != LP_OK ||
+	    (st = lp_cfg_get_enum(c, e, "kv_type", kv_names, (int)base->kv_type, &kv)) != LP_OK ||
+	    (st = lp_cfg_get_string(c, e, "chat_template", base->chat_template,
+				    &m->chat_template)) != LP_OK ||
+	    (st = lp_cfg_get_enum(c, e, "weights", weights_names, (int)base->weights,
+				  &w)) != LP_OK)
+		return st;
+	m->kv_type = (enum lp_kv_type)kv;
+	m->weights = (enum lp_weights_cfg)w;
+	*out = m;
+	return LP_OK;
+}
+
+/* model.by_lang: a map from language tag to model options. */
+static enum lp_status parse_by_lang(struct lp_cfg_ctx *c, struct lp_model_cfg *m,
+				    const struct lp_node *s)
+{
+	const struct lp_node *n = s ? lp_node_get(s, "by_lang") : NULL;
+	const char *outer = c->section;
+	char label[64];
+	enum lp_status st;
+
+	if (!n || lp_node_is_null(n))
+		return LP_OK;
+	if (n->kind != LP_NODE_MAP)
+		return lp_cfg_error(c, n, "'by_lang' must map document languages (en, zh, und) "
+				    "to model options, got %s", lp_node_kind_name(n));
+	for (size_t i = 0; i < n->n; i++) {
+		const char *tag = n->keys[i]->scalar;
+		int k = 0;
+		while (lang_names[k] && strcmp(lang_names[k], tag))
+			k++;
+		if (!lang_names[k]) {
+			const char *near = lp_cfg_suggest(tag, lang_names);
+			c->section = "model.by_lang";
+			st = near ? lp_cfg_error(c, n->keys[i], "unknown language '%s' (did you "
+						 "mean '%s'?); the languages are en, zh and und",
+						 tag, near)
+				  : lp_cfg_error(c, n->keys[i], "unknown language '%s'; the "
+						 "languages are en (Latin script), zh (Han) and "
+						 "und (another script)", tag);
+			c->section = outer;
+			return st;
+		}
+		if (lp_node_is_null(n->values[i]))
+			continue;
+		snprintf(label, sizeof(label), "model.by_lang.%s", lang_names[k]);
+		c->section = label;
+		st = parse_lang_model(c, m, n->values[i], &m->by_lang[k]);
+		c->section = outer;
+		if (st)
+			return st;
+	}
+	return LP_OK;
+}
+
 static enum lp_status parse_model(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 				  const struct lp_node *root)
 {
 	static const char *const keys[] = { "path", "device", "context", "kv_type",
-					    "gpu_layers", "chat_template", "weights", NULL };
+					    "gpu_layers", "chat_template", "weights", "by_lang",
+					    NULL };
 	struct lp_model_cfg *m = &p->model;
 	const struct lp_node *s;
 	int dev, kv, w;
@@ -140,7 +237,7 @@ static enum lp_status parse_model(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 				    "(use device: cuda or auto, or drop gpu_layers)");
 	m->kv_type = (enum lp_kv_type)kv;
 	m->weights = (enum lp_weights_cfg)w;
-	return LP_OK;
+	return parse_by_lang(c, m, s);
 }
 
 static enum lp_status parse_memory(struct lp_cfg_ctx *c, struct lp_pipeline *p,
@@ -469,6 +566,22 @@ static void print_model(const struct lp_model_cfg *m, FILE *out)
 		fprintf(out, "  gpu_layers: %lld\n", m->gpu_layers);
 	print_string("  chat_template", m->chat_template, out);
 	fprintf(out, "  weights: %s\n", weights_names[m->weights]);
+	for (int i = 0, opened = 0; i < LP_MODEL_N_LANGS; i++) {
+		const struct lp_model_cfg *e = m->by_lang[i];
+		struct lp_buf b;
+		if (!e)
+			continue;
+		if (!opened++)
+			fputs("  by_lang:\n", out);
+		lp_buf_init(&b);
+		lp_cfg_quote(&b, e->path);
+		fprintf(out, "    %s: {path: %s, context: %lld, kv_type: %s, ", lang_names[i],
+			b.data, e->context, kv_name(e->kv_type));
+		lp_buf_reset(&b);
+		lp_cfg_quote(&b, e->chat_template);
+		fprintf(out, "chat_template: %s, weights: %s}\n", b.data, weights_names[e->weights]);
+		lp_buf_release(&b);
+	}
 }
 
 /* A stage's description: the map, then its remarks as a YAML comment. */

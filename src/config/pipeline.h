@@ -42,6 +42,10 @@ enum lp_fusion { LP_FUSION_RRF, LP_FUSION_WEIGHTED };
 enum lp_invalid_utf8 { LP_UTF8_ERROR, LP_UTF8_REPLACE };
 enum lp_format { LP_FORMAT_TEXT, LP_FORMAT_MARKDOWN, LP_FORMAT_JSON, LP_FORMAT_HTML };
 
+/* Document languages a pipeline may choose a model for: the tags of
+ * text/lang.h lp_lang_tag ("en" Latin script, "zh" Han, "und" another). */
+#define LP_MODEL_N_LANGS 3
+
 struct lp_model_cfg {
 	int present;           /* the file has a model: section */
 	const char *path;      /* GGUF path, NULL: the default model */
@@ -52,6 +56,11 @@ struct lp_model_cfg {
 	int gpu_layers_set;    /* the file (or --set) gives gpu_layers */
 	const char *chat_template; /* override, NULL: from the GGUF */
 	enum lp_weights_cfg weights; /* map (whole file) or stream (per layer) */
+	/* model.by_lang: the settings for documents of language
+	 * lp_model_lang_name(i), NULL where the file gives none. An entry
+	 * gives path, context, kv_type, chat_template and weights; what it
+	 * leaves out is this section's. Entries have no by_lang of their own. */
+	const struct lp_model_cfg *by_lang[LP_MODEL_N_LANGS];
 };
 
 struct lp_memory_cfg {
@@ -136,6 +145,19 @@ void lp_pipeline_free(struct lp_pipeline *p);
  * Returns LP_OK, or LP_E_NOMEM when an allocation failed on the way (the
  * text written may then lack parts: do not use it). */
 enum lp_status lp_pipeline_print(const struct lp_pipeline *p, FILE *out);
+
+/* The language tag of by_lang[i] ("en", "zh", "und"); NULL out of range. */
+const char *lp_model_lang_name(int i);
+
+/*
+ * The model settings for a document whose language tag is `lang` (see
+ * text/lang.h lp_lang_tag): m->by_lang's entry for it, or m itself when
+ * there is none (or `lang` is NULL or unknown). *which is set to the
+ * entry's index, or -1 for m. Whether the entry's file exists is the
+ * caller's question (stages/model_stage.h lp_stage_pick_model).
+ */
+const struct lp_model_cfg *lp_model_cfg_for_lang(const struct lp_model_cfg *m,
+						 const char *lang, int *which);
 
 /* Names of the enums above, for printing and JSON ("?" when out of range). */
 const char *lp_scorer_name(enum lp_scorer s);

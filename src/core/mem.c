@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -17,7 +18,8 @@ struct mem_header {
 	enum lp_mem_tag tag;
 	uint32_t magic;
 	uint32_t scope;  /* the scope charged (lp_mem_scope_begin), 0: none */
-	char pad[64 - sizeof(size_t) - sizeof(enum lp_mem_tag) - 2 * sizeof(uint32_t)];
+	uint32_t mapped;       /* 1: from lp_mem_alloc_pages (munmap it) */
+	char pad[64 - sizeof(size_t) - sizeof(enum lp_mem_tag) - 3 * sizeof(uint32_t)];
 };
 
 #define MEM_MAGIC 0x6c706d65u /* "lpme" */
@@ -351,14 +353,25 @@ static void mem_uncharge(enum lp_mem_tag tag, size_t bytes, uint32_t scope)
 	*total -= bytes < *total ? bytes : *total;
 }
 
-void *lp_mem_alloc(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
+static size_t pages_length(size_t bytes)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t pg = page > 0 ? (size_t)page : 4096;
+
+	return (sizeof(struct mem_header) + bytes + pg - 1) / pg * pg;
+}
+
+
+/* Charge `bytes` of `tag` to the budget and the thread's scope, then take
+ * the block: from the heap, or (mapped) as fresh anonymous pages. */
+static void *mem_take(enum lp_mem_tag tag, size_t bytes, int mapped, struct lp_diag *d)
 {
 	struct mem_header *h;
 	int rc;
 
 	if ((unsigned)tag >= LP_MEM_NTAGS)
 		tag = LP_MEM_OTHER;
-	if (bytes > SIZE_MAX - sizeof(*h) - 64) {
+	if (bytes > SIZE_MAX / 2) {
 		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s: allocation size overflow", lp_mem_phase());
 		return NULL;
 	}
@@ -367,7 +380,14 @@ void *lp_mem_alloc(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 	pthread_mutex_unlock(&mem_lock);
 	if (rc)
 		return NULL;
-	h = aligned_alloc(64, (sizeof(*h) + bytes + 63) & ~(size_t)63);
+	if (mapped) {
+		h = mmap(NULL, pages_length(bytes), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (h == MAP_FAILED)
+			h = NULL;
+	} else {
+		h = aligned_alloc(64, (sizeof(*h) + bytes + 63) & ~(size_t)63);
+	}
 	if (!h) {
 		pthread_mutex_lock(&mem_lock);
 		mem_uncharge(tag, bytes, mem_thread_scope);
@@ -381,7 +401,13 @@ void *lp_mem_alloc(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 	h->tag = tag;
 	h->magic = MEM_MAGIC;
 	h->scope = mem_thread_scope;
+	h->mapped = (uint32_t)mapped;
 	return h + 1;
+}
+
+void *lp_mem_alloc(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
+{
+	return mem_take(tag, bytes, 0, d);
 }
 
 void *lp_mem_calloc(enum lp_mem_tag tag, size_t n, size_t size, struct lp_diag *d)
@@ -398,10 +424,10 @@ void *lp_mem_calloc(enum lp_mem_tag tag, size_t n, size_t size, struct lp_diag *
 	return p;
 }
 
-void lp_mem_commit(void *p, size_t bytes)
+/* Bytes of the mapping behind a block of `bytes` from lp_mem_alloc_pages. */
+void *lp_mem_alloc_pages(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 {
-	if (p)
-		memset(p, 0, bytes);
+	return mem_take(tag, bytes, 1, d);
 }
 
 void *lp_mem_realloc(enum lp_mem_tag tag, void *p, size_t bytes, struct lp_diag *d)
@@ -433,7 +459,10 @@ void lp_mem_free(void *p)
 	pthread_mutex_lock(&mem_lock);
 	mem_uncharge(h->tag, h->bytes, h->scope);
 	pthread_mutex_unlock(&mem_lock);
-	free(h);
+	if (h->mapped)
+		munmap(h, pages_length(h->bytes));
+	else
+		free(h);
 }
 
 char *lp_mem_strdup(const char *s)

@@ -92,17 +92,20 @@ void *lp_mem_alloc(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d);
 /* Same, zero-filled; n * size is checked for overflow. */
 void *lp_mem_calloc(enum lp_mem_tag tag, size_t n, size_t size, struct lp_diag *d);
 /*
- * Zero p[0..bytes) now, so that its pages are resident from here on. For
- * buffers a run writes bit by bit as it goes (KV cache, scratch): the
- * system must find their memory when they are made, not in the middle of
- * a long run, and the process's resident size then matches what the
- * budget counts whatever the run's inputs.
+ * Same as lp_mem_calloc for one block, but its pages become resident only
+ * when first written (an anonymous mapping): the budget is charged for all
+ * `bytes` now, the process holds what the run really writes. For buffers
+ * sized for the longest input a run may give yet filled only as far as its
+ * inputs reach (KV cache positions, activation rows): a 2048-token context
+ * whose prompts use 140 positions holds 140 positions of KV cache. The
+ * budget still bounds the worst case, so the resident size never exceeds
+ * what it counts. Free with lp_mem_free.
  */
-void lp_mem_commit(void *p, size_t bytes);
+void *lp_mem_alloc_pages(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d);
 /* Resize a block from lp_mem_alloc (or NULL). On failure the old block is
  * untouched and NULL is returned. The tag of an existing block is kept. */
 void *lp_mem_realloc(enum lp_mem_tag tag, void *p, size_t bytes, struct lp_diag *d);
-/* Free a block from lp_mem_alloc; NULL is a no-op. */
+/* Free a block from lp_mem_alloc or lp_mem_alloc_pages; NULL is a no-op. */
 void lp_mem_free(void *p);
 /* Copy a string into tracked memory (tag LP_MEM_OTHER); NULL on failure. */
 char *lp_mem_strdup(const char *s);

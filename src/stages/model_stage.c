@@ -2,15 +2,19 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config/config.h"
 #include "config/pipeline.h"
 #include "core/buf.h"
 #include "core/fileio.h"
+#include "core/log.h"
 #include "core/mem.h"
 #include "engine/engine.h"
 #include "stages/stage.h"
+#include "text/lang.h"
 
 static enum lp_qtype kv_qtype(enum lp_kv_type t)
 {
@@ -20,6 +24,51 @@ static enum lp_qtype kv_qtype(enum lp_kv_type t)
 int lp_stage_shrink(const struct lp_doc *doc)
 {
 	return doc->pipeline && doc->pipeline->memory.on_oom == LP_ON_OOM_SHRINK;
+}
+
+static int is_file(const char *path)
+{
+	struct stat sb;
+
+	return !stat(path, &sb) && S_ISREG(sb.st_mode);
+}
+
+const char *lp_stage_model_file(const char *path, char *buf, size_t cap)
+{
+	const char *dir = getenv("LPIPE_MODEL_DIR"), *home = getenv("HOME");
+
+	if (!path || !*path)
+		snprintf(buf, cap, "%s", lp_session_default_path());
+	else if (strchr(path, '/') || is_file(path))
+		snprintf(buf, cap, "%s", path);
+	else if (dir && *dir)
+		snprintf(buf, cap, "%s/%s", dir, path);
+	else
+		snprintf(buf, cap, "%s/.cache/lpipe/models/%s", home && *home ? home : ".", path);
+	return buf;
+}
+
+void lp_stage_pick_model(const struct lp_model_cfg *m, const char *lang,
+			 struct lp_stage_model *out)
+{
+	int which;
+	const struct lp_model_cfg *e = lp_model_cfg_for_lang(m, lang, &which);
+
+	out->cfg = e;
+	out->lang = which >= 0 ? lp_model_lang_name(which) : NULL;
+	out->notice[0] = 0;
+	lp_stage_model_file(e->path, out->path, sizeof(out->path));
+	if (which >= 0 && !is_file(out->path)) {
+		char base[4096];
+		lp_stage_model_file(m->path, base, sizeof(base));
+		snprintf(out->notice, sizeof(out->notice),
+			 "model.by_lang.%s: no file '%.200s': %s documents use '%.200s' "
+			 "(`make models-large` fetches the larger model)", out->lang, out->path,
+			 out->lang, base);
+		memcpy(out->path, base, sizeof(base));
+		out->cfg = m;
+		out->lang = NULL;
+	}
 }
 
 enum lp_status lp_stage_session(struct lp_doc *doc, struct lp_session **out,
@@ -35,8 +84,20 @@ enum lp_status lp_stage_session(struct lp_doc *doc, struct lp_session **out,
 		return LP_OK;
 	}
 	if (doc->pipeline) {
-		const struct lp_model_cfg *m = &doc->pipeline->model;
-		sp.path = m->path && *m->path ? m->path : NULL;
+		struct lp_stage_model pick;
+		const struct lp_model_cfg *m;
+		lp_stage_pick_model(&doc->pipeline->model,
+				    doc->text ? lp_lang_tag(lp_lang_script(doc->text, doc->len)) : NULL,
+				    &pick);
+		if (pick.notice[0]) {
+			lp_info("%s", pick.notice);
+			lp_doc_event(doc, "%s", pick.notice);
+		} else if (pick.lang) {
+			lp_doc_event(doc, "model for %s documents: %s", pick.lang, pick.path);
+		}
+		m = pick.cfg;
+		if (!(sp.path = lp_arena_strdup(&doc->arena, pick.path)))
+			return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory");
 		sp.chat_template = m->chat_template;
 		sp.n_ctx = (uint32_t)m->context;
 		sp.kv_type = kv_qtype(m->kv_type);

@@ -22,6 +22,33 @@
 #define LP_STAGE_MIN_INPUT 32
 
 /*
+ * Which model a run opens. The pipeline's model section, or its
+ * model.by_lang entry for the document's language (text/lang.h
+ * lp_lang_tag) when the file gives one. A path without a '/' that names no
+ * file in the current directory is looked up in the model directory
+ * (${LPIPE_MODEL_DIR:-$HOME/.cache/lpipe/models}, where scripts/fetch-models
+ * puts the models); no path is the default model there. When the file of
+ * the language's entry is missing, the section's own model is used and
+ * `notice` says so in one line: a model per language improves a run, its
+ * absence never stops one.
+ */
+struct lp_stage_model {
+	const struct lp_model_cfg *cfg; /* the settings to open with */
+	const char *lang;    /* the by_lang entry used ("zh"), NULL: the section */
+	char path[4096];     /* the GGUF file */
+	char notice[600];    /* "" or why the language's entry was not used */
+};
+
+/* Fill *out for a document in language `lang` (NULL: none known). Never
+ * fails; whether out->path exists is for the session to find out. */
+void lp_stage_pick_model(const struct lp_model_cfg *m, const char *lang,
+			 struct lp_stage_model *out);
+
+/* `path` (NULL or "": the default model) resolved as lp_stage_pick_model
+ * does, into buf[0..cap). Returns buf. */
+const char *lp_stage_model_file(const char *path, char *buf, size_t cap);
+
+/*
  * doc->session, acquired now when it is not yet: from doc->engine (a
  * loaded session of the same model and settings, else a new one), or
  * opened for the doc alone without an engine (phase "load"; the context

@@ -167,10 +167,9 @@ static enum lp_status cpu_reserve(struct lp_backend *be, const struct lp_backend
 	c->scratch = NULL;
 	memset(&c->lim, 0, sizeof(c->lim));
 	c->rope_valid = 0;
-	c->scratch = lp_mem_alloc(tag, bytes, d);
+	c->scratch = lp_mem_alloc_pages(tag, bytes, d);
 	if (!c->scratch)
 		return LP_E_NOMEM;
-	lp_mem_commit(c->scratch, bytes);
 	c->lim = *lim;
 	layout(c, be->n_threads, c->gemm_min, lim, c->scratch);
 	return LP_OK;
@@ -198,12 +197,13 @@ static struct lp_backend_buf *new_buf(struct lp_backend *be, enum lp_backend_pla
 static struct lp_backend_buf *cpu_buf_alloc(struct lp_backend *be, enum lp_backend_place place,
 					    enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 {
-	void *p = lp_mem_alloc(tag, bytes ? bytes : 1, d);
+	/* resident as written: a KV cache or activation buffer sized for the
+	 * whole context holds only the positions and rows the prompts reach */
+	void *p = lp_mem_alloc_pages(tag, bytes ? bytes : 1, d);
 	struct lp_backend_buf *b;
 
 	if (!p)
 		return NULL;
-	lp_mem_commit(p, bytes);
 	b = new_buf(be, place, tag, bytes, p, 1);
 	if (!b) {
 		lp_mem_free(p);
