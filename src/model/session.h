@@ -26,7 +26,16 @@
  * is left. lp_session_n_ctx and lp_session_streamed say what it got,
  * lp_session_note_at what happened.
  *
- * A session is used by one thread at a time.
+ * Remote generation: with params.openai set, the session generates on an
+ * OpenAI-compatible server (model/remote/openai.h) and loads no weights.
+ * params.path then names a GGUF read only for its vocabulary and chat
+ * template, to count tokens; without one (NULL), counts are the
+ * conservative estimate of lp_openai_estimate_tokens. n_ctx is the
+ * server's context as configured (0: 2048); nothing shrinks or streams.
+ * The stages see the same calls either way.
+ *
+ * A session is used by one thread at a time; a remote one may be shared
+ * (its tokenizer is immutable and each request has its own connection).
  */
 #ifndef LP_MODEL_SESSION_H
 #define LP_MODEL_SESSION_H
@@ -39,6 +48,7 @@
 #include "model/chat.h"
 #include "quant/quant.h"
 #include "model/sampler.h"
+#include "model/remote/openai.h"
 
 /* What the default device budget leaves free on the GPU: the larger of
  * 10% of its free memory and this many bytes (the CUDA context, cuBLAS). */
@@ -64,6 +74,9 @@ struct lp_session_params {
 	size_t gpu_budget;         /* device bytes; 0: the device's free memory
 				    * when opened less LP_SESSION_GPU_MARGIN */
 	struct lp_sampler_params sampler; /* temperature <= 0: greedy */
+	/* non-NULL: generate on this server (see above; its sampler is
+	 * replaced by `sampler`) */
+	const struct lp_openai_params *openai;
 };
 
 struct lp_session;
@@ -103,7 +116,8 @@ void lp_session_free(struct lp_session *s);
 enum lp_status lp_session_regrow(struct lp_session *s, uint32_t need, struct lp_diag *d);
 /* Layers the session runs on the GPU (0 on the CPU). */
 uint32_t lp_session_gpu_layers(const struct lp_session *s);
-/* "cpu" or "cuda": where the session's layers run (the GPU's when any). */
+/* "cpu" or "cuda": where the session's layers run (the GPU's when any);
+ * "openai" for a remote session. */
 const char *lp_session_device(const struct lp_session *s);
 
 /* Tokens of context the session got (after any shrinking). */
@@ -150,7 +164,9 @@ enum lp_status lp_session_prefix_bytes(struct lp_session *s, const char *text, s
  * Returns LP_OK; LP_E_INTERNAL when prompt tokens + max_tokens > n_ctx
  * (the caller broke its budget; nothing is evaluated); LP_E_NOMEM (budget
  * or allocation, the message names the phase); LP_E_INPUT for a message
- * without role or content.
+ * without role or content. A remote session returns what lp_openai_chat
+ * does (LP_E_IO, LP_E_CONFIG: the message names the URL), and the
+ * server's token counts when it sends them, else its own.
  */
 enum lp_status lp_session_generate(struct lp_session *s, const struct lp_chat_msg *msgs,
 				   size_t n, const char *prefix, size_t max_tokens,
