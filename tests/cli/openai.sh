@@ -99,7 +99,7 @@ P=$(remote 2)
 lp run "$P" "$DATA/small.txt" --format json
 keep
 expect "a request to the stub" 0
-expect_out "its reply is the answer" '"stub reply 1"' "tokens estimated"
+expect_out "its reply is the answer" '"stub reply 1 to Write about lighthouses."' "tokens estimated"
 if [ "$(requests)" = 1 ] && grep -q "^1 200 auth=ok model=stub-model max_tokens=16 " "$LOG"; then
 	ok "one request with the key, the model name and max_tokens"
 else
@@ -116,7 +116,7 @@ lp run "$P" "$DATA/small.txt" --format json -v
 keep
 expect "429 then 500 then success" 0 "HTTP 429: retrying in 500 ms (attempt 2 of 5)" \
 	"HTTP 500: retrying in 1000 ms (attempt 3 of 5)"
-expect_out "the third reply is the answer" '"stub reply 3"'
+expect_out "the third reply is the answer" '"stub reply 3 to Write about lighthouses."'
 [ "$(requests)" = 3 ] && ok "three requests" || fail "$(requests) requests, expected 3"
 
 stub 503
@@ -133,6 +133,26 @@ lp run "$P" "$DATA/small.txt"
 keep
 expect "401 fails at once" 2 "answered HTTP 401" "(1 attempt)"
 [ "$(requests)" = 1 ] && ok "no retry on 401" || fail "$(requests) requests, expected 1"
+
+# -- several threads on one client ------------------------------------------
+stub 200
+PAR=${top_builddir:-.}/tests/tools/openai_par
+if [ -x "$PAR" ]; then
+	rc=0
+	"$PAR" "http://127.0.0.1:$PORT/v1" 8 >"$OUT" 2>"$ERR" || rc=$?
+	keep
+	answered=$(grep -c "^[0-7]: stub reply [1-8] to question [0-7]$" "$OUT")
+	mine=$(awk -F'question ' '$1 ~ /^[0-9]+: / { split($1, a, ":"); if (a[1] == $2) n++ } END { print n + 0 }' "$OUT")
+	if [ "$rc" = 0 ] && [ "$answered" = 8 ] && [ "$mine" = 8 ] && [ "$(requests)" = 8 ] &&
+		[ "$(grep -c ' auth=ok ' "$LOG")" = 8 ]; then
+		ok "8 threads on one client: 8 requests with the key, each thread its own reply"
+	else
+		fail "8 threads: status $rc, $answered replies ($mine to their own question), $(requests) requests"
+		head -3 "$OUT" "$ERR"
+	fi
+else
+	fail "no $PAR"
+fi
 
 # -- no server -------------------------------------------------------------
 kill "$STUB_PID" && wait "$STUB_PID" 2>/dev/null

@@ -6,7 +6,8 @@ Usage: openai_stub.py PORT_FILE LOG_FILE PLAN
 Listens on 127.0.0.1 (a free port, written to PORT_FILE once listening) and
 answers POST /v1/chat/completions with the HTTP statuses of PLAN in turn, a
 comma-separated list such as "429,500,200" whose last entry repeats. A 200
-is a chat completion whose content is "stub reply N" (N counts requests);
+is a chat completion whose content is "stub reply N to TEXT" (N counts
+requests, TEXT is the start of the last message);
 any other status carries {"error": {"message": ...}}. Each request adds a
 line to LOG_FILE: its number, the status sent, "auth=ok" when the
 Authorization header is "Bearer $STUB_KEY" ("auth=none" without a header,
@@ -17,20 +18,31 @@ import http.server
 import json
 import os
 import sys
+import threading
+
+
+def last_words(req):
+    """The last message's content, up to 40 characters (echoed back)."""
+    try:
+        return str(req["messages"][-1]["content"])[:40]
+    except (KeyError, IndexError, TypeError):
+        return ""
 
 
 def main():
     port_file, log_file, plan = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
     want = "Bearer " + os.environ.get("STUB_KEY", "")
     count = [0]
+    lock = threading.Lock()
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
         def do_POST(self):
-            n = count[0]
-            count[0] += 1
+            with lock:
+                n = count[0]
+                count[0] += 1
             status = int(plan[min(n, len(plan) - 1)])
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             try:
@@ -39,7 +51,7 @@ def main():
                 req = {}
             auth = self.headers.get("Authorization")
             auth = "none" if auth is None else "ok" if auth == want else "bad"
-            with open(log_file, "a") as f:
+            with lock, open(log_file, "a") as f:
                 f.write("%d %d auth=%s model=%s max_tokens=%s path=%s\n" % (
                     n + 1, status, auth, req.get("model"), req.get("max_tokens"),
                     self.path))
@@ -47,7 +59,8 @@ def main():
                 reply = {"object": "chat.completion", "model": req.get("model"),
                          "choices": [{"index": 0, "finish_reason": "stop",
                                       "message": {"role": "assistant",
-                                                  "content": "stub reply %d" % (n + 1)}}],
+                                                  "content": "stub reply %d to %s" % (
+                                                      n + 1, last_words(req))}}],
                          "usage": {"prompt_tokens": 7, "completion_tokens": 3,
                                    "total_tokens": 10}}
             else:
@@ -60,7 +73,8 @@ def main():
             self.end_headers()
             self.wfile.write(data)
 
-    srv = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    # threads: a client with several requests in flight gets them served
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     tmp = port_file + ".tmp"
     with open(tmp, "w") as f:
         f.write("%d\n" % srv.server_address[1])
