@@ -250,8 +250,12 @@ enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_sess
 	enum lp_status st;
 
 	*out = NULL;
-	if (p->openai)
+	if (p->openai) {
 		path = p->path;
+		if (path && stat(path, &sb))
+			return lp_diag_set(d, LP_E_MODEL, path, 0, 0,
+					   "unable to open the tokenizer (model.tokenizer)");
+	}
 	if (path && stat(path, &sb))
 		return lp_diag_set(d, LP_E_MODEL, path, 0, 0,
 				   "no model: run `make models` or set model.path");

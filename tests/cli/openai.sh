@@ -108,6 +108,9 @@ fi
 LPIPE_TEST_KEY= lp run "$P" "$DATA/small.txt"
 keep
 expect "an empty key variable" 2 "'LPIPE_TEST_KEY', which is not set"
+P=$(remote 2 "  tokenizer: $WORK/none.gguf")
+lp run "$P" "$DATA/small.txt"
+expect "a missing tokenizer file" 3 "none.gguf" "unable to open the tokenizer"
 
 # -- retries ---------------------------------------------------------------
 stub 429,500,200
