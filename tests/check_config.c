@@ -16,6 +16,7 @@
 #include "config/config.h"
 #include "config/node.h"
 #include "config/pipeline.h"
+#include "config/schema.h"
 #include "core/buf.h"
 #include "core/mem.h"
 #include "stages/stage.h"
@@ -1191,6 +1192,70 @@ START_TEST(test_pipeline_alloc_faults)
 }
 END_TEST
 
+/* ---- schema keys ---------------------------------------------------------- */
+
+static void collect_key(const char *path, void *arg)
+{
+	struct lp_buf *b = arg;
+
+	ck_assert_int_eq(lp_buf_addf(b, "%s\n", path), LP_OK);
+}
+
+static int hook_calls;
+static void count_hook(const struct lp_node *map, const char *const *allowed, void *arg)
+{
+	hook_calls++;
+}
+
+START_TEST(test_schema_keys)
+{
+	struct lp_pipeline *p = NULL;
+	struct lp_diag d;
+	struct lp_buf b;
+	const char *text = "version: 1\nstages:\n  - split: {size: 64}\n";
+
+	lp_buf_init(&b);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_schema_keys(collect_key, &b, &d), LP_OK);
+	ck_assert_int_eq(lp_buf_addc(&b, '\0'), LP_OK);
+	/* top-level, section, stage and nested keys, each as --set writes it */
+	ck_assert_ptr_nonnull(strstr(b.data, "\nmodel.context\n"));
+	ck_assert_ptr_nonnull(strstr(b.data, "\nmemory.budget\n"));
+	ck_assert_ptr_nonnull(strstr(b.data, "\nstages.split.size\n"));
+	ck_assert_ptr_nonnull(strstr(b.data, "\nstages.verify.keyphrases.auto\n"));
+	ck_assert_ptr_nonnull(strstr(b.data, "\nstages.verify.min_words\n"));
+	ck_assert(!strncmp(b.data, "name\n", 5));
+	/* a map is not a key of its own, nor are version and stages */
+	ck_assert_ptr_null(strstr(b.data, "\nstages.verify.keyphrases\n"));
+	ck_assert_ptr_null(strstr(b.data, "\nmodel\n"));
+	ck_assert_ptr_null(strstr(b.data, "version"));
+	ck_assert_ptr_null(strstr(b.data, "\nstages\n"));
+	/* every stage kind has its keys listed */
+	for (const char *const *k = lp_stage_names(); *k; k++) {
+		char want[64];
+		snprintf(want, sizeof(want), "\nstages.%s.", *k);
+		ck_assert_msg(strstr(b.data, want), "no keys for stage kind %s", *k);
+	}
+	lp_buf_release(&b);
+
+	/* the hook is left unset: loading a pipeline afterwards reports nothing */
+	lp_cfg_set_keys_hook(count_hook, NULL);
+	ck_assert_int_eq(lp_pipeline_load_text("t.yaml", text, strlen(text), NULL, NULL, 0, &p,
+					       &d), LP_OK);
+	ck_assert_int_gt(hook_calls, 0);
+	lp_pipeline_free(p);
+	lp_cfg_set_keys_hook(NULL, NULL);
+	hook_calls = 0;
+	lp_buf_init(&b);
+	ck_assert_int_eq(lp_schema_keys(collect_key, &b, &d), LP_OK);
+	lp_buf_release(&b);
+	ck_assert_int_eq(lp_pipeline_load_text("t.yaml", text, strlen(text), NULL, NULL, 0, &p,
+					       &d), LP_OK);
+	ck_assert_int_eq(hook_calls, 0);
+	lp_pipeline_free(p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config");
@@ -1236,6 +1301,7 @@ int main(void)
 	tcase_add_test(set, test_set_stages);
 	tcase_add_test(set, test_set_errors);
 	tcase_add_test(set, test_set_item_of_plain_list);
+	tcase_add_test(set, test_schema_keys);
 	suite_add_tcase(s, tree);
 	suite_add_tcase(s, get);
 	suite_add_tcase(s, pipe);

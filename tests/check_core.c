@@ -1,5 +1,6 @@
 /* check_core.c - tracked memory, arena, buffers, UTF-8, atomic files. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "core/buf.h"
 #include "core/fileio.h"
 #include "core/mem.h"
+#include "core/progress.h"
 #include "core/status.h"
 #include "core/utf8.h"
 
@@ -326,6 +328,58 @@ START_TEST(test_diag_format_and_exit_codes)
 }
 END_TEST
 
+START_TEST(test_progress_plain_lines)
+{
+	char path[] = "/tmp/lpipe-progress.XXXXXX", text[512], t[16];
+	struct lp_progress outer, inner;
+	int fd = mkstemp(path), saved = dup(STDERR_FILENO);
+	size_t n;
+	FILE *f;
+
+	ck_assert_str_eq(lp_progress_format_time(0, t, sizeof(t)), "0:00");
+	ck_assert_str_eq(lp_progress_format_time(75.4, t, sizeof(t)), "1:15");
+	ck_assert_str_eq(lp_progress_format_time(3725, t, sizeof(t)), "1:02:05");
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(saved, 0);
+	/* stderr a file: plain lines, when forced on */
+	ck_assert_int_eq(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	lp_progress_enable(0);
+	lp_progress_begin(&inner, "off", "things", 2);
+	lp_progress_end(&inner);
+	lp_progress_enable(1);
+	ck_assert(!lp_progress_live());
+	lp_progress_set_stage("1/2 test");
+	lp_progress_begin(&outer, NULL, NULL, 0);
+	lp_progress_begin(&inner, "step", "things", 3);
+	lp_progress_add_tokens(30);
+	lp_progress_update(&inner, 3);
+	lp_progress_end(&inner);
+	lp_progress_clear(); /* nothing live to erase */
+	lp_progress_end(&outer);
+	lp_progress_set_stage(NULL);
+	lp_progress_enable(-1);
+	fflush(stderr);
+	ck_assert_int_eq(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	unlink(path);
+	close(fd);
+	close(saved);
+	/* one last line for the counted step, none while off, none for the
+	 * stage (it counts nothing), and no terminal controls */
+	ck_assert_msg(!strncmp(text, "lpipe: progress: [1/2 test] step: 3/3 things, ", 46), "%s", text);
+	ck_assert_ptr_nonnull(strstr(text, " tok/s, done in "));
+	ck_assert_ptr_null(strchr(text, '\r'));
+	ck_assert_ptr_null(strchr(text, '\033'));
+	ck_assert_ptr_null(strstr(text, "off"));
+	ck_assert_int_eq((int)(strchr(text, '\n') - text) + 1, (int)n);
+	ck_assert_int_ge(lp_progress_tokens(), 30);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("core");
@@ -343,6 +397,7 @@ int main(void)
 	tcase_add_test(tc, test_file_map_unreserved_and_advise);
 	tcase_add_test(tc, test_file_map_window_and_drop);
 	tcase_add_test(tc, test_diag_format_and_exit_codes);
+	tcase_add_test(tc, test_progress_plain_lines);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

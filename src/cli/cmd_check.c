@@ -8,11 +8,13 @@
 
 #include "cli/runner.h"
 #include "config/pipeline.h"
+#include "config/schema.h"
 #include "core/mem.h"
 #include "core/status.h"
 
 const char lp_usage_check[] =
 	"usage: lpipe check [options] PIPELINE\n"
+	"       lpipe check --keys\n"
 	"\n"
 	"Load and validate the pipeline PIPELINE without running it, then print\n"
 	"the resolved plan (every default filled in) as YAML on standard output.\n"
@@ -22,6 +24,8 @@ const char lp_usage_check[] =
 	"options:\n"
 	"  -q, --question TEXT   bind TEXT to the variable ${question}\n"
 	"      --set KEY=VALUE   override a pipeline key (repeatable)\n"
+	"      --keys            list every key a pipeline accepts, one a line, as\n"
+	"                        --set writes it (stages.split.size), and exit\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"exit status: 0 valid, 2 usage or configuration error, 3 unreadable file.\n";
@@ -29,6 +33,7 @@ const char lp_usage_check[] =
 static const struct option long_options[] = {
 	{ "question", required_argument, NULL, 'q' },
 	{ "set", required_argument, NULL, 's' },
+	{ "keys", no_argument, NULL, 'k' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -71,12 +76,31 @@ static int check(const char *path, const char *question, const char **sets, size
 	return LP_EXIT_OK;
 }
 
+static void print_key(const char *path, void *arg)
+{
+	fprintf(arg, "%s\n", path);
+}
+
+/* --keys: the schema as the parsers know it (config/schema.h). */
+static int list_keys(void)
+{
+	struct lp_diag d;
+	enum lp_status s;
+
+	lp_diag_init(&d);
+	if ((s = lp_schema_keys(print_key, stdout, &d))) {
+		lp_diag_print(&d, stderr);
+		return lp_status_exit_code(s);
+	}
+	return LP_EXIT_OK; /* lp_cli_close_stdout checks the writes */
+}
+
 int cmd_check(int argc, char **argv)
 {
 	const char *question = NULL;
 	const char **sets;
 	size_t n_sets = 0;
-	int c, rc = -1;
+	int c, rc = -1, keys = 0;
 
 	sets = calloc((size_t)argc + 1, sizeof(*sets));
 	if (!sets)
@@ -93,6 +117,7 @@ int cmd_check(int argc, char **argv)
 			else
 				sets[n_sets++] = optarg;
 			break;
+		case 'k': keys = 1; break;
 		case 'h': fputs(lp_usage_check, stdout); rc = LP_EXIT_OK; break;
 		case ':':
 			rc = lp_cli_usage_error("check", "option '%s' needs a value", argv[optind - 1]);
@@ -103,6 +128,9 @@ int cmd_check(int argc, char **argv)
 							 argv[optind - 1]);
 		}
 	}
+	if (rc < 0 && keys)
+		rc = argc == optind ? list_keys()
+				    : lp_cli_usage_error("check", "--keys takes no PIPELINE");
 	if (rc < 0 && argc == optind)
 		rc = lp_cli_usage_error("check", "missing PIPELINE");
 	else if (rc < 0 && argc - optind > 1)

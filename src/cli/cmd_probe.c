@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "core/mem.h"
+#include "core/progress.h"
 #include "core/status.h"
 #include "model/gguf.h"
 #include "model/kvcache.h"
@@ -18,6 +19,7 @@ const char lp_usage_probe[] =
 	"usage: lpipe probe MODEL [--csv FILE] [--svg FILE] [--min N] [--max N]\n"
 	"                   [--decode N] [--kv-type f32|f16|q8_0] [--threads N]\n"
 	"                   [--mem-budget SIZE] [--device cpu|cuda] [--gpu-budget SIZE]\n"
+	"                   [--quiet] [--progress]\n"
 	"\n"
 	"Load MODEL (phase load), then for context lengths doubling from --min\n"
 	"(default 128) to --max (default: the model's training context): create a\n"
@@ -45,6 +47,9 @@ const char lp_usage_probe[] =
 	"                     columns (and the CSV's gpu_* columns) are then the\n"
 	"                     device's; without a usable GPU, exit status 3\n"
 	"  --gpu-budget SIZE  cap device memory (default: the GPU's free memory)\n"
+	"  --quiet            no progress line\n"
+	"  --progress         progress on standard error even when it is not a\n"
+	"                     terminal (a line every few seconds)\n"
 	"\n"
 	"Exit status 0 (also when lengths are over budget), 2 for bad options,\n"
 	"3 for an unreadable or invalid model, 4 when the weights alone exceed\n"
@@ -55,6 +60,7 @@ struct probe_opts {
 	struct lp_probe_params p;
 	size_t budget, gpu_budget;
 	const char *device;
+	int quiet, progress;
 };
 
 static int need_u32(const char *opt, const char *v, uint32_t min, long long max,
@@ -77,7 +83,10 @@ static int parse_one(struct probe_opts *o, const char *a, const char *v, int *us
 	int rc;
 
 	*used = 1;
-	if (!strcmp(a, "--csv") || !strcmp(a, "--svg")) {
+	if (!strcmp(a, "--quiet") || !strcmp(a, "--progress")) {
+		*(a[2] == 'q' ? &o->quiet : &o->progress) = 1;
+		*used = 0;
+	} else if (!strcmp(a, "--csv") || !strcmp(a, "--svg")) {
 		if (!v)
 			return lp_cli_usage_error("probe", "'%s' needs a value", a);
 		*(a[2] == 'c' ? &o->csv : &o->svg) = v;
@@ -133,6 +142,7 @@ static int parse(int argc, char **argv, struct probe_opts *o)
 	}
 	if (!o->model)
 		return lp_cli_usage_error("probe", "missing MODEL");
+	lp_progress_enable(o->quiet ? 0 : o->progress ? 1 : -1);
 	if (o->p.max_ctx && o->p.min_ctx > o->p.max_ctx)
 		return lp_cli_usage_error("probe", "--min %u is above --max %u", o->p.min_ctx,
 					  o->p.max_ctx);

@@ -31,9 +31,10 @@ const char lp_usage_run[] =
 	"      --format FORMAT   text, markdown or json (overrides output.format)\n"
 	"      --mem-budget SIZE cap on tracked memory, e.g. 512MiB (overrides\n"
 	"                        LPIPE_MEM_BUDGET and memory.budget; 0: no cap)\n"
-	"      --quiet           print errors only\n"
-	"      --progress        show progress on standard error, even when it is\n"
-	"                        not a terminal\n"
+	"      --quiet           print errors only: no warnings, no progress\n"
+	"      --progress        show progress on standard error even when it is\n"
+	"                        not a terminal (a line every few seconds; on a\n"
+	"                        terminal one line is redrawn by default)\n"
 	"  -v, --verbose         print each stage's time, memory peak and note, and\n"
 	"                        the run's tracked, document and RSS peaks\n"
 	"  -h, --help            show this help\n"
@@ -55,6 +56,7 @@ struct run_opts {
 	int has_format;
 	enum lp_format format;
 	const char *mem_budget;
+	int quiet, progress;
 };
 
 enum { OPT_SET = 256, OPT_FORMAT, OPT_MEM_BUDGET, OPT_QUIET, OPT_PROGRESS };
@@ -108,9 +110,9 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_QUIET:
 			lp_log_set_level(LP_LOG_WARN);
-			lp_progress_enable(0);
+			o->quiet = 1;
 			break;
-		case OPT_PROGRESS: lp_progress_enable(1); break;
+		case OPT_PROGRESS: o->progress = 1; break;
 		case 'v': lp_log_set_level(LP_LOG_DEBUG); break;
 		case 'h': fputs(lp_usage_run, stdout); return LP_EXIT_OK;
 		case ':':
@@ -129,6 +131,8 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		return lp_cli_usage_error("run", "unexpected argument '%s'", argv[optind + 2]);
 	o->pipeline = argv[optind];
 	o->doc = argv[optind + 1];
+	/* --quiet wins over --progress, in either order */
+	lp_progress_enable(o->quiet ? 0 : o->progress ? 1 : -1);
 	return -1;
 }
 
@@ -162,6 +166,7 @@ static enum lp_status write_output(struct lp_doc *doc, const struct run_opts *o,
 /* Print a diagnostic; one left empty by its caller still names the status. */
 static void print_diag(struct lp_diag *d, enum lp_status s)
 {
+	lp_progress_clear();
 	if (!d->msg[0])
 		lp_diag_set(d, s, NULL, 0, 0, "%s", lp_status_str(s));
 	lp_diag_print(d, stderr);

@@ -1,5 +1,6 @@
 #include "cli/runner.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,7 +146,9 @@ static enum lp_status run_stage(struct lp_doc *doc, const struct lp_stage *st, s
 				struct lp_run_stats *stats, struct lp_diag *d)
 {
 	struct lp_stage_trace *tr;
+	struct lp_progress pr;
 	struct doc_shape was;
+	char label[64];
 	enum lp_status s;
 	double t0;
 
@@ -163,9 +166,15 @@ static enum lp_status run_stage(struct lp_doc *doc, const struct lp_stage *st, s
 	was = shape_of(doc);
 	lp_mem_set_phase(st->kind->name);
 	lp_mem_reset_peaks();
+	snprintf(label, sizeof(label), "%zu/%zu %s", index + 1, doc->pipeline->n_stages,
+		 st->kind->name);
+	lp_progress_set_stage(label);
+	lp_progress_begin(&pr, NULL, NULL, 0);
 	t0 = lp_now_s();
 	s = st->kind->run(doc, st->opts, d);
 	tr->seconds = lp_now_s() - t0;
+	lp_progress_end(&pr);
+	lp_progress_set_stage(NULL);
 	tr->peak_tracked_bytes = lp_mem_peak_total();
 	fold_peaks(stats);
 	if (!tr->note && (s == LP_OK || s == LP_E_VERIFY))

@@ -132,6 +132,15 @@ static void hint(const char *word, const char *const *words, char *buf, size_t c
 		buf[0] = '\0';
 }
 
+static lp_cfg_keys_hook_fn keys_hook;
+static void *keys_hook_arg;
+
+void lp_cfg_set_keys_hook(lp_cfg_keys_hook_fn fn, void *arg)
+{
+	keys_hook = fn;
+	keys_hook_arg = arg;
+}
+
 enum lp_status lp_cfg_check_keys(struct lp_cfg_ctx *c, const struct lp_node *map,
 				 const char *const *allowed)
 {
@@ -139,6 +148,8 @@ enum lp_status lp_cfg_check_keys(struct lp_cfg_ctx *c, const struct lp_node *map
 
 	if (!map || lp_node_is_null(map))
 		return LP_OK;
+	if (keys_hook)
+		keys_hook(map, allowed, keys_hook_arg);
 	if (map->kind != LP_NODE_MAP)
 		return lp_cfg_error(c, map, "expected a map of options, got %s",
 				    lp_node_kind_name(map));

@@ -47,6 +47,13 @@ enum lp_status lp_cfg_nomem(struct lp_cfg_ctx *c);
 enum lp_status lp_cfg_check_keys(struct lp_cfg_ctx *c, const struct lp_node *map,
 				 const char *const *allowed);
 
+/* Schema discovery (config/schema.h): when a hook is set, every call of
+ * lp_cfg_check_keys with a map first reports the map and its `allowed`
+ * list (a static array of the caller's). NULL removes it. */
+typedef void (*lp_cfg_keys_hook_fn)(const struct lp_node *map, const char *const *allowed,
+				    void *arg);
+void lp_cfg_set_keys_hook(lp_cfg_keys_hook_fn fn, void *arg);
+
 /* Closest word to `word` in `words` by edit distance, or NULL when nothing
  * is close enough to be a plausible typo. */
 const char *lp_cfg_suggest(const char *word, const char *const *words);

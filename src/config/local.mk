@@ -3,7 +3,8 @@ liblpipe_la_SOURCES += \
 	src/config/node.c src/config/node.h \
 	src/config/config.c src/config/config.h \
 	src/config/override.c src/config/override.h \
-	src/config/pipeline.c src/config/pipeline.h
+	src/config/pipeline.c src/config/pipeline.h \
+	src/config/schema.c src/config/schema.h
 
 check_PROGRAMS += tests/check_config
 TESTS += tests/check_config

@@ -15,3 +15,7 @@ tests_check_core_SOURCES = tests/check_core.c
 tests_check_core_CFLAGS = $(TEST_CFLAGS)
 tests_check_core_LDADD = $(TEST_LIBS)
 liblpipe_la_SOURCES += src/core/threadpool.c src/core/threadpool.h
+
+# Progress on stderr: live under a pseudo-terminal, plain with --progress.
+TESTS += tests/cli/progress.sh
+EXTRA_DIST += tests/cli/progress.sh

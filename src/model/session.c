@@ -9,6 +9,7 @@
 #include "backend/backend.h"
 #include "core/log.h"
 #include "core/mem.h"
+#include "core/progress.h"
 #include "core/utf8.h"
 #include "model/forward.h"
 #include "model/gguf.h"
@@ -515,6 +516,7 @@ static enum lp_status decode(struct lp_session *s, uint32_t pos, size_t max_toke
 		if (lp_detok_push(&dt, id, out))
 			return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for generated text");
 		(*n_out)++;
+		lp_progress_add_tokens(1);
 		if (i + 1 < max_tokens)
 			st = lp_ctx_eval(s->ctx, &id, 1, pos++, NULL, d);
 	}
@@ -616,6 +618,7 @@ enum lp_status lp_session_generate(struct lp_session *s, const struct lp_chat_ms
 	if (!st) {
 		lp_ctx_reset(s->ctx);
 		st = lp_ctx_eval(s->ctx, t.ids, t.n, 0, NULL, d);
+		lp_progress_add_tokens(t.n);
 	}
 	if (!st)
 		st = decode(s, (uint32_t)t.n, max_tokens, &out, &produced, d);

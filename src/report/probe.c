@@ -3,10 +3,12 @@
 #include "report/probe.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/progress.h"
 #include "model/forward.h"
 #include "model/plan.h"
 
@@ -72,13 +74,16 @@ static enum lp_status run_eval(struct lp_ctx *c, const int32_t *toks, uint32_t n
 	phase_begin(&t0);
 	st = lp_ctx_eval(c, toks, n_prompt, 0, NULL, d);
 	phase_end(&rows[1], t0, dev);
+	lp_progress_add_tokens(n_prompt);
 	if (st)
 		return st;
 	rows[1].ok = 1;
 	rows[2].tokens = n_ctx - n_prompt;
 	phase_begin(&t0);
-	for (uint32_t i = n_prompt; i < n_ctx && !st; i++)
+	for (uint32_t i = n_prompt; i < n_ctx && !st; i++) {
 		st = lp_ctx_eval(c, toks + i, 1, i, NULL, d);
+		lp_progress_add_tokens(1);
+	}
 	phase_end(&rows[2], t0, dev);
 	rows[2].ok = st == LP_OK;
 	return st;
@@ -147,6 +152,8 @@ enum lp_status lp_probe_run(const struct lp_model *m, const struct lp_probe_para
 {
 	struct lp_probe_params p = *params;
 	struct lp_probe *pr;
+	struct lp_progress prog;
+	char what[48] = "probe";
 	uint32_t lens[40];
 	size_t n_lens;
 	int32_t *toks;
@@ -170,10 +177,18 @@ enum lp_status lp_probe_run(const struct lp_model *m, const struct lp_probe_para
 		toks[i] = (int32_t)((i * 2654435761u >> 7) % m->hp.n_vocab);
 	pr->p = p;
 	pr->budget = p.device ? lp_mem_gpu_budget() : lp_mem_budget();
+	if (n_lens)
+		snprintf(what, sizeof(what), "probe (n_ctx %u)", lens[0]);
+	lp_progress_begin(&prog, what, "lengths", n_lens);
 	for (size_t i = 0; i < n_lens && !st; i++) {
+		snprintf(what, sizeof(what), "probe (n_ctx %u)", lens[i]);
+		lp_progress_update(&prog, i);
 		st = probe_one(m, &p, lens[i], toks, pr->rows + pr->n_rows, d);
 		pr->n_rows += LP_PROBE_NPHASES;
+		lp_progress_update(&prog, i + 1);
 	}
+	snprintf(what, sizeof(what), "probe");
+	lp_progress_end(&prog);
 	free(toks);
 	if (st) {
 		lp_probe_free(pr);

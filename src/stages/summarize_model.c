@@ -547,7 +547,7 @@ static enum lp_status tree_level0(struct run *r, const size_t *set, size_t n,
 	enum lp_status st = LP_OK;
 	char label[48];
 
-	lp_progress_begin(&pr, "summarize", "chunks", n0);
+	lp_progress_begin(&pr, "level 0", "chunks", n0);
 	for (size_t i = 0; i < n0 && !st; i++) {
 		size_t len;
 		const char *t;
@@ -664,8 +664,9 @@ static enum lp_status tree_level(struct run *r, size_t k, const struct lp_summar
 	size_t *tokens = lp_mem_alloc(LP_MEM_SCRATCH, (below->n + 1) * sizeof(size_t), d);
 	struct lp_buf b;
 	enum lp_status st = LP_OK;
+	struct lp_progress pr;
 	size_t budget, f;
-	char label[64];
+	char label[64], what[32];
 
 	if (!tokens)
 		return LP_E_NOMEM;
@@ -675,6 +676,8 @@ static enum lp_status tree_level(struct run *r, size_t k, const struct lp_summar
 	budget = r->root ? r->final_budget : r->budget;
 	f = level_fanout(below->n, r->o->fanout);
 	lp_buf_init(&b);
+	snprintf(what, sizeof(what), "level %zu", k);
+	lp_progress_begin(&pr, what, "inputs", below->n);
 	for (size_t first = 0; first < below->n && !st; first += l->n_inputs[l->n - 1]) {
 		size_t g = r->root ? below->n : group_size(r, below, tokens, first, f), j = l->n;
 		size_t sum = joined_tokens(tokens, first, g), each = 1;
@@ -696,7 +699,9 @@ static enum lp_status tree_level(struct run *r, size_t k, const struct lp_summar
 		if (!st)
 			st = summarize_text(r, label, b.data, b.len, budget, &l->texts[j], d);
 		lp_arena_release(&r->scratch);
+		lp_progress_update(&pr, first + g);
 	}
+	lp_progress_end(&pr);
 	r->root = 0;
 	lp_buf_release(&b);
 	lp_mem_free(tokens);
@@ -1252,6 +1257,7 @@ static enum lp_status select_points(struct run *r, const struct points *ps,
 	unsigned char *keep = lp_mem_alloc(LP_MEM_SCRATCH, ps->n + 1, d);
 	const char **texts = (const char **)ps->texts.data;
 	const struct lp_point *pts = (const struct lp_point *)ps->pts.data;
+	struct lp_progress pr;
 	struct lp_buf b;
 	size_t kept, last = ps->n;
 	enum lp_status st = LP_OK;
@@ -1265,7 +1271,8 @@ static enum lp_status select_points(struct run *r, const struct points *ps,
 	kept = lp_points_select((const struct lp_point *)ps->pts.data, ps->n, r->final_tokens, keep);
 	r->level = l;
 	lp_buf_init(&b);
-	for (size_t i = 0; i < ps->n && !st; i++) {
+	lp_progress_begin(&pr, "shorten", "sentences", kept);
+	for (size_t i = 0, k = 0; i < ps->n && !st; i++) {
 		const char *t = texts[i];
 		if (!keep[i])
 			continue;
@@ -1274,7 +1281,9 @@ static enum lp_status select_points(struct run *r, const struct points *ps,
 		else if (append_point(&b, t, last < ps->n && pts[last].input == pts[i].input))
 			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the summary");
 		last = i;
+		lp_progress_update(&pr, ++k);
 	}
+	lp_progress_end(&pr);
 	l->texts[0] = st ? NULL : lp_arena_strndup(&r->doc->arena, b.data ? b.data : "", b.len);
 	if (!st && !l->texts[0])
 		st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the summary");
@@ -1324,7 +1333,7 @@ static enum lp_status run_points(struct run *r, const size_t *set, size_t n, str
 		return st;
 	lp_buf_init(&ps.pts);
 	lp_buf_init(&ps.texts);
-	lp_progress_begin(&pr, "summarize", "chunks", n0);
+	lp_progress_begin(&pr, "map", "chunks", n0);
 	for (size_t i = 0; i < n0 && !st; i++) {
 		size_t len, raw_len;
 		const char *raw = raw_chunk(doc, set, n, i, &raw_len), *t;

@@ -71,7 +71,18 @@ if [ -r "$smol" ]; then
 	fi
 	fetch --from "$WORK/junk"
 	expect "a verified file is left alone" 0
-	grep -qF "present and verified" "$OUT" && ok "and says so" || fail "no 'present and verified'"
+	grep -qF "present and verified" "$ERR" && ok "and says so" || fail "no 'present and verified'"
+	[ -s "$OUT" ] && fail "messages on stdout: $(head -2 "$OUT")" || ok "messages go to stderr"
+	fetch --from "$WORK/junk" --quiet
+	[ "$rc" -eq 0 ] && [ ! -s "$OUT" ] && [ ! -s "$ERR" ] && ok "--quiet prints nothing" ||
+		fail "--quiet: rc $rc, $(cat "$OUT" "$ERR" | head -2)"
+	rm -f "$cache/SmolLM2-135M-Instruct.Q4_1.gguf"
+	fetch --from "$smol" --progress
+	if [ "$rc" -eq 0 ] && grep -q '^fetch-models: \[1/1\] SmolLM2-135M-Instruct.Q4_1.gguf: checking 94 MiB, 0:[0-9][0-9] elapsed$' "$ERR"; then
+		ok "--progress: a line per step with its size and time"
+	else
+		fail "--progress: $(cat "$ERR" | head -3)"
+	fi
 else
 	echo "# no default model at $smol: its install checks skipped"
 fi
