@@ -51,9 +51,12 @@ now() { "$PY" -c 'import time; print("%.1f" % time.time())'; }
 
 PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 SLOG=$WORK/server.log
+# One thread: llama.cpp's threads wait for each other at every op, and on
+# a busy machine a descheduled one stalls the rest (0.24 tokens/s with 2
+# threads at a load of 20, on 2 cores).
 start_server() {
 	"$PY" -m llama_cpp.server --model "$MODEL" --model_alias smollm2 --host 127.0.0.1 \
-		--port "$PORT" --n_ctx 2048 --n_threads 2 --api_key "$KEY" >"$SLOG" 2>&1 &
+		--port "$PORT" --n_ctx 2048 --n_threads 1 --api_key "$KEY" >"$SLOG" 2>&1 &
 	SERVER_PID=$!
 	if ! "$PY" - "$PORT" <<'PY'
 import sys, time, urllib.request, urllib.error
