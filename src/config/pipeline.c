@@ -25,6 +25,7 @@ static const char *const kv_names[] = { "f32", "f16", "q8_0", NULL };
 static const char *const on_oom_names[] = { "shrink", "fail", NULL };
 static const char *const weights_names[] = { "map", "stream", NULL };
 static const char *const lang_names[] = { "en", "zh", "und", NULL };
+static const char *const backend_names[] = { "local", "openai", NULL };
 static const char *const scorer_names[] = { "bm25", "hash", "dense", "hybrid", NULL };
 static const char *const fusion_names[] = { "rrf", "weighted", NULL };
 static const char *const utf8_names[] = { "error", "replace", NULL };
@@ -206,11 +207,83 @@ static enum lp_status parse_by_lang(struct lp_cfg_ctx *c, struct lp_model_cfg *m
 	return LP_OK;
 }
 
+/* A duration: "60s", "500ms", "2m" or a plain number of seconds. */
+static enum lp_status get_duration_ms(struct lp_cfg_ctx *c, const struct lp_node *m,
+				      const char *key, long long def, long long *out)
+{
+	const struct lp_node *v = m ? lp_node_get(m, key) : NULL;
+	const char *str;
+	char *end;
+	double x;
+	enum lp_status st = lp_cfg_get_string(c, m, key, NULL, &str);
+
+	*out = def;
+	if (st || !str)
+		return st;
+	x = strtod(str, &end);
+	if (end != str && x > 0 && x <= 86400 && (!*end || !strcmp(end, "s"))) {
+		*out = (long long)(x * 1000 + 0.5);
+	} else if (end != str && x > 0 && x <= 86400000 && !strcmp(end, "ms")) {
+		*out = (long long)(x + 0.5);
+	} else if (end != str && x > 0 && x <= 1440 && !strcmp(end, "m")) {
+		*out = (long long)(x * 60000 + 0.5);
+	} else {
+		return lp_cfg_error(c, v, "'%s' must be a duration such as 60s, 500ms or 2m, "
+				    "got '%s'", key, str);
+	}
+	if (*out < 1)
+		*out = 1;
+	return LP_OK;
+}
+
+/* The keys of backend openai (after the common ones). */
+static enum lp_status parse_model_remote(struct lp_cfg_ctx *c, struct lp_model_cfg *m,
+					 const struct lp_node *s)
+{
+	enum lp_status st;
+	int be;
+
+	if ((st = lp_cfg_get_enum(c, s, "backend", backend_names, LP_BACKEND_LOCAL, &be)) ||
+	    (st = lp_cfg_get_string(c, s, "url", NULL, &m->url)) ||
+	    (st = lp_cfg_get_string(c, s, "name", NULL, &m->name)) ||
+	    (st = lp_cfg_get_string(c, s, "api_key_env", NULL, &m->api_key_env)) ||
+	    (st = lp_cfg_get_string(c, s, "tokenizer", NULL, &m->tokenizer)) ||
+	    (st = get_duration_ms(c, s, "timeout", 60000, &m->timeout_ms)) ||
+	    (st = lp_cfg_get_int(c, s, "retries", 4, 0, 100, &m->retries)) ||
+	    (st = lp_cfg_get_int(c, s, "concurrency", 4, 1, 1024, &m->concurrency)))
+		return st;
+	m->backend = (enum lp_model_backend)be;
+	if (m->backend == LP_BACKEND_LOCAL) {
+		static const char *const only[] = { "url", "name", "api_key_env", "tokenizer",
+						    "timeout", "retries", "concurrency", NULL };
+		for (size_t i = 0; only[i]; i++)
+			if (s && lp_node_get(s, only[i]))
+				return lp_cfg_error(c, lp_node_get(s, only[i]),
+						    "'%s' needs 'backend: openai'", only[i]);
+		return LP_OK;
+	}
+	if (!m->url || !*m->url || !m->name || !*m->name)
+		return lp_cfg_error(c, lp_node_get(s, "backend"),
+				    "'backend: openai' needs 'url' and 'name'");
+	if (strncmp(m->url, "http://", 7) && strncmp(m->url, "https://", 8))
+		return lp_cfg_error(c, lp_node_get(s, "url"),
+				    "'url' must start with http:// or https://, got '%s'", m->url);
+	if (m->path && *m->path)
+		return lp_cfg_error(c, lp_node_get(s, "path"),
+				    "'path' loads a local model: with 'backend: openai' use "
+				    "'tokenizer' to count tokens with a GGUF's vocabulary");
+	if (m->tokenizer && !*m->tokenizer)
+		m->tokenizer = NULL;
+	return LP_OK;
+}
+
 static enum lp_status parse_model(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 				  const struct lp_node *root)
 {
 	static const char *const keys[] = { "path", "device", "context", "kv_type",
 					    "gpu_layers", "chat_template", "weights", "by_lang",
+					    "backend", "url", "name", "api_key_env",
+					    "tokenizer", "timeout", "retries", "concurrency",
 					    NULL };
 	struct lp_model_cfg *m = &p->model;
 	const struct lp_node *s;
@@ -237,6 +310,8 @@ static enum lp_status parse_model(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 				    "(use device: cuda or auto, or drop gpu_layers)");
 	m->kv_type = (enum lp_kv_type)kv;
 	m->weights = (enum lp_weights_cfg)w;
+	if ((st = parse_model_remote(c, m, s)) != LP_OK)
+		return st;
 	return parse_by_lang(c, m, s);
 }
 
@@ -582,6 +657,16 @@ static void print_model(const struct lp_model_cfg *m, FILE *out)
 		fprintf(out, "chat_template: %s, weights: %s}\n", b.data, weights_names[e->weights]);
 		lp_buf_release(&b);
 	}
+	if (m->backend != LP_BACKEND_OPENAI)
+		return;
+	/* the variable's name only: its value is a secret */
+	fputs("  backend: openai\n", out);
+	print_string("  url", m->url, out);
+	print_string("  name", m->name, out);
+	print_string("  api_key_env", m->api_key_env, out);
+	print_string("  tokenizer", m->tokenizer, out);
+	fprintf(out, "  timeout: %lldms\n  retries: %lld\n  concurrency: %lld\n", m->timeout_ms,
+		m->retries, m->concurrency);
 }
 
 /* A stage's description: the map, then its remarks as a YAML comment. */

@@ -37,6 +37,7 @@ enum lp_device { LP_DEVICE_AUTO, LP_DEVICE_CPU, LP_DEVICE_CUDA };
 enum lp_kv_type { LP_KV_F32, LP_KV_F16, LP_KV_Q8_0 };
 enum lp_on_oom { LP_ON_OOM_SHRINK, LP_ON_OOM_FAIL };
 enum lp_weights_cfg { LP_WEIGHTS_CFG_MAP, LP_WEIGHTS_CFG_STREAM };
+enum lp_model_backend { LP_BACKEND_LOCAL, LP_BACKEND_OPENAI };
 enum lp_scorer { LP_SCORER_BM25, LP_SCORER_HASH, LP_SCORER_DENSE, LP_SCORER_HYBRID };
 enum lp_fusion { LP_FUSION_RRF, LP_FUSION_WEIGHTED };
 enum lp_invalid_utf8 { LP_UTF8_ERROR, LP_UTF8_REPLACE };
@@ -61,6 +62,16 @@ struct lp_model_cfg {
 	 * gives path, context, kv_type, chat_template and weights; what it
 	 * leaves out is this section's. Entries have no by_lang of their own. */
 	const struct lp_model_cfg *by_lang[LP_MODEL_N_LANGS];
+	/* backend openai: generation on a server (model/remote/openai.h);
+	 * path is then not allowed and context is the server's */
+	enum lp_model_backend backend;
+	const char *url;         /* base URL ending in /v1 */
+	const char *name;        /* the server's model name */
+	const char *api_key_env; /* variable holding the key, NULL: none */
+	const char *tokenizer;   /* GGUF read for its vocabulary, NULL: estimates */
+	long long timeout_ms;    /* per request attempt, default 60 s */
+	long long retries;       /* default 4 */
+	long long concurrency;   /* requests in flight (lpipe batch), default 4 */
 };
 
 struct lp_memory_cfg {

@@ -28,6 +28,9 @@ struct lp_session {
 	struct lp_chat chat;
 	struct lp_ctx *ctx;
 	struct lp_backend *gpu;   /* the CUDA backend, or NULL on the CPU */
+	struct lp_openai *remote; /* generation on a server, or NULL (then model,
+				   * ctx and sampler are NULL, tok and chat
+				   * set only with a tokenizer file) */
 	struct lp_sampler *sampler;
 	struct lp_stop stop;
 	uint32_t n_ctx;
@@ -220,6 +223,28 @@ static enum lp_status open_device(struct lp_session *s, const struct lp_session_
 	return LP_OK;
 }
 
+/* A remote session: the client, and the tokenizer and chat template of
+ * p->path when given (its weights are never read: the file is mapped for
+ * streaming, which reserves nothing, and only its metadata is touched). */
+static enum lp_status open_remote(struct lp_session *s, const struct lp_session_params *p,
+				  struct lp_diag *d)
+{
+	struct lp_openai_params op = *p->openai;
+	enum lp_status st;
+
+	op.sampler = p->sampler;
+	if ((st = lp_openai_new(&op, &s->remote, d)))
+		return st;
+	s->n_ctx = s->want = p->n_ctx ? p->n_ctx : 2048;
+	if (!p->path)
+		return LP_OK;
+	if ((st = lp_gguf_open_streamed(p->path, &s->gguf, d)) ||
+	    (st = lp_tok_from_gguf(s->gguf, &s->tok, d)))
+		return st;
+	return lp_chat_init(&s->chat, lp_vocab_chat_template(lp_tok_vocab(s->tok)),
+			    p->chat_template, d);
+}
+
 enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_session **out,
 			       struct lp_diag *d)
 {
@@ -229,7 +254,13 @@ enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_sess
 	enum lp_status st;
 
 	*out = NULL;
-	if (stat(path, &sb))
+	if (p->openai) {
+		path = p->path;
+		if (path && stat(path, &sb))
+			return lp_diag_set(d, LP_E_MODEL, path, 0, 0,
+					   "unable to open the tokenizer (model.tokenizer)");
+	}
+	if (path && stat(path, &sb))
 		return lp_diag_set(d, LP_E_MODEL, path, 0, 0,
 				   "no model: run `make models` or set model.path");
 	s = calloc(1, sizeof(*s));
@@ -239,6 +270,15 @@ enum lp_status lp_session_open(const struct lp_session_params *p, struct lp_sess
 	pthread_mutex_init(&s->lock, NULL);
 	s->params = *p;
 	s->params.path = path;
+	if (p->openai) {
+		s->params.openai = NULL; /* not kept: the caller's */
+		if ((st = open_remote(s, p, d))) {
+			lp_session_free(s);
+			return st;
+		}
+		*out = s;
+		return LP_OK;
+	}
 	/* the device first: `device: cuda` without a GPU stops before the
 	 * model is read */
 	if ((st = open_device(s, p, d))) {
@@ -272,6 +312,8 @@ static enum lp_status locked_regrow(struct lp_session *s, uint32_t need, struct 
 
 	if (had >= need)
 		return LP_OK;
+	if (s->remote)
+		return LP_E_CONFIG; /* the server's context is what it is */
 	/* only a context the budget cut can grow back, and only by streaming */
 	if (!p.shrink || was_streamed || s->want < need)
 		return LP_E_CONFIG;
@@ -323,6 +365,7 @@ void lp_session_free(struct lp_session *s)
 	release_parts(s);
 	lp_backend_free(s->gpu);
 	pthread_mutex_destroy(&s->lock);
+	lp_openai_free(s->remote);
 	free(s);
 }
 
@@ -333,13 +376,15 @@ uint32_t lp_session_gpu_layers(const struct lp_session *s)
 
 const char *lp_session_device(const struct lp_session *s)
 {
+	if (s->remote)
+		return "openai";
 	return s->gpu_layers ? s->gpu->name : "cpu";
 }
 
 
 int lp_session_streamed(const struct lp_session *s)
 {
-	return lp_model_streamed(s->model);
+	return s->model && lp_model_streamed(s->model);
 }
 
 const char *lp_session_note_at(const struct lp_session *s, size_t i)
@@ -361,6 +406,8 @@ static size_t locked_count_tokens(struct lp_session *s, const char *text, size_t
 
 	if (!len)
 		return 0;
+	if (!s->tok)
+		return lp_openai_estimate_tokens(text, len);
 	lp_diag_init(&d);
 	if (lp_tok_count(s->tok, text, len, 0, &n, &d))
 		return len + 1; /* a byte never makes more than one token */
@@ -416,6 +463,10 @@ static enum lp_status locked_overhead(struct lp_session *s, const struct lp_chat
 	struct lp_tokens t;
 	enum lp_status st;
 
+	if (!s->tok) {
+		*n_tokens = LP_OPENAI_EST_PER_MSG * (n + 1);
+		return LP_OK;
+	}
 	lp_tokens_init(&t);
 	st = encode_prompt(s, msgs, n, 0, &t, d);
 	*n_tokens = t.n;
@@ -430,6 +481,10 @@ static enum lp_status locked_prefix_bytes(struct lp_session *s, const char *text
 	enum lp_status st;
 	size_t cut;
 
+	if (!s->tok) {
+		*bytes = lp_openai_estimate_prefix(text, len, max_tokens);
+		return LP_OK;
+	}
 	lp_tokens_init(&t);
 	st = lp_tok_encode(s->tok, text, len, LP_TOK_OFFSETS, &t, d);
 	if (st) {
@@ -497,6 +552,44 @@ static enum lp_status clean_text(const struct lp_buf *in, struct lp_buf *out)
 		i += (size_t)n;
 	}
 	return LP_OK;
+}
+
+/* lp_session_generate on the server: the same budget check with the
+ * session's own counts, then the request; the reply is cleaned alike. */
+static enum lp_status generate_remote(struct lp_session *s, const struct lp_chat_msg *msgs,
+				      size_t n, const char *prefix, size_t max_tokens,
+				      char **out_text, size_t *n_prompt, size_t *n_out,
+				      struct lp_diag *d)
+{
+	size_t in = 0, got_in = 0, got_out = 0, len;
+	char *raw = NULL;
+	struct lp_buf clean;
+	enum lp_status st = lp_session_overhead(s, msgs, n, &in, d);
+
+	for (size_t i = 0; i < n && !st; i++)
+		in += msgs[i].content ? lp_session_count_tokens(s, msgs[i].content,
+								  strlen(msgs[i].content)) : 0;
+	if (!st && prefix)
+		in += lp_session_count_tokens(s, prefix, strlen(prefix));
+	if (!st && in + max_tokens > s->n_ctx)
+		st = lp_diag_set(d, LP_E_INTERNAL, NULL, 0, 0,
+				 "token budget broken: prompt of %zu tokens + max_tokens %zu > "
+				 "context %u", in, max_tokens, s->n_ctx);
+	if (!st)
+		st = lp_openai_chat(s->remote, msgs, n, prefix, max_tokens, &raw, &got_in, &got_out,
+				    d);
+	lp_buf_init(&clean);
+	if (!st && (clean_text(&(struct lp_buf){ .data = raw, .len = strlen(raw) }, &clean) ||
+		    !(*out_text = lp_buf_detach(&clean, &len))))
+		st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for generated text");
+	if (n_prompt)
+		*n_prompt = got_in ? got_in : in;
+	if (n_out)
+		*n_out = got_out ? got_out : (*out_text ? lp_session_count_tokens(
+							  s, *out_text, strlen(*out_text)) : 0);
+	lp_mem_free(raw);
+	lp_buf_release(&clean);
+	return st;
 }
 
 static enum lp_status locked_generate(struct lp_session *s, const struct lp_chat_msg *msgs,
@@ -595,9 +688,15 @@ enum lp_status lp_session_generate(struct lp_session *s, const struct lp_chat_ms
 	size_t np = 0, no = 0;
 	enum lp_status st;
 
-	pthread_mutex_lock(&s->lock);
-	st = locked_generate(s, msgs, n, prefix, max_tokens, out_text, &np, &no, d);
-	pthread_mutex_unlock(&s->lock);
+	if (s->remote) {
+		/* no lock: the server takes requests side by side */
+		*out_text = NULL;
+		st = generate_remote(s, msgs, n, prefix, max_tokens, out_text, &np, &no, d);
+	} else {
+		pthread_mutex_lock(&s->lock);
+		st = locked_generate(s, msgs, n, prefix, max_tokens, out_text, &np, &no, d);
+		pthread_mutex_unlock(&s->lock);
+	}
 	if (n_prompt)
 		*n_prompt = np;
 	if (n_out)

@@ -26,10 +26,19 @@
  * is left. lp_session_n_ctx and lp_session_streamed say what it got,
  * lp_session_note_at what happened.
  *
+ * Remote generation: with params.openai set, the session generates on an
+ * OpenAI-compatible server (model/remote/openai.h) and loads no weights.
+ * params.path then names a GGUF read only for its vocabulary and chat
+ * template, to count tokens; without one (NULL), counts are the
+ * conservative estimate of lp_openai_estimate_tokens. n_ctx is the
+ * server's context as configured (0: 2048); nothing shrinks or streams.
+ * The stages see the same calls either way.
+ *
  * Threads: the entries that tokenize, generate or regrow take the
  * session's lock, so the documents of a batch share one session from
  * their own threads; a generation holds it until it ends (generation is
- * serialized on the model). Open and free are not locked: the owner (the
+ * serialized on the model; a remote session's requests are not: each has
+ * its own connection). Open and free are not locked: the owner (the
  * engine, engine/engine.h) does them while no document uses the session.
  */
 #ifndef LP_MODEL_SESSION_H
@@ -43,6 +52,7 @@
 #include "model/chat.h"
 #include "quant/quant.h"
 #include "model/sampler.h"
+#include "model/remote/openai.h"
 
 /* What the default device budget leaves free on the GPU: the larger of
  * 10% of its free memory and this many bytes (the CUDA context, cuBLAS). */
@@ -68,6 +78,9 @@ struct lp_session_params {
 	size_t gpu_budget;         /* device bytes; 0: the device's free memory
 				    * when opened less LP_SESSION_GPU_MARGIN */
 	struct lp_sampler_params sampler; /* temperature <= 0: greedy */
+	/* non-NULL: generate on this server (see above; its sampler is
+	 * replaced by `sampler`) */
+	const struct lp_openai_params *openai;
 };
 
 struct lp_session;
@@ -107,7 +120,8 @@ void lp_session_free(struct lp_session *s);
 enum lp_status lp_session_regrow(struct lp_session *s, uint32_t need, struct lp_diag *d);
 /* Layers the session runs on the GPU (0 on the CPU). */
 uint32_t lp_session_gpu_layers(const struct lp_session *s);
-/* "cpu" or "cuda": where the session's layers run (the GPU's when any). */
+/* "cpu" or "cuda": where the session's layers run (the GPU's when any);
+ * "openai" for a remote session. */
 const char *lp_session_device(const struct lp_session *s);
 
 /* Tokens of context the session got (after any shrinking). */
@@ -154,7 +168,9 @@ enum lp_status lp_session_prefix_bytes(struct lp_session *s, const char *text, s
  * Returns LP_OK; LP_E_INTERNAL when prompt tokens + max_tokens > n_ctx
  * (the caller broke its budget; nothing is evaluated); LP_E_NOMEM (budget
  * or allocation, the message names the phase); LP_E_INPUT for a message
- * without role or content.
+ * without role or content. A remote session returns what lp_openai_chat
+ * does (LP_E_IO, LP_E_CONFIG: the message names the URL), and the
+ * server's token counts when it sends them, else its own.
  */
 enum lp_status lp_session_generate(struct lp_session *s, const struct lp_chat_msg *msgs,
 				   size_t n, const char *prefix, size_t max_tokens,

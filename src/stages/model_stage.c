@@ -75,6 +75,7 @@ enum lp_status lp_stage_session(struct lp_doc *doc, struct lp_session **out,
 				struct lp_diag *d)
 {
 	struct lp_session_params sp = lp_session_default_params();
+	struct lp_openai_params op = lp_openai_default_params();
 	const char *phase = lp_mem_phase();
 	enum lp_status st;
 	int opened = 1;
@@ -106,6 +107,15 @@ enum lp_status lp_stage_session(struct lp_doc *doc, struct lp_session **out,
 			    m->device == LP_DEVICE_CPU ? "cpu" : "auto";
 		sp.gpu_layers = m->gpu_layers;
 		sp.gpu_budget = doc->pipeline->memory.gpu_budget;
+		if (m->backend == LP_BACKEND_OPENAI) {
+			op.url = m->url;
+			op.model = m->name;
+			op.api_key_env = m->api_key_env;
+			op.timeout_ms = (long)m->timeout_ms;
+			op.retries = (int)m->retries;
+			sp.openai = &op;
+			sp.path = m->tokenizer;
+		}
 	}
 	sp.shrink = lp_stage_shrink(doc);
 	lp_mem_set_phase("load");
@@ -119,6 +129,9 @@ enum lp_status lp_stage_session(struct lp_doc *doc, struct lp_session **out,
 	/* what opening did is news only to the document that opened it */
 	for (size_t i = 0; opened && lp_session_note_at(doc->session, i); i++)
 		lp_doc_event(doc, "%s", lp_session_note_at(doc->session, i));
+	if (sp.openai)
+		lp_doc_event(doc, "model: '%s' on '%s', tokens %s", op.model, op.url,
+			     sp.path ? "counted with the tokenizer" : "estimated");
 	*out = doc->session;
 	return LP_OK;
 }

@@ -1,0 +1,176 @@
+#!/bin/sh
+# openai.sh - model backend openai against a stub server on loopback
+# (tests/tools/openai_stub.py): requests and their key, retries with
+# back-off on 429 and 5xx, giving up after the bound, errors that fail at
+# once, and the key kept out of every output, trace and error.
+. "$top_srcdir/tests/cli/lib.sh"
+
+command -v python3 >/dev/null 2>&1 || { echo "skip: python3 is needed for the stub"; exit 77; }
+
+KEY=sk-lpipe-test-5f1c9e0a7b
+export LPIPE_TEST_KEY=$KEY STUB_KEY=$KEY
+STUB_PID=
+trap '[ -n "$STUB_PID" ] && kill "$STUB_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+# Everything lpipe wrote, for the key search at the end.
+ALL=$WORK/all-output
+: >"$ALL"
+keep() { cat "$OUT" "$ERR" >>"$ALL"; }
+
+# stub PLAN: (re)start the stub with a fresh log; sets $PORT and $LOG.
+stub() {
+	[ -n "$STUB_PID" ] && kill "$STUB_PID" 2>/dev/null && wait "$STUB_PID" 2>/dev/null
+	LOG=$WORK/stub.log
+	rm -f "$WORK/port" "$LOG"
+	: >"$LOG"
+	python3 "$top_srcdir/tests/tools/openai_stub.py" "$WORK/port" "$LOG" "$1" &
+	STUB_PID=$!
+	i=0
+	while [ ! -s "$WORK/port" ]; do
+		i=$((i + 1))
+		[ $i -gt 100 ] && { echo "the stub did not start"; exit 99; }
+		sleep 0.1
+	done
+	PORT=$(cat "$WORK/port")
+}
+
+# remote RETRIES [EXTRA_MODEL_KEYS]: a one-request pipeline on the stub.
+remote() {
+	pipeline remote <<EOT
+version: 1
+model:
+  backend: openai
+  url: http://127.0.0.1:$PORT/v1
+  name: stub-model
+  api_key_env: LPIPE_TEST_KEY
+  timeout: 10s
+  retries: $1
+  context: 1024
+${2:-}
+stages:
+  - generate: {prompt: "Write about lighthouses.", max_total: 16, chunk: 16, overlap: 0}
+EOT
+}
+
+requests() { wc -l <"$LOG" | tr -d ' '; }
+
+# -- configuration ---------------------------------------------------------
+stub 200
+P=$(remote 2)
+lp check "$P"
+keep
+expect "check accepts backend openai" 0
+expect_out "check prints the variable's name" "api_key_env: LPIPE_TEST_KEY" "backend: openai" \
+	"timeout: 10000ms" "retries: 2"
+P=$(pipeline nourl <<'EOT'
+version: 1
+model: {backend: openai, name: m}
+stages: [{generate: {prompt: "x"}}]
+EOT
+)
+lp check "$P"
+expect "backend openai without url" 2 "needs 'url' and 'name'"
+P=$(pipeline withpath <<'EOT'
+version: 1
+model: {backend: openai, url: "http://127.0.0.1:1/v1", name: m, path: /x.gguf}
+stages: [{generate: {prompt: "x"}}]
+EOT
+)
+lp check "$P"
+expect "backend openai with a model path" 2 "use 'tokenizer'"
+P=$(pipeline local <<'EOT'
+version: 1
+model: {url: "http://127.0.0.1:1/v1"}
+stages: [{generate: {prompt: "x"}}]
+EOT
+)
+lp check "$P"
+expect "url without backend openai" 2 "'url' needs 'backend: openai'"
+P=$(pipeline badtime <<'EOT'
+version: 1
+model: {backend: openai, url: "http://127.0.0.1:1/v1", name: m, timeout: soon}
+stages: [{generate: {prompt: "x"}}]
+EOT
+)
+lp check "$P"
+expect "a timeout that is not a duration" 2 "must be a duration"
+
+# -- one request -----------------------------------------------------------
+P=$(remote 2)
+lp run "$P" "$DATA/small.txt" --format json
+keep
+expect "a request to the stub" 0
+expect_out "its reply is the answer" '"stub reply 1 to Write about lighthouses."' "tokens estimated"
+if [ "$(requests)" = 1 ] && grep -q "^1 200 auth=ok model=stub-model max_tokens=16 " "$LOG"; then
+	ok "one request with the key, the model name and max_tokens"
+else
+	fail "the stub saw: $(cat "$LOG")"
+fi
+LPIPE_TEST_KEY= lp run "$P" "$DATA/small.txt"
+keep
+expect "an empty key variable" 2 "'LPIPE_TEST_KEY', which is not set"
+P=$(remote 2 "  tokenizer: $WORK/none.gguf")
+lp run "$P" "$DATA/small.txt"
+expect "a missing tokenizer file" 3 "none.gguf" "unable to open the tokenizer"
+
+# -- retries ---------------------------------------------------------------
+stub 429,500,200
+P=$(remote 4)
+lp run "$P" "$DATA/small.txt" --format json -v
+keep
+expect "429 then 500 then success" 0 "HTTP 429: retrying in 500 ms (attempt 2 of 5)" \
+	"HTTP 500: retrying in 1000 ms (attempt 3 of 5)"
+expect_out "the third reply is the answer" '"stub reply 3 to Write about lighthouses."'
+[ "$(requests)" = 3 ] && ok "three requests" || fail "$(requests) requests, expected 3"
+
+stub 503
+P=$(remote 2)
+lp run "$P" "$DATA/small.txt"
+keep
+expect "503 until the bound" 3 "'http://127.0.0.1:$PORT/v1/chat/completions' answered HTTP 503" \
+	"stub status 503" "(3 attempts)"
+[ "$(requests)" = 3 ] && ok "1 + 2 retries, then no more" || fail "$(requests) requests, expected 3"
+
+stub 401
+P=$(remote 4)
+lp run "$P" "$DATA/small.txt"
+keep
+expect "401 fails at once" 2 "answered HTTP 401" "(1 attempt)"
+[ "$(requests)" = 1 ] && ok "no retry on 401" || fail "$(requests) requests, expected 1"
+
+# -- several threads on one client ------------------------------------------
+stub 200
+PAR=${top_builddir:-.}/tests/tools/openai_par
+if [ -x "$PAR" ]; then
+	rc=0
+	"$PAR" "http://127.0.0.1:$PORT/v1" 8 >"$OUT" 2>"$ERR" || rc=$?
+	keep
+	answered=$(grep -c "^[0-7]: stub reply [1-8] to question [0-7]$" "$OUT")
+	mine=$(awk -F'question ' '$1 ~ /^[0-9]+: / { split($1, a, ":"); if (a[1] == $2) n++ } END { print n + 0 }' "$OUT")
+	if [ "$rc" = 0 ] && [ "$answered" = 8 ] && [ "$mine" = 8 ] && [ "$(requests)" = 8 ] &&
+		[ "$(grep -c ' auth=ok ' "$LOG")" = 8 ]; then
+		ok "8 threads on one client: 8 requests with the key, each thread its own reply"
+	else
+		fail "8 threads: status $rc, $answered replies ($mine to their own question), $(requests) requests"
+		head -3 "$OUT" "$ERR"
+	fi
+else
+	fail "no $PAR"
+fi
+
+# -- no server -------------------------------------------------------------
+kill "$STUB_PID" && wait "$STUB_PID" 2>/dev/null
+STUB_PID=
+P=$(remote 1)
+lp run "$P" "$DATA/small.txt" --format json
+keep
+expect "no server" 3 "unable to reach 'http://127.0.0.1:$PORT/v1/chat/completions'" \
+	"(2 attempts)"
+
+# -- the key ---------------------------------------------------------------
+if grep -qF "$KEY" "$ALL"; then
+	fail "the API key appears in lpipe's output:"
+	grep -F "$KEY" "$ALL" | head -3
+else
+	ok "the API key appears in no output, trace or error ($(wc -l <"$ALL" | tr -d ' ') lines searched)"
+fi
+finish

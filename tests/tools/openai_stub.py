@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""openai_stub.py - a stand-in for an OpenAI-compatible server, on loopback.
+
+Usage: openai_stub.py PORT_FILE LOG_FILE PLAN
+
+Listens on 127.0.0.1 (a free port, written to PORT_FILE once listening) and
+answers POST /v1/chat/completions with the HTTP statuses of PLAN in turn, a
+comma-separated list such as "429,500,200" whose last entry repeats. A 200
+is a chat completion whose content is "stub reply N to TEXT" (N counts
+requests, TEXT is the start of the last message);
+any other status carries {"error": {"message": ...}}. Each request adds a
+line to LOG_FILE: its number, the status sent, "auth=ok" when the
+Authorization header is "Bearer $STUB_KEY" ("auth=none" without a header,
+"auth=bad" otherwise: the key itself is never written), the model and
+max_tokens of the request. Standard library only.
+"""
+import http.server
+import json
+import os
+import sys
+import threading
+
+
+def last_words(req):
+    """The last message's content, up to 40 characters (echoed back)."""
+    try:
+        return str(req["messages"][-1]["content"])[:40]
+    except (KeyError, IndexError, TypeError):
+        return ""
+
+
+def main():
+    port_file, log_file, plan = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+    want = "Bearer " + os.environ.get("STUB_KEY", "")
+    count = [0]
+    lock = threading.Lock()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            with lock:
+                n = count[0]
+                count[0] += 1
+            status = int(plan[min(n, len(plan) - 1)])
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            try:
+                req = json.loads(body)
+            except ValueError:
+                req = {}
+            auth = self.headers.get("Authorization")
+            auth = "none" if auth is None else "ok" if auth == want else "bad"
+            with lock, open(log_file, "a") as f:
+                f.write("%d %d auth=%s model=%s max_tokens=%s path=%s\n" % (
+                    n + 1, status, auth, req.get("model"), req.get("max_tokens"),
+                    self.path))
+            if status == 200:
+                reply = {"object": "chat.completion", "model": req.get("model"),
+                         "choices": [{"index": 0, "finish_reason": "stop",
+                                      "message": {"role": "assistant",
+                                                  "content": "stub reply %d to %s" % (
+                                                      n + 1, last_words(req))}}],
+                         "usage": {"prompt_tokens": 7, "completion_tokens": 3,
+                                   "total_tokens": 10}}
+            else:
+                reply = {"error": {"message": "stub status %d" % status,
+                                   "type": "stub"}}
+            data = json.dumps(reply).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    # threads: a client with several requests in flight gets them served
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    tmp = port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % srv.server_address[1])
+    os.rename(tmp, port_file)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
