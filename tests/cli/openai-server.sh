@@ -122,7 +122,8 @@ fi
 echo "# wall time: embedded $(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}') s," \
 	"server $(echo "$t1 $t2" | awk '{printf "%.1f", $2 - $1}') s ($requests requests)"
 
-# The server dies after its first reply of a second run.
+# The server dies after its first reply of a second run: SIGKILL, so the
+# request in flight is cut (on SIGTERM the server would finish it first).
 n0=$requests
 rc_file=$WORK/kill.rc
 ( "$LPIPE" run "$WORK/remote.yaml" "$WORK/doc.txt" --format json >"$OUT" 2>"$ERR" </dev/null
@@ -134,7 +135,7 @@ while [ "$(grep -c "POST /v1/chat/completions" "$SLOG")" -le "$n0" ] && [ ! -s "
 	[ $i -gt 1200 ] && break
 	sleep 0.2
 done
-kill "$SERVER_PID" && wait "$SERVER_PID" 2>/dev/null
+kill -9 "$SERVER_PID" && wait "$SERVER_PID" 2>/dev/null
 SERVER_PID=
 wait "$run_pid"
 rc=$(cat "$rc_file")
