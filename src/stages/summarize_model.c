@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/buf.h"
 #include "core/log.h"
@@ -1310,6 +1311,35 @@ static int append_point(struct lp_buf *b, const char *t, int same)
 	return lp_buf_adds(b, t);
 }
 
+/* The keys map_central chooses by: the chunk's keyphrases kp[0..n_kp)
+ * (at most CHUNK_KEYPHRASES), then the names it repeats
+ * (lp_keyphrase_terms) that no keyphrase holds, up to CENTRAL_KEYPHRASES
+ * in all; an array in r->scratch. */
+static enum lp_status chunk_keys(struct run *r, const char *raw, size_t raw_len,
+				 const char **kp, size_t n_kp, const char ***keys,
+				 size_t *n_keys, struct lp_diag *d)
+{
+	const char **terms = NULL, **all = lp_arena_alloc(&r->scratch, CENTRAL_KEYPHRASES *
+							  sizeof(*all));
+	size_t n_terms = 0, n = 0;
+	enum lp_status st = all ? lp_keyphrase_terms(raw, raw_len, CENTRAL_KEYPHRASES, &r->scratch,
+						    &terms, &n_terms, d) :
+				  lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for names");
+
+	for (size_t k = 0; !st && k < n_kp && n < CHUNK_KEYPHRASES; k++)
+		all[n++] = kp[k];
+	for (size_t t = 0; !st && t < n_terms && n < CENTRAL_KEYPHRASES; t++) {
+		int held = 0;
+		for (size_t k = 0; k < n_kp && !held; k++)
+			held = !strcasecmp(kp[k], terms[t]);
+		if (!held)
+			all[n++] = terms[t];
+	}
+	*keys = all;
+	*n_keys = st ? 0 : n;
+	return st;
+}
+
 /* The points of chunk `input`: raw[0..raw_len) is the chunk, text[0..len)
  * what the model reads of it. Sets *level_text to its points as a list. */
 static enum lp_status chunk_points(struct run *r, struct points *ps, size_t input,
@@ -1321,19 +1351,23 @@ static enum lp_status chunk_points(struct run *r, struct points *ps, size_t inpu
 	struct lp_span spans[POINTS_MAX];
 	size_t ranks[POINTS_MAX], heads[POINTS_MAX] = { 0 };
 	struct lp_buf cands, list;
-	const char **kp = NULL;
-	size_t n_kp = 0, n_spans, first = ps->n, rank = 0;
+	const char **kp = NULL, **keys = NULL;
+	size_t n_kp = 0, n_keys = 0, n_spans, first = ps->n, rank = 0;
 	enum lp_status st = lp_match_init(&chunk, raw, raw_len, d);
 
 	lp_buf_init(&cands);
 	lp_buf_init(&list);
 	if (!st)
 		st = lp_keyphrase_extract(raw, raw_len, CHUNK_KEYPHRASES, &r->scratch, &kp, &n_kp, d);
+	if (!st && r->o->map == LP_SUMMARIZE_MAP_COMPRESS)
+		st = chunk_keys(r, raw, raw_len, kp, n_kp, &keys, &n_keys, d);
+	for (size_t k = 0; !st && k < n_keys; k++)
+		lp_debug("chunk %zu key: %s", input, keys[k]);
 	if (!st)
 		st = r->o->map == LP_SUMMARIZE_MAP_POINTS ?
 		     map_points(r, label, text, len, &cands, d) :
-		     map_central(r, raw, raw_len, input == 0, want, kp, n_kp, &cands, ranks, heads,
-				 d);
+		     map_central(r, raw, raw_len, input == 0, want, keys, n_keys, &cands, ranks,
+				 heads, d);
 	n_spans = st ? 0 : lp_points_parse(cands.data ? cands.data : "", cands.len, spans, POINTS_MAX);
 	for (size_t i = 0; i < n_spans && !st && rank < want; i++) {
 		int added;
@@ -1467,7 +1501,7 @@ static enum lp_status select_points(struct run *r, const struct points *ps,
  * empty (a point takes about POINT_TOKENS), shared by the chunks' sizes
  * (a short last chunk does not get as many as a long one), at most
  * POINTS_MAX. */
-#define POINT_TOKENS 40
+#define POINT_TOKENS 28
 static size_t points_per_chunk(const struct run *r, size_t bytes, size_t total)
 {
 	size_t fill = (size_t)((double)(r->final_tokens / POINT_TOKENS) * (double)bytes /
