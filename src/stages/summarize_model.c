@@ -1013,6 +1013,31 @@ static void take(struct central *c, size_t i)
 	c->chosen[c->n_chosen++] = i;
 }
 
+/* Lead i with its next sentence when that one says what i does not: it
+ * is eligible, of the same part and paragraph, and holds at least
+ * LEAD_NEXT_KEYS keys held by neither i nor the sentences taken. A
+ * section that opens with its subject ("When Bash is invoked as an
+ * interactive login shell, ... it first reads '/etc/profile'") often
+ * names what a reader looks for in the sentence after ("After reading
+ * that file, it looks for '~/.bash_profile', ..."), which reads as a
+ * sentence only after it. Call before take(c, i). */
+#define LEAD_NEXT_KEYS 1
+static void with_next(struct central *c, size_t i)
+{
+	struct sent *x = &c->s[i], *y = x + 1;
+	size_t end = x->off + x->len;
+
+	if (i + 1 >= c->n || y->part != x->part || !y->ok || y->taken ||
+	    __builtin_popcount(y->kp & ~x->kp & ~c->held) < LEAD_NEXT_KEYS)
+		return;
+	for (size_t k = end, nl = 0; k < y->off; k++)
+		if (c->text[k] == '\n' && ++nl == 2)
+			return; /* a paragraph break */
+	x->len = y->off + y->len - x->off;
+	x->kp |= y->kp;
+	y->taken = 1;
+}
+
 /* The lead of part p: its first eligible sentence that is no repeat;
  * c->n when none. */
 static size_t lead_of(const struct central *c, size_t p)
@@ -1072,6 +1097,7 @@ static enum lp_status choose_sentences(struct central *c, size_t want, int lead,
 				}
 			}
 			if (best < c->n) {
+				with_next(c, best);
 				take(c, best);
 				slots[best_part]++;
 			}

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/buf.h"
 #include "core/mem.h"
@@ -907,7 +908,7 @@ static enum lp_status term_add(struct terms *ts, const char *text, size_t off, s
 	char low[LP_GROUND_MAX_TOKEN];
 	size_t n = len <= sizeof(low) ? lp_match_lower(text + off, len, low, sizeof(low)) : 0;
 
-	if (n < 2 || n > sizeof(low))
+	if (n < 3 || n > sizeof(low))
 		return LP_OK;
 	for (size_t i = 0; i < ts->n; i++)
 		if (ts->t[i].key_len == n && !memcmp(ts->keys.data + ts->t[i].key, low, n)) {
@@ -936,6 +937,12 @@ static int command_name(const char *s, size_t len)
 		alpha |= (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
 	}
 	return alpha;
+}
+
+/* Does byte c belong to a name (letters, digits, '_', '-')? */
+static int name_byte(char c)
+{
+	return c == '_' || c == '-' || (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
 }
 
 /* The names of text[0..len) (see keyphrase.h) into ts. */
@@ -983,6 +990,17 @@ static enum lp_status term_scan(struct terms *ts, const char *text, size_t len,
 			b++;
 		if (i - b >= 2 && command_name(text + b, i - b))
 			st = term_add(ts, text, b, i - b, d);
+	}
+	/* a name counts wherever its word occurs ("journalctl -b" in a table
+	 * after "journalctl(1)" in the text), as a whole word, case aside */
+	for (size_t t = 0; t < ts->n && !st; t++) {
+		const char *key = ts->keys.data + ts->t[t].key;
+		size_t kl = ts->t[t].key_len, c = 0;
+		for (size_t i = 0; i + kl <= len; i++)
+			if (!strncasecmp(text + i, key, kl) && (!i || !name_byte(text[i - 1])) &&
+			    (i + kl == len || !name_byte(text[i + kl])))
+				c++;
+		ts->t[t].count = c > ts->t[t].count ? c : ts->t[t].count;
 	}
 	return st ? lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for names") : LP_OK;
 }
