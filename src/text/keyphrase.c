@@ -1005,6 +1005,19 @@ static enum lp_status term_scan(struct terms *ts, const char *text, size_t len,
 	return st ? lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for names") : LP_OK;
 }
 
+/* Is name t's lower-case form inside one of chosen[0..k)? */
+static int part_of_chosen(const struct terms *ts, size_t t, const char **chosen, size_t k)
+{
+	const char *key = ts->keys.data + ts->t[t].key;
+	size_t kl = ts->t[t].key_len;
+
+	for (size_t j = 0; j < k; j++)
+		for (size_t i = 0; i + kl <= strlen(chosen[j]); i++)
+			if (!strncasecmp(chosen[j] + i, key, kl))
+				return 1;
+	return 0;
+}
+
 enum lp_status lp_keyphrase_terms(const char *text, size_t len, size_t n,
 				  struct lp_arena *arena, const char ***out, size_t *n_out,
 				  struct lp_diag *d)
@@ -1031,9 +1044,11 @@ enum lp_status lp_keyphrase_terms(const char *text, size_t len, size_t n,
 				best = i;
 		if (best == ts->n)
 			break;
+		ts->t[best].count = 0;
+		if (part_of_chosen(ts, best, res, k))
+			continue; /* "bashrc" after "~/.bashrc" */
 		if (!(res[k++] = lp_arena_strndup(arena, text + ts->t[best].off, ts->t[best].len)))
 			st = LP_E_NOMEM;
-		ts->t[best].count = 0;
 	}
 	if (ts) {
 		lp_buf_release(&ts->keys);
