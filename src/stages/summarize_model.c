@@ -939,7 +939,10 @@ static enum lp_status map_points(struct run *r, const char *label, const char *t
  *  - when the parts are no more than `want`, the lead of each; else the
  *    parts are grouped in runs of consecutive parts of about equal prose,
  *    `want` runs, and each run gives the lead that holds the most
- *    keyphrases of the chunk not yet held (ties: the more central);
+ *    keys of the chunk not yet held (ties: the more central), with its
+ *    next sentence when that one names a key neither holds (with_next);
+ *    the keys are the chunk's keyphrases and the names it repeats
+ *    (chunk_keys);
  *  - the rest, one at a time, to the part with the most prose per
  *    sentence taken from it: its sentence that holds the most keyphrases
  *    not yet held, ties to the more central.
