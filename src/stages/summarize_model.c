@@ -970,6 +970,7 @@ struct central {
 	size_t n_parts;
 	size_t *chosen, n_chosen; /* sentence indices, in the order chosen */
 	uint32_t held;            /* keyphrases held by the chosen */
+	uint32_t names;           /* the keys that are names (chunk_keys) */
 };
 
 /* Bit mask of the keyphrases kp[0..n_kp) (at most 32) held by s[0..len). */
@@ -1018,7 +1019,8 @@ static void take(struct central *c, size_t i)
 
 /* Lead i with its next sentence when that one says what i does not: it
  * is eligible, of the same part and paragraph, and holds at least
- * LEAD_NEXT_KEYS keys held by neither i nor the sentences taken. A
+ * LEAD_NEXT_KEYS names (chunk_keys; not keyphrases, whose common words
+ * most sentences hold) held by neither i nor the sentences taken. A
  * section that opens with its subject ("When Bash is invoked as an
  * interactive login shell, ... it first reads '/etc/profile'") often
  * names what a reader looks for in the sentence after ("After reading
@@ -1031,7 +1033,7 @@ static void with_next(struct central *c, size_t i)
 	size_t end = x->off + x->len;
 
 	if (i + 1 >= c->n || y->part != x->part || !y->ok || y->taken ||
-	    __builtin_popcount(y->kp & ~x->kp & ~c->held) < LEAD_NEXT_KEYS)
+	    __builtin_popcount(y->kp & c->names & ~x->kp & ~c->held) < LEAD_NEXT_KEYS)
 		return;
 	for (size_t k = end, nl = 0; k < y->off; k++)
 		if (c->text[k] == '\n' && ++nl == 2)
@@ -1070,6 +1072,7 @@ static enum lp_status choose_sentences(struct central *c, size_t want, int lead,
 			bytes[c->s[i].part] += c->s[i].len;
 		}
 	if (lead && first < c->n_parts && lead_of(c, first) < c->n) {
+		with_next(c, lead_of(c, first));
 		take(c, lead_of(c, first));
 		slots[first]++;
 	}
@@ -1207,10 +1210,13 @@ static enum lp_status read_sentences(struct run *r, struct central *c, const cha
  * shortened once selected (shorten_point). */
 static enum lp_status map_central(struct run *r, const char *text, size_t len, int lead,
 				  size_t want, const char *const *kp, size_t n_kp,
-				  struct lp_buf *cands, size_t *ranks, size_t *heads,
-				  struct lp_diag *d)
+				  size_t first_name, struct lp_buf *cands, size_t *ranks,
+				  size_t *heads, struct lp_diag *d)
 {
 	struct central c = { .text = text };
+
+	for (size_t k = first_name; k < n_kp && k < CENTRAL_KEYPHRASES; k++)
+		c.names |= (uint32_t)1 << k;
 	enum lp_status st = read_sentences(r, &c, text, len, kp, n_kp, d);
 
 	if (!st && c.n)
@@ -1395,7 +1401,8 @@ static enum lp_status chunk_points(struct run *r, struct points *ps, size_t inpu
 	if (!st)
 		st = r->o->map == LP_SUMMARIZE_MAP_POINTS ?
 		     map_points(r, label, text, len, &cands, d) :
-		     map_central(r, raw, raw_len, input == 0, want, keys, n_keys, &cands, ranks,
+		     map_central(r, raw, raw_len, input == 0, want, keys, n_keys,
+				 n_kp < CHUNK_KEYPHRASES ? n_kp : CHUNK_KEYPHRASES, &cands, ranks,
 				 heads, d);
 	n_spans = st ? 0 : lp_points_parse(cands.data ? cands.data : "", cands.len, spans, POINTS_MAX);
 	for (size_t i = 0; i < n_spans && !st && rank < want; i++) {
