@@ -1025,7 +1025,9 @@ static void take(struct central *c, size_t i)
  * interactive login shell, ... it first reads '/etc/profile'") often
  * names what a reader looks for in the sentence after ("After reading
  * that file, it looks for '~/.bash_profile', ..."), which reads as a
- * sentence only after it. Call before take(c, i). */
+ * sentence only after it. Only when the chunk takes more than `points`
+ * sentences (map_central: c->names is empty otherwise). Call before
+ * take(c, i). */
 #define LEAD_NEXT_KEYS 1
 static void with_next(struct central *c, size_t i)
 {
@@ -1155,6 +1157,34 @@ static void past_title(const char *text, const struct lp_outline_part *p, struct
 	x->off = t;
 }
 
+/* Cut sentence x past a label on a line of its own that opens it: one
+ * word without punctuation, alone on its line ("Tip", "Caution", "Note" over the paragraph
+ * they mark), which the sentence splitter leaves in front of the
+ * paragraph's first sentence ("Tip The top level ..."). */
+static void past_label(const char *text, struct sent *x)
+{
+	size_t i = 0, end, b = x->off;
+
+	while (b > 0 && (text[b - 1] == ' ' || text[b - 1] == '\t'))
+		b--;
+	if (b > 0 && text[b - 1] != '\n')
+		return; /* "... end.  The\nkernel ...": a word, not a line */
+	while (i < x->len && i <= 16 && ((text[x->off + i] | 0x20) >= 'a' &&
+					 (text[x->off + i] | 0x20) <= 'z'))
+		i++;
+	end = i;
+	while (i < x->len && (text[x->off + i] == ' ' || text[x->off + i] == '\t' ||
+			      text[x->off + i] == '\r'))
+		i++;
+	if (!end || end > 16 || i >= x->len || text[x->off + i] != '\n')
+		return;
+	while (i < x->len && (strchr(" \t\r\n", text[x->off + i]) ||
+			      (i + 1 < x->len && !memcmp(text + x->off + i, "\xc2\xa0", 2))))
+		i += text[x->off + i] == '\xc2' ? 2 : 1; /* and no-break spaces */
+	x->off += i;
+	x->len -= i;
+}
+
 /* The sentences of text[0..len) with their part, centrality, keyphrases
  * and eligibility, into c (tracked scratch). */
 static enum lp_status read_sentences(struct run *r, struct central *c, const char *text,
@@ -1193,6 +1223,7 @@ static enum lp_status read_sentences(struct run *r, struct central *c, const cha
 		x->central = scores[i];
 		x->part = lp_outline_find(c->parts, c->n_parts, x->off);
 		past_title(text, &c->parts[x->part], x);
+		past_label(text, x);
 		x->ok = x->len && lp_points_is_prose(text + x->off, x->len) &&
 			!(r->o->drop_meta && lp_points_is_meta(text + x->off, x->len));
 		if (x->ok)
@@ -1215,7 +1246,10 @@ static enum lp_status map_central(struct run *r, const char *text, size_t len, i
 {
 	struct central c = { .text = text };
 
-	for (size_t k = first_name; k < n_kp && k < CENTRAL_KEYPHRASES; k++)
+	/* with the `points` a chunk takes by default, its leads go alone: a
+	 * long document's runs of chunks keep one point each, and a longer
+	 * point leaves fewer runs a point */
+	for (size_t k = first_name; want > r->o->points && k < n_kp && k < CENTRAL_KEYPHRASES; k++)
 		c.names |= (uint32_t)1 << k;
 	enum lp_status st = read_sentences(r, &c, text, len, kp, n_kp, d);
 
