@@ -133,7 +133,7 @@ def citation_score(chunk_texts, needles):
 
 FACT_PATTERNS = [
     ("quoted", re.compile(r"\"([^\"\n]{2,80})\"|\u201c([^\u201d\n]{2,80})\u201d"
-                          r"|'([^'\n]{2,80})'|`([^`\n]{2,80})`")),
+                          r"|(?<!\w)'([^'\n]{2,80})'(?!\w)|`([^`\n]{2,80})`")),
     ("path", re.compile(r"(?<![\w/])(?:~|\.{1,2})?/[\w.+-]+(?:/[\w.+-]*)*")),
     ("option", re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")),
     ("number", re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*")),

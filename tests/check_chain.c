@@ -565,6 +565,86 @@ START_TEST(test_tree_points)
 }
 END_TEST
 
+/* map: compress - a lead is taken with its next sentence when that one
+ * names what the lead does not (a path the chunk repeats), else alone;
+ * final_tokens leaves room for 2 sentences a chunk (more than points: 1),
+ * and for one point of the lengths below. */
+START_TEST(test_compress_lead_next)
+{
+	static const char *const next[] = {
+		"He keeps the grain in /var/farm/grain.db for the winter. ",
+		"He keeps the grain in the barn for the cold winter, and in the spring he sells "
+		"what is left of it to the baker who lives at the far end of the long road. ",
+	};
+	const char *lead = "The farmer of the valley keeps the old mill near the river.";
+
+	write_model();
+	for (int k = 0; k < 2; k++) {
+		struct lp_pipeline *p = load(
+			"version: 1\nmodel: {path: '%s', context: 1024}\n"
+			"stages:\n  - summarize: {strategy: tree, map: compress, points: 1, "
+			"max_tokens: 32, final_tokens: 56}\n", model_path);
+		struct lp_doc doc;
+		struct lp_diag d;
+		struct lp_buf text, want;
+
+		lp_buf_init(&text);
+		lp_buf_init(&want);
+		lp_buf_addf(&text, "%s %sNobody else in the whole valley opens /var/farm/grain.db "
+			    "in the spring season at all, not even the miller who keeps the keys "
+			    "of every other door.", lead, next[k]);
+		lp_buf_addf(&want, "%s %.*s", lead, (int)strlen(next[k]) - 1, next[k]);
+		doc_over(&doc, p, text.data);
+		lp_diag_init(&d);
+		ck_assert_msg(p->stages[0].kind->run(&doc, p->stages[0].opts, &d) == LP_OK, "%s",
+			      d.msg);
+		ck_assert_str_eq(doc.summary, k ? lead : want.data);
+		lp_doc_release(&doc);
+		lp_pipeline_free(p);
+		lp_buf_release(&text);
+		lp_buf_release(&want);
+	}
+	remove_files();
+}
+END_TEST
+
+/* map: compress - a label on a line of its own ("Tip") is no part of the
+ * sentence it stands over; a word that ends a line inside a paragraph
+ * is. */
+START_TEST(test_compress_label)
+{
+	static const char *const texts[] = {
+		"    Tip\n\xc2\xa0 \xc2\xa0\n    The farmer of the valley keeps the old mill near the river.",
+		"Some words of the valley come first here. The\nfarmer of the valley keeps the "
+		"old mill near it.",
+	};
+	static const char *const want[] = {
+		"The farmer of the valley keeps the old mill near the river.",
+		"Some words of the valley come first here. The farmer of the valley keeps the old "
+		"mill near it.",
+	};
+
+	write_model();
+	for (int k = 0; k < 2; k++) {
+		struct lp_pipeline *p = load(
+			"version: 1\nmodel: {path: '%s', context: 1024}\n"
+			"stages:\n  - summarize: {strategy: tree, map: compress, points: 2, "
+			"max_tokens: 32, final_tokens: 60}\n", model_path);
+		struct lp_doc doc;
+		struct lp_diag d;
+
+		doc_over(&doc, p, texts[k]);
+		lp_diag_init(&d);
+		ck_assert_msg(p->stages[0].kind->run(&doc, p->stages[0].opts, &d) == LP_OK, "%s",
+			      d.msg);
+		ck_assert_str_eq(doc.summary, want[k]);
+		lp_doc_release(&doc);
+		lp_pipeline_free(p);
+	}
+	remove_files();
+}
+END_TEST
+
 START_TEST(test_refine)
 {
 	struct lp_pipeline *p;
@@ -979,6 +1059,8 @@ static Suite *chain_suite(void)
 	tcase_add_test(t, test_tree_final_tokens);
 	tcase_add_test(t, test_tree_final_join);
 	tcase_add_test(t, test_tree_points);
+	tcase_add_test(t, test_compress_lead_next);
+	tcase_add_test(t, test_compress_label);
 	tcase_add_test(t, test_refine);
 	tcase_add_test(t, test_answer_cites_existing_chunks);
 	tcase_add_test(t, test_citation_check);

@@ -875,6 +875,40 @@ START_TEST(test_verify_describe)
 }
 END_TEST
 
+
+/* The names a text repeats: counted wherever their word occurs, most
+ * frequent first; a name seen once, a short option and a quoted phrase
+ * of several words are not names. */
+START_TEST(test_terms)
+{
+	const char *t = "These logs are read by the journalctl(1) command.\n"
+			"    $ journalctl -b\n    $ journalctl -b -u unit\n"
+			"Bash reads '~/.bashrc'; the --norc option skips ~/.bashrc.\n"
+			"Set BASH_ENV once. Use 'wait' or \"wait\", not 'a few words', with -b.\n"
+			"Only --norc again.";
+	struct lp_arena a;
+	struct lp_diag d;
+	const char **v = NULL;
+	size_t k = 0;
+
+	lp_diag_init(&d);
+	lp_arena_init(&a);
+	ck_assert_int_eq(lp_keyphrase_terms(t, strlen(t), 8, &a, &v, &k, &d), LP_OK);
+	ck_assert_msg(k == 4, "%zu: %s %s %s %s %s", k, v[0], v[1], v[2], v[3], k > 4 ? v[4] : "");
+	ck_assert_str_eq(v[0], "journalctl"); /* 3 times */
+	ck_assert_str_eq(v[1], "~/.bashrc");
+	ck_assert_str_eq(v[2], "--norc");
+	ck_assert_str_eq(v[3], "wait");
+	/* at most n */
+	ck_assert_int_eq(lp_keyphrase_terms(t, strlen(t), 1, &a, &v, &k, &d), LP_OK);
+	ck_assert_uint_eq(k, 1);
+	ck_assert_int_eq(lp_keyphrase_terms("no names here.", 14, 4, &a, &v, &k, &d), LP_OK);
+	ck_assert_uint_eq(k, 0);
+	ck_assert_ptr_null(v);
+	lp_arena_release(&a);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("keyphrase");
@@ -908,6 +942,7 @@ int main(void)
 	tcase_add_test(tc, test_verify_huge_source_uses_working_set);
 	tcase_add_test(tc, test_verify_parse_errors);
 	tcase_add_test(tc, test_verify_describe);
+	tcase_add_test(tc, test_terms);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

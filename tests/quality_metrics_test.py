@@ -79,6 +79,10 @@ class Grounding(unittest.TestCase):
         self.assertEqual(kinds.get("fooBar"), "identifier")
         self.assertEqual(kinds.get("a.b"), "identifier")
         self.assertEqual(kinds.get("x y"), "quoted")
+        # an apostrophe inside a word opens no quoted string
+        kinds = dict((s, k) for k, s in qm.facts("the kernel's driver stops it. For example, 'ce'"))
+        self.assertEqual(kinds.get("ce"), "quoted")
+        self.assertEqual(len(kinds), 1)
 
     def test_fact_grounding(self):
         g, n, bad = qm.fact_grounding("It reads ~/.bashrc up to 4096 bytes, or 8192 with --fast.",

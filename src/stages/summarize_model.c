@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/buf.h"
 #include "core/log.h"
@@ -938,7 +939,10 @@ static enum lp_status map_points(struct run *r, const char *label, const char *t
  *  - when the parts are no more than `want`, the lead of each; else the
  *    parts are grouped in runs of consecutive parts of about equal prose,
  *    `want` runs, and each run gives the lead that holds the most
- *    keyphrases of the chunk not yet held (ties: the more central);
+ *    keys of the chunk not yet held (ties: the more central), with its
+ *    next sentence when that one names a key neither holds (with_next);
+ *    the keys are the chunk's keyphrases and the names it repeats
+ *    (chunk_keys);
  *  - the rest, one at a time, to the part with the most prose per
  *    sentence taken from it: its sentence that holds the most keyphrases
  *    not yet held, ties to the more central.
@@ -966,6 +970,7 @@ struct central {
 	size_t n_parts;
 	size_t *chosen, n_chosen; /* sentence indices, in the order chosen */
 	uint32_t held;            /* keyphrases held by the chosen */
+	uint32_t names;           /* the keys that are names (chunk_keys) */
 };
 
 /* Bit mask of the keyphrases kp[0..n_kp) (at most 32) held by s[0..len). */
@@ -1012,6 +1017,34 @@ static void take(struct central *c, size_t i)
 	c->chosen[c->n_chosen++] = i;
 }
 
+/* Lead i with its next sentence when that one says what i does not: it
+ * is eligible, of the same part and paragraph, and holds at least
+ * LEAD_NEXT_KEYS names (chunk_keys; not keyphrases, whose common words
+ * most sentences hold) held by neither i nor the sentences taken. A
+ * section that opens with its subject ("When Bash is invoked as an
+ * interactive login shell, ... it first reads '/etc/profile'") often
+ * names what a reader looks for in the sentence after ("After reading
+ * that file, it looks for '~/.bash_profile', ..."), which reads as a
+ * sentence only after it. Only when the chunk takes more than `points`
+ * sentences (map_central: c->names is empty otherwise). Call before
+ * take(c, i). */
+#define LEAD_NEXT_KEYS 1
+static void with_next(struct central *c, size_t i)
+{
+	struct sent *x = &c->s[i], *y = x + 1;
+	size_t end = x->off + x->len;
+
+	if (i + 1 >= c->n || y->part != x->part || !y->ok || y->taken ||
+	    __builtin_popcount(y->kp & c->names & ~x->kp & ~c->held) < LEAD_NEXT_KEYS)
+		return;
+	for (size_t k = end, nl = 0; k < y->off; k++)
+		if (c->text[k] == '\n' && ++nl == 2)
+			return; /* a paragraph break */
+	x->len = y->off + y->len - x->off;
+	x->kp |= y->kp;
+	y->taken = 1;
+}
+
 /* The lead of part p: its first eligible sentence that is no repeat;
  * c->n when none. */
 static size_t lead_of(const struct central *c, size_t p)
@@ -1041,6 +1074,7 @@ static enum lp_status choose_sentences(struct central *c, size_t want, int lead,
 			bytes[c->s[i].part] += c->s[i].len;
 		}
 	if (lead && first < c->n_parts && lead_of(c, first) < c->n) {
+		with_next(c, lead_of(c, first));
 		take(c, lead_of(c, first));
 		slots[first]++;
 	}
@@ -1071,6 +1105,7 @@ static enum lp_status choose_sentences(struct central *c, size_t want, int lead,
 				}
 			}
 			if (best < c->n) {
+				with_next(c, best);
 				take(c, best);
 				slots[best_part]++;
 			}
@@ -1122,6 +1157,34 @@ static void past_title(const char *text, const struct lp_outline_part *p, struct
 	x->off = t;
 }
 
+/* Cut sentence x past a label on a line of its own that opens it: one
+ * word without punctuation, alone on its line ("Tip", "Caution", "Note" over the paragraph
+ * they mark), which the sentence splitter leaves in front of the
+ * paragraph's first sentence ("Tip The top level ..."). */
+static void past_label(const char *text, struct sent *x)
+{
+	size_t i = 0, end, b = x->off;
+
+	while (b > 0 && (text[b - 1] == ' ' || text[b - 1] == '\t'))
+		b--;
+	if (b > 0 && text[b - 1] != '\n')
+		return; /* "... end.  The\nkernel ...": a word, not a line */
+	while (i < x->len && i <= 16 && ((text[x->off + i] | 0x20) >= 'a' &&
+					 (text[x->off + i] | 0x20) <= 'z'))
+		i++;
+	end = i;
+	while (i < x->len && (text[x->off + i] == ' ' || text[x->off + i] == '\t' ||
+			      text[x->off + i] == '\r'))
+		i++;
+	if (!end || end > 16 || i >= x->len || text[x->off + i] != '\n')
+		return;
+	while (i < x->len && (strchr(" \t\r\n", text[x->off + i]) ||
+			      (i + 1 < x->len && !memcmp(text + x->off + i, "\xc2\xa0", 2))))
+		i += text[x->off + i] == '\xc2' ? 2 : 1; /* and no-break spaces */
+	x->off += i;
+	x->len -= i;
+}
+
 /* The sentences of text[0..len) with their part, centrality, keyphrases
  * and eligibility, into c (tracked scratch). */
 static enum lp_status read_sentences(struct run *r, struct central *c, const char *text,
@@ -1160,6 +1223,7 @@ static enum lp_status read_sentences(struct run *r, struct central *c, const cha
 		x->central = scores[i];
 		x->part = lp_outline_find(c->parts, c->n_parts, x->off);
 		past_title(text, &c->parts[x->part], x);
+		past_label(text, x);
 		x->ok = x->len && lp_points_is_prose(text + x->off, x->len) &&
 			!(r->o->drop_meta && lp_points_is_meta(text + x->off, x->len));
 		if (x->ok)
@@ -1177,10 +1241,16 @@ static enum lp_status read_sentences(struct run *r, struct central *c, const cha
  * shortened once selected (shorten_point). */
 static enum lp_status map_central(struct run *r, const char *text, size_t len, int lead,
 				  size_t want, const char *const *kp, size_t n_kp,
-				  struct lp_buf *cands, size_t *ranks, size_t *heads,
-				  struct lp_diag *d)
+				  size_t first_name, struct lp_buf *cands, size_t *ranks,
+				  size_t *heads, struct lp_diag *d)
 {
 	struct central c = { .text = text };
+
+	/* with the `points` a chunk takes by default, its leads go alone: a
+	 * long document's runs of chunks keep one point each, and a longer
+	 * point leaves fewer runs a point */
+	for (size_t k = first_name; want > r->o->points && k < n_kp && k < CENTRAL_KEYPHRASES; k++)
+		c.names |= (uint32_t)1 << k;
 	enum lp_status st = read_sentences(r, &c, text, len, kp, n_kp, d);
 
 	if (!st && c.n)
@@ -1310,6 +1380,35 @@ static int append_point(struct lp_buf *b, const char *t, int same)
 	return lp_buf_adds(b, t);
 }
 
+/* The keys map_central chooses by: the chunk's keyphrases kp[0..n_kp)
+ * (at most CHUNK_KEYPHRASES), then the names it repeats
+ * (lp_keyphrase_terms) that no keyphrase holds, up to CENTRAL_KEYPHRASES
+ * in all; an array in r->scratch. */
+static enum lp_status chunk_keys(struct run *r, const char *raw, size_t raw_len,
+				 const char **kp, size_t n_kp, const char ***keys,
+				 size_t *n_keys, struct lp_diag *d)
+{
+	const char **terms = NULL, **all = lp_arena_alloc(&r->scratch, CENTRAL_KEYPHRASES *
+							  sizeof(*all));
+	size_t n_terms = 0, n = 0;
+	enum lp_status st = all ? lp_keyphrase_terms(raw, raw_len, CENTRAL_KEYPHRASES, &r->scratch,
+						    &terms, &n_terms, d) :
+				  lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for names");
+
+	for (size_t k = 0; !st && k < n_kp && n < CHUNK_KEYPHRASES; k++)
+		all[n++] = kp[k];
+	for (size_t t = 0; !st && t < n_terms && n < CENTRAL_KEYPHRASES; t++) {
+		int held = 0;
+		for (size_t k = 0; k < n_kp && !held; k++)
+			held = !strcasecmp(kp[k], terms[t]);
+		if (!held)
+			all[n++] = terms[t];
+	}
+	*keys = all;
+	*n_keys = st ? 0 : n;
+	return st;
+}
+
 /* The points of chunk `input`: raw[0..raw_len) is the chunk, text[0..len)
  * what the model reads of it. Sets *level_text to its points as a list. */
 static enum lp_status chunk_points(struct run *r, struct points *ps, size_t input,
@@ -1321,19 +1420,24 @@ static enum lp_status chunk_points(struct run *r, struct points *ps, size_t inpu
 	struct lp_span spans[POINTS_MAX];
 	size_t ranks[POINTS_MAX], heads[POINTS_MAX] = { 0 };
 	struct lp_buf cands, list;
-	const char **kp = NULL;
-	size_t n_kp = 0, n_spans, first = ps->n, rank = 0;
+	const char **kp = NULL, **keys = NULL;
+	size_t n_kp = 0, n_keys = 0, n_spans, first = ps->n, rank = 0;
 	enum lp_status st = lp_match_init(&chunk, raw, raw_len, d);
 
 	lp_buf_init(&cands);
 	lp_buf_init(&list);
 	if (!st)
 		st = lp_keyphrase_extract(raw, raw_len, CHUNK_KEYPHRASES, &r->scratch, &kp, &n_kp, d);
+	if (!st && r->o->map == LP_SUMMARIZE_MAP_COMPRESS)
+		st = chunk_keys(r, raw, raw_len, kp, n_kp, &keys, &n_keys, d);
+	for (size_t k = 0; !st && k < n_keys; k++)
+		lp_debug("chunk %zu key: %s", input, keys[k]);
 	if (!st)
 		st = r->o->map == LP_SUMMARIZE_MAP_POINTS ?
 		     map_points(r, label, text, len, &cands, d) :
-		     map_central(r, raw, raw_len, input == 0, want, kp, n_kp, &cands, ranks, heads,
-				 d);
+		     map_central(r, raw, raw_len, input == 0, want, keys, n_keys,
+				 n_kp < CHUNK_KEYPHRASES ? n_kp : CHUNK_KEYPHRASES, &cands, ranks,
+				 heads, d);
 	n_spans = st ? 0 : lp_points_parse(cands.data ? cands.data : "", cands.len, spans, POINTS_MAX);
 	for (size_t i = 0; i < n_spans && !st && rank < want; i++) {
 		int added;
@@ -1467,7 +1571,7 @@ static enum lp_status select_points(struct run *r, const struct points *ps,
  * empty (a point takes about POINT_TOKENS), shared by the chunks' sizes
  * (a short last chunk does not get as many as a long one), at most
  * POINTS_MAX. */
-#define POINT_TOKENS 40
+#define POINT_TOKENS 28
 static size_t points_per_chunk(const struct run *r, size_t bytes, size_t total)
 {
 	size_t fill = (size_t)((double)(r->final_tokens / POINT_TOKENS) * (double)bytes /

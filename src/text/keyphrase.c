@@ -4,10 +4,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/buf.h"
 #include "core/mem.h"
 #include "core/utf8.h"
+#include "text/ground.h"
 #include "text/match.h"
 
 enum kind { K_RAKE, K_NUMBER, K_IDENT, K_QUOTED, K_CJK, K_N };
@@ -867,4 +869,194 @@ enum lp_status lp_keyphrase_extract_spans(const char *text, const struct lp_span
 	table_release(&x.words);
 	lp_buf_release(&x.norm);
 	return st;
+}
+
+/* ---- names a text repeats (lp_keyphrase_terms) ---------------------- */
+
+struct term {
+	size_t key, key_len; /* lower-case form, in the table's keys */
+	size_t off, len;     /* first occurrence */
+	size_t count;
+};
+
+struct terms {
+	struct lp_buf keys;
+	struct term t[LP_KEYPHRASE_TERMS_MAX];
+	size_t n;
+};
+
+/* Bytes of an opening (open) or closing quote at s[0..len); 0: none. */
+static size_t quote_len(const char *s, size_t len, int open)
+{
+	static const char *const q[2][5] = {
+		{ "\xe2\x80\x9d", "\xe2\x80\x99", "\xe3\x80\x8d", "\xe3\x80\x8f", NULL },
+		{ "\xe2\x80\x9c", "\xe2\x80\x98", "\xe3\x80\x8c", "\xe3\x80\x8e", NULL },
+	};
+
+	if (len && (s[0] == '\'' || s[0] == '"' || s[0] == '`'))
+		return 1;
+	for (size_t i = 0; q[open][i]; i++)
+		if (len >= 3 && !memcmp(s, q[open][i], 3))
+			return 3;
+	return 0;
+}
+
+/* Count text[off, off + len) as one occurrence of a name. */
+static enum lp_status term_add(struct terms *ts, const char *text, size_t off, size_t len,
+			       struct lp_diag *d)
+{
+	char low[LP_GROUND_MAX_TOKEN];
+	size_t n = len <= sizeof(low) ? lp_match_lower(text + off, len, low, sizeof(low)) : 0;
+
+	if (n < 3 || n > sizeof(low))
+		return LP_OK;
+	for (size_t i = 0; i < ts->n; i++)
+		if (ts->t[i].key_len == n && !memcmp(ts->keys.data + ts->t[i].key, low, n)) {
+			ts->t[i].count++;
+			return LP_OK;
+		}
+	if (ts->n == LP_KEYPHRASE_TERMS_MAX)
+		return LP_OK;
+	ts->t[ts->n] = (struct term){ ts->keys.len, n, off, len, 1 };
+	if (lp_buf_add(&ts->keys, low, n))
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for names");
+	ts->n++;
+	return LP_OK;
+}
+
+/* Is s[0..len) a word of letters, digits, '_' and '-' (a command)? */
+static int command_name(const char *s, size_t len)
+{
+	int alpha = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (!(c == '_' || c == '-' || c == '.' || (c >= '0' && c <= '9') ||
+		      ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')))
+			return 0;
+		alpha |= (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+	}
+	return alpha;
+}
+
+/* Does byte c belong to a name (letters, digits, '_', '-')? */
+static int name_byte(char c)
+{
+	return c == '_' || c == '-' || (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+}
+
+/* The names of text[0..len) (see keyphrase.h) into ts. */
+static enum lp_status term_scan(struct terms *ts, const char *text, size_t len,
+				struct lp_diag *d)
+{
+	size_t cap = lp_ground_tokens(text, len, NULL, 0), n;
+	struct lp_ground_token *tok = lp_mem_alloc(LP_MEM_SCRATCH, (cap + 1) * sizeof(*tok), d);
+	enum lp_status st = tok ? LP_OK : LP_E_NOMEM;
+
+	n = tok ? lp_ground_tokens(text, len, tok, cap) : 0;
+	for (size_t i = 0; i < n && i < cap && !st; i++) {
+		size_t off = tok[i].off, l = tok[i].len, q;
+		if (tok[i].kind == LP_GROUND_NUMBER)
+			continue;
+		if (tok[i].kind == LP_GROUND_QUOTED) {
+			if ((q = quote_len(text + off, l, 1)) != 0) {
+				off += q;
+				l -= q;
+			}
+			for (size_t k = 1; k <= 3 && k <= l; k++)
+				if (quote_len(text + off + l - k, k, 0) == k) {
+					l -= k;
+					break;
+				}
+			if (!command_name(text + off, l) &&
+			    !(l && (text[off] == '/' || text[off] == '~' || text[off] == '-')))
+				continue; /* several words, or not a name */
+			for (size_t k = 0; k < l; k++)
+				if (text[off + k] == ' ')
+					l = 0;
+		}
+		st = term_add(ts, text, off, l, d);
+	}
+	lp_mem_free(tok);
+	/* "journalctl(1)": a command with its manual section */
+	for (size_t i = 0; i + 3 <= len && !st; i++) {
+		size_t b = i;
+		if (text[i] != '(' || !i || text[i + 1] < '1' || text[i + 1] > '9' ||
+		    text[i + 2] != ')')
+			continue;
+		while (b > 0 && command_name(text + b - 1, 1))
+			b--;
+		while (b < i && (text[b] == '-' || text[b] == '.'))
+			b++;
+		if (i - b >= 2 && command_name(text + b, i - b))
+			st = term_add(ts, text, b, i - b, d);
+	}
+	/* a name counts wherever its word occurs ("journalctl -b" in a table
+	 * after "journalctl(1)" in the text), as a whole word, case aside */
+	for (size_t t = 0; t < ts->n && !st; t++) {
+		const char *key = ts->keys.data + ts->t[t].key;
+		size_t kl = ts->t[t].key_len, c = 0;
+		for (size_t i = 0; i + kl <= len; i++)
+			if (!strncasecmp(text + i, key, kl) && (!i || !name_byte(text[i - 1])) &&
+			    (i + kl == len || !name_byte(text[i + kl])))
+				c++;
+		ts->t[t].count = c > ts->t[t].count ? c : ts->t[t].count;
+	}
+	return st ? lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for names") : LP_OK;
+}
+
+/* Is name t's lower-case form inside one of chosen[0..k)? */
+static int part_of_chosen(const struct terms *ts, size_t t, const char **chosen, size_t k)
+{
+	const char *key = ts->keys.data + ts->t[t].key;
+	size_t kl = ts->t[t].key_len;
+
+	for (size_t j = 0; j < k; j++)
+		for (size_t i = 0; i + kl <= strlen(chosen[j]); i++)
+			if (!strncasecmp(chosen[j] + i, key, kl))
+				return 1;
+	return 0;
+}
+
+enum lp_status lp_keyphrase_terms(const char *text, size_t len, size_t n,
+				  struct lp_arena *arena, const char ***out, size_t *n_out,
+				  struct lp_diag *d)
+{
+	struct terms *ts = lp_mem_calloc(LP_MEM_SCRATCH, 1, sizeof(*ts), d);
+	enum lp_status st = ts ? LP_OK : LP_E_NOMEM;
+	const char **res = NULL;
+	size_t k = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	if (!st) {
+		lp_buf_init(&ts->keys);
+		st = term_scan(ts, text, len, d);
+	}
+	/* the most frequent first, ties in the order seen (a stable
+	 * selection: the table is small) */
+	if (!st && n && !(res = lp_arena_alloc(arena, n * sizeof(*res))))
+		st = LP_E_NOMEM;
+	while (!st && k < n) {
+		size_t best = ts->n;
+		for (size_t i = 0; i < ts->n; i++)
+			if (ts->t[i].count >= 2 && (best == ts->n || ts->t[i].count > ts->t[best].count))
+				best = i;
+		if (best == ts->n)
+			break;
+		ts->t[best].count = 0;
+		if (part_of_chosen(ts, best, res, k))
+			continue; /* "bashrc" after "~/.bashrc" */
+		if (!(res[k++] = lp_arena_strndup(arena, text + ts->t[best].off, ts->t[best].len)))
+			st = LP_E_NOMEM;
+	}
+	if (ts) {
+		lp_buf_release(&ts->keys);
+		lp_mem_free(ts);
+	}
+	if (st)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for names");
+	*out = k ? res : NULL;
+	*n_out = k;
+	return LP_OK;
 }

@@ -67,6 +67,24 @@ enum lp_status lp_keyphrase_extract(const char *text, size_t len, size_t n,
 				    struct lp_arena *arena, const char ***out,
 				    size_t *n_out, struct lp_diag *d);
 
+/*
+ * The names text[0..len) repeats: up to `n` of its paths, options,
+ * identifiers (text/ground.h's PATH, OPTION, IDENT), one-word quoted
+ * strings ('wait', “sudo”) and commands cited with a manual section
+ * ("journalctl(1)": the name), that occur at least twice (case aside, in
+ * any of those forms), most frequent first (ties: first seen). Each is its
+ * first occurrence, without quotes. A manual says what it is about in
+ * prose, but names the files, options and commands a reader acts on in
+ * its tables and examples as well: a name the text keeps coming back to
+ * is one a summary should keep, even when no RAKE phrase holds it. On
+ * LP_OK, *out is an array of *n_out strings in `arena`. Returns
+ * LP_E_NOMEM with `d` filled when memory or the budget runs out.
+ */
+#define LP_KEYPHRASE_TERMS_MAX 512 /* distinct names tracked */
+enum lp_status lp_keyphrase_terms(const char *text, size_t len, size_t n,
+				  struct lp_arena *arena, const char ***out, size_t *n_out,
+				  struct lp_diag *d);
+
 /* Told that the scan is done with text[off, off + len) (it reads those
  * bytes again only to copy out the few phrases chosen). */
 typedef void (*lp_keyphrase_done_fn)(void *ctx, size_t off, size_t len);
