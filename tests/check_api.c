@@ -217,6 +217,31 @@ START_TEST(test_verify_failed)
 }
 END_TEST
 
+START_TEST(test_budget)
+{
+	lpipe_pipeline *p = load_string(extractive, LPIPE_OK);
+	size_t len = 1 << 20;
+	char *big = malloc(len);
+	lpipe_result *r;
+
+	ck_assert_ptr_nonnull(big);
+	for (size_t i = 0; i < len; i++)
+		big[i] = doc_text[i % (sizeof(doc_text) - 1)];
+	/* the budget covers the copy of the buffer: a 1 MiB document under
+	 * a 64 KiB budget is out of memory (exit code 4) */
+	setenv("LPIPE_MEM_BUDGET", "64KiB", 1);
+	ck_assert_int_eq(lpipe_run_buffer(p, NULL, NULL, big, len, &r), LPIPE_NOMEM);
+	ck_assert_ptr_null(r);
+	ck_assert_str_ne(lpipe_errmsg(), "");
+	setenv("LPIPE_MEM_BUDGET", "bogus", 1);
+	ck_assert_int_eq(lpipe_run_buffer(p, NULL, NULL, big, len, &r), LPIPE_USAGE);
+	ck_assert_ptr_nonnull(strstr(lpipe_errmsg(), "LPIPE_MEM_BUDGET"));
+	unsetenv("LPIPE_MEM_BUDGET");
+	free(big);
+	lpipe_pipeline_free(p);
+}
+END_TEST
+
 START_TEST(test_version)
 {
 	ck_assert_str_eq(lpipe_version(), PACKAGE_VERSION);
@@ -237,6 +262,7 @@ int main(void)
 	tcase_add_test(tc, test_overrides);
 	tcase_add_test(tc, test_buffer_equals_file);
 	tcase_add_test(tc, test_verify_failed);
+	tcase_add_test(tc, test_budget);
 	tcase_add_test(tc, test_version);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

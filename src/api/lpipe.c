@@ -320,12 +320,16 @@ static int run(lpipe_pipeline *p, lpipe_engine *e, const char *path, const void 
 		return fail_msg(LP_E_NOMEM, "out of memory");
 	r->pl = p->cur;
 	atomic_fetch_add(&r->pl->refs, 1);
-	if ((question_of(p) && !(r->question = strdup(question_of(p)))) ||
-	    (data && !(r->data = malloc(len ? len : 1)))) {
+	if (question_of(p) && !(r->question = strdup(question_of(p)))) {
 		lpipe_result_free(r);
 		return fail_msg(LP_E_NOMEM, "out of memory");
 	}
 	lp_mem_set_budget(budget);
+	/* the copy of a buffer is the document's text: tracked, and budgeted */
+	if (data && !(r->data = lp_mem_alloc(LP_MEM_DOC, len ? len : 1, &d))) {
+		lpipe_result_free(r);
+		return fail(LP_E_NOMEM, &d);
+	}
 	if (data) {
 		if (len)
 			memcpy(r->data, data, len);
@@ -443,6 +447,6 @@ void lpipe_result_free(lpipe_result *r)
 		free(r->report[i]);
 	loaded_put(r->pl);
 	free(r->question);
-	free(r->data);
+	lp_mem_free(r->data);
 	free(r);
 }
