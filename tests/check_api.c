@@ -160,7 +160,8 @@ START_TEST(test_buffer_equals_file)
 	ck_assert_int_eq(fclose(f), 0);
 	ck_assert_int_eq(lpipe_engine_new(1, &e), LPIPE_OK);
 	ck_assert_int_eq(lpipe_run_file(p, e, path, &rf), LPIPE_OK);
-	/* the buffer is named as the file, so even the reports are equal */
+	/* the buffer is named as the file, so even the text reports are equal
+	 * (markdown and JSON hold the stages' seconds) */
 	ck_assert_int_eq(lpipe_run_buffer(p, e, path, doc_text, strlen(doc_text), &rb), LPIPE_OK);
 	unlink(path);
 	ck_assert_ptr_nonnull(lpipe_result_text(rf));
@@ -168,7 +169,6 @@ START_TEST(test_buffer_equals_file)
 	text_f = strdup(lpipe_result_text(rf));
 	ck_assert_str_eq(text_f, lpipe_result_text(rb));
 	ck_assert_str_eq(lpipe_result_report(rf, "text"), lpipe_result_report(rb, "text"));
-	ck_assert_str_eq(lpipe_result_report(rf, "markdown"), lpipe_result_report(rb, "markdown"));
 	ck_assert_int_eq(lpipe_result_code(rf), LPIPE_OK);
 	ck_assert_int_eq(lpipe_result_passed(rf), 1);
 	ck_assert_int_eq(lpipe_result_passed(rb), 1);

@@ -37,6 +37,11 @@ for f in bin/lpipe man1/lpipe.1 man5/lpipe-pipeline.5 pipelines/extractive-summa
 	completions/lpipe; do
 	[ -n "$(find "$STAGE" -path "*/$f")" ] && ok "$f installed" || fail "no $f in the staged install"
 done
+# the CUDA module, when this build made one
+if [ -f "$top_builddir/.libs/lpipe-cuda.so" ]; then
+	[ -n "$(find "$STAGE" -name lpipe-cuda.so)" ] && ok "lpipe-cuda.so installed" ||
+		fail "lpipe-cuda.so was built but is not in the staged install"
+fi
 [ -n "$pc" ] && [ -n "$so" ] || exit 1
 
 # 3. Exported: lpipe_* and nothing else.
