@@ -16,8 +16,7 @@ src_api_liblpipe_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 -no-undefined \
 
 pkgconfigdir = $(libdir)/pkgconfig
 pkgconfig_DATA = src/api/lpipe.pc
-man_MANS += man/lpipe.3
-EXTRA_DIST += man/lpipe.3
+dist_man_MANS += man/lpipe.3
 
 check_PROGRAMS += tests/check_api
 TESTS += tests/check_api

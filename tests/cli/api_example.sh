@@ -70,6 +70,18 @@ else
 	fail "the example does not compile: $(head -5 "$WORK/cc.log")"
 	exit 1
 fi
+# and with liblpipe.a: the packages it requires privately, linked shared
+# (pkg-config --static would ask for static libraries of all of libcurl's)
+PC=${PKG_CONFIG:-pkg-config}
+static_flags="$($PC --cflags lpipe) $(dirname "$so")/liblpipe.a
+	$($PC --libs $($PC --print-requires-private lpipe | awk '{ print $1 }')) -lm -lpthread"
+# shellcheck disable=SC2086
+if ${CC:-cc} -o "$WORK/example-static" "$EXAMPLE" $static_flags 2>"$WORK/cc.log" &&
+	[ -z "$(ldd "$WORK/example-static" 2>/dev/null | grep liblpipe)" ]; then
+	ok "the example links with liblpipe.a (ldd shows no liblpipe)"
+else
+	fail "the example does not link with liblpipe.a: $(head -5 "$WORK/cc.log")"
+fi
 LD_LIBRARY_PATH=$(dirname "$so")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export LD_LIBRARY_PATH
 
@@ -86,6 +98,13 @@ else
 	fail "the example (exit $rc) differs from lpipe run (exit $want_rc)"
 	diff "$WORK/want" "$WORK/got" | head -10
 	head -5 "$WORK/got.err"
+fi
+rc=0
+"$WORK/example-static" "$pipeline" "$DATA/small.txt" >"$WORK/got-static" 2>/dev/null || rc=$?
+if [ "$rc" -eq "$want_rc" ] && cmp -s "$WORK/want" "$WORK/got-static"; then
+	ok "the static example prints what lpipe run prints"
+else
+	fail "the static example (exit $rc) differs from lpipe run (exit $want_rc)"
 fi
 if grep -q '^passed: [01], survival: [0-9.]*$' "$WORK/got.err"; then
 	ok "the example reads the verification: $(cat "$WORK/got.err")"
