@@ -24,3 +24,7 @@ EXTRA_DIST += tests/cli/html.sh tests/cli/html_valid.sh tests/cli/html_browser.s
 # skipped where the packages are missing ('scripts/bootstrap test' installs them).
 TESTS += tests/cli/slurm.sh tests/cli/parallel.sh
 EXTRA_DIST += tests/cli/slurm.sh tests/cli/parallel.sh tests/cli/shards.sh
+
+# The sample documents and the evaluation set (data/SOURCES): the CLI tests
+# and the README's commands run on them, also from a tarball (distcheck).
+EXTRA_DIST += data

@@ -93,13 +93,17 @@ static void fold_peaks(struct lp_run_stats *st)
 		st->peak_tracked_bytes = lp_mem_scope_peak_total();
 }
 
+/* The file doc_path, or the bytes data[0..len) named doc_path when data is
+ * not NULL. */
 static enum lp_status load_document(struct lp_doc *doc, const char *doc_path,
-				    struct lp_diag *d)
+				    const void *data, size_t len, struct lp_diag *d)
 {
+	enum lp_invalid_utf8 mode = doc->pipeline->input.invalid_utf8;
 	enum lp_status s;
 
 	lp_mem_set_phase("load");
-	s = lp_document_load(doc_path, doc->pipeline->input.invalid_utf8, &doc->src, d);
+	s = data ? lp_document_from_bytes(doc_path, data, len, mode, &doc->src, d)
+		 : lp_document_load(doc_path, mode, &doc->src, d);
 	if (s)
 		return s;
 	doc->path = doc->src.path ? doc->src.path : doc_path;
@@ -249,9 +253,10 @@ static size_t next_stage(struct lp_doc *doc, size_t i)
 	return r->from;
 }
 
-enum lp_status lp_runner_run(const struct lp_pipeline *p, const char *doc_path,
-			     const char *question, struct lp_engine *engine, struct lp_doc *doc,
-			     struct lp_run_stats *stats, struct lp_diag *d)
+static enum lp_status run_doc(const struct lp_pipeline *p, const char *doc_path,
+			      const void *data, size_t len,
+			      const char *question, struct lp_engine *engine, struct lp_doc *doc,
+			      struct lp_run_stats *stats, struct lp_diag *d)
 {
 	struct lp_run_stats local;
 	struct lp_diag verify_diag;
@@ -265,7 +270,7 @@ enum lp_status lp_runner_run(const struct lp_pipeline *p, const char *doc_path,
 	lp_doc_init_engine(doc, p, engine);
 	doc->question = question;
 	lp_mem_scope_reset_peaks();
-	s = load_document(doc, doc_path, d);
+	s = load_document(doc, doc_path, data, len, d);
 	fold_peaks(stats);
 	if (s)
 		goto out;
@@ -299,4 +304,21 @@ out:
 	lp_mem_set_phase("output");
 	stats->status = s;
 	return s;
+}
+
+enum lp_status lp_runner_run(const struct lp_pipeline *p, const char *doc_path,
+			     const char *question, struct lp_engine *engine, struct lp_doc *doc,
+			     struct lp_run_stats *stats, struct lp_diag *d)
+{
+	return run_doc(p, doc_path, NULL, 0, question, engine, doc, stats, d);
+}
+
+enum lp_status lp_runner_run_bytes(const struct lp_pipeline *p, const char *name,
+				   const void *data, size_t len, const char *question,
+				   struct lp_engine *engine, struct lp_doc *doc,
+				   struct lp_run_stats *stats, struct lp_diag *d)
+{
+	static const char empty[1];
+
+	return run_doc(p, name, data ? data : empty, len, question, engine, doc, stats, d);
 }

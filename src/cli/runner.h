@@ -94,4 +94,13 @@ enum lp_status lp_runner_run(const struct lp_pipeline *p, const char *doc_path,
 			     const char *question, struct lp_engine *engine, struct lp_doc *doc,
 			     struct lp_run_stats *stats, struct lp_diag *d);
 
+/*
+ * Same on the bytes data[0..len) (they must outlive doc), named `name` in
+ * messages and in the report (the library's run on a buffer, api/lpipe.h).
+ */
+enum lp_status lp_runner_run_bytes(const struct lp_pipeline *p, const char *name,
+				   const void *data, size_t len, const char *question,
+				   struct lp_engine *engine, struct lp_doc *doc,
+				   struct lp_run_stats *stats, struct lp_diag *d);
+
 #endif

@@ -1,0 +1,105 @@
+/*
+ * lpipe.h - the lpipe library: run a pipeline on a document from C.
+ *
+ * Three opaque handles:
+ *
+ *  - lpipe_pipeline: a pipeline (lpipe-pipeline(5)) with its variables
+ *    (${question}, ...) and --set style overrides. Set them first, then
+ *    load the pipeline from a file or a string; setting one after a load
+ *    loads the pipeline again with it.
+ *  - lpipe_engine: what outlives one document (the loaded models). Give one
+ *    engine to many runs so that a model is loaded once; NULL is allowed
+ *    (each run then loads and frees what it needs).
+ *  - lpipe_result: the outcome of one run: the result text, the report in
+ *    any format (text, markdown, json, html), the verification.
+ *
+ * Errors: every function that can fail returns an int, one of the exit
+ * codes of lpipe(1) (enum lpipe_code), and leaves a one-line message for
+ * the calling thread in lpipe_errmsg(). LPIPE_VERIFY from a run is not a
+ * failure of the run: the result is made and can be read.
+ *
+ * A pipeline may be run from several threads at once, each run with its
+ * own result; it must not be changed (set, loaded) meanwhile. A result
+ * keeps what it needs of its pipeline, so either may be freed first.
+ * The memory budget of a run (LPIPE_MEM_BUDGET, else the pipeline's
+ * memory.budget) applies to the whole process, as in lpipe(1).
+ */
+#ifndef LPIPE_H
+#define LPIPE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The exit codes of lpipe(1). */
+enum lpipe_code {
+	LPIPE_OK = 0,
+	LPIPE_VERIFY = 1,   /* the verification failed; the result is there */
+	LPIPE_USAGE = 2,    /* a usage or configuration error (bad pipeline) */
+	LPIPE_INPUT = 3,    /* an input error: document, file, model, device */
+	LPIPE_NOMEM = 4,    /* out of memory or over the memory budget */
+	LPIPE_INTERNAL = 5,
+};
+
+typedef struct lpipe_pipeline lpipe_pipeline;
+typedef struct lpipe_engine lpipe_engine;
+typedef struct lpipe_result lpipe_result;
+
+/* The message of the calling thread's last failure ("" when none), as
+ * lpipe(1) prints it, without "lpipe: " and the newline. */
+const char *lpipe_errmsg(void);
+
+/* The library's version, "MAJOR.MINOR.PATCH". */
+const char *lpipe_version(void);
+
+/* A new pipeline handle with nothing loaded; NULL when out of memory. */
+lpipe_pipeline *lpipe_pipeline_new(void);
+/* Bind ${name} to a copy of `value` (NULL: unbind). */
+int lpipe_pipeline_set_var(lpipe_pipeline *p, const char *name, const char *value);
+/* An override "KEY=VALUE" as --set takes it, e.g. "stages.split.size=256". */
+int lpipe_pipeline_set(lpipe_pipeline *p, const char *key_value);
+/* Load the pipeline file `path`, or the YAML text[0..len) (`name` names
+ * it in messages and as its default name; NULL: "<string>"). */
+int lpipe_pipeline_load_file(lpipe_pipeline *p, const char *path);
+int lpipe_pipeline_load_string(lpipe_pipeline *p, const char *name, const char *text,
+			       size_t len);
+/* The loaded pipeline's name; NULL before a load. */
+const char *lpipe_pipeline_name(const lpipe_pipeline *p);
+void lpipe_pipeline_free(lpipe_pipeline *p);
+
+/* An engine; keep_models 0 frees a model when no run holds it, 1 keeps it
+ * loaded for the next run (within the memory budget). */
+int lpipe_engine_new(int keep_models, lpipe_engine **out);
+void lpipe_engine_free(lpipe_engine *e);
+
+/* Run `p` on the document `path` ("-": standard input), or on the bytes
+ * data[0..len) (copied; `name` names it in messages, NULL: "<buffer>").
+ * `e` may be NULL. Returns LPIPE_OK or LPIPE_VERIFY with *out set (free
+ * it with lpipe_result_free), else an error code and *out NULL. */
+int lpipe_run_file(lpipe_pipeline *p, lpipe_engine *e, const char *path, lpipe_result **out);
+int lpipe_run_buffer(lpipe_pipeline *p, lpipe_engine *e, const char *name, const void *data,
+		     size_t len, lpipe_result **out);
+
+/* The product: the answer, else the summary, else the kept chunks. */
+const char *lpipe_result_text(lpipe_result *r);
+/* The report as `lpipe run --format FORMAT` writes it: "text", "markdown",
+ * "json" or "html"; NULL: the pipeline's output.format. NULL on failure
+ * (lpipe_errmsg says why). Owned by the result. */
+const char *lpipe_result_report(lpipe_result *r, const char *format);
+/* The JSON report (lpipe_result_report(r, "json")). */
+const char *lpipe_result_json(lpipe_result *r);
+/* The run's code: LPIPE_OK or LPIPE_VERIFY. */
+int lpipe_result_code(const lpipe_result *r);
+/* 1 passed, 0 failed, -1 when no verify stage ran. */
+int lpipe_result_passed(const lpipe_result *r);
+/* The share of keyphrases that survived, 0..1 (1 when none or no verify). */
+double lpipe_result_survival(const lpipe_result *r);
+void lpipe_result_free(lpipe_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
