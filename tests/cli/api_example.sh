@@ -63,6 +63,13 @@ case $flags in
 *"-I$STAGE/"*"-L$STAGE/"*) ok "pkg-config points into the staged prefix" ;;
 *) fail "pkg-config flags miss the staged prefix: $flags" ;;
 esac
+# A library built with --enable-sanitizers needs its runtimes in the
+# program too (make check-sanitize): link the example with them.
+san=
+if readelf -d "$so" 2>/dev/null | grep -q 'libasan'; then
+	san="-fsanitize=address,undefined"
+fi
+flags="$san $flags"
 # shellcheck disable=SC2086
 if ${CC:-cc} -Wall -Werror -o "$WORK/example" "$EXAMPLE" $flags 2>"$WORK/cc.log"; then
 	ok "the example compiles with pkg-config --cflags --libs lpipe"
@@ -73,7 +80,7 @@ fi
 # and with liblpipe.a: the packages it requires privately, linked shared
 # (pkg-config --static would ask for static libraries of all of libcurl's)
 PC=${PKG_CONFIG:-pkg-config}
-static_flags="$($PC --cflags lpipe) $(dirname "$so")/liblpipe.a
+static_flags="$san $($PC --cflags lpipe) $(dirname "$so")/liblpipe.a
 	$($PC --libs $($PC --print-requires-private lpipe | awk '{ print $1 }')) -lm -lpthread"
 # shellcheck disable=SC2086
 if ${CC:-cc} -o "$WORK/example-static" "$EXAMPLE" $static_flags 2>"$WORK/cc.log" &&
