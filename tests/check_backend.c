@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "retrieve/hashembed.h"
 #include "tools/tiny_model.h"
+#include "ref_rank.h"
 
 static uint64_t rng = 88172645463325252ull;
 
@@ -444,23 +445,6 @@ START_TEST(test_hash_projection)
 	lp_backend_free(be);
 }
 END_TEST
-
-struct ranked {
-	float s;
-	int32_t i;
-};
-
-/* The order of retrieve/topk.h: higher first, ties by lower index, NaN last. */
-static int rank_cmp(const void *pa, const void *pb)
-{
-	const struct ranked *a = pa, *b = pb;
-
-	if (isnan(a->s) != isnan(b->s))
-		return isnan(a->s) ? 1 : -1;
-	if (!isnan(a->s) && a->s != b->s)
-		return a->s > b->s ? -1 : 1;
-	return a->i < b->i ? -1 : a->i > b->i;
-}
 
 /* Rows with ties, NaN, -0/+0; k below, equal to and above n. */
 START_TEST(test_topk)

@@ -47,6 +47,7 @@
 #include "retrieve/vecdev.h"
 #include "retrieve/vecindex.h"
 #include "tools/tiny_model.h"
+#include "ref_rank.h"
 
 static struct lp_backend *ref, *dev;
 static int dev_is_cuda;
@@ -782,22 +783,6 @@ START_TEST(test_hash_projection)
 	lp_hashembed_free(h);
 }
 END_TEST
-
-struct ranked {
-	float s;
-	int32_t i;
-};
-
-static int rank_cmp(const void *pa, const void *pb)
-{
-	const struct ranked *a = pa, *b = pb;
-
-	if (isnan(a->s) != isnan(b->s))
-		return isnan(a->s) ? 1 : -1;
-	if (!isnan(a->s) && a->s != b->s)
-		return a->s > b->s ? -1 : 1;
-	return a->i < b->i ? -1 : a->i > b->i;
-}
 
 /* Top-k of both backends against a sort: rows with ties, NaN and -0. */
 START_TEST(test_topk)

@@ -13,6 +13,7 @@ liblpipe_la_SOURCES += \
 check_PROGRAMS += tests/check_backend
 TESTS += tests/check_backend
 tests_check_backend_SOURCES = tests/check_backend.c \
+	tests/ref_rank.h \
 	tests/tools/tiny_model.c tests/tools/tiny_model.h \
 	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
 tests_check_backend_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests

@@ -13,6 +13,7 @@ EXTRA_DIST += $(CUDA_HOST_SOURCES) $(CUDA_HOST_HDRS) src/backend/cuda/local.mk
 check_PROGRAMS += tests/check_cuda_ops
 TESTS += tests/check_cuda_ops
 tests_check_cuda_ops_SOURCES = tests/check_cuda_ops.c \
+	tests/ref_rank.h \
 	tests/tools/tiny_model.c tests/tools/tiny_model.h \
 	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
 tests_check_cuda_ops_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
