@@ -1,6 +1,7 @@
 /* check_api.c - the public library (lpipe.h), through its exported
- * functions only: error codes and messages, variables, overrides, and a
- * run on a buffer against the same run on a file. */
+ * functions only: error codes and messages, variables, overrides, a run
+ * on a buffer against the same run on a file, the process-wide settings,
+ * what a loaded pipeline tells, and a result's measures. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,16 +218,25 @@ START_TEST(test_verify_failed)
 }
 END_TEST
 
+/* A document of BIG_LEN (1 MiB) bytes: doc_text over and over (free). */
+#define BIG_LEN ((size_t)1 << 20)
+static char *big_document(void)
+{
+	char *big = malloc(BIG_LEN);
+
+	ck_assert_ptr_nonnull(big);
+	for (size_t i = 0; i < BIG_LEN; i++)
+		big[i] = doc_text[i % (sizeof(doc_text) - 1)];
+	return big;
+}
+
 START_TEST(test_budget)
 {
 	lpipe_pipeline *p = load_string(extractive, LPIPE_OK);
-	size_t len = 1 << 20;
-	char *big = malloc(len);
+	size_t len = BIG_LEN;
+	char *big = big_document();
 	lpipe_result *r;
 
-	ck_assert_ptr_nonnull(big);
-	for (size_t i = 0; i < len; i++)
-		big[i] = doc_text[i % (sizeof(doc_text) - 1)];
 	/* the budget covers the copy of the buffer: a 1 MiB document under
 	 * a 64 KiB budget is out of memory (exit code 4) */
 	setenv("LPIPE_MEM_BUDGET", "64KiB", 1);
@@ -238,6 +248,117 @@ START_TEST(test_budget)
 	ck_assert_ptr_nonnull(strstr(lpipe_errmsg(), "LPIPE_MEM_BUDGET"));
 	unsetenv("LPIPE_MEM_BUDGET");
 	free(big);
+	lpipe_pipeline_free(p);
+}
+END_TEST
+
+START_TEST(test_settings)
+{
+	lpipe_pipeline *p = load_string(extractive, LPIPE_OK);
+	size_t len = BIG_LEN;
+	char *big = big_document();
+	lpipe_result *r;
+
+	ck_assert_int_eq(lpipe_set_mem_budget("lots"), LPIPE_USAGE);
+	ck_assert_ptr_nonnull(strstr(lpipe_errmsg(), "'lots'"));
+	/* the budget set here wins over the environment... */
+	setenv("LPIPE_MEM_BUDGET", "0", 1);
+	ck_assert_int_eq(lpipe_set_mem_budget("64KiB"), LPIPE_OK);
+	ck_assert_int_eq(lpipe_run_buffer(p, NULL, NULL, big, len, &r), LPIPE_NOMEM);
+	ck_assert_ptr_null(r);
+	/* ...covers loading a pipeline... */
+	lpipe_pipeline_free(p);
+	ck_assert_int_eq(lpipe_set_mem_budget("1KiB"), LPIPE_OK);
+	p = load_string(extractive, LPIPE_NOMEM);
+	ck_assert_str_ne(lpipe_errmsg(), "");
+	/* ...and NULL gives the say back to the environment (0: none) */
+	ck_assert_int_eq(lpipe_set_mem_budget(NULL), LPIPE_OK);
+	ck_assert_int_eq(lpipe_pipeline_load_string(p, "t.yaml", extractive, strlen(extractive)),
+			 LPIPE_OK);
+	/* (the summary of a text said over and over may fail verification) */
+	ck_assert_int_le(lpipe_run_buffer(p, NULL, NULL, big, len, &r), LPIPE_VERIFY);
+	ck_assert_ptr_nonnull(r);
+	lpipe_result_free(r);
+	unsetenv("LPIPE_MEM_BUDGET");
+	lpipe_set_log_level(LPIPE_LOG_ERROR);
+	lpipe_set_progress(0);
+	free(big);
+	lpipe_pipeline_free(p);
+}
+END_TEST
+
+START_TEST(test_pipeline_info)
+{
+	static const char served[] =
+		"version: 1\n"
+		"model: {backend: openai, url: 'http://127.0.0.1:9/v1', name: m, context: 2048,\n"
+		"        concurrency: 3}\n"
+		"stages:\n"
+		"  - split: {unit: tokens, size: 64}\n"
+		"  - summarize: {strategy: tree}\n";
+	lpipe_pipeline *p = lpipe_pipeline_new();
+	char *plan;
+
+	ck_assert_ptr_null(lpipe_pipeline_format(p));
+	ck_assert_ptr_null(lpipe_pipeline_plan(p));
+	ck_assert_int_eq(lpipe_pipeline_concurrency(p), 0);
+	ck_assert_int_eq(lpipe_pipeline_load_string(p, "t.yaml", extractive, strlen(extractive)),
+			 LPIPE_OK);
+	ck_assert_str_eq(lpipe_pipeline_format(p), "text");
+	ck_assert_int_eq(lpipe_pipeline_concurrency(p), 1);
+	ck_assert_ptr_nonnull(strstr(lpipe_pipeline_plan(p), "summarize"));
+	plan = strdup(lpipe_pipeline_plan(p));
+	/* an override changes the plan, and the format with output.format */
+	ck_assert_int_eq(lpipe_pipeline_set(p, "output.format=json"), LPIPE_OK);
+	ck_assert_str_eq(lpipe_pipeline_format(p), "json");
+	ck_assert_str_ne(plan, lpipe_pipeline_plan(p));
+	free(plan);
+	ck_assert_int_eq(lpipe_pipeline_load_string(p, "s.yaml", served, strlen(served)),
+			 LPIPE_OK);
+	ck_assert_int_eq(lpipe_pipeline_concurrency(p), 3);
+	lpipe_pipeline_free(p);
+}
+END_TEST
+
+START_TEST(test_write_and_measures)
+{
+	lpipe_pipeline *p = load_string(extractive, LPIPE_OK);
+	lpipe_engine *e;
+	lpipe_result *r;
+	size_t in = 7, out = 7, n = 0;
+	char *buf = NULL;
+	FILE *f;
+
+	ck_assert_int_eq(lpipe_format_check("html"), LPIPE_OK);
+	ck_assert_int_eq(lpipe_format_check("pdf"), LPIPE_USAGE);
+	ck_assert_int_eq(lpipe_format_check(NULL), LPIPE_USAGE);
+	ck_assert_int_eq(lpipe_engine_new(1, &e), LPIPE_OK);
+	ck_assert_int_eq(lpipe_run_buffer(p, e, NULL, doc_text, strlen(doc_text), &r), LPIPE_OK);
+	/* written as lpipe_result_report makes it */
+	f = open_memstream(&buf, &n);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(lpipe_result_write(r, "markdown", f), LPIPE_OK);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_str_eq(buf, lpipe_result_report(r, "markdown"));
+	free(buf);
+	ck_assert_int_eq(lpipe_result_write(r, "pdf", stdout), LPIPE_USAGE);
+	/* a stream that refuses writes is an input/output error */
+	f = fopen("/dev/full", "w");
+	if (f) {
+		setvbuf(f, NULL, _IONBF, 0);
+		ck_assert_int_eq(lpipe_result_write(r, "text", f), LPIPE_INPUT);
+		ck_assert_str_ne(lpipe_errmsg(), "");
+		fclose(f);
+	}
+	/* no model: no tokens, none loaded; the document's memory was counted */
+	lpipe_result_tokens(r, &in, &out);
+	ck_assert_uint_eq(in, 0);
+	ck_assert_uint_eq(out, 0);
+	lpipe_result_tokens(r, NULL, NULL);
+	ck_assert_uint_ge(lpipe_result_peak_bytes(r), strlen(doc_text));
+	ck_assert_uint_eq(lpipe_engine_models_loaded(e), 0);
+	lpipe_result_free(r);
+	lpipe_engine_free(e);
 	lpipe_pipeline_free(p);
 }
 END_TEST
@@ -263,6 +384,9 @@ int main(void)
 	tcase_add_test(tc, test_buffer_equals_file);
 	tcase_add_test(tc, test_verify_failed);
 	tcase_add_test(tc, test_budget);
+	tcase_add_test(tc, test_settings);
+	tcase_add_test(tc, test_pipeline_info);
+	tcase_add_test(tc, test_write_and_measures);
 	tcase_add_test(tc, test_version);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/runner.h"
+#include "api/runner.h"
 #include "config/pipeline.h"
 #include "core/buf.h"
 #include "core/mem.h"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "cli/runner.h"
+#include "api/runner.h"
 #include "core/mem.h"
 #include "report/report.h"
 #include "stages/stage.h"

@@ -12,7 +12,7 @@
 #include "core/mem.h"
 #include "core/sha256.h"
 #include "engine/engine.h"
-#include "engine/shard.h"
+#include "cli/shard.h"
 #include "model/session.h"
 #include "tools/chat_model.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/runner.h"
+#include "api/runner.h"
 #include "config/pipeline.h"
 #include "core/buf.h"
 #include "core/mem.h"

@@ -3,15 +3,16 @@
 # library, which is compiled position-independent for it. Only the lpipe_*
 # functions are exported: the internal lp_* symbols stay hidden in the
 # shared library. The tool and the tests keep linking the convenience
-# library (liblpipe.la at the top).
+# library (liblpipe.la at the top), which holds the library's own code too.
 liblpipe_la_CFLAGS = $(AM_CFLAGS) -fPIC
+liblpipe_la_SOURCES += src/api/lpipe.c src/api/lpipe.h src/api/runner.c src/api/runner.h
 include_HEADERS = src/api/lpipe.h
 lib_LTLIBRARIES = src/api/liblpipe.la
-src_api_liblpipe_la_SOURCES = src/api/lpipe.c src/api/lpipe.h
+src_api_liblpipe_la_SOURCES = src/api/lpipe.h
 # both kinds: override the static-only default of AM_LIBTOOLFLAGS
 src_api_liblpipe_la_LIBTOOLFLAGS =
 src_api_liblpipe_la_LIBADD = liblpipe.la $(LP_LIBS)
-src_api_liblpipe_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 -no-undefined \
+src_api_liblpipe_la_LDFLAGS = $(AM_LDFLAGS) -version-info 1:0:1 -no-undefined \
 	-export-symbols-regex '^lpipe_'
 
 pkgconfigdir = $(libdir)/pkgconfig

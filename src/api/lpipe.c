@@ -1,6 +1,6 @@
 /*
  * lpipe.c - the public library (lpipe.h) over the runner that `lpipe run`
- * and `lpipe batch` use (cli/runner.h), the engine (engine/engine.h) and
+ * and `lpipe batch` use (api/runner.h), the engine (engine/engine.h) and
  * the report writers (report/report.h). Nothing here runs a stage or
  * formats a report itself.
  */
@@ -11,11 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/runner.h"
+#include "api/runner.h"
 #include "config/pipeline.h"
+#include "core/log.h"
 #include "core/mem.h"
+#include "core/progress.h"
 #include "core/status.h"
 #include "engine/engine.h"
+#include "model/session.h"
 #include "report/report.h"
 #include "stages/doc.h"
 
@@ -24,6 +27,7 @@
 /* A loaded pipeline, shared by the handle and the results made with it. */
 struct loaded {
 	struct lp_pipeline *p;
+	char *plan;             /* lp_pipeline_print's text */
 	atomic_int refs;
 };
 
@@ -46,11 +50,16 @@ struct lpipe_result {
 	struct loaded *pl;
 	struct lp_doc doc;
 	struct lp_run_stats stats;
+	size_t tokens_in, tokens_out;
 	char *question, *data;
 	char *report[4];        /* by enum lp_format, made on demand */
 };
 
 static _Thread_local char errmsg[sizeof(((struct lp_diag *)0)->msg) + 600];
+
+/* lpipe_set_mem_budget's size, or NULL (then LPIPE_MEM_BUDGET, then the
+ * pipeline's memory.budget). */
+static char *budget_override;
 
 const char *lpipe_errmsg(void)
 {
@@ -107,8 +116,54 @@ static void loaded_put(struct loaded *l)
 {
 	if (l && atomic_fetch_sub(&l->refs, 1) == 1) {
 		lp_pipeline_free(l->p);
+		free(l->plan);
 		free(l);
 	}
+}
+
+/* ---- process-wide settings ------------------------------------------------ */
+
+void lpipe_set_log_level(enum lpipe_log_level level)
+{
+	lp_log_set_level(level <= LPIPE_LOG_ERROR ? LP_LOG_ERROR
+			 : level == LPIPE_LOG_WARN ? LP_LOG_WARN
+			 : level == LPIPE_LOG_INFO ? LP_LOG_INFO
+						   : LP_LOG_DEBUG);
+}
+
+void lpipe_set_progress(int mode)
+{
+	lp_progress_enable(mode < 0 ? -1 : mode > 0);
+}
+
+int lpipe_set_mem_budget(const char *size)
+{
+	size_t bytes;
+	char *copy = NULL;
+
+	if (size && lp_mem_parse_size(size, &bytes)) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "invalid memory budget '%.60s' (expected a size such as "
+			 "512MiB)", size);
+		return fail_msg(LP_E_USAGE, msg);
+	}
+	if (size && !(copy = strdup(size)))
+		return fail_msg(LP_E_NOMEM, "out of memory");
+	free(budget_override);
+	budget_override = copy;
+	return ok();
+}
+
+/* The budget for `p` (NULL: before a pipeline is read) into *bytes. */
+static int budget_of(const struct lp_pipeline *p, size_t *bytes)
+{
+	struct lp_diag d;
+	enum lp_status s;
+
+	lp_diag_init(&d);
+	s = lp_runner_budget(p, budget_override, bytes, &d);
+	return s ? fail(s, &d) : LPIPE_OK;
 }
 
 /* ---- pipelines ------------------------------------------------------------ */
@@ -129,20 +184,36 @@ static int reload(lpipe_pipeline *p)
 	struct lp_diag d;
 	enum lp_status s;
 
+	size_t budget;
+	char *plan = NULL;
+	size_t plan_len = 0;
+	FILE *mem;
+	int rc;
+
+	if (!p->path && !p->text)
+		return ok();
+	/* a budget given outside the pipeline covers reading it */
+	if ((rc = budget_of(NULL, &budget)))
+		return rc;
+	if (budget_override || (getenv("LPIPE_MEM_BUDGET") && *getenv("LPIPE_MEM_BUDGET")))
+		lp_mem_set_budget(budget);
+	lp_mem_set_phase("config");
 	lp_diag_init(&d);
 	if (p->path)
 		s = lp_pipeline_load(p->path, &vars, sets, p->n_sets, &pl, &d);
-	else if (p->text)
-		s = lp_pipeline_load_text(p->name, p->text, p->len, &vars, sets, p->n_sets, &pl, &d);
 	else
-		return ok();
+		s = lp_pipeline_load_text(p->name, p->text, p->len, &vars, sets, p->n_sets, &pl, &d);
 	if (s)
 		return fail(s, &d);
-	if (!(l = malloc(sizeof(*l)))) {
+	mem = open_memstream(&plan, &plan_len);
+	s = mem ? lp_pipeline_print(pl, mem) : LP_E_NOMEM;
+	if ((mem && fclose(mem)) || s || !(l = malloc(sizeof(*l)))) {
+		free(plan);
 		lp_pipeline_free(pl);
 		return fail_msg(LP_E_NOMEM, "out of memory");
 	}
 	l->p = pl;
+	l->plan = plan;
 	atomic_init(&l->refs, 1);
 	loaded_put(p->cur);
 	p->cur = l;
@@ -243,6 +314,26 @@ const char *lpipe_pipeline_name(const lpipe_pipeline *p)
 	return p && p->cur ? p->cur->p->name : NULL;
 }
 
+const char *lpipe_pipeline_format(const lpipe_pipeline *p)
+{
+	return p && p->cur ? lp_format_name(p->cur->p->output.format) : NULL;
+}
+
+const char *lpipe_pipeline_plan(const lpipe_pipeline *p)
+{
+	return p && p->cur ? p->cur->plan : NULL;
+}
+
+int lpipe_pipeline_concurrency(const lpipe_pipeline *p)
+{
+	const struct lp_model_cfg *m;
+
+	if (!p || !p->cur)
+		return 0;
+	m = &p->cur->p->model;
+	return m->backend == LP_BACKEND_OPENAI ? (int)m->concurrency : 1;
+}
+
 void lpipe_pipeline_free(lpipe_pipeline *p)
 {
 	if (!p)
@@ -289,6 +380,11 @@ void lpipe_engine_free(lpipe_engine *e)
 	free(e);
 }
 
+size_t lpipe_engine_models_loaded(const lpipe_engine *e)
+{
+	return e ? lp_engine_n_opened((struct lp_engine *)e->e) : 0;
+}
+
 /* ---- runs ----------------------------------------------------------------- */
 
 static const char *question_of(const lpipe_pipeline *p)
@@ -299,6 +395,54 @@ static const char *question_of(const lpipe_pipeline *p)
 	return NULL;
 }
 
+/* -v: the run's memory in one line, before any report is built. */
+static void log_memory(const struct lp_run_stats *stats)
+{
+	char tracked[32], doc[32], rss[32];
+
+	if (lp_log_level() < LP_LOG_DEBUG)
+		return;
+	lp_debug("memory: tracked peak %s (%zu bytes), doc peak %s (%zu bytes), "
+		 "peak rss %s (%zu bytes)",
+		 lp_mem_format_size(stats->peak_tracked_bytes, tracked, sizeof(tracked)),
+		 stats->peak_tracked_bytes,
+		 lp_mem_format_size(stats->peak_by_tag[LP_MEM_DOC], doc, sizeof(doc)),
+		 stats->peak_by_tag[LP_MEM_DOC],
+		 lp_mem_format_size(lp_mem_peak_rss(), rss, sizeof(rss)), lp_mem_peak_rss());
+}
+
+/*
+ * Run r's pipeline on the file `path`, or on r->data[0..len) named `path`
+ * when `buffer`, in a memory scope of its own (core/mem.h) unless the
+ * calling thread is in one already, so that runs side by side each see
+ * their own peaks; count the tokens the thread's model requests took.
+ */
+static enum lp_status run_scoped(lpipe_result *r, lpipe_engine *e, const char *path,
+				 int buffer, size_t len, struct lp_diag *d)
+{
+	uint32_t outer = lp_mem_scope_swap(0), scope = 0;
+	size_t p0, g0, p1, g1;
+	enum lp_status s;
+
+	lp_mem_scope_swap(outer);
+	if (!outer)
+		scope = lp_mem_scope_begin();
+	lp_session_thread_tokens(&p0, &g0);
+	if (buffer)
+		s = lp_runner_run_bytes(r->pl->p, path, r->data, len, r->question,
+					e ? e->e : NULL, &r->doc, &r->stats, d);
+	else
+		s = lp_runner_run(r->pl->p, path, r->question, e ? e->e : NULL, &r->doc,
+				  &r->stats, d);
+	lp_session_thread_tokens(&p1, &g1);
+	r->tokens_in = p1 - p0;
+	r->tokens_out = g1 - g0;
+	log_memory(&r->stats);
+	if (scope)
+		lp_mem_scope_end(scope);
+	return s;
+}
+
 /* Run on the file `path`, or on data[0..len) when data is not NULL. */
 static int run(lpipe_pipeline *p, lpipe_engine *e, const char *path, const void *data,
 	       size_t len, lpipe_result **out)
@@ -307,15 +451,15 @@ static int run(lpipe_pipeline *p, lpipe_engine *e, const char *path, const void 
 	lpipe_result *r;
 	enum lp_status s;
 	size_t budget;
+	int rc;
 
 	if (!out)
 		return fail_msg(LP_E_USAGE, "no place for the result given");
 	*out = NULL;
 	if (!p || !p->cur)
 		return fail_msg(LP_E_USAGE, "no pipeline loaded");
-	lp_diag_init(&d);
-	if ((s = lp_runner_budget(p->cur->p, NULL, &budget, &d)))
-		return fail(s, &d);
+	if ((rc = budget_of(p->cur->p, &budget)))
+		return rc;
 	if (!(r = calloc(1, sizeof(*r))))
 		return fail_msg(LP_E_NOMEM, "out of memory");
 	r->pl = p->cur;
@@ -325,20 +469,15 @@ static int run(lpipe_pipeline *p, lpipe_engine *e, const char *path, const void 
 		return fail_msg(LP_E_NOMEM, "out of memory");
 	}
 	lp_mem_set_budget(budget);
+	lp_diag_init(&d);
 	/* the copy of a buffer is the document's text: tracked, and budgeted */
 	if (data && !(r->data = lp_mem_alloc(LP_MEM_DOC, len ? len : 1, &d))) {
 		lpipe_result_free(r);
 		return fail(LP_E_NOMEM, &d);
 	}
-	if (data) {
-		if (len)
-			memcpy(r->data, data, len);
-		s = lp_runner_run_bytes(r->pl->p, path, r->data, len, r->question,
-					e ? e->e : NULL, &r->doc, &r->stats, &d);
-	} else {
-		s = lp_runner_run(r->pl->p, path, r->question, e ? e->e : NULL, &r->doc,
-				  &r->stats, &d);
-	}
+	if (data && len)
+		memcpy(r->data, data, len);
+	s = run_scoped(r, e, path, data != NULL, len, &d);
 	if (s && s != LP_E_VERIFY) {
 		lpipe_result_free(r);
 		return fail(s, &d);
@@ -383,35 +522,60 @@ const char *lpipe_result_text(lpipe_result *r)
 	return t;
 }
 
-const char *lpipe_result_report(lpipe_result *r, const char *format)
+/* The format called `format` (NULL: the pipeline's, when `r` is given)
+ * into *f. */
+static int format_of(const lpipe_result *r, const char *format, enum lp_format *f)
+{
+	*f = r ? r->pl->p->output.format : LP_FORMAT_TEXT;
+	if ((format || !r) && (!format || lp_report_parse_format(format, f)))
+		return fail_msg(LP_E_USAGE, "unknown format (expected text, markdown, json or html)");
+	return ok();
+}
+
+int lpipe_format_check(const char *format)
+{
+	enum lp_format f;
+
+	return format_of(NULL, format, &f);
+}
+
+int lpipe_result_write(lpipe_result *r, const char *format, FILE *out)
 {
 	enum lp_format f;
 	struct lp_diag d;
 	enum lp_status s;
+	int rc;
+
+	if (!r || !out)
+		return fail_msg(LP_E_USAGE, "no result or no stream given");
+	if ((rc = format_of(r, format, &f)))
+		return rc;
+	lp_diag_init(&d);
+	s = lp_report_write(&r->doc, f, &r->stats, out, &d);
+	return s ? fail(s, &d) : ok();
+}
+
+const char *lpipe_result_report(lpipe_result *r, const char *format)
+{
+	enum lp_format f;
 	char *buf = NULL;
 	size_t n = 0;
 	FILE *out;
+	int rc;
 
-	if (!r)
+	if (!r || format_of(r, format, &f))
 		return NULL;
-	f = r->pl->p->output.format;
-	if (format && lp_report_parse_format(format, &f)) {
-		fail_msg(LP_E_USAGE, "unknown format (expected text, markdown, json or html)");
-		return NULL;
-	}
 	if (r->report[f])
 		return r->report[f];
 	if (!(out = open_memstream(&buf, &n))) {
 		fail_msg(LP_E_NOMEM, "out of memory");
 		return NULL;
 	}
-	lp_diag_init(&d);
-	s = lp_report_write(&r->doc, f, &r->stats, out, &d);
-	if (fclose(out) && !s)
-		s = lp_diag_set(&d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the report");
-	if (s) {
+	rc = lpipe_result_write(r, format, out);
+	if (fclose(out) && !rc)
+		rc = fail_msg(LP_E_NOMEM, "out of memory for the report");
+	if (rc) {
 		free(buf);
-		fail(s, &d);
 		return NULL;
 	}
 	return r->report[f] = buf;
@@ -435,6 +599,19 @@ int lpipe_result_passed(const lpipe_result *r)
 double lpipe_result_survival(const lpipe_result *r)
 {
 	return r && r->doc.verify.done ? r->doc.verify.survival_rate : 1.0;
+}
+
+size_t lpipe_result_peak_bytes(const lpipe_result *r)
+{
+	return r ? r->stats.peak_tracked_bytes : 0;
+}
+
+void lpipe_result_tokens(const lpipe_result *r, size_t *prompt, size_t *generated)
+{
+	if (prompt)
+		*prompt = r ? r->tokens_in : 0;
+	if (generated)
+		*generated = r ? r->tokens_out : 0;
 }
 
 void lpipe_result_free(lpipe_result *r)

@@ -28,6 +28,7 @@
 #define LPIPE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,6 +55,28 @@ const char *lpipe_errmsg(void);
 /* The library's version, "MAJOR.MINOR.PATCH". */
 const char *lpipe_version(void);
 
+/*
+ * Settings of the whole process, as lpipe(1)'s options set them. Change
+ * them before runs start, not while one is in progress.
+ */
+/* What the library prints on standard error, as "lpipe: ..." lines. */
+enum lpipe_log_level {
+	LPIPE_LOG_ERROR,  /* nothing (errors are returned, never printed) */
+	LPIPE_LOG_WARN,   /* warnings (lpipe --quiet) */
+	LPIPE_LOG_INFO,   /* and notices (the default) */
+	LPIPE_LOG_DEBUG,  /* and each stage's time, memory and note (lpipe -v) */
+};
+void lpipe_set_log_level(enum lpipe_log_level level);
+/* Progress of long stages on standard error: -1 on a terminal only (the
+ * default: one line redrawn), 0 never, 1 always (plain lines every few
+ * seconds when standard error is not a terminal). */
+void lpipe_set_progress(int mode);
+/* The memory budget, a size such as "512MiB" ("0": none), over the
+ * environment variable LPIPE_MEM_BUDGET and the pipeline's memory.budget;
+ * NULL: back to those. It covers loading pipelines too. LPIPE_USAGE for a
+ * size that does not parse. */
+int lpipe_set_mem_budget(const char *size);
+
 /* A new pipeline handle with nothing loaded; NULL when out of memory. */
 lpipe_pipeline *lpipe_pipeline_new(void);
 /* Bind ${name} to a copy of `value` (NULL: unbind). */
@@ -67,12 +90,24 @@ int lpipe_pipeline_load_string(lpipe_pipeline *p, const char *name, const char *
 			       size_t len);
 /* The loaded pipeline's name; NULL before a load. */
 const char *lpipe_pipeline_name(const lpipe_pipeline *p);
+/* Its output.format: "text", "markdown", "json" or "html"; NULL before a load. */
+const char *lpipe_pipeline_format(const lpipe_pipeline *p);
+/* The resolved plan, as `lpipe check` prints it (variables and overrides
+ * applied): equal plans run alike. NULL before a load. Owned by `p`, valid
+ * until its next set or load. */
+const char *lpipe_pipeline_plan(const lpipe_pipeline *p);
+/* Documents worth running at once on one engine: model.concurrency when the
+ * model is served (backend openai), else 1 (a model in this process
+ * generates for one document at a time); 0 before a load. */
+int lpipe_pipeline_concurrency(const lpipe_pipeline *p);
 void lpipe_pipeline_free(lpipe_pipeline *p);
 
 /* An engine; keep_models 0 frees a model when no run holds it, 1 keeps it
  * loaded for the next run (within the memory budget). */
 int lpipe_engine_new(int keep_models, lpipe_engine **out);
 void lpipe_engine_free(lpipe_engine *e);
+/* Models the engine has loaded so far (a kept model counts once). */
+size_t lpipe_engine_models_loaded(const lpipe_engine *e);
 
 /* Run `p` on the document `path` ("-": standard input), or on the bytes
  * data[0..len) (copied; `name` names it in messages, NULL: "<buffer>").
@@ -88,14 +123,25 @@ const char *lpipe_result_text(lpipe_result *r);
  * "json" or "html"; NULL: the pipeline's output.format. NULL on failure
  * (lpipe_errmsg says why). Owned by the result. */
 const char *lpipe_result_report(lpipe_result *r, const char *format);
+/* LPIPE_OK when `format` names a report format, else LPIPE_USAGE. */
+int lpipe_format_check(const char *format);
 /* The JSON report (lpipe_result_report(r, "json")). */
 const char *lpipe_result_json(lpipe_result *r);
+/* Write the report to `out` without keeping a copy (format as above).
+ * LPIPE_OK; LPIPE_INPUT when a write fails, LPIPE_NOMEM, LPIPE_USAGE. */
+int lpipe_result_write(lpipe_result *r, const char *format, FILE *out);
 /* The run's code: LPIPE_OK or LPIPE_VERIFY. */
 int lpipe_result_code(const lpipe_result *r);
 /* 1 passed, 0 failed, -1 when no verify stage ran. */
 int lpipe_result_passed(const lpipe_result *r);
 /* The share of keyphrases that survived, 0..1 (1 when none or no verify). */
 double lpipe_result_survival(const lpipe_result *r);
+/* The run's peak of tracked memory in bytes: its own, plus what it shared
+ * with runs beside it on the same engine (the models). */
+size_t lpipe_result_peak_bytes(const lpipe_result *r);
+/* Tokens the run's model requests took in and gave out, retries included
+ * (0 and 0 without a model). Either pointer may be NULL. */
+void lpipe_result_tokens(const lpipe_result *r, size_t *prompt, size_t *generated);
 void lpipe_result_free(lpipe_result *r);
 
 #ifdef __cplusplus

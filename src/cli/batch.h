@@ -7,7 +7,7 @@
  * the command line or in a --from list, the path as given without a
  * leading "/" or "./" ("../" becomes "__/"). The key names the output
  * (OUTDIR/KEY plus the format's extension), decides the shard
- * (engine/shard.h) and identifies the input in the manifest, so it is the
+ * (cli/shard.h) and identifies the input in the manifest, so it is the
  * same on every machine that sees the same tree. Directories are walked
  * recursively in name order; symbolic links to files are followed, links
  * to directories are not (no cycles), and a link that leads nowhere (a
@@ -31,7 +31,7 @@
 #include <stdio.h>
 
 #include "core/status.h"
-#include "engine/shard.h"
+#include "cli/shard.h"
 
 struct lp_batch_input {
 	char *path; /* as opened (malloc) */

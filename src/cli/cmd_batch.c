@@ -2,11 +2,14 @@
  * cmd_batch.c - `lpipe batch PIPELINE INPUT... -o OUTDIR`: run a pipeline
  * over many documents with the model loaded once.
  *
- * One engine (engine/engine.h) serves every document; -j N worker threads
- * each take the next input, run it through the same runner as `lpipe run`
- * in a memory scope of its own, write its output atomically and append its
- * manifest line (cli/batch.h). Generation is serialized on the session's
- * lock; loading, splitting, retrieval and verification run side by side.
+ * A client of the public library (api/lpipe.h), like `lpipe run`: one
+ * engine serves every document; -j N worker threads each take the next
+ * input, run it with lpipe_run_file (each run keeps its own memory peaks),
+ * write its output atomically and append its manifest line (cli/batch.h).
+ * An embedded model generates for one document at a time; loading,
+ * splitting, retrieval and verification run side by side. A served model
+ * (backend openai) takes up to model.concurrency requests at once, which
+ * is also the default -j.
  */
 #include "cli/commands.h"
 
@@ -18,22 +21,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "api/lpipe.h"
 #include "cli/batch.h"
 #include "cli/options.h"
-#include "cli/runner.h"
+#include "cli/shard.h"
 #include "core/fileio.h"
 #include "core/log.h"
-#include "core/mem.h"
 #include "core/progress.h"
 #include "core/sha256.h"
-#include "engine/engine.h"
-#include "engine/shard.h"
-#include "model/session.h"
-#include "report/report.h"
 
 const char lp_usage_batch[] =
 	"usage: lpipe batch [options] PIPELINE INPUT... -o OUTDIR\n"
@@ -52,7 +52,9 @@ const char lp_usage_batch[] =
 	"\n"
 	"options:\n"
 	"  -o, --output OUTDIR   where outputs, manifest and report go\n"
-	"  -j, --jobs N          documents in flight at once (default 1)\n"
+	"  -j, --jobs N          documents in flight at once (default: the model's\n"
+	"                        concurrency when it is served, backend openai;\n"
+	"                        else 1)\n"
 	"      --glob PATTERN    in directories, take only files whose name matches\n"
 	"                        (repeatable; default: every file)\n"
 	"      --exclude PATTERN skip files and directories whose name or relative\n"
@@ -72,7 +74,8 @@ const char lp_usage_batch[] =
 	"                        or doubled\n"
 	"  -q, --question TEXT   bind TEXT to ${question}\n"
 	"      --set KEY=VALUE   override a pipeline key (repeatable)\n"
-	"      --format FORMAT   text, markdown or json (overrides output.format)\n"
+	"      --format FORMAT   text, markdown, json or html (overrides\n"
+	"                        output.format)\n"
 	"      --mem-budget SIZE cap on tracked memory for the whole process\n"
 	"      --progress        show progress even when standard error is not a\n"
 	"                        terminal (then one line every 2 s)\n"
@@ -95,8 +98,8 @@ struct batch_opts {
 	const char *pipeline, *outdir, *question, *mem_budget, *from;
 	const char **sets, **globs, **excludes, **args;
 	size_t n_sets, n_globs, n_excludes, n_args;
-	int jobs, fail_fast, force, has_format, merge, emit_sbatch, has_shard;
-	enum lp_format format;
+	int jobs, jobs_given, fail_fast, force, merge, emit_sbatch, has_shard;
+	const char *format;         /* NULL: the pipeline's output.format */
 	struct lp_shard shard;
 	char **argv_copy; /* the command as given, for the resume line */
 	int argc;
@@ -159,6 +162,7 @@ static int parse_options(int argc, char **argv, struct batch_opts *o)
 			if ((c = lp_opt_int("batch", "--jobs", optarg, 1, 64, &v)))
 				return c;
 			o->jobs = (int)v;
+			o->jobs_given = 1;
 			break;
 		case 'q': o->question = optarg; break;
 		case OPT_SET:
@@ -168,10 +172,11 @@ static int parse_options(int argc, char **argv, struct batch_opts *o)
 			o->sets[o->n_sets++] = optarg;
 			break;
 		case OPT_FORMAT:
-			if (lp_report_parse_format(optarg, &o->format))
+			if (lpipe_format_check(optarg))
 				return lp_cli_usage_error("batch",
-					"unknown format '%s' (expected text, markdown or json)", optarg);
-			o->has_format = 1;
+					"unknown format '%s' (expected text, markdown, json or html)",
+					optarg);
+			o->format = optarg;
 			break;
 		case OPT_MEM_BUDGET:
 			if ((c = lp_opt_size("batch", "--mem-budget", optarg, 1, 1, &bytes)))
@@ -199,11 +204,11 @@ static int parse_options(int argc, char **argv, struct batch_opts *o)
 			break;
 		case OPT_MERGE: o->merge = 1; break;
 		case OPT_QUIET:
-			lp_log_set_level(LP_LOG_WARN);
+			lpipe_set_log_level(LPIPE_LOG_WARN);
 			progress_mode = 0;
 			break;
 		case OPT_PROGRESS: progress_mode = 1; break;
-		case 'v': lp_log_set_level(LP_LOG_DEBUG); break;
+		case 'v': lpipe_set_log_level(LPIPE_LOG_DEBUG); break;
 		case 'h': fputs(lp_usage_batch, stdout); return LP_EXIT_OK;
 		case ':':
 			return lp_cli_usage_error("batch", "option '%s' needs a value", argv[optind - 1]);
@@ -242,9 +247,9 @@ static int emit_sbatch(const struct batch_opts *o)
 
 struct batch {
 	const struct batch_opts *o;
-	struct lp_pipeline *p;
-	struct lp_engine *engine;
-	enum lp_format format;
+	lpipe_pipeline *p;
+	lpipe_engine *engine;
+	const char *format;              /* the report's format */
 	const char *ext;
 	char pipeline_hash[65];
 	char shard[48];
@@ -305,6 +310,20 @@ static char *diag_text(const struct lp_diag *d, enum lp_status s)
 	return strdup(d->msg);
 }
 
+/* The last lpipe_* failure of this thread as the manifest's reason:
+ * "FILE:LINE:COL: MSG" or "MSG" (lpipe_errmsg less its "error: "). */
+static char *api_reason(void)
+{
+	const char *m = lp_cli_api_reason(), *e = strstr(m, ": error: ");
+	char *t = NULL;
+
+	if (!e)
+		return strdup(m);
+	if (asprintf(&t, "%.*s: %s", (int)(e - m), m, e + 9) < 0)
+		return NULL;
+	return t;
+}
+
 static double thread_cpu_s(void)
 {
 	struct timespec ts;
@@ -329,84 +348,71 @@ static int still_done(struct batch *b, const struct lp_batch_entry *e, const cha
 }
 
 /* Render the report into memory, hash it, and write it to `path` through a
- * temporary file. */
-static enum lp_status write_output(struct batch *b, struct lp_doc *doc,
-				   const struct lp_run_stats *stats, const char *path,
-				   struct lp_batch_entry *e, struct lp_diag *d)
+ * temporary file. Returns 0, or the exit code with e->reason set. */
+static int write_output(struct batch *b, lpipe_result *r, const char *path,
+			struct lp_batch_entry *e)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len);
+	const char *text = lpipe_result_report(r, b->format);
+	size_t len = text ? strlen(text) : 0;
 	struct lp_afile af;
+	struct lp_diag d;
 	enum lp_status s;
+	char hex[65];
 
-	if (!mem)
-		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the output");
-	s = lp_report_write(doc, b->format, stats, mem, d);
-	if (fclose(mem) && !s)
-		s = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the output");
-	if (!s && lp_batch_make_parents(path))
-		s = lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to make its directory: %s",
+	if (!text) {
+		free(e->reason);
+		e->reason = api_reason();
+		return LPIPE_NOMEM;
+	}
+	lp_diag_init(&d);
+	if (lp_batch_make_parents(path))
+		s = lp_diag_set(&d, LP_E_IO, path, 0, 0, "unable to make its directory: %s",
 				strerror(errno));
-	if (!s && !(s = lp_afile_open(&af, path, d))) {
-		if (len && fwrite(buf, 1, len, af.fp) != len) {
-			s = lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to write: %s", strerror(errno));
+	else if (!(s = lp_afile_open(&af, path, &d))) {
+		if (len && fwrite(text, 1, len, af.fp) != len) {
+			s = lp_diag_set(&d, LP_E_IO, path, 0, 0, "unable to write: %s",
+					strerror(errno));
 			lp_afile_abort(&af);
 		} else {
-			s = lp_afile_commit(&af, d);
+			s = lp_afile_commit(&af, &d);
 		}
 	}
-	if (!s) {
-		char hex[65];
-		lp_sha256_hex(buf, len, hex);
-		e->output_sha256 = strdup(hex);
-		e->output_bytes = len;
+	if (s) {
+		free(e->reason);
+		e->reason = diag_text(&d, s);
+		return lp_status_exit_code(s);
 	}
-	free(buf);
-	return s;
+	lp_sha256_hex(text, len, hex);
+	e->output_sha256 = strdup(hex);
+	e->output_bytes = len;
+	return 0;
 }
 
 /* Run one document; fills e (status, reason, measures, output). */
 static void run_document(struct batch *b, const struct lp_batch_input *x, const char *out_path,
 			 struct lp_batch_entry *e)
 {
-	struct lp_run_stats stats;
-	struct lp_doc doc;
-	struct lp_diag d;
-	enum lp_status s;
-	uint32_t scope = lp_mem_scope_begin();
 	double t0 = lp_now_s(), c0 = thread_cpu_s();
-	size_t p0, g0, p1, g1;
+	lpipe_result *r = NULL;
+	int rc, wrc;
 
-	lp_session_thread_tokens(&p0, &g0);
-	lp_diag_init(&d);
 	lp_log_set_subject(x->path);
-	s = lp_runner_run(b->p, x->path, b->o->question, b->engine, &doc, &stats, &d);
-	if (s == LP_OK || s == LP_E_VERIFY) {
-		struct lp_diag wd;
-		enum lp_status ws;
-
-		lp_diag_init(&wd);
-		ws = write_output(b, &doc, &stats, out_path, e, &wd);
-		if (ws) {
-			s = ws;
-			d = wd;
-		} else {
+	rc = lpipe_run_file(b->p, b->engine, x->path, &r);
+	if (rc) /* the error, or the failed verification's message */
+		e->reason = api_reason();
+	if (r) {
+		if ((wrc = write_output(b, r, out_path, e)))
+			rc = wrc;
+		else
 			e->output = strdup(out_path + strlen(b->o->outdir) + 1);
-		}
+		lpipe_result_tokens(r, &e->tokens_in, &e->tokens_out);
+		e->survival = lpipe_result_passed(r) < 0 ? -1 : lpipe_result_survival(r);
+		e->peak_tracked_bytes = lpipe_result_peak_bytes(r);
 	}
-	lp_session_thread_tokens(&p1, &g1);
-	e->tokens_in = p1 - p0;
-	e->tokens_out = g1 - g0;
-	e->survival = doc.verify.done ? doc.verify.survival_rate : -1;
-	e->peak_tracked_bytes = stats.peak_tracked_bytes;
-	e->status = strdup(s == LP_OK ? "ok" : s == LP_E_VERIFY ? "verify_failed" : "failed");
-	e->exit_code = lp_status_exit_code(s);
-	if (s)
-		e->reason = diag_text(&d, s);
-	lp_doc_release(&doc);
+	e->status = strdup(rc == LPIPE_OK ? "ok" : rc == LPIPE_VERIFY ? "verify_failed" : "failed");
+	e->exit_code = rc;
+	lpipe_result_free(r);
 	lp_log_set_subject(NULL);
-	lp_mem_scope_end(scope);
 	e->wall_s = lp_now_s() - t0;
 	e->cpu_s = thread_cpu_s() - c0;
 }
@@ -480,7 +486,7 @@ static void process(struct batch *b, size_t i)
 		e.reason = strdup("out of memory");
 	} else if (lp_sha256_file(x->path, sha, &e.bytes, &d)) {
 		e.status = strdup("failed");
-		e.exit_code = lp_status_exit_code(LP_E_INPUT);
+		e.exit_code = LPIPE_INPUT;
 		e.reason = diag_text(&d, LP_E_IO);
 	} else {
 		e.sha256 = strdup(sha);
@@ -519,24 +525,17 @@ static void *worker(void *arg)
 /* SHA-256 of the resolved plan (what `lpipe check` prints, --set and -q
  * included) and the output format: a document is redone when either
  * changes. */
-static enum lp_status hash_pipeline(struct batch *b, struct lp_diag *d)
+static void hash_pipeline(struct batch *b)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len);
-	enum lp_status s;
+	struct lp_sha256 h;
+	unsigned char digest[32];
 
-	if (!mem)
-		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory");
-	s = lp_pipeline_print(b->p, mem);
-	fprintf(mem, "# output format: %d\n", (int)b->format);
-	if (fclose(mem) || s) {
-		free(buf);
-		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory printing the plan");
-	}
-	lp_sha256_hex(buf, len, b->pipeline_hash);
-	free(buf);
-	return LP_OK;
+	lp_sha256_init(&h);
+	lp_sha256_update(&h, lpipe_pipeline_plan(b->p), strlen(lpipe_pipeline_plan(b->p)));
+	lp_sha256_update(&h, "# output format: ", 17);
+	lp_sha256_update(&h, b->format, strlen(b->format));
+	lp_sha256_final(&h, digest);
+	lp_sha256_to_hex(digest, b->pipeline_hash);
 }
 
 static int fail(const struct lp_diag *d0, enum lp_status s)
@@ -549,29 +548,36 @@ static int fail(const struct lp_diag *d0, enum lp_status s)
 	return lp_status_exit_code(s);
 }
 
-/* Load the pipeline under the command line's budget, then its own. */
-static enum lp_status load(struct batch *b, struct lp_diag *d)
+/* Load the pipeline (under the command line's budget, then its own) and
+ * settle the format, the default -j and the pipeline's hash. Returns 0 or
+ * the exit code, the error printed. */
+static int load(struct batch *b, int *jobs)
 {
 	const struct batch_opts *o = b->o;
-	size_t budget;
-	enum lp_status s;
+	int rc;
 
-	if ((s = lp_runner_budget(NULL, o->mem_budget, &budget, d)))
-		return s;
-	lp_mem_set_budget(budget);
-	lp_mem_set_phase("config");
-	s = lp_runner_load_pipeline(o->pipeline, o->question, o->sets, o->n_sets, &b->p, d);
-	if (s)
-		return s;
-	if ((s = lp_runner_budget(b->p, o->mem_budget, &budget, d)))
-		return s;
-	lp_mem_set_budget(budget);
-	b->format = o->has_format ? o->format : b->p->output.format;
-	b->ext = b->format == LP_FORMAT_JSON	 ? ".json"
-		 : b->format == LP_FORMAT_MARKDOWN ? ".md"
-		 : b->format == LP_FORMAT_HTML	   ? ".html"
-						   : ".txt";
-	return hash_pipeline(b, d);
+	if (!(b->p = lpipe_pipeline_new()))
+		return lp_cli_api_error(NULL, LPIPE_NOMEM);
+	if ((rc = lpipe_set_mem_budget(o->mem_budget)) ||
+	    (o->question && (rc = lpipe_pipeline_set_var(b->p, "question", o->question))))
+		return lp_cli_api_error(NULL, rc);
+	for (size_t i = 0; i < o->n_sets; i++)
+		if ((rc = lpipe_pipeline_set(b->p, o->sets[i])))
+			return lp_cli_api_error(NULL, rc);
+	if ((rc = lpipe_pipeline_load_file(b->p, o->pipeline))) {
+		lp_cli_api_error(NULL, rc);
+		if (!o->question && strstr(lpipe_errmsg(), "'question'"))
+			fputs("lpipe: hint: give the question with -q TEXT\n", stderr);
+		return rc;
+	}
+	b->format = o->format ? o->format : lpipe_pipeline_format(b->p);
+	b->ext = !strcmp(b->format, "json")	  ? ".json"
+		 : !strcmp(b->format, "markdown") ? ".md"
+		 : !strcmp(b->format, "html")	  ? ".html"
+						  : ".txt";
+	*jobs = o->jobs_given ? o->jobs : lpipe_pipeline_concurrency(b->p);
+	hash_pipeline(b);
+	return 0;
 }
 
 static enum lp_status collect(struct batch *b, size_t *total, struct lp_diag *d)
@@ -632,6 +638,13 @@ static void finish_reports(struct batch *b, const char *manifest_path)
 	free(csv);
 }
 
+static double peak_rss_mib(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) ? 0.0 : (double)ru.ru_maxrss / 1024.0;
+}
+
 static void summary(struct batch *b, size_t total, double secs)
 {
 	size_t ran = b->n_done - b->n_skipped;
@@ -643,8 +656,8 @@ static void summary(struct batch *b, size_t total, double secs)
 		"%zu failed, %zu skipped (done before); %.1f documents/minute, peak RSS %.1f MiB, "
 		"models loaded %zu\n",
 		b->n_done, b->in.n, b->in.n == 1 ? "" : "s", b->n_ok, b->n_verify, b->n_failed,
-		b->n_skipped, secs > 0 ? 60.0 * (double)ran / secs : 0.0,
-		(double)lp_mem_peak_rss() / (1024.0 * 1024.0), lp_engine_n_opened(b->engine));
+		b->n_skipped, secs > 0 ? 60.0 * (double)ran / secs : 0.0, peak_rss_mib(),
+		lpipe_engine_models_loaded(b->engine));
 	if (total != b->in.n)
 		fprintf(stderr, "lpipe batch: shard %s: %zu of the %zu inputs\n", b->shard, b->in.n,
 			total);
@@ -652,14 +665,13 @@ static void summary(struct batch *b, size_t total, double secs)
 
 static int run_batch(const struct batch_opts *o)
 {
-	struct lp_engine_params ep = lp_engine_default_params();
 	struct batch b;
 	struct lp_diag d;
 	pthread_t *threads = NULL;
 	char *manifest_path = NULL;
 	size_t total = 0, cleaned;
 	enum lp_status s;
-	int rc, n_threads = 0;
+	int rc, jobs = 1, n_threads = 0;
 
 	memset(&b, 0, sizeof(b));
 	b.o = o;
@@ -667,10 +679,10 @@ static int run_batch(const struct batch_opts *o)
 	pthread_mutex_init(&b.lock, NULL);
 	lp_diag_init(&d);
 	snprintf(b.shard, sizeof(b.shard), "%lu/%lu", o->shard.index, o->shard.count);
-	if ((s = load(&b, &d)) || (s = collect(&b, &total, &d))) {
+	if ((rc = load(&b, &jobs)))
+		goto out;
+	if ((s = collect(&b, &total, &d))) {
 		rc = fail(&d, s);
-		if (s == LP_E_CONFIG && !o->question && strstr(d.msg, "'question'"))
-			fputs("lpipe: hint: give the question with -q TEXT\n", stderr);
 		goto out;
 	}
 	if ((mkdir(o->outdir, 0777) && errno != EEXIST) ||
@@ -694,20 +706,19 @@ static int run_batch(const struct batch_opts *o)
 		rc = LP_EXIT_INPUT;
 		goto out;
 	}
-	ep.keep_idle = 1;
-	if ((s = lp_engine_new(&ep, &b.engine, &d))) {
-		rc = fail(&d, s);
+	if ((rc = lpipe_engine_new(1, &b.engine))) {
+		lp_cli_api_error(NULL, rc);
 		goto out;
 	}
 	/* the stages' own progress lines would mix: the batch has one */
 	lp_progress_enable(progress_mode);
 	lp_progress_begin(&b.prog, "batch", "documents", b.in.n);
-	lp_progress_enable(0);
+	lpipe_set_progress(0);
 	b.prog.detail = b.detail;
 	b.t0 = lp_now_s();
 	catch_stop_signals();
-	threads = calloc((size_t)o->jobs, sizeof(*threads));
-	for (int i = 0; threads && i < o->jobs; i++)
+	threads = calloc((size_t)jobs, sizeof(*threads));
+	for (int i = 0; threads && i < jobs; i++)
 		if (!pthread_create(&threads[i], NULL, worker, &b))
 			n_threads++;
 	if (!n_threads)
@@ -733,11 +744,11 @@ out:
 	if (b.manifest_fd >= 0)
 		close(b.manifest_fd);
 	free(manifest_path);
-	lp_engine_free(b.engine);
+	lpipe_engine_free(b.engine);
 	lp_batch_manifest_release(&b.done);
 	lp_batch_manifest_release(&b.fresh);
 	lp_batch_inputs_release(&b.in);
-	lp_pipeline_free(b.p);
+	lpipe_pipeline_free(b.p);
 	pthread_mutex_destroy(&b.lock);
 	return rc;
 }

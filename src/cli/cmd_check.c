@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/runner.h"
+#include "api/runner.h"
 #include "config/pipeline.h"
 #include "config/schema.h"
 #include "core/log.h"

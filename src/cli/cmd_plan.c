@@ -6,7 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/runner.h"
+#include "api/runner.h"
 #include "core/mem.h"
 #include "core/status.h"
 #include "model/gguf.h"

@@ -1,4 +1,10 @@
-/* cmd_run.c - `lpipe run PIPELINE DOC|-`: run a pipeline on one document. */
+/*
+ * cmd_run.c - `lpipe run PIPELINE DOC|-`: run a pipeline on one document.
+ *
+ * A client of the public library (api/lpipe.h) like any other: the
+ * command parses its options, runs the pipeline through lpipe_run_file on
+ * an engine of its own and writes the report atomically.
+ */
 #include "cli/commands.h"
 
 #include <errno.h>
@@ -7,14 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/lpipe.h"
 #include "cli/options.h"
-#include "cli/runner.h"
 #include "core/fileio.h"
-#include "core/log.h"
-#include "core/mem.h"
-#include "core/progress.h"
-#include "engine/engine.h"
-#include "report/report.h"
 
 const char lp_usage_run[] =
 	"usage: lpipe run [options] PIPELINE DOC|-\n"
@@ -54,8 +55,7 @@ struct run_opts {
 	const char **sets;
 	size_t n_sets;
 	const char *output;
-	int has_format;
-	enum lp_format format;
+	const char *format;     /* NULL: the pipeline's output.format */
 	const char *mem_budget;
 	int quiet, progress;
 };
@@ -99,10 +99,10 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'o': o->output = optarg; break;
 		case OPT_FORMAT:
-			if (lp_report_parse_format(optarg, &o->format))
+			if (lpipe_format_check(optarg))
 				return lp_cli_usage_error("run",
 					"unknown format '%s' (expected text, markdown, json or html)", optarg);
-			o->has_format = 1;
+			o->format = optarg;
 			break;
 		case OPT_MEM_BUDGET:
 			if ((c = lp_opt_size("run", "--mem-budget", optarg, 1, 1, &bytes)))
@@ -110,11 +110,11 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			o->mem_budget = optarg;
 			break;
 		case OPT_QUIET:
-			lp_log_set_level(LP_LOG_WARN);
+			lpipe_set_log_level(LPIPE_LOG_WARN);
 			o->quiet = 1;
 			break;
 		case OPT_PROGRESS: o->progress = 1; break;
-		case 'v': lp_log_set_level(LP_LOG_DEBUG); break;
+		case 'v': lpipe_set_log_level(LPIPE_LOG_DEBUG); break;
 		case 'h': fputs(lp_usage_run, stdout); return LP_EXIT_OK;
 		case ':':
 			return lp_cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
@@ -133,141 +133,110 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 	o->pipeline = argv[optind];
 	o->doc = argv[optind + 1];
 	/* --quiet wins over --progress, in either order */
-	lp_progress_enable(o->quiet ? 0 : o->progress ? 1 : -1);
+	lpipe_set_progress(o->quiet ? 0 : o->progress ? 1 : -1);
 	return -1;
 }
 
-/* Write the report to `af` (opened before the run, so an output that
- * cannot be written fails before the work), or to standard output. */
-static enum lp_status write_output(struct lp_doc *doc, const struct run_opts *o,
-				   struct lp_afile *af,
-				   enum lp_format format, const struct lp_run_stats *stats,
-				   struct lp_diag *d)
+/* Print the error of the output file; returns its exit code. */
+static int output_error(struct lp_diag *d, enum lp_status s)
 {
-	enum lp_status s;
-
-	errno = 0;
-	if (!af->fp) {
-		s = lp_report_write(doc, format, stats, stdout, d);
-		if (!s && (fflush(stdout) || ferror(stdout)))
-			s = lp_diag_set(d, LP_E_IO, NULL, 0, 0, "unable to write: %s",
-					strerror(errno ? errno : EIO));
-	} else {
-		s = lp_report_write(doc, format, stats, af->fp, d);
-		if (!s)
-			return lp_afile_commit(af, d);
-		lp_afile_abort(af);
-	}
-	/* the report's writers know the reason, not where it went */
-	if (s == LP_E_IO && !d->file[0])
-		snprintf(d->file, sizeof(d->file), "%s", o->output ? o->output : "<stdout>");
-	return s;
-}
-
-/* Print a diagnostic; one left empty by its caller still names the status. */
-static void print_diag(struct lp_diag *d, enum lp_status s)
-{
-	lp_progress_clear();
 	if (!d->msg[0])
 		lp_diag_set(d, s, NULL, 0, 0, "%s", lp_status_str(s));
 	lp_diag_print(d, stderr);
+	return lp_status_exit_code(s);
+}
+
+/* Write the report to `af` (opened before the run, so an output that
+ * cannot be written fails before the work), or to standard output. Returns
+ * the exit code, the error printed. */
+static int write_output(lpipe_result *r, const struct run_opts *o, struct lp_afile *af)
+{
+	const char *where = af->fp ? o->output : "<stdout>";
+	struct lp_diag d;
+	enum lp_status s;
+	int rc;
+
+	errno = 0;
+	rc = lpipe_result_write(r, o->format, af->fp ? af->fp : stdout);
+	if (!rc && !af->fp && (fflush(stdout) || ferror(stdout))) {
+		fprintf(stderr, "%s: error: unable to write: %s\n", where,
+			strerror(errno ? errno : EIO));
+		return LP_EXIT_INPUT;
+	}
+	if (rc) {
+		lp_afile_abort(af);
+		/* the report's writers know the reason, not where it went */
+		return lp_cli_api_error(rc == LPIPE_INPUT ? where : NULL, rc);
+	}
+	lp_diag_init(&d);
+	s = af->fp ? lp_afile_commit(af, &d) : LP_OK;
+	return s ? output_error(&d, s) : LP_EXIT_OK;
 }
 
 /* A failed verification is not an error of the tool: say what failed. */
-static void print_verify_failure(const struct lp_diag *d)
+static void print_verify_failure(void)
 {
-	if (!d->msg[0])
+	const char *m = lp_cli_api_reason();
+
+	if (!*m)
 		fputs("lpipe: verification failed\n", stderr);
-	else if (strstr(d->msg, "verification"))
-		fprintf(stderr, "lpipe: %s\n", d->msg);
+	else if (strstr(m, "verification"))
+		fprintf(stderr, "lpipe: %s\n", m);
 	else
-		fprintf(stderr, "lpipe: verification failed: %s\n", d->msg);
-}
-
-/* -v: the run's memory in one line, before the report is built. */
-static void log_memory(const struct lp_run_stats *stats)
-{
-	char tracked[32], doc[32], rss[32];
-
-	if (lp_log_level() < LP_LOG_DEBUG)
-		return;
-	lp_debug("memory: tracked peak %s (%zu bytes), doc peak %s (%zu bytes), "
-		 "peak rss %s (%zu bytes)",
-		 lp_mem_format_size(stats->peak_tracked_bytes, tracked, sizeof(tracked)),
-		 stats->peak_tracked_bytes,
-		 lp_mem_format_size(stats->peak_by_tag[LP_MEM_DOC], doc, sizeof(doc)),
-		 stats->peak_by_tag[LP_MEM_DOC],
-		 lp_mem_format_size(lp_mem_peak_rss(), rss, sizeof(rss)), lp_mem_peak_rss());
+		fprintf(stderr, "lpipe: verification failed: %s\n", m);
 }
 
 static int run(const struct run_opts *o)
 {
-	struct lp_pipeline *p = NULL;
-	struct lp_engine *engine = NULL;
+	lpipe_pipeline *p = lpipe_pipeline_new();
+	lpipe_engine *engine = NULL;
+	lpipe_result *r = NULL;
 	struct lp_afile af = { 0 };
-	struct lp_run_stats stats;
-	struct lp_doc doc;
 	struct lp_diag d;
-	enum lp_status s, ran;
-	size_t budget;
+	enum lp_status s;
+	int rc, ran;
 
-	lp_diag_init(&d);
-	/* The budget of the command line or environment covers reading the
-	 * pipeline too; the pipeline's own applies once it is read. */
-	s = lp_runner_budget(NULL, o->mem_budget, &budget, &d);
-	if (s) {
-		print_diag(&d, s);
-		return lp_status_exit_code(s);
-	}
-	lp_mem_set_budget(budget);
-	lp_mem_set_phase("config");
-	s = lp_runner_load_pipeline(o->pipeline, o->question, o->sets, o->n_sets, &p, &d);
-	if (s) {
-		print_diag(&d, s);
-		if (!o->question && strstr(d.msg, "'question'"))
+	if (!p)
+		return lp_cli_api_error(NULL, LPIPE_NOMEM);
+	if ((rc = lpipe_set_mem_budget(o->mem_budget)) ||
+	    (o->question && (rc = lpipe_pipeline_set_var(p, "question", o->question))))
+		goto fail;
+	for (size_t i = 0; i < o->n_sets; i++)
+		if ((rc = lpipe_pipeline_set(p, o->sets[i])))
+			goto fail;
+	if ((rc = lpipe_pipeline_load_file(p, o->pipeline))) {
+		lp_cli_api_error(NULL, rc);
+		if (!o->question && strstr(lpipe_errmsg(), "'question'"))
 			fputs("lpipe: hint: give the question with -q TEXT\n", stderr);
-		return lp_status_exit_code(s);
-	}
-	s = lp_runner_budget(p, o->mem_budget, &budget, &d);
-	if (s) {
-		print_diag(&d, s);
-		lp_pipeline_free(p);
-		return lp_status_exit_code(s);
-	}
-	lp_mem_set_budget(budget);
-	if (o->output && strcmp(o->output, "-") && (s = lp_afile_open(&af, o->output, &d))) {
-		print_diag(&d, s);
-		lp_pipeline_free(p);
-		return lp_status_exit_code(s);
-	}
-	/* a batch of one: the engine frees the model with the document */
-	if ((s = lp_engine_new(NULL, &engine, &d))) {
-		print_diag(&d, s);
-		lp_afile_abort(&af);
-		lp_pipeline_free(p);
-		return lp_status_exit_code(s);
-	}
-	ran = lp_runner_run(p, o->doc, o->question, engine, &doc, &stats, &d);
-	log_memory(&stats);
-	if (ran && ran != LP_E_VERIFY) {
-		print_diag(&d, ran);
-		s = ran;
 		goto out;
 	}
-	if (ran == LP_E_VERIFY)
-		print_verify_failure(&d);
 	lp_diag_init(&d);
-	s = write_output(&doc, o, &af, o->has_format ? o->format : p->output.format, &stats, &d);
-	if (s)
-		print_diag(&d, s);
-	else
-		s = ran;
+	if (o->output && strcmp(o->output, "-") && (s = lp_afile_open(&af, o->output, &d))) {
+		rc = output_error(&d, s);
+		goto out;
+	}
+	/* a batch of one: the engine frees the model with the document */
+	if ((rc = lpipe_engine_new(0, &engine)))
+		goto fail;
+	ran = lpipe_run_file(p, engine, o->doc, &r);
+	if (!r) {
+		rc = ran;
+		goto fail;
+	}
+	if (ran == LPIPE_VERIFY)
+		print_verify_failure();
+	rc = write_output(r, o, &af);
+	if (!rc)
+		rc = ran;
+	goto out;
+fail:
+	lp_cli_api_error(NULL, rc);
 out:
 	lp_afile_abort(&af);
-	lp_doc_release(&doc);
-	lp_engine_free(engine);
-	lp_pipeline_free(p);
-	return lp_status_exit_code(s);
+	lpipe_result_free(r);
+	lpipe_engine_free(engine);
+	lpipe_pipeline_free(p);
+	return rc;
 }
 
 int cmd_run(int argc, char **argv)

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/lpipe.h"
+#include "core/progress.h"
 #include "core/status.h"
 
 /* One line per subcommand, in the order `lpipe --help` lists them. */
@@ -80,6 +82,25 @@ int lp_cli_usage_error(const char *name, const char *fmt, ...)
 	fputc('\n', stderr);
 	lp_cli_print_synopsis(name, stderr);
 	return LP_EXIT_USAGE;
+}
+
+const char *lp_cli_api_reason(void)
+{
+	const char *m = lpipe_errmsg();
+
+	return strncmp(m, "error: ", 7) ? m : m + 7;
+}
+
+int lp_cli_api_error(const char *where, int code)
+{
+	const char *m = lpipe_errmsg();
+
+	lp_progress_clear();
+	if (strncmp(m, "error: ", 7))
+		fprintf(stderr, "%s\n", *m ? m : "lpipe: error");
+	else
+		fprintf(stderr, "%s: %s\n", where ? where : "lpipe", m);
+	return code;
 }
 
 /* Optimal string alignment distance (Levenshtein plus adjacent swaps). */

@@ -75,6 +75,16 @@ void lp_cli_print_synopsis(const char *name, FILE *out);
 int lp_cli_usage_error(const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /*
+ * The commands built on the public library (api/lpipe.h): the message of
+ * the calling thread's last failed lpipe_* call without its leading
+ * "error: " (what went wrong, after the file and position when it names
+ * them), and that message printed as lpipe(1) prints errors ("lpipe:
+ * error: MSG", or "FILE:LINE:COL: error: MSG"), a message naming no file
+ * put under `where` when given. lp_cli_api_error returns `code`.
+ */
+const char *lp_cli_api_reason(void);
+int lp_cli_api_error(const char *where, int code);
+/*
  * The nearest of the NULL-terminated `candidates` to `word` (edit distance
  * at most 2, or a unique prefix), or NULL when none is close enough.
  */

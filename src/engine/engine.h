@@ -3,7 +3,7 @@
  * embedder, and through them the backend and the thread pools.
  *
  * `lpipe run` processes one document and `lpipe batch` thousands; both
- * hand each document's run an engine (cli/runner.h), and the document's
+ * hand each document's run an engine (api/runner.h), and the document's
  * state (stages/doc.h) borrows from it what it needs:
  *
  *  - Sessions are keyed by everything that makes one differ from another

@@ -1,6 +1,5 @@
 # engine: what outlives one document (model sessions, the dense embedder)
-liblpipe_la_SOURCES += src/engine/engine.c src/engine/engine.h \
-	src/engine/shard.c src/engine/shard.h
+liblpipe_la_SOURCES += src/engine/engine.c src/engine/engine.h
 
 check_PROGRAMS += tests/check_engine
 TESTS += tests/check_engine

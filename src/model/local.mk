@@ -44,7 +44,8 @@ liblpipe_la_SOURCES += \
 	src/model/bpe.c src/model/spm.c \
 	src/model/chat.c src/model/chat.h \
 	src/model/sampler.c src/model/sampler.h
-liblpipe_la_SOURCES += src/model/vocab_gguf.c src/cli/cmd_tokenize.c
+liblpipe_la_SOURCES += src/model/vocab_gguf.c
+libcli_la_SOURCES += src/cli/cmd_tokenize.c
 check_PROGRAMS += tests/check_tokenizer tests/check_tokenizer_model
 TESTS += tests/check_tokenizer tests/check_tokenizer_model
 tests_check_tokenizer_SOURCES = tests/check_tokenizer.c \
@@ -103,8 +104,8 @@ EXTRA_DIST += tests/fuzz/make-vocab-seeds.py
 liblpipe_la_SOURCES += \
 	src/model/model.c src/model/model.h \
 	src/model/kvcache.c src/model/kvcache.h \
-	src/model/forward.c src/model/forward.h \
-	src/cli/cmd_generate.c
+	src/model/forward.c src/model/forward.h
+libcli_la_SOURCES += src/cli/cmd_generate.c
 
 check_PROGRAMS += tests/check_forward
 TESTS += tests/check_forward
@@ -138,8 +139,8 @@ tests_fuzz_fuzz_model_LDADD = $(TEST_LIBS)
 
 # model: the memory planner (`lpipe plan`) and the probe (`lpipe probe`)
 liblpipe_la_SOURCES += src/model/plan.c src/model/plan.h \
-	src/report/probe.c src/report/probe_out.c src/report/probe.h \
-	src/cli/cmd_probe.c src/cli/cmd_plan.c
+	src/report/probe.c src/report/probe_out.c src/report/probe.h
+libcli_la_SOURCES += src/cli/cmd_probe.c src/cli/cmd_plan.c
 check_PROGRAMS += tests/check_probe
 TESTS += tests/check_probe
 tests_check_probe_SOURCES = tests/check_probe.c \

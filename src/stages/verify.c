@@ -42,7 +42,7 @@
  * LP_E_VERIFY (the run still writes its output: the CLI decides the exit
  * status). retry (needs a model) sets doc->must_keep to the missing
  * keyphrases with the source sentences that hold them, and asks the runner
- * (doc->rerun, cli/runner.h) to run again from the last model summarize
+ * (doc->rerun, api/runner.h) to run again from the last model summarize
  * stage before this one through this one; this stage then checks the new
  * output. After max_retries reruns it warns. The stage never runs another
  * stage itself. Whenever phrases are missing, each one's lost_level says at

@@ -1,4 +1,4 @@
-#include "engine/shard.h"
+#include "cli/shard.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "cli/runner.h"
+#include "api/runner.h"
 
 #include <stdio.h>
 #include <stdlib.h>

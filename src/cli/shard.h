@@ -9,8 +9,8 @@
  * and does not move when inputs are added or removed: every input is in
  * exactly one shard for a given N.
  */
-#ifndef LP_ENGINE_SHARD_H
-#define LP_ENGINE_SHARD_H
+#ifndef LP_CLI_SHARD_H
+#define LP_CLI_SHARD_H
 
 #include <stddef.h>
 

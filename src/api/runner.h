@@ -32,8 +32,8 @@
  * returns LP_E_VERIFY with its message so the output is still produced. A
  * verification that is run again by a rerun is judged by its last run.
  */
-#ifndef LP_CLI_RUNNER_H
-#define LP_CLI_RUNNER_H
+#ifndef LP_API_RUNNER_H
+#define LP_API_RUNNER_H
 
 #include <stddef.h>
 
