@@ -38,7 +38,8 @@
  * session's lock, so the documents of a batch share one session from
  * their own threads; a generation holds it until it ends (generation is
  * serialized on the model; a remote session's requests are not: each has
- * its own connection). Open and free are not locked: the owner (the
+ * its own connection, and its client keeps at most model.concurrency of
+ * them in flight, openai.h). Open and free are not locked: the owner (the
  * engine, engine/engine.h) does them while no document uses the session.
  */
 #ifndef LP_MODEL_SESSION_H

@@ -113,6 +113,7 @@ enum lp_status lp_stage_session(struct lp_doc *doc, struct lp_session **out,
 			op.api_key_env = m->api_key_env;
 			op.timeout_ms = (long)m->timeout_ms;
 			op.retries = (int)m->retries;
+			op.concurrency = (int)m->concurrency;
 			sp.openai = &op;
 			sp.path = m->tokenizer;
 		}

@@ -2,7 +2,8 @@
 # openai.sh - model backend openai against a stub server on loopback
 # (tests/tools/openai_stub.py): requests and their key, retries with
 # back-off on 429 and 5xx, giving up after the bound, errors that fail at
-# once, and the key kept out of every output, trace and error.
+# once, model.concurrency capping the requests in flight of a batch, and
+# the key kept out of every output, trace and error.
 . "$top_srcdir/tests/cli/lib.sh"
 
 command -v python3 >/dev/null 2>&1 || { echo "skip: python3 is needed for the stub"; exit 77; }
@@ -156,6 +157,58 @@ if [ -x "$PAR" ]; then
 else
 	fail "no $PAR"
 fi
+
+# A back-off gives up its slot: two threads on a client with one slot,
+# the first request refused with 429. The other thread's request goes
+# next (it has waited for the slot since the start), and the refused one
+# is tried again after it; a client that slept holding the slot would
+# send the retry second.
+stub 429,200
+if [ -x "$PAR" ]; then
+	rc=0
+	"$PAR" "http://127.0.0.1:$PORT/v1" 2 1 1 >"$OUT" 2>"$ERR" || rc=$?
+	keep
+	said() { sed -n "${1}s/.* said=\\([^ ]*\\) .*/\\1/p" "$LOG"; }
+	if [ "$rc" = 0 ] && [ "$(requests)" = 3 ] && [ "$(said 1)" = "$(said 3)" ] &&
+		[ "$(said 2)" != "$(said 1)" ] && ! grep -qv ' open=1$' "$LOG"; then
+		ok "one slot: the other thread's request went during the back-off ($(said 1), $(said 2), $(said 3))"
+	else
+		fail "one slot, 429 first: status $rc, the stub saw: $(cat "$LOG")"
+	fi
+fi
+
+# -- requests in flight: model.concurrency --------------------------------
+# Eight documents on six batch workers, one request each; the stub holds
+# every request 0.3 s and records how many it had open at once. With
+# concurrency 2 that is exactly 2 (the hold lets 2 meet, and a client
+# without the cap would send up to 6); with 6 it is more than 2, so the
+# cap, not the batch, is what held it. STUB_HOLD's second figure makes the
+# stub wait (up to 5 s) for that many to meet, so scheduling cannot hide
+# them; it never makes more arrive.
+mkdir -p "$WORK/docs"
+for i in 1 2 3 4 5 6 7 8; do
+	echo "Document $i is about lighthouse number $i and its keeper." >"$WORK/docs/d$i.txt"
+done
+# inflight CONCURRENCY GATHER: the batch, then $MAXOPEN and $(requests)
+inflight() {
+	STUB_HOLD=0.3,$2
+	export STUB_HOLD
+	stub 200
+	unset STUB_HOLD
+	P=$(remote 0)
+	lp batch "$P" "$WORK/docs" -o "$WORK/in-flight-$1" -j 6 --set "model.concurrency=$1"
+	keep
+	expect "batch -j 6 with model.concurrency=$1" 0 "8 of 8 documents"
+	MAXOPEN=$(sed -n 's/.* open=\([0-9]*\)$/\1/p' "$LOG" | sort -n | tail -1)
+	echo "# model.concurrency=$1: $(requests) requests, at most ${MAXOPEN:-none} open at once"
+}
+inflight 2 2
+[ "$(requests)" = 8 ] && [ "$MAXOPEN" = 2 ] && ok "concurrency 2: never more than 2 in flight" ||
+	fail "concurrency 2: $(requests) requests, at most ${MAXOPEN:-none} open at once"
+inflight 6 3
+[ "$(requests)" = 8 ] && [ "${MAXOPEN:-0}" -gt 2 ] &&
+	ok "concurrency 6: $MAXOPEN in flight at once, the cap is what limited them" ||
+	fail "concurrency 6: $(requests) requests, at most ${MAXOPEN:-none} open at once"
 
 # -- no server -------------------------------------------------------------
 kill "$STUB_PID" && wait "$STUB_PID" 2>/dev/null

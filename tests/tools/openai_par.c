@@ -2,9 +2,10 @@
  * openai_par.c - one OpenAI client shared by N threads, each sending its
  * own request at once (tests/cli/openai.sh runs it against the stub).
  *
- *   openai_par URL N
+ *   openai_par URL N [CONCURRENCY RETRIES]
  *
- * Prints "T: REPLY" per thread in thread order, or "T: error: MESSAGE";
+ * CONCURRENCY caps the client's requests in flight (default 0: no cap),
+ * RETRIES its further attempts (default 0). Prints "T: REPLY" per thread in thread order, or "T: error: MESSAGE";
  * exits 0 when every request succeeded, 1 otherwise, 2 on bad usage.
  */
 #include <pthread.h>
@@ -44,14 +45,16 @@ int main(int argc, char **argv)
 	struct lp_diag d;
 	int n, bad = 0;
 
-	if (argc != 3 || (n = atoi(argv[2])) < 1 || n > MAX_THREADS) {
-		fprintf(stderr, "usage: openai_par URL N (1..%d)\n", MAX_THREADS);
+	if ((argc != 3 && argc != 5) || (n = atoi(argv[2])) < 1 || n > MAX_THREADS) {
+		fprintf(stderr, "usage: openai_par URL N (1..%d) [CONCURRENCY RETRIES]\n",
+			MAX_THREADS);
 		return 2;
 	}
 	p.url = argv[1];
 	p.model = "stub-model";
 	p.api_key_env = getenv("STUB_KEY") ? "STUB_KEY" : NULL;
-	p.retries = 0;
+	p.concurrency = argc == 5 ? atoi(argv[3]) : 0;
+	p.retries = argc == 5 ? atoi(argv[4]) : 0;
 	lp_diag_init(&d);
 	if (lp_openai_new(&p, &c, &d)) {
 		lp_diag_print(&d, stderr);

@@ -12,13 +12,22 @@ any other status carries {"error": {"message": ...}}. Each request adds a
 line to LOG_FILE: its number, the status sent, "auth=ok" when the
 Authorization header is "Bearer $STUB_KEY" ("auth=none" without a header,
 "auth=bad" otherwise: the key itself is never written), the model and
-max_tokens of the request. Standard library only.
+max_tokens of the request, its path, said=TEXT (the start of the last
+message, spaces as underscores), and open=K: the requests open at once
+when it arrived, itself included (a request stops counting before its reply
+is sent, so K never exceeds what the client had in flight).
+
+With STUB_HOLD="SECONDS,GATHER" set, each request is held at least SECONDS
+before its reply, and (for at most 5 s more) until GATHER requests have
+once been open together: a client that can keep GATHER in flight shows it
+however the threads happen to be scheduled. Standard library only.
 """
 import http.server
 import json
 import os
 import sys
 import threading
+import time
 
 
 def last_words(req):
@@ -34,12 +43,35 @@ def main():
     want = "Bearer " + os.environ.get("STUB_KEY", "")
     count = [0]
     lock = threading.Lock()
+    hold = os.environ.get("STUB_HOLD", "")
+    hold_s, gather = (float(hold.split(",")[0]), int(hold.split(",")[1])) if hold else (0, 0)
+    # requests open now, and the most ever open at once
+    opened = {"now": 0, "max": 0}
+    changed = threading.Condition(lock)
+
+    def arrive():
+        with changed:
+            opened["now"] += 1
+            opened["max"] = max(opened["max"], opened["now"])
+            changed.notify_all()
+            return opened["now"]
+
+    def wait_out():
+        start = time.monotonic()
+        with changed:
+            changed.wait_for(lambda: opened["max"] >= gather, timeout=hold_s + 5)
+        left = hold_s - (time.monotonic() - start)
+        if left > 0:
+            time.sleep(left)
+        with changed:
+            opened["now"] -= 1
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
         def do_POST(self):
+            now_open = arrive()
             with lock:
                 n = count[0]
                 count[0] += 1
@@ -52,9 +84,10 @@ def main():
             auth = self.headers.get("Authorization")
             auth = "none" if auth is None else "ok" if auth == want else "bad"
             with lock, open(log_file, "a") as f:
-                f.write("%d %d auth=%s model=%s max_tokens=%s path=%s\n" % (
+                f.write("%d %d auth=%s model=%s max_tokens=%s path=%s said=%s open=%d\n" % (
                     n + 1, status, auth, req.get("model"), req.get("max_tokens"),
-                    self.path))
+                    self.path, "_".join(last_words(req).split()), now_open))
+            wait_out()
             if status == 200:
                 reply = {"object": "chat.completion", "model": req.get("model"),
                          "choices": [{"index": 0, "finish_reason": "stop",

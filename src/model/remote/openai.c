@@ -27,6 +27,10 @@ struct lp_openai {
 	int retries;
 	long delay_ms;
 	struct lp_sampler_params sampler;
+	int concurrency;          /* attempts in flight at once; 0: no cap */
+	int in_flight;            /* attempts now between slot_take and slot_give */
+	pthread_mutex_t slot_lock; /* guards in_flight */
+	pthread_cond_t slot_free;  /* signalled when in_flight drops */
 };
 
 /* One attempt's outcome. */
@@ -54,6 +58,7 @@ struct lp_openai_params lp_openai_default_params(void)
 	p.timeout_ms = 60000;
 	p.retries = 4;
 	p.retry_delay_ms = 500;
+	p.concurrency = 4;
 	p.sampler = lp_sampler_default_params();
 	p.sampler.temperature = 0.0f;
 	return p;
@@ -73,6 +78,8 @@ void lp_openai_free(struct lp_openai *c)
 {
 	if (!c)
 		return;
+	pthread_cond_destroy(&c->slot_free);
+	pthread_mutex_destroy(&c->slot_lock);
 	wipe_free(c->auth);
 	wipe_free(c->key);
 	free(c->endpoint);
@@ -125,6 +132,8 @@ enum lp_status lp_openai_new(const struct lp_openai_params *p, struct lp_openai 
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a model client");
+	pthread_mutex_init(&c->slot_lock, NULL);
+	pthread_cond_init(&c->slot_free, NULL);
 	n = strlen(p->url);
 	while (n > 0 && p->url[n - 1] == '/')
 		n--;
@@ -146,6 +155,7 @@ enum lp_status lp_openai_new(const struct lp_openai_params *p, struct lp_openai 
 	c->retries = p->retries > 0 ? p->retries : 0;
 	c->delay_ms = p->retry_delay_ms > 0 ? p->retry_delay_ms : 500;
 	c->sampler = p->sampler;
+	c->concurrency = p->concurrency > 0 ? p->concurrency : 0;
 	*out = c;
 	return LP_OK;
 }
@@ -214,6 +224,30 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ctx)
 						    LP_OPENAI_MAX_DELAY_MS : secs * 1000;
 	}
 	return len;
+}
+
+/* Wait until fewer than c->concurrency attempts are in flight, then count
+ * this one in. The wait sleeps on the condition variable, holding nothing. */
+static void slot_take(struct lp_openai *c)
+{
+	if (!c->concurrency)
+		return;
+	pthread_mutex_lock(&c->slot_lock);
+	while (c->in_flight >= c->concurrency)
+		pthread_cond_wait(&c->slot_free, &c->slot_lock);
+	c->in_flight++;
+	pthread_mutex_unlock(&c->slot_lock);
+}
+
+/* The attempt is over: its slot goes to one waiting thread, if any. */
+static void slot_give(struct lp_openai *c)
+{
+	if (!c->concurrency)
+		return;
+	pthread_mutex_lock(&c->slot_lock);
+	c->in_flight--;
+	pthread_cond_signal(&c->slot_free);
+	pthread_mutex_unlock(&c->slot_lock);
 }
 
 /* One POST of `body`; the outcome in r. Returns LP_E_NOMEM when curl
@@ -395,7 +429,12 @@ enum lp_status lp_openai_chat(struct lp_openai *c, const struct lp_chat_msg *msg
 	memset(&r, 0, sizeof(r));
 	lp_buf_init(&r.body);
 	for (;;) {
-		if ((st = attempt(c, body, &r))) {
+		/* a slot per attempt, not per request: a request waiting out
+		 * its back-off leaves the server to the others */
+		slot_take(c);
+		st = attempt(c, body, &r);
+		slot_give(c);
+		if (st) {
 			st = lp_diag_set(d, st, NULL, 0, 0, "out of memory for a request");
 			break;
 		}

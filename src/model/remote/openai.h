@@ -30,6 +30,16 @@
  *
  * Threads: lp_openai_chat may run concurrently on one client. Each request
  * has its own curl handle; curl_global_init runs once per process.
+ *
+ * Concurrency
+ *   A client keeps at most `concurrency` attempts in flight at once, over
+ *   every thread that shares it (the documents of `lpipe batch -j N` share
+ *   one session, so one client). A caller past the cap waits on a
+ *   condition variable, holding no lock, until an attempt ends; the wait
+ *   is not part of the attempt's timeout. The slot is held only while an
+ *   attempt is on the wire: a request sleeping out its back-off gives it
+ *   up and queues for one again, so a busy server's 429s do not idle the
+ *   other callers' slots.
  */
 #ifndef LP_MODEL_REMOTE_OPENAI_H
 #define LP_MODEL_REMOTE_OPENAI_H
@@ -51,12 +61,14 @@ struct lp_openai_params {
 	long timeout_ms;         /* per attempt, whole request; <= 0: 60 s */
 	int retries;             /* further attempts after a retryable failure */
 	long retry_delay_ms;     /* the first back-off; <= 0: 500 ms */
+	int concurrency;         /* attempts in flight at once; <= 0: no cap */
 	struct lp_sampler_params sampler; /* temperature <= 0: greedy */
 };
 
 struct lp_openai;
 
-/* url NULL, model NULL, no key, 60 s, 4 retries from 500 ms, greedy. */
+/* url NULL, model NULL, no key, 60 s, 4 retries from 500 ms, 4 in flight,
+ * greedy. */
 struct lp_openai_params lp_openai_default_params(void);
 
 /*
