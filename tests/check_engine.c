@@ -78,6 +78,60 @@ START_TEST(test_sessions_shared_by_key)
 }
 END_TEST
 
+/* Remote sessions are keyed by their server too: two pipelines that
+ * differ only in the url, the served model or the concurrency never share
+ * one, and none is taken for a local session on the same file. */
+START_TEST(test_remote_sessions_keyed_by_server)
+{
+	struct lp_engine_params ep = lp_engine_default_params();
+	struct lp_openai_params o1 = lp_openai_default_params(), o2, o3;
+	struct lp_session_params p = params(512);
+	struct lp_session *a, *b, *c, *l, *a2;
+	struct lp_engine *e;
+	struct lp_diag d;
+	char url[64];
+	int opened;
+
+	write_model();
+	ep.keep_idle = 1;
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_engine_new(&ep, &e, &d), LP_OK);
+	o1.url = "http://127.0.0.1:9/v1";
+	o1.model = "m";
+	o2 = o1;
+	o2.url = "http://127.0.0.1:10/v1";
+	o3 = o1;
+	o3.concurrency = 2;
+	p.openai = &o1;
+	ck_assert_msg(lp_engine_session(e, &p, &a, &opened, &d) == LP_OK, "%s", d.msg);
+	p.openai = &o2;
+	ck_assert_int_eq(lp_engine_session(e, &p, &b, &opened, &d), LP_OK);
+	ck_assert_int_eq(opened, 1);
+	p.openai = &o3;
+	ck_assert_int_eq(lp_engine_session(e, &p, &c, &opened, &d), LP_OK);
+	ck_assert_int_eq(opened, 1);
+	l = acquire(e, 512, 1); /* local, same file and context */
+	ck_assert(a != b && a != c && b != c && l != a);
+	/* an equal server in another buffer is the same key (copied, not
+	 * pointed to) */
+	snprintf(url, sizeof(url), "%s", o1.url);
+	o2 = o1;
+	o2.url = url;
+	p.openai = &o2;
+	ck_assert_int_eq(lp_engine_session(e, &p, &a2, &opened, &d), LP_OK);
+	ck_assert_int_eq(opened, 0);
+	ck_assert_ptr_eq(a, a2);
+	lp_engine_session_release(e, a);
+	lp_engine_session_release(e, a2);
+	lp_engine_session_release(e, b);
+	lp_engine_session_release(e, c);
+	lp_engine_session_release(e, l);
+	ck_assert_uint_eq(lp_engine_n_sessions(e), 4);
+	lp_engine_free(e);
+	unlink(model_path);
+}
+END_TEST
+
 START_TEST(test_batch_of_one_frees_at_release)
 {
 	struct lp_engine *e;
@@ -317,6 +371,7 @@ static Suite *engine_suite(void)
 
 	tcase_set_timeout(t, 120);
 	tcase_add_test(t, test_sessions_shared_by_key);
+	tcase_add_test(t, test_remote_sessions_keyed_by_server);
 	tcase_add_test(t, test_batch_of_one_frees_at_release);
 	tcase_add_test(t, test_budget_unloads_idle);
 	tcase_add_test(t, test_scopes_apart);

@@ -9,13 +9,56 @@
 
 /* A loaded session and the key it was opened with. */
 struct slot {
-	struct lp_session_params key; /* path and chat_template point into the
-				       * two strings below */
+	struct lp_session_params key; /* path, chat_template and openai point
+				       * to the copies below */
 	char *path, *chat_template;
+	struct served *served;         /* a remote session's server, or NULL */
 	struct lp_session *s;
 	size_t holders;
 	unsigned long last_use;        /* engine tick of the last acquire */
 };
+
+/* A copy of a remote session's lp_openai_params, strings included. */
+struct served {
+	struct lp_openai_params p;
+	char *url, *model, *api_key_env;
+};
+
+static void served_free(struct served *v)
+{
+	if (!v)
+		return;
+	free(v->url);
+	free(v->model);
+	free(v->api_key_env);
+	free(v);
+}
+
+/* A copy of *p (NULL: none) into *out; 0, or -1 when out of memory. */
+static int served_copy(const struct lp_openai_params *p, struct served **out)
+{
+	struct served *v;
+
+	*out = NULL;
+	if (!p)
+		return 0;
+	if (!(v = calloc(1, sizeof(*v))))
+		return -1;
+	v->p = *p;
+	v->url = p->url ? strdup(p->url) : NULL;
+	v->model = p->model ? strdup(p->model) : NULL;
+	v->api_key_env = p->api_key_env ? strdup(p->api_key_env) : NULL;
+	if ((p->url && !v->url) || (p->model && !v->model) ||
+	    (p->api_key_env && !v->api_key_env)) {
+		served_free(v);
+		return -1;
+	}
+	v->p.url = v->url;
+	v->p.model = v->model;
+	v->p.api_key_env = v->api_key_env;
+	*out = v;
+	return 0;
+}
 
 struct lp_engine {
 	struct lp_engine_params params;
@@ -77,6 +120,7 @@ static void drop_slot(struct lp_engine *e, size_t i)
 	free_session(e->slots[i].s);
 	free(e->slots[i].path);
 	free(e->slots[i].chat_template);
+	served_free(e->slots[i].served);
 	e->slots[i] = e->slots[--e->n_slots];
 }
 
@@ -98,10 +142,23 @@ static int str_eq(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
+/* The same server, asked the same way (both NULL: both local). */
+static int served_equal(const struct lp_openai_params *a, const struct lp_openai_params *b)
+{
+	if (!a || !b)
+		return a == b;
+	return str_eq(a->url, b->url) && str_eq(a->model, b->model) &&
+	       str_eq(a->api_key_env, b->api_key_env) && a->timeout_ms == b->timeout_ms &&
+	       a->retries == b->retries && a->retry_delay_ms == b->retry_delay_ms &&
+	       a->concurrency == b->concurrency &&
+	       !memcmp(&a->sampler, &b->sampler, sizeof(a->sampler));
+}
+
 /* Same key: every parameter that makes the session differ. */
 static int key_equal(const struct lp_session_params *a, const struct lp_session_params *b)
 {
-	return str_eq(a->path, b->path) && str_eq(a->chat_template, b->chat_template) &&
+	return served_equal(a->openai, b->openai) && str_eq(a->path, b->path) &&
+	       str_eq(a->chat_template, b->chat_template) &&
 	       str_eq(a->device ? a->device : "cpu", b->device ? b->device : "cpu") &&
 	       a->n_ctx == b->n_ctx && a->kv_type == b->kv_type &&
 	       a->n_threads == b->n_threads && a->stream_weights == b->stream_weights &&
@@ -190,13 +247,15 @@ static enum lp_status add_slot(struct lp_engine *e, const struct lp_session_para
 	sl->key = *key;
 	sl->path = strdup(key->path);
 	sl->chat_template = key->chat_template ? strdup(key->chat_template) : NULL;
-	if (!sl->path || (key->chat_template && !sl->chat_template)) {
+	if (!sl->path || (key->chat_template && !sl->chat_template) ||
+	    served_copy(key->openai, &sl->served)) {
 		free(sl->path);
 		free(sl->chat_template);
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the engine");
 	}
 	sl->key.path = sl->path;
 	sl->key.chat_template = sl->chat_template;
+	sl->key.openai = sl->served ? &sl->served->p : NULL;
 	sl->s = s;
 	sl->holders = 1;
 	sl->last_use = ++e->tick;

@@ -189,16 +189,23 @@ mkdir -p "$WORK/docs"
 for i in 1 2 3 4 5 6 7 8; do
 	echo "Document $i is about lighthouse number $i and its keeper." >"$WORK/docs/d$i.txt"
 done
-# inflight CONCURRENCY GATHER: the batch, then $MAXOPEN and $(requests)
+# inflight CONCURRENCY GATHER [JOBS]: the batch (-j JOBS, default 6; "-":
+# no -j), then $MAXOPEN and $(requests)
 inflight() {
 	STUB_HOLD=0.3,$2
 	export STUB_HOLD
 	stub 200
 	unset STUB_HOLD
 	P=$(remote 0)
-	lp batch "$P" "$WORK/docs" -o "$WORK/in-flight-$1" -j 6 --set "model.concurrency=$1"
+	jobs=${3:-6}
+	if [ "$jobs" = - ]; then
+		lp batch "$P" "$WORK/docs" -o "$WORK/in-flight-$1-$jobs" --set "model.concurrency=$1"
+	else
+		lp batch "$P" "$WORK/docs" -o "$WORK/in-flight-$1-$jobs" -j "$jobs" \
+			--set "model.concurrency=$1"
+	fi
 	keep
-	expect "batch -j 6 with model.concurrency=$1" 0 "8 of 8 documents"
+	expect "batch -j $jobs with model.concurrency=$1" 0 "8 of 8 documents"
 	MAXOPEN=$(sed -n 's/.* open=\([0-9]*\)$/\1/p' "$LOG" | sort -n | tail -1)
 	echo "# model.concurrency=$1: $(requests) requests, at most ${MAXOPEN:-none} open at once"
 }
@@ -209,6 +216,12 @@ inflight 6 3
 [ "$(requests)" = 8 ] && [ "${MAXOPEN:-0}" -gt 2 ] &&
 	ok "concurrency 6: $MAXOPEN in flight at once, the cap is what limited them" ||
 	fail "concurrency 6: $(requests) requests, at most ${MAXOPEN:-none} open at once"
+# without -j a batch keeps as many documents in flight as the model serves
+# at once: 3 meet (one worker would never make more than 1 open)
+inflight 3 3 -
+[ "$(requests)" = 8 ] && [ "$MAXOPEN" = 3 ] &&
+	ok "no -j: model.concurrency=3 documents in flight, 3 requests at once" ||
+	fail "no -j, concurrency 3: $(requests) requests, at most ${MAXOPEN:-none} open at once"
 
 # -- no server -------------------------------------------------------------
 kill "$STUB_PID" && wait "$STUB_PID" 2>/dev/null
