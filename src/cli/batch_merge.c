@@ -6,7 +6,8 @@
  * before sharding) and manifest[-I-of-N].jsonl. The merge checks that the
  * shards 0..N-1 are there once each, that every key is owned once and has
  * its manifest line, and writes merged.jsonl and merged.csv. Anything
- * missing or doubled is named and fails the merge.
+ * missing or doubled is named and fails the merge, which then writes
+ * nothing (an earlier complete merge stays as it was).
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -265,17 +266,19 @@ int lp_batch_merge(const char *const *dirs, size_t n_dirs, const char *outdir)
 		rc = LP_EXIT_NOMEM;
 		goto out;
 	}
-	if (lp_batch_manifest_write(&out, mpath, &d) || lp_batch_report_csv(&out, cpath, &d)) {
+	/* an incomplete merge replaces no earlier, complete one */
+	if (!problems &&
+	    (lp_batch_manifest_write(&out, mpath, &d) || lp_batch_report_csv(&out, cpath, &d))) {
 		lp_diag_print(&d, stderr);
 		rc = LP_EXIT_INPUT;
 		goto out;
 	}
 	fprintf(stderr, "lpipe batch: merged %zu shard%s: %zu of %zu documents: %zu ok, %zu "
 		"verification failed, %zu failed; %s\n", n, n == 1 ? "" : "s", out.n, v[0].total,
-		counts[0], counts[1], counts[2], mpath);
+		counts[0], counts[1], counts[2], problems ? "nothing written" : mpath);
 	if (problems)
 		fprintf(stderr, "lpipe batch: merge: error: %zu problem%s: documents missing or "
-			"doubled\n", problems, problems == 1 ? "" : "s");
+			"doubled; %s not written\n", problems, problems == 1 ? "" : "s", mpath);
 	rc = problems ? LP_EXIT_INPUT : worst;
 out:
 	for (size_t i = 0; i < n; i++)

@@ -171,8 +171,13 @@ echo partial >"$tmp"
 
 # ---- --merge: missing and doubled ------------------------------------------------
 rm "$WORK/s3/inputs-2-of-3.txt"
+cp "$WORK/s3/merged.jsonl" "$WORK/s3-merged.before"
 lp batch --merge "$WORK/s3"
-expect "--merge with a shard missing" 3 "shard 2/3 is missing"
+expect "--merge with a shard missing" 3 "shard 2/3 is missing" "not written"
+# a failed merge leaves the last good merged report as it was
+cmp -s "$WORK/s3/merged.jsonl" "$WORK/s3-merged.before" &&
+	ok "a failed --merge keeps the previous merged.jsonl" ||
+	fail "a failed --merge replaced merged.jsonl"
 for m in "$WORK"/s4/manifest-*.jsonl; do
 	[ -s "$m" ] && { : >"$m"; break; } # a shard that never finished a document
 done
