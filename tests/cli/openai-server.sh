@@ -6,8 +6,8 @@
 #  - greedy summarize.yaml through the server and through the engine: the
 #    same summary tree shape (asserted); how many chunk summaries are
 #    identical, and the wall time both ways (printed);
-#  - the server killed mid-run: the document fails with a message naming
-#    the URL and the error;
+#  - the server killed mid-run of a batch: the document fails with a
+#    message naming the URL and the error, and the batch goes on;
 #  - the API key the server demands (--api_key) is sent, and appears in no
 #    output, trace or error.
 #
@@ -122,11 +122,17 @@ fi
 echo "# wall time: embedded $(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}') s," \
 	"server $(echo "$t1 $t2" | awk '{printf "%.1f", $2 - $1}') s ($requests requests)"
 
-# The server dies after its first reply of a second run: SIGKILL, so the
-# request in flight is cut (on SIGTERM the server would finish it first).
+# The server dies after its first reply to a batch of two documents:
+# SIGKILL, so the request in flight is cut (on SIGTERM the server would
+# finish it first). The first document fails naming the URL and the error,
+# and the batch goes on to the second (which fails the same way: no server).
 n0=$requests
 rc_file=$WORK/kill.rc
-( "$LPIPE" run "$WORK/remote.yaml" "$WORK/doc.txt" --format json >"$OUT" 2>"$ERR" </dev/null
+mkdir "$WORK/two"
+cp "$WORK/doc.txt" "$WORK/two/a.txt"
+head -c 4000 "$WORK/doc.txt" >"$WORK/two/b.txt"
+( "$LPIPE" batch "$WORK/remote.yaml" "$WORK/two" -o "$WORK/two-out" -j 1 >"$OUT" 2>"$ERR" \
+	</dev/null
   echo $? >"$rc_file" ) &
 run_pid=$!
 i=0
@@ -141,7 +147,21 @@ wait "$run_pid"
 rc=$(cat "$rc_file")
 keep
 expect "the server killed mid-run" 3 "unable to reach 'http://127.0.0.1:$PORT/v1/chat/completions'" \
-	"Couldn't connect to server" "(2 attempts)"
+	"(2 attempts)" "2 of 2 documents: 0 ok, 0 verification failed, 2 failed"
+cat "$WORK/two-out/manifest.jsonl" >>"$ALL"
+if "$PY" - "$WORK/two-out/manifest.jsonl" "$PORT" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+url = "http://127.0.0.1:%s/v1/chat/completions" % sys.argv[2]
+sys.exit(0 if sorted(l["key"] for l in lines) == ["a.txt", "b.txt"] and
+         all(l["status"] == "failed" and l["exit_code"] == 3 and url in l["reason"]
+             for l in lines) else 1)
+PY
+then
+	ok "the manifest records both documents failed, each naming the URL"
+else
+	fail "the manifest after the kill: $(cat "$WORK/two-out/manifest.jsonl")"
+fi
 
 if grep -qF "$KEY" "$ALL"; then
 	fail "the API key appears in lpipe's output"
