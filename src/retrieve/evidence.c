@@ -16,6 +16,14 @@
 /* Terms of one sentence window the quote matcher compares against. */
 #define WINDOW_TERMS 512
 
+/* Added to a sentence's score for each phrase of the question (a pair of
+ * adjacent words, not both stop words) it holds in the same order. On the
+ * 50 English questions of data/eval (scripts/eval-quality, qa.yaml) it
+ * took answer accuracy from 0.76 to 0.82 and citation accuracy from 0.92
+ * to 0.96 at 4; 1 and 2 gained less, 8 lost again; the 22 Chinese ones
+ * were unchanged. */
+#define LP_EVIDENCE_PHRASE_BONUS 4.0
+
 /* Hashes of the terms of text[0..len) into out[0..cap), in order, or only
  * the first of each when `distinct`. Returns how many were stored. */
 static size_t collect(const char *text, size_t len, unsigned flags, int distinct,
@@ -75,6 +83,54 @@ static uint64_t present(const char *text, size_t len, const uint64_t *q, size_t 
 	return mask;
 }
 
+/* The question's terms in order, stop words included, and whether each
+ * is a stop word: its phrases are its adjacent pairs. */
+struct phrase_terms {
+	uint64_t h[64];
+	unsigned char stop[64];
+	size_t n;
+};
+
+static void question_sequence(const char *q, size_t len, struct phrase_terms *p)
+{
+	struct lp_terms it;
+	const char *t;
+	size_t tl;
+
+	p->n = 0;
+	lp_terms_init(&it, q, len, 0);
+	while (p->n < 64 && lp_terms_next(&it, &t, &tl)) {
+		p->h[p->n] = lp_hash_bytes(t, tl, 0x65766964ULL);
+		p->stop[p->n++] = (unsigned char)lp_terms_is_stopword(t, tl);
+	}
+}
+
+/* How many of the question's adjacent pairs (not both stop words) the
+ * sentence text[0..len) holds adjacent too: "command is not found" and
+ * "command is found but is not" hold the same words, not the same
+ * phrase. */
+static size_t phrases_held(const char *text, size_t len, const struct phrase_terms *p)
+{
+	struct lp_terms it;
+	const char *t;
+	size_t tl, n = 0;
+	uint64_t prev = 0, held = 0;
+	int have_prev = 0;
+
+	lp_terms_init(&it, text, len, 0);
+	while (lp_terms_next(&it, &t, &tl)) {
+		uint64_t h = lp_hash_bytes(t, tl, 0x65766964ULL);
+		for (size_t i = 0; have_prev && i + 1 < p->n; i++)
+			if (p->h[i] == prev && p->h[i + 1] == h && !(p->stop[i] && p->stop[i + 1]))
+				held |= (uint64_t)1 << i;
+		prev = h;
+		have_prev = 1;
+	}
+	for (; held; held &= held - 1)
+		n++;
+	return n;
+}
+
 enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 				const struct lp_evidence_src *corpus, size_t n_corpus,
 				const char *question, size_t qlen,
@@ -83,6 +139,7 @@ enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 {
 	uint64_t q[64], *masks;
 	size_t n_q = collect(question, qlen, LP_TERMS_STOPWORDS, 1, q, 64), total = 0, k = 0;
+	struct phrase_terms seq;
 	size_t df[64] = { 0 }, total_df;
 	struct lp_evidence_sent *s;
 	struct lp_span sp;
@@ -118,6 +175,7 @@ enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 		}
 		total_df = n_corpus;
 	}
+	question_sequence(question, qlen, &seq);
 	for (k = 0; k < total; k++) {
 		s[k].score = srcs[s[k].src].prior;
 		if (!masks[k])
@@ -126,6 +184,8 @@ enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 			if ((masks[k] >> j) & 1)
 				s[k].score += log(1.0 + ((double)total_df - (double)df[j] + 0.5) /
 						  ((double)df[j] + 0.5));
+		s[k].score += LP_EVIDENCE_PHRASE_BONUS *
+			      (double)phrases_held(srcs[s[k].src].text + s[k].off, s[k].len, &seq);
 	}
 	lp_mem_free(masks);
 	qsort(s, total, sizeof(*s), cmp_sent);

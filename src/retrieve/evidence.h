@@ -52,7 +52,8 @@ struct lp_evidence_sent {
 /*
  * Cut every source into sentences (sentence.h) and score each by the
  * distinct question terms it holds (English stop words skipped), each
- * weighted by its idf, plus its source's prior. The idf counts the units
+ * weighted by its idf, plus a bonus for each of the question's phrases
+ * (adjacent word pairs) it holds in order, plus its source's prior. The idf counts the units
  * of corpus[0..n_corpus) that hold the term (the document's chunks, so
  * that a word common in the document but rare in the few sources, such as
  * a Chinese bigram of function characters, weighs little); with corpus
