@@ -695,9 +695,33 @@ START_TEST(test_evidence_rank)
 
 	/* a prior lifts every sentence of its source: the "other" chunk's
 	 * "Mail is a program." now comes before the mail chunk's second */
-	src[0].prior = 10;
+	src[0].prior = 40;
 	ck_assert_int_eq(lp_evidence_rank(src, 2, NULL, 0, q, strlen(q), &s, &n, &d), LP_OK);
 	ck_assert_uint_eq(s[0].src, 0);
+	lp_mem_free(s);
+}
+END_TEST
+
+/* The question's phrases count: both sentences hold "command", "found",
+ * "return" and "status", only one holds "command is not found". */
+START_TEST(test_evidence_rank_phrases)
+{
+	static const char text[] =
+		"If a command is found but is not executable, the return status is 126. "
+		"If a command is not found, the child process created to execute it "
+		"returns a status of 127.";
+	static const char q[] = "What exit status does bash return when a command is not found?";
+	struct lp_evidence_src src = { 0, text, sizeof(text) - 1, 0 };
+	struct lp_evidence_sent *s;
+	size_t n;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_evidence_rank(&src, 1, NULL, 0, q, strlen(q), &s, &n, &d), LP_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_ptr_nonnull(strstr(text + s[0].off, "127"));
+	ck_assert_uint_gt(s[0].off, s[1].off);
+	ck_assert(s[0].score > s[1].score);
 	lp_mem_free(s);
 }
 END_TEST
@@ -788,6 +812,7 @@ int main(void)
 
 	tc = tcase_create("evidence");
 	tcase_add_test(tc, test_evidence_rank);
+	tcase_add_test(tc, test_evidence_rank_phrases);
 	tcase_add_test(tc, test_evidence_quote_match);
 	tcase_add_test(tc, test_evidence_support);
 	suite_add_tcase(s, tc);
