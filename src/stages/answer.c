@@ -22,9 +22,10 @@
  * given (lp_evidence_quote_match, a share of LP_ANSWER_QUOTE_MATCH of its
  * words in order). Not found: up to `retries` more tries with half the
  * evidence each; still not found: the best-ranked sentence takes its
- * place. Step 2 asks for a short answer from that sentence (and the one
- * after it) alone. An answer whose content words the sentence does not
- * hold is replaced by the sentence itself. doc->answer_check says which
+ * place. Step 2 asks for a short answer from that sentence alone, then,
+ * when that answer does not stand on it (most of its content words and
+ * every number held), from the sentence and the one after it. An answer
+ * that still does not stand is replaced by the sentences themselves. doc->answer_check says which
  * of these happened, and the output shows the sentence as it is in the
  * source:
  *
@@ -727,13 +728,15 @@ static enum lp_status run_direct(struct job *j, size_t *cited, struct lp_diag *d
 	return finish(j, ans, strlen(ans), NULL, cited, n, NULL, d);
 }
 
-/* 1 when the answer's content words are mostly in the sentence f. */
+/* 1 when the answer's content words are mostly in the sentence f, and
+ * every number of it is. */
 static int stands_on(const struct job *j, const char *ans, const struct found *f)
 {
 	size_t len = strlen(ans), n_terms;
 	const char *a = trim(ans, &len);
-	size_t held = lp_evidence_support(a, len, j->question, strlen(j->question),
-					  j->doc->text + f->off, f->len, &n_terms);
+	const char *text = j->doc->text + f->off;
+	size_t held = lp_evidence_support(a, len, j->question, strlen(j->question), text,
+					  f->len, &n_terms);
 
 	size_t n_q, echo = lp_evidence_support(a, len, j->question, strlen(j->question),
 					       j->question, strlen(j->question), &n_q);
@@ -741,7 +744,8 @@ static int stands_on(const struct job *j, const char *ans, const struct found *f
 	/* an answer made of the question's own words says nothing */
 	if (n_q && echo == n_q)
 		return 0;
-	return len && held && held * 2 >= n_terms;
+	return len && held && held * 2 >= n_terms &&
+	       !lp_evidence_numbers_missing(a, len, text, f->len);
 }
 
 /* Step 1 by the model: ask for the quote, look for it, retry with half
@@ -823,12 +827,26 @@ static enum lp_status run_quote(struct job *j, size_t *cited, struct lp_diag *d)
 		return st;
 	if (!f.len) /* no sentence at all: nothing to answer from */
 		return finish(j, "", 0, NULL, cited, 0, NULL, d);
-	add_next_sentence(doc, &f);
+	/* the sentence alone first: given the next one as well, a small model
+	 * often answers with what that one says ("126" for "not found") */
 	if ((st = reply(j, &f, &ans, d))) {
 		lp_mem_free(ans);
 		return st;
 	}
 	lp_debug("answer: reply step: %s", ans);
+	if (!stands_on(j, ans, &f)) {
+		struct found alone = f;
+		add_next_sentence(doc, &f);
+		if (f.len > alone.len) {
+			lp_mem_free(ans);
+			ans = NULL;
+			if ((st = reply(j, &f, &ans, d))) {
+				lp_mem_free(ans);
+				return st;
+			}
+			lp_debug("answer: reply step with the next sentence: %s", ans);
+		}
+	}
 	if (!stands_on(j, ans, &f)) {
 		/* the answer does not stand on the sentence: give the sentence */
 		replaced = 1;
