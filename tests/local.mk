@@ -28,3 +28,12 @@ EXTRA_DIST += tests/cli/slurm.sh tests/cli/parallel.sh tests/cli/shards.sh
 # The sample documents and the evaluation set (data/SOURCES): the CLI tests
 # and the README's commands run on them, also from a tarball (distcheck).
 EXTRA_DIST += data
+
+# The library from several threads at once (lpipe.h), linked like
+# tests/check_api against the installed library's interface only; its model
+# is written by tests/tools/gen_chat_model.
+check_PROGRAMS += tests/check_api_threads
+TESTS += tests/check_api_threads
+tests_check_api_threads_SOURCES = tests/check_api_threads.c
+tests_check_api_threads_CFLAGS = $(TEST_CFLAGS)
+tests_check_api_threads_LDADD = src/api/liblpipe.la $(CHECK_LIBS) -lpthread
