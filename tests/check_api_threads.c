@@ -36,12 +36,14 @@ static const char model_yaml[] =
 	"                final_tokens: 200}\n"
 	"  - verify: {keyphrases: {auto: 4}, min_survival: 0, on_fail: fail}\n";
 
-/* Extractive: no model. */
+/* Retrieval by the hashed embedder, then extractive: no model. */
 static const char extractive_yaml[] =
 	"version: 1\n"
 	"name: threads-extractive\n"
+	"retrieval: {scorer: hash}\n"
 	"stages:\n"
 	"  - split: {unit: tokens, size: 48, overlap: 0, boundary: sentence}\n"
+	"  - retrieve: {query: \"${question}\", top_k: 4, order: document}\n"
 	"  - summarize: {strategy: extractive, fanout: 4, max_words: 30}\n"
 	"  - verify: {keyphrases: {auto: 4}, min_survival: 0, min_words: 5, on_fail: fail}\n";
 
@@ -142,6 +144,8 @@ static lpipe_pipeline *load(const char *yaml)
 
 	ck_assert_ptr_nonnull(p);
 	ck_assert_int_eq(lpipe_pipeline_set_var(p, "model", model_path), LPIPE_OK);
+	ck_assert_int_eq(lpipe_pipeline_set_var(p, "question", "what did the keeper write?"),
+			 LPIPE_OK);
 	ck_assert_msg(lpipe_pipeline_load_string(p, NULL, yaml, strlen(yaml)) == LPIPE_OK, "%s",
 		      lpipe_errmsg());
 	return p;
