@@ -1,7 +1,8 @@
 /* check_engine.c - the engine that outlives documents (sessions kept and
  * shared by key, freed when idle or when the budget needs room), memory
  * scopes (each document's peaks apart from its neighbours'), SHA-256, and
- * the shard function of lpipe batch. */
+ * the shard function of lpipe batch; an engine freed while a session is
+ * still held. */
 #include <check.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -147,6 +148,36 @@ START_TEST(test_batch_of_one_frees_at_release)
 	ck_assert_uint_eq(lp_engine_n_sessions(e), 0);
 	ck_assert_uint_eq(lp_mem_current_total(), 0);
 	lp_engine_free(e);
+	unlink(model_path);
+}
+END_TEST
+
+/* An engine freed while a document still holds a session (a library
+ * result kept after its engine): the idle session goes at once, the held
+ * one still works and goes with its release, and the engine with it. */
+START_TEST(test_free_while_held)
+{
+	struct lp_engine_params ep = lp_engine_default_params();
+	struct lp_engine *e;
+	struct lp_session *held, *idle;
+	struct lp_diag d;
+	size_t both, one;
+
+	write_model();
+	ep.keep_idle = 1;
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_engine_new(&ep, &e, &d), LP_OK);
+	held = acquire(e, 512, 1);
+	idle = acquire(e, 1024, 1);
+	lp_engine_session_release(e, idle);
+	both = lp_mem_current_total();
+	lp_engine_free(e);
+	one = lp_mem_current_total();
+	ck_assert_uint_gt(one, 0);
+	ck_assert_uint_lt(one, both);
+	ck_assert_uint_eq(lp_session_count_tokens(held, "xyz", 3), 3);
+	lp_engine_session_release(e, held);
+	ck_assert_uint_eq(lp_mem_current_total(), 0);
 	unlink(model_path);
 }
 END_TEST
@@ -374,6 +405,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(t, test_remote_sessions_keyed_by_server);
 	tcase_add_test(t, test_batch_of_one_frees_at_release);
 	tcase_add_test(t, test_budget_unloads_idle);
+	tcase_add_test(t, test_free_while_held);
 	tcase_add_test(t, test_scopes_apart);
 	tcase_add_test(t, test_scope_sees_shared);
 	tcase_add_test(t, test_sha256_vectors);

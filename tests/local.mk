@@ -28,3 +28,26 @@ EXTRA_DIST += tests/cli/slurm.sh tests/cli/parallel.sh tests/cli/shards.sh
 # The sample documents and the evaluation set (data/SOURCES): the CLI tests
 # and the README's commands run on them, also from a tarball (distcheck).
 EXTRA_DIST += data
+
+# The library from several threads at once (lpipe.h), linked like
+# tests/check_api against the installed library's interface only; its model
+# is written by tests/tools/gen_chat_model.
+check_PROGRAMS += tests/check_api_threads
+TESTS += tests/check_api_threads
+tests_check_api_threads_SOURCES = tests/check_api_threads.c
+tests_check_api_threads_CFLAGS = $(TEST_CFLAGS)
+tests_check_api_threads_LDADD = src/api/liblpipe.la $(CHECK_LIBS) -lpthread
+
+# make check-tsan: the suites that run the library and the engine from
+# several threads, built with ThreadSanitizer in a build directory of their
+# own. A report makes the test exit with 66, which fails it.
+TSAN_DIR = $(abs_top_builddir)/tsan
+TSAN_TESTS = tests/check_api_threads tests/check_api tests/check_engine
+check-tsan:
+	@mkdir -p $(TSAN_DIR)
+	cd $(TSAN_DIR) && { test -f Makefile || \
+		$(abs_top_srcdir)/configure CFLAGS='-fsanitize=thread -g -O1' \
+		LDFLAGS=-fsanitize=thread >configure.log; }
+	CK_TIMEOUT_MULTIPLIER=8 $(MAKE) -C $(TSAN_DIR) check TESTS='$(TSAN_TESTS)' \
+		check_PROGRAMS='$(TSAN_TESTS) tests/tools/gen_chat_model'
+.PHONY: check-tsan

@@ -262,9 +262,20 @@ void lp_mem_set_budget(size_t bytes)
 	pthread_mutex_unlock(&mem_lock);
 }
 
+/* A counter read under the lock: documents on other threads change them. */
+static size_t read_locked(const size_t *v)
+{
+	size_t n;
+
+	pthread_mutex_lock(&mem_lock);
+	n = *v;
+	pthread_mutex_unlock(&mem_lock);
+	return n;
+}
+
 size_t lp_mem_budget(void)
 {
-	return mem_budget_bytes;
+	return read_locked(&mem_budget_bytes);
 }
 
 void lp_mem_set_gpu_budget(size_t bytes)
@@ -276,17 +287,17 @@ void lp_mem_set_gpu_budget(size_t bytes)
 
 size_t lp_mem_gpu_budget(void)
 {
-	return mem_gpu_budget;
+	return read_locked(&mem_gpu_budget);
 }
 
 size_t lp_mem_current_gpu(void)
 {
-	return mem_gpu;
+	return read_locked(&mem_gpu);
 }
 
 size_t lp_mem_peak_gpu(void)
 {
-	return mem_gpu_peak;
+	return read_locked(&mem_gpu_peak);
 }
 
 void lp_mem_set_phase(const char *phase)
@@ -498,22 +509,22 @@ void lp_mem_unreserve(enum lp_mem_tag tag, size_t bytes)
 
 size_t lp_mem_current(enum lp_mem_tag tag)
 {
-	return (unsigned)tag < LP_MEM_NTAGS ? mem_current[tag] : 0;
+	return (unsigned)tag < LP_MEM_NTAGS ? read_locked(&mem_current[tag]) : 0;
 }
 
 size_t lp_mem_peak(enum lp_mem_tag tag)
 {
-	return (unsigned)tag < LP_MEM_NTAGS ? mem_peak[tag] : 0;
+	return (unsigned)tag < LP_MEM_NTAGS ? read_locked(&mem_peak[tag]) : 0;
 }
 
 size_t lp_mem_current_total(void)
 {
-	return mem_total;
+	return read_locked(&mem_total);
 }
 
 size_t lp_mem_peak_total(void)
 {
-	return mem_total_peak;
+	return read_locked(&mem_total_peak);
 }
 
 unsigned long lp_mem_failures(void)
@@ -538,25 +549,37 @@ void lp_mem_reset_peaks(void)
 
 void lp_mem_summary(FILE *out)
 {
+	size_t cur_v[LP_MEM_NTAGS], peak_v[LP_MEM_NTAGS], total, total_peak, budget, gpu_peak,
+		gpu_budget;
 	char cur[32], peak[32];
 
+	/* one snapshot: other threads may be allocating */
+	pthread_mutex_lock(&mem_lock);
+	memcpy(cur_v, mem_current, sizeof(cur_v));
+	memcpy(peak_v, mem_peak, sizeof(peak_v));
+	total = mem_total;
+	total_peak = mem_total_peak;
+	budget = mem_budget_bytes;
+	gpu_peak = mem_gpu_peak;
+	gpu_budget = mem_gpu_budget;
+	pthread_mutex_unlock(&mem_lock);
 	fprintf(out, "%-10s %12s %12s\n", "tag", "current", "peak");
 	for (int i = 0; i < LP_MEM_NTAGS; i++)
-		if (!lp_mem_tag_is_gpu(i) || mem_gpu_peak)
+		if (!lp_mem_tag_is_gpu(i) || gpu_peak)
 			fprintf(out, "%-10s %12s %12s\n", tag_names[i],
-			lp_mem_format_size(mem_current[i], cur, sizeof(cur)),
-			lp_mem_format_size(mem_peak[i], peak, sizeof(peak)));
+			lp_mem_format_size(cur_v[i], cur, sizeof(cur)),
+			lp_mem_format_size(peak_v[i], peak, sizeof(peak)));
 	fprintf(out, "%-10s %12s %12s\n", "total",
-		lp_mem_format_size(mem_total, cur, sizeof(cur)),
-		lp_mem_format_size(mem_total_peak, peak, sizeof(peak)));
-	if (mem_budget_bytes)
+		lp_mem_format_size(total, cur, sizeof(cur)),
+		lp_mem_format_size(total_peak, peak, sizeof(peak)));
+	if (budget)
 		fprintf(out, "%-10s %12s\n", "budget",
-			lp_mem_format_size(mem_budget_bytes, cur, sizeof(cur)));
+			lp_mem_format_size(budget, cur, sizeof(cur)));
 	else
 		fprintf(out, "%-10s %12s\n", "budget", "none");
-	if (mem_gpu_budget)
+	if (gpu_budget)
 		fprintf(out, "%-10s %12s\n", "gpu-budget",
-			lp_mem_format_size(mem_gpu_budget, cur, sizeof(cur)));
+			lp_mem_format_size(gpu_budget, cur, sizeof(cur)));
 }
 
 size_t lp_mem_peak_rss(void)

@@ -72,6 +72,9 @@ struct lp_engine {
 	unsigned long dense_last_use;
 	unsigned long tick;
 	size_t n_opened, n_dense_loads;
+	int closing;                   /* lp_engine_free was called while
+				        * something was held: the last release
+				        * frees the engine */
 };
 
 struct lp_engine_params lp_engine_default_params(void)
@@ -124,17 +127,42 @@ static void drop_slot(struct lp_engine *e, size_t i)
 	e->slots[i] = e->slots[--e->n_slots];
 }
 
-void lp_engine_free(struct lp_engine *e)
+static void destroy(struct lp_engine *e)
 {
-	if (!e)
-		return;
-	while (e->n_slots)
-		drop_slot(e, e->n_slots - 1);
-	free_dense(e->dense);
 	free(e->slots);
 	pthread_cond_destroy(&e->dense_free);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
+}
+
+/* After a release by a closing engine: 1 when nothing is held any more (the
+ * caller then unlocks and destroys it). Caller holds the lock. */
+static int closed(const struct lp_engine *e)
+{
+	return e->closing && !e->n_slots && !e->dense_busy;
+}
+
+void lp_engine_free(struct lp_engine *e)
+{
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->lock);
+	for (size_t i = e->n_slots; i-- > 0;)
+		if (!e->slots[i].holders)
+			drop_slot(e, i);
+	if (e->dense && !e->dense_busy) {
+		free_dense(e->dense);
+		e->dense = NULL;
+	}
+	e->closing = 1;
+	if (!closed(e)) {
+		/* a result of the library still holds a session: the
+		 * engine goes with the last release */
+		pthread_mutex_unlock(&e->lock);
+		return;
+	}
+	pthread_mutex_unlock(&e->lock);
+	destroy(e);
 }
 
 static int str_eq(const char *a, const char *b)
@@ -308,9 +336,14 @@ void lp_engine_session_release(struct lp_engine *e, struct lp_session *s)
 			continue;
 		if (e->slots[i].holders)
 			e->slots[i].holders--;
-		if (!e->slots[i].holders && !e->params.keep_idle)
+		if (!e->slots[i].holders && (!e->params.keep_idle || e->closing))
 			drop_slot(e, i);
 		break;
+	}
+	if (closed(e)) {
+		pthread_mutex_unlock(&e->lock);
+		destroy(e);
+		return;
 	}
 	pthread_mutex_unlock(&e->lock);
 }
@@ -369,11 +402,16 @@ void lp_engine_dense_release(struct lp_engine *e, struct lp_embedder *x)
 	pthread_mutex_lock(&e->lock);
 	if (x == e->dense) {
 		e->dense_busy = 0;
-		if (!e->params.keep_idle) {
+		if (!e->params.keep_idle || e->closing) {
 			free_dense(e->dense);
 			e->dense = NULL;
 		}
 		pthread_cond_signal(&e->dense_free);
+	}
+	if (closed(e)) {
+		pthread_mutex_unlock(&e->lock);
+		destroy(e);
+		return;
 	}
 	pthread_mutex_unlock(&e->lock);
 }

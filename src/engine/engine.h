@@ -31,8 +31,11 @@
  * scope (core/mem.h), so it is shared memory, seen by every document's
  * peaks, and never part of one document's own bytes.
  *
- * All functions are thread-safe; lp_engine_free must be called when no
- * document holds anything.
+ * All functions are thread-safe. lp_engine_free may be called while
+ * documents still hold what they acquired (a result of the library,
+ * api/lpipe.h, kept after its engine): it frees what nobody holds, and the
+ * rest, and the engine itself, at the last release. Nothing may be
+ * acquired after it.
  */
 #ifndef LP_ENGINE_ENGINE_H
 #define LP_ENGINE_ENGINE_H
@@ -57,7 +60,8 @@ struct lp_engine_params lp_engine_default_params(void);
 /* A new engine; LP_OK and *out (lp_engine_free), or LP_E_NOMEM. */
 enum lp_status lp_engine_new(const struct lp_engine_params *p, struct lp_engine **out,
 			     struct lp_diag *d);
-/* Free every session and the embedder; NULL is a no-op. */
+/* Free every session and the embedder, those held now at their release
+ * (above); NULL is a no-op. */
 void lp_engine_free(struct lp_engine *e);
 
 /*

@@ -52,11 +52,14 @@ __attribute__((target("f16c,avx"))) static void f16_row_f16c(const uint16_t *h, 
 
 static int have_f16c(void)
 {
-	static int cached = -1;
+	static int cached = -1; /* documents on several threads ask at once */
+	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
 
-	if (cached < 0)
-		cached = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
-	return cached;
+	if (v < 0) {
+		v = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+	}
+	return v;
 }
 #endif
 

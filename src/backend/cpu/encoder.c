@@ -22,16 +22,18 @@
 int lp_backend_cpu_enc_avx2(void)
 {
 #ifdef HAVE_X86
-	static int cached = -1;
+	static int cached = -1; /* asked from several threads at once */
+	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
 	const char *force;
 
-	if (cached >= 0)
-		return cached;
+	if (v >= 0)
+		return v;
 	force = getenv("LPIPE_CPU_KERNELS");
-	if (force && !strcmp(force, "scalar"))
-		return cached = 0;
 	__builtin_cpu_init();
-	return cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	v = !(force && !strcmp(force, "scalar")) && __builtin_cpu_supports("avx2") &&
+	    __builtin_cpu_supports("fma");
+	__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+	return v;
 #else
 	return 0;
 #endif

@@ -57,13 +57,18 @@ TGT static void axpy_avx2(size_t n, float a, const float *x, float *y)
 		y[i] += a * x[i];
 }
 
+/* The CPU checks below are asked from several threads at once (documents
+ * side by side): relaxed atomics, every thread finds the same answer. */
 static int use_avx2(void)
 {
 	static int cached = -1;
+	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
 
-	if (cached < 0)
-		cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-	return cached;
+	if (v < 0) {
+		v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+	}
+	return v;
 }
 
 #include <cpuid.h>
@@ -71,11 +76,14 @@ static int use_avx2(void)
 static int use_f16c(void)
 {
 	static int cached = -1;
+	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
 	unsigned a, b, c, d;
 
-	if (cached < 0)
-		cached = use_avx2() && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
-	return cached;
+	if (v < 0) {
+		v = use_avx2() && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+	}
+	return v;
 }
 
 /* Sums of a0..a3, each of 8 lanes, as 4 lanes. */
