@@ -28,3 +28,8 @@ EXTRA_DIST += tests/cli/slurm.sh tests/cli/parallel.sh tests/cli/shards.sh
 # The sample documents and the evaluation set (data/SOURCES): the CLI tests
 # and the README's commands run on them, also from a tarball (distcheck).
 EXTRA_DIST += data
+
+# make install (staged with DESTDIR): every file where configure said, the
+# ready pipelines found by name, make uninstall leaving nothing.
+TESTS += tests/cli/install.sh
+EXTRA_DIST += tests/cli/install.sh
