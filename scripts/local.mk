@@ -37,3 +37,32 @@ docs-check: all
 .PHONY: docs-check
 TESTS += tests/cli/docs.sh
 EXTRA_DIST += tests/cli/docs.sh scripts/docs-check README.zh-CN.md
+
+# The benchmarks (run by hand) and the retrieval evaluation ship too.
+EXTRA_DIST += bench/e2e bench/flat-memory bench/split-retrieve \
+	bench/batch/README.md bench/batch/run.sh \
+	bench/out-probe/README.md bench/out-probe/smollm2-plan.txt \
+	bench/out-probe/smollm2-probe.csv bench/out-probe/smollm2-probe.svg \
+	bench/out-probe/smollm2-probe.txt scripts/eval-retrieve
+
+# make dist from a git checkout: every tracked file but .gitignore is in
+# the tarball, so a file added without its EXTRA_DIST line fails here
+# rather than in a user's build. (From a tarball there is nothing to check.)
+dist-hook:
+	@top=`cd "$(top_srcdir)" && pwd -P`; dist=`cd "$(distdir)" && pwd -P`; \
+	git_top=`git -C "$$top" rev-parse --show-toplevel 2>/dev/null` || exit 0; \
+	test "`cd "$$git_top" && pwd -P`" = "$$top" || exit 0; \
+	missing=`cd "$$top" && git ls-files | while read -r f; do \
+		case $$f in .gitignore) continue ;; esac; \
+		test ! -e "$$f" || test -e "$$dist/$$f" || echo "$$f"; done`; \
+	test -z "$$missing" || { \
+		echo "dist: tracked files missing from the tarball (add them to EXTRA_DIST):" \
+			$$missing >&2; exit 1; }
+
+# make installcheck (distcheck runs it on its own install): the installed
+# tool, run from elsewhere, finds a ready pipeline by its bare name.
+installcheck-local:
+	cd "$(DESTDIR)$(bindir)" && \
+		LPIPE_PIPELINES_DIR= "$(DESTDIR)$(bindir)/lpipe" check summarize >/dev/null
+	LPIPE_PIPELINES_DIR= "$(DESTDIR)$(bindir)/lpipe" version | \
+		grep -Fx 'pipelines: $(DESTDIR)$(pipelinesdir)' >/dev/null

@@ -51,3 +51,8 @@ check-tsan:
 	CK_TIMEOUT_MULTIPLIER=8 $(MAKE) -C $(TSAN_DIR) check TESTS='$(TSAN_TESTS)' \
 		check_PROGRAMS='$(TSAN_TESTS) tests/tools/gen_chat_model'
 .PHONY: check-tsan
+
+# make install (staged with DESTDIR): every file where configure said, the
+# ready pipelines found by name, make uninstall leaving nothing.
+TESTS += tests/cli/install.sh
+EXTRA_DIST += tests/cli/install.sh

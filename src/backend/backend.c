@@ -3,7 +3,8 @@
  *
  * The module is looked for, first found wins, in: $LPIPE_MODULE_DIR; the
  * directory of the running program and its .libs (the build tree, where
- * libtool leaves the module); LP_MODULE_DIR (the install directory). It is
+ * libtool leaves the module); LP_MODULE_DIR (the install directory), where
+ * a staged or moved install put it (core/prefix.h), then as configured. It is
  * loaded at most once per process; the outcome (the module's table, or
  * the reason it could not be had) is kept for later calls.
  */
@@ -20,6 +21,7 @@
 #include "backend/cpu/cpu.h"
 #include "config.h"
 #include "core/log.h"
+#include "core/prefix.h"
 
 #ifndef LP_MODULE_DIR
 #define LP_MODULE_DIR ""
@@ -38,6 +40,15 @@ const char *lp_backend_built(void)
 #else
 	return "cpu";
 #endif
+}
+
+const char *lp_backend_module_path(char *out, size_t cap)
+{
+	char dir[2048];
+
+	lp_prefix_dir(LP_MODULE_DIR, dir, sizeof(dir));
+	snprintf(out, cap, "%s/%s", dir, LP_BACKEND_MODULE_NAME);
+	return out;
 }
 
 /* ---- the module ------------------------------------------------------- */
@@ -145,6 +156,8 @@ static void load_module(void)
 	rc = try_module(getenv("LPIPE_MODULE_DIR"));
 	for (int i = 0; !rc && i < nd; i++)
 		rc = try_module(dirs[i]);
+	if (!rc && lp_prefix_relocate(LP_MODULE_DIR, exe, sizeof(exe)))
+		rc = try_module(exe);
 	if (!rc)
 		rc = try_module(LP_MODULE_DIR);
 	if (!rc)

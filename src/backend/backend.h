@@ -405,6 +405,11 @@ enum lp_status lp_backend_cpu_open(const struct lp_backend_params *p, struct lp_
  * "cpu cuda" (cuda: the module was built; it may still fail to open). */
 const char *lp_backend_built(void);
 
+/* Where the installed CUDA module is looked for, as seen from the running
+ * program (LP_MODULE_DIR, or where a staged or moved install put it):
+ * "DIR/lpipe-cuda.so", written to out[0..cap); returns out. */
+const char *lp_backend_module_path(char *out, size_t cap);
+
 /* ---- devices ---------------------------------------------------------- */
 
 struct lp_backend_device {

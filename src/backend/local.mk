@@ -41,14 +41,14 @@ check_PROGRAMS += tests/bench/bench_matvec
 tests_bench_bench_matvec_SOURCES = tests/bench/bench_matvec.c
 tests_bench_bench_matvec_LDADD = liblpipe.la $(LP_LIBS)
 
-# The CUDA backend: the module lpipe-cuda.so, installed beside the library
-# and opened with dlopen when a pipeline asks for a GPU (backend.c). Its
+# The CUDA backend: the module lpipe-cuda.so, installed in $(pkglibdir)
+# (LP_MODULE_DIR, Makefile.am) and opened with dlopen when a pipeline asks for a GPU (backend.c). Its
 # host side is C (CUDA_HOST_SOURCES, src/backend/cuda/local.mk), its
 # kernels CUDA C (CUDA_KERNEL_SOURCES, kernels/local.mk) compiled by nvcc
 # for $(CUDA_ARCH) into libtool objects. The module links none of lpipe:
 # what it needs of the host comes through struct lp_backend_host.
 if LP_CUDA
-lpipemoddir = $(libdir)
+lpipemoddir = $(pkglibdir)
 lpipemod_LTLIBRARIES = lpipe-cuda.la
 lpipe_cuda_la_SOURCES = $(CUDA_HOST_SOURCES) $(CUDA_HOST_HDRS)
 lpipe_cuda_la_CPPFLAGS = -I$(top_srcdir)/src -I$(top_srcdir) -I$(top_builddir) $(CUDA_CFLAGS)

@@ -5,6 +5,7 @@
 
 #include "backend/backend.h"
 #include "config.h"
+#include "config/pipeline.h"
 #include "core/status.h"
 
 const char lp_usage_version[] =
@@ -13,12 +14,20 @@ const char lp_usage_version[] =
 	"\n"
 	"Print \"lpipe VERSION\" on standard output, then the backends this build\n"
 	"has (\"backends: cpu\" or \"backends: cpu cuda\"; cuda is the module\n"
-	"lpipe-cuda.so, which `lpipe device` tries).\n";
+	"lpipe-cuda.so, which `lpipe device` tries), then \"pipelines: DIR\", the\n"
+	"folder a bare pipeline name is looked up in (`lpipe run summarize FILE`),\n"
+	"and in a build with cuda \"cuda module: PATH\", the installed module.\n";
 
 int cmd_version(int argc, char **argv)
 {
+	char path[4096];
+
 	if (argc > 1)
 		return lp_cli_usage_error("version", "unexpected argument '%s'", argv[1]);
 	printf("lpipe %s\nbackends: %s\n", PACKAGE_VERSION, lp_backend_built());
+	printf("pipelines: %s\n", lp_pipeline_dir(path, sizeof(path)));
+#ifdef LP_HAVE_CUDA
+	printf("cuda module: %s\n", lp_backend_module_path(path, sizeof(path)));
+#endif
 	return LP_EXIT_OK; /* lp_cli_close_stdout checks the writes */
 }

@@ -8,13 +8,16 @@
  */
 #include "config/pipeline.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config/config.h"
 #include "config/override.h"
 #include "core/fileio.h"
 #include "core/mem.h"
+#include "core/prefix.h"
 #include "stages/stage.h"
 
 static const char *const top_keys[] = {
@@ -565,14 +568,80 @@ static enum lp_status nomem_reading(const char *path, struct lp_diag *d)
 			   lp_mem_phase(), lp_mem_format_size(lp_mem_budget(), cap, sizeof(cap)));
 }
 
+#ifndef LP_PIPELINES_DIR
+#define LP_PIPELINES_DIR ""
+#endif
+
+const char *lp_pipeline_dir(char *out, size_t cap)
+{
+	const char *env = getenv("LPIPE_PIPELINES_DIR");
+
+	if (env && *env) {
+		snprintf(out, cap, "%s", env);
+		return out;
+	}
+	return lp_prefix_dir(LP_PIPELINES_DIR, out, cap);
+}
+
+/* A bare name: no folder, not standard input, no such file here. */
+static int is_bare_name(const char *path)
+{
+	return *path && strcmp(path, "-") && !strchr(path, '/') && access(path, F_OK);
+}
+
+/* "summarize" (or "summarize.yaml") -> "summarize.yaml" */
+static void ready_file_name(const char *name, char *out, size_t cap)
+{
+	const char *dot = strrchr(name, '.');
+	int has_ext = dot && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml"));
+
+	snprintf(out, cap, "%s%s", name, has_ext ? "" : ".yaml");
+}
+
+int lp_pipeline_find(const char *name, char *out, size_t cap)
+{
+	char dir[2048], file[512];
+	int n;
+
+	if (!cap || !is_bare_name(name))
+		return 0;
+	ready_file_name(name, file, sizeof(file));
+	lp_pipeline_dir(dir, sizeof(dir));
+	if (!*dir)
+		return 0;
+	n = snprintf(out, cap, "%s/%s", dir, file);
+	if (n < 0 || (size_t)n >= cap || access(out, F_OK)) {
+		out[0] = 0;
+		return 0;
+	}
+	return 1;
+}
+
+/* The error for a bare name found neither here nor among the ready ones. */
+static enum lp_status no_such_pipeline(const char *name, struct lp_diag *d)
+{
+	char dir[2048], file[512];
+
+	ready_file_name(name, file, sizeof(file));
+	lp_pipeline_dir(dir, sizeof(dir));
+	return lp_diag_set(d, LP_E_IO, name, 0, 0,
+			   "unable to open: no such file, nor a ready pipeline '%s' in '%s'", file,
+			   dir);
+}
+
 enum lp_status lp_pipeline_load(const char *path, const struct lp_vars *vars,
 				const char *const *sets, size_t n_sets,
 				struct lp_pipeline **out, struct lp_diag *d)
 {
 	struct lp_mapped m;
 	enum lp_status st;
+	char found[4096];
 
 	*out = NULL;
+	if (lp_pipeline_find(path, found, sizeof(found)))
+		path = found;
+	else if (is_bare_name(path))
+		return no_such_pipeline(path, d);
 	st = lp_file_map(path, LP_FILE_PIPELINE, LP_MEM_OTHER, &m, d);
 	if (st != LP_OK)
 		return st;

@@ -138,10 +138,27 @@ struct lp_pipeline {
  * LP_E_CONFIG (too many stages, ...), LP_E_IO (the file cannot be read),
  * LP_E_INPUT (over the size limit, binary) or LP_E_NOMEM (the budget), with
  * `d` naming file:line:col (for a bad --set, the file is "--set").
+ * A bare name is the ready pipeline lp_pipeline_find gives; LP_E_IO, naming
+ * the folder looked in, when there is none.
  */
 enum lp_status lp_pipeline_load(const char *path, const struct lp_vars *vars,
 				const char *const *sets, size_t n_sets,
 				struct lp_pipeline **out, struct lp_diag *d);
+/*
+ * The folder of the ready pipelines: $LPIPE_PIPELINES_DIR when set and not
+ * empty, else the one `make install` fills ($(pkgdatadir)/pipelines, or
+ * where a staged or moved install put it: core/prefix.h). Written to
+ * out[0..cap) (truncated to fit); returns out.
+ */
+const char *lp_pipeline_dir(char *out, size_t cap);
+/*
+ * The ready pipeline for a bare name (`lpipe run summarize doc.txt`): when
+ * `name` has no '/', is not "-" and names no file in the current folder,
+ * and lp_pipeline_dir's folder has NAME.yaml (NAME itself when it ends in
+ * .yaml or .yml), writes that file's path to out[0..cap) and returns 1;
+ * returns 0 otherwise.
+ */
+int lp_pipeline_find(const char *name, char *out, size_t cap);
 /* Same from text in memory (tests, fuzzing). */
 enum lp_status lp_pipeline_load_text(const char *path, const char *text, size_t len,
 				     const struct lp_vars *vars,
