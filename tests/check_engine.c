@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/runner.h"
 #include "core/mem.h"
 #include "core/sha256.h"
 #include "engine/engine.h"
@@ -129,6 +130,51 @@ START_TEST(test_remote_sessions_keyed_by_server)
 	lp_engine_session_release(e, l);
 	ck_assert_uint_eq(lp_engine_n_sessions(e), 4);
 	lp_engine_free(e);
+	unlink(model_path);
+}
+END_TEST
+
+/* A finished run gives its model back: a document kept for its report
+ * holds no session, and with an engine that keeps nothing the model is
+ * freed before the report is written. */
+START_TEST(test_run_gives_model_back)
+{
+	static const char text[] =
+		"The shell reads commands from a file. It expands words, then runs them. "
+		"Each command returns an exit status. A status of zero means success.\n";
+	char yaml[512];
+	struct lp_engine_params ep = lp_engine_default_params();
+	struct lp_pipeline *p = NULL;
+	struct lp_run_stats stats;
+	struct lp_engine *e;
+	struct lp_doc doc;
+	struct lp_diag d;
+	enum lp_status st;
+
+	write_model();
+	snprintf(yaml, sizeof(yaml),
+		 "version: 1\n"
+		 "model: {path: \"%s\", context: 512}\n"
+		 "stages:\n"
+		 "  - split: {unit: tokens, size: 32, overlap: 0, boundary: sentence}\n"
+		 "  - summarize: {strategy: tree, fanout: 4, max_tokens: 8, final: join}\n",
+		 model_path);
+	lp_diag_init(&d);
+	ck_assert_msg(lp_pipeline_load_text("t.yaml", yaml, strlen(yaml), NULL, NULL, 0, &p, &d) ==
+			      LP_OK, "%s", d.msg);
+	ck_assert_int_eq(lp_engine_new(&ep, &e, &d), LP_OK);
+	st = lp_runner_run_bytes(p, "doc", text, strlen(text), NULL, e, &doc, &stats, &d);
+	ck_assert_msg(st == LP_OK, "%s", d.msg);
+	ck_assert_ptr_nonnull(doc.summary);
+	ck_assert_uint_eq(lp_engine_n_opened(e), 1);
+	ck_assert_ptr_null(doc.session);
+	ck_assert_uint_eq(lp_engine_n_sessions(e), 0);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_WEIGHTS), 0);
+	/* the report still says what the run held at its end */
+	ck_assert_uint_gt(stats.current_by_tag[LP_MEM_WEIGHTS], 0);
+	lp_doc_release(&doc);
+	lp_engine_free(e);
+	lp_pipeline_free(p);
 	unlink(model_path);
 }
 END_TEST
@@ -403,6 +449,7 @@ static Suite *engine_suite(void)
 	tcase_set_timeout(t, 120);
 	tcase_add_test(t, test_sessions_shared_by_key);
 	tcase_add_test(t, test_remote_sessions_keyed_by_server);
+	tcase_add_test(t, test_run_gives_model_back);
 	tcase_add_test(t, test_batch_of_one_frees_at_release);
 	tcase_add_test(t, test_budget_unloads_idle);
 	tcase_add_test(t, test_free_while_held);

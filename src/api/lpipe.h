@@ -83,8 +83,10 @@ lpipe_pipeline *lpipe_pipeline_new(void);
 int lpipe_pipeline_set_var(lpipe_pipeline *p, const char *name, const char *value);
 /* An override "KEY=VALUE" as --set takes it, e.g. "stages.split.size=256". */
 int lpipe_pipeline_set(lpipe_pipeline *p, const char *key_value);
-/* Load the pipeline file `path`, or the YAML text[0..len) (`name` names
- * it in messages and as its default name; NULL: "<string>"). */
+/* Load the pipeline file `path` (a bare name such as "summarize" that is
+ * no file here names a ready pipeline, as in lpipe(1)), or the YAML
+ * text[0..len) (`name` names it in messages and as its default name;
+ * NULL: "<string>"). */
 int lpipe_pipeline_load_file(lpipe_pipeline *p, const char *path);
 int lpipe_pipeline_load_string(lpipe_pipeline *p, const char *name, const char *text,
 			       size_t len);
@@ -102,8 +104,10 @@ const char *lpipe_pipeline_plan(const lpipe_pipeline *p);
 int lpipe_pipeline_concurrency(const lpipe_pipeline *p);
 void lpipe_pipeline_free(lpipe_pipeline *p);
 
-/* An engine; keep_models 0 frees a model when no run holds it, 1 keeps it
- * loaded for the next run (within the memory budget). */
+/* An engine; keep_models 0 frees a model when its run ends, 1 keeps it
+ * loaded for the next run (within the memory budget). A run gives its
+ * model back when it ends, so a result holds none. An engine may be freed
+ * before the results made with it. */
 int lpipe_engine_new(int keep_models, lpipe_engine **out);
 void lpipe_engine_free(lpipe_engine *e);
 /* Models the engine has loaded so far (a kept model counts once). */

@@ -301,6 +301,9 @@ static enum lp_status run_doc(const struct lp_pipeline *p, const char *doc_path,
 		s = verify;
 	}
 out:
+	for (int t = 0; t < LP_MEM_NTAGS; t++)
+		stats->current_by_tag[t] = lp_mem_current(t);
+	lp_doc_release_model(doc);
 	lp_mem_set_phase("output");
 	stats->status = s;
 	return s;

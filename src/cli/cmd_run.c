@@ -20,9 +20,10 @@
 const char lp_usage_run[] =
 	"usage: lpipe run [options] PIPELINE DOC|-\n"
 	"\n"
-	"Run the pipeline PIPELINE (a YAML file, see lpipe-pipeline(5)) on the\n"
-	"document DOC, or on standard input when DOC is '-', and write the result\n"
-	"to standard output. Options may come before or after the arguments.\n"
+	"Run the pipeline PIPELINE (a YAML file, see lpipe-pipeline(5), or the\n"
+	"bare name of a ready one: summarize) on the document DOC, or on standard\n"
+	"input when DOC is '-', and write the result to standard output. Options\n"
+	"may come before or after the arguments.\n"
 	"\n"
 	"options:\n"
 	"  -q, --question TEXT   bind TEXT to the variable ${question}\n"

@@ -297,14 +297,15 @@ static json_t *memory_json(const struct lp_run_stats *st, int *ok)
 	for (int t = 0; tags && t < LP_MEM_NTAGS; t++) {
 		json_t *e = json_object();
 		size_t peak = st ? st->peak_by_tag[t] : lp_mem_peak(t);
+		size_t now = st ? st->current_by_tag[t] : lp_mem_current(t);
 
 		/* device tags only on runs that used a device */
-		if (lp_mem_tag_is_gpu(t) && !peak && !lp_mem_current(t)) {
+		if (lp_mem_tag_is_gpu(t) && !peak && !now) {
 			json_decref(e);
 			continue;
 		}
 		if (e) {
-			put(e, "current", json_integer((json_int_t)lp_mem_current(t)), ok);
+			put(e, "current", json_integer((json_int_t)now), ok);
 			put(e, "peak", json_integer((json_int_t)peak), ok);
 		}
 		put(tags, lp_mem_tag_name(t), e, ok);

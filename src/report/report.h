@@ -34,6 +34,9 @@ struct lp_run_stats {
 	enum lp_status status;               /* LP_OK or LP_E_VERIFY for a finished run */
 	size_t peak_tracked_bytes;           /* tracked total, over the whole run */
 	size_t peak_by_tag[LP_MEM_NTAGS];    /* per tag, over the whole run */
+	size_t current_by_tag[LP_MEM_NTAGS]; /* per tag, held in the process at
+					      * the end of the run, before its
+					      * model was given back */
 	size_t budget_bytes;                 /* 0: unlimited */
 };
 

@@ -24,12 +24,18 @@ void lp_doc_init_engine(struct lp_doc *doc, const struct lp_pipeline *p,
 	doc->engine = engine;
 }
 
-void lp_doc_release(struct lp_doc *doc)
+void lp_doc_release_model(struct lp_doc *doc)
 {
 	if (doc->engine)
 		lp_engine_session_release(doc->engine, doc->session);
 	else
 		lp_session_free(doc->session);
+	doc->session = NULL;
+}
+
+void lp_doc_release(struct lp_doc *doc)
+{
+	lp_doc_release_model(doc);
 	lp_document_release(&doc->src);
 	lp_arena_release(&doc->arena);
 	memset(doc, 0, sizeof(*doc));

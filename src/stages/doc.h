@@ -170,7 +170,8 @@ struct lp_doc {
 	struct lp_session *session; /* the model, acquired by the first model
 				     * stage (stages/model_stage.h) from the
 				     * engine, released (or, without an
-				     * engine, freed) by lp_doc_release */
+				     * engine, freed) at the end of the run
+				     * (lp_doc_release_model) */
 };
 
 /*
@@ -222,5 +223,9 @@ void lp_doc_init(struct lp_doc *doc, const struct lp_pipeline *p);
 void lp_doc_init_engine(struct lp_doc *doc, const struct lp_pipeline *p,
 			struct lp_engine *engine);
 void lp_doc_release(struct lp_doc *doc);
+/* Give back the model (to the engine, or free it) once no stage needs it:
+ * the runner does so at the end of a run, so a result kept for its report
+ * does not keep a model loaded. lp_doc_release does it too. */
+void lp_doc_release_model(struct lp_doc *doc);
 
 #endif
