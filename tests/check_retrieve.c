@@ -726,6 +726,28 @@ START_TEST(test_evidence_rank_phrases)
 }
 END_TEST
 
+/* Of two sentences of one passage that match alike, the shorter first. */
+START_TEST(test_evidence_rank_shorter_on_tie)
+{
+	static const char text[] =
+		"EPOCHREALTIME expands to the seconds since the Epoch as a floating point "
+		"value with micro-second granularity. "
+		"EPOCHSECONDS expands to the seconds since the Epoch.";
+	static const char q[] = "Which variable expands to the seconds since the Epoch?";
+	struct lp_evidence_src src = { 0, text, sizeof(text) - 1, 0 };
+	struct lp_evidence_sent *s;
+	size_t n;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_evidence_rank(&src, 1, NULL, 0, q, strlen(q), &s, &n, &d), LP_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert(s[0].score == s[1].score);
+	ck_assert_int_eq(strncmp(text + s[0].off, "EPOCHSECONDS", 12), 0);
+	lp_mem_free(s);
+}
+END_TEST
+
 START_TEST(test_evidence_quote_match)
 {
 	struct lp_span sp;
@@ -813,6 +835,7 @@ int main(void)
 	tc = tcase_create("evidence");
 	tcase_add_test(tc, test_evidence_rank);
 	tcase_add_test(tc, test_evidence_rank_phrases);
+	tcase_add_test(tc, test_evidence_rank_shorter_on_tie);
 	tcase_add_test(tc, test_evidence_quote_match);
 	tcase_add_test(tc, test_evidence_support);
 	suite_add_tcase(s, tc);

@@ -63,6 +63,11 @@ static int cmp_sent(const void *a, const void *b)
 		return x->score < y->score ? 1 : -1;
 	if (x->src != y->src)
 		return x->src < y->src ? -1 : 1;
+	/* of two sentences of a passage that match alike, the shorter says
+	 * less beside it ('EPOCHSECONDS' before 'EPOCHREALTIME ... as a
+	 * floating point value') */
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
 	return (x->off > y->off) - (x->off < y->off);
 }
 

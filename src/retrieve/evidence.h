@@ -59,8 +59,9 @@ struct lp_evidence_sent {
  * a Chinese bigram of function characters, weighs little); with corpus
  * NULL it counts the sentences of the sources. On success *out (n_out
  * sentences, every sentence of every source, lp_mem_free, tag scratch) is
- * sorted best first; ties keep the earlier source, then the earlier
- * sentence, so passages given best first break ties by retrieval rank.
+ * sorted best first; ties keep the earlier source (passages given best
+ * first break ties by retrieval rank), then, within a source, the shorter
+ * sentence (it says less beside the match), then the earlier one.
  * Returns LP_OK or LP_E_NOMEM.
  */
 enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
