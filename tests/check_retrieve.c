@@ -702,6 +702,20 @@ START_TEST(test_evidence_rank)
 }
 END_TEST
 
+/* The sentences of text, ranked against q as one passage: two of them. */
+static struct lp_evidence_sent *rank_two(const char *text, const char *q)
+{
+	struct lp_evidence_src src = { 0, text, strlen(text), 0 };
+	struct lp_evidence_sent *s;
+	size_t n;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_evidence_rank(&src, 1, NULL, 0, q, strlen(q), &s, &n, &d), LP_OK);
+	ck_assert_uint_eq(n, 2);
+	return s;
+}
+
 /* The question's phrases count: both sentences hold "command", "found",
  * "return" and "status", only one holds "command is not found". */
 START_TEST(test_evidence_rank_phrases)
@@ -710,15 +724,9 @@ START_TEST(test_evidence_rank_phrases)
 		"If a command is found but is not executable, the return status is 126. "
 		"If a command is not found, the child process created to execute it "
 		"returns a status of 127.";
-	static const char q[] = "What exit status does bash return when a command is not found?";
-	struct lp_evidence_src src = { 0, text, sizeof(text) - 1, 0 };
-	struct lp_evidence_sent *s;
-	size_t n;
-	struct lp_diag d;
+	struct lp_evidence_sent *s =
+		rank_two(text, "What exit status does bash return when a command is not found?");
 
-	lp_diag_init(&d);
-	ck_assert_int_eq(lp_evidence_rank(&src, 1, NULL, 0, q, strlen(q), &s, &n, &d), LP_OK);
-	ck_assert_uint_eq(n, 2);
 	ck_assert_ptr_nonnull(strstr(text + s[0].off, "127"));
 	ck_assert_uint_gt(s[0].off, s[1].off);
 	ck_assert(s[0].score > s[1].score);
@@ -733,15 +741,9 @@ START_TEST(test_evidence_rank_shorter_on_tie)
 		"EPOCHREALTIME expands to the seconds since the Epoch as a floating point "
 		"value with micro-second granularity. "
 		"EPOCHSECONDS expands to the seconds since the Epoch.";
-	static const char q[] = "Which variable expands to the seconds since the Epoch?";
-	struct lp_evidence_src src = { 0, text, sizeof(text) - 1, 0 };
-	struct lp_evidence_sent *s;
-	size_t n;
-	struct lp_diag d;
+	struct lp_evidence_sent *s =
+		rank_two(text, "Which variable expands to the seconds since the Epoch?");
 
-	lp_diag_init(&d);
-	ck_assert_int_eq(lp_evidence_rank(&src, 1, NULL, 0, q, strlen(q), &s, &n, &d), LP_OK);
-	ck_assert_uint_eq(n, 2);
 	ck_assert(s[0].score == s[1].score);
 	ck_assert_int_eq(strncmp(text + s[0].off, "EPOCHSECONDS", 12), 0);
 	lp_mem_free(s);
