@@ -734,6 +734,37 @@ START_TEST(test_evidence_rank_phrases)
 }
 END_TEST
 
+/* A table is ranked row by row: the row that names the log files comes
+ * first, not the whole table the sentence splitter sees as one. */
+START_TEST(test_evidence_rank_table_rows)
+{
+	static const char text[] =
+		"    +------------------------------------------+\n"
+		"    |directory|content                         |\n"
+		"    |---------+--------------------------------|\n"
+		"    |/etc/    |system wide configuration files |\n"
+		"    |---------+--------------------------------|\n"
+		"    |/var/log/|system log files                |\n"
+		"    |---------+--------------------------------|\n"
+		"    |/home/   |the home directories of users   |\n"
+		"    +------------------------------------------+\n";
+	static const char q[] = "Which directory holds the system log files?";
+	struct lp_evidence_src src = { 0, text, sizeof(text) - 1, 0 };
+	struct lp_evidence_sent *s;
+	size_t n;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_evidence_rank(&src, 1, NULL, 0, q, strlen(q), &s, &n, &d), LP_OK);
+	ck_assert_uint_eq(n, 4); /* the header and three rows; no rule */
+	ck_assert_int_eq(strncmp(text + s[0].off, "|/var/log/|system log files", 27), 0);
+	ck_assert_ptr_null(memchr(text + s[0].off, '\n', s[0].len));
+	for (size_t i = 0; i < n; i++)
+		ck_assert_ptr_null(memmem(text + s[i].off, s[i].len, "|--", 3));
+	lp_mem_free(s);
+}
+END_TEST
+
 /* Of two sentences of one passage that match alike, the shorter first. */
 START_TEST(test_evidence_rank_shorter_on_tie)
 {
@@ -838,6 +869,7 @@ int main(void)
 	tcase_add_test(tc, test_evidence_rank);
 	tcase_add_test(tc, test_evidence_rank_phrases);
 	tcase_add_test(tc, test_evidence_rank_shorter_on_tie);
+	tcase_add_test(tc, test_evidence_rank_table_rows);
 	tcase_add_test(tc, test_evidence_quote_match);
 	tcase_add_test(tc, test_evidence_support);
 	suite_add_tcase(s, tc);

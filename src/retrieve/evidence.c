@@ -137,6 +137,77 @@ static size_t phrases_held(const char *text, size_t len, const struct phrase_ter
 	return n;
 }
 
+/* 1 when line[0..len) is a table's rule: only '-', '+', '|', '=' and
+ * blanks, with at least three dashes or equals signs. */
+static int table_rule(const char *line, size_t len)
+{
+	size_t dashes = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = line[i];
+		if (c == '-' || c == '=')
+			dashes++;
+		else if (c != '+' && c != '|' && c != ' ' && c != '\t' && c != '\r' &&
+			 (unsigned char)c != 0xc2 && (unsigned char)c != 0xa0)
+			return 0;
+	}
+	return dashes >= 3;
+}
+
+/*
+ * The next unit of text[0..len) from *pos, like lp_sentence_next, except
+ * that a sentence that runs across a table's rules ("|-----+-----|") is
+ * cut at them, the rules dropped: each row of a table is a unit, so the
+ * row that names "/var/log/" is quoted, not the whole table around it.
+ */
+static int unit_next(const char *text, size_t len, size_t *pos, size_t *row_end,
+		     struct lp_span *sp)
+{
+	for (;;) {
+		size_t start, end, i;
+		if (*row_end <= *pos || *row_end > len) {
+			struct lp_span whole;
+			size_t p = *pos;
+			if (!lp_sentence_next(text, len, &p, &whole))
+				return 0;
+			*pos = whole.off;
+			*row_end = whole.off + whole.len;
+		}
+		start = *pos;
+		end = *row_end;
+		/* up to the next rule line inside [start, end) */
+		for (i = start; i < end;) {
+			size_t ls = i, le;
+			while (i < end && text[i] != '\n')
+				i++;
+			le = i;
+			if (i < end)
+				i++;
+			if (table_rule(text + ls, le - ls)) {
+				if (ls > start) {
+					end = ls;
+					break;
+				}
+				start = i; /* a rule at the start: skip it */
+			}
+		}
+		*pos = end < *row_end ? end : *row_end;
+		while (start < end && (text[start] == ' ' || text[start] == '\n' ||
+				       text[start] == '\t'))
+			start++;
+		while (end > start && (text[end - 1] == ' ' || text[end - 1] == '\n' ||
+				       text[end - 1] == '\t'))
+			end--;
+		if (end > start) {
+			sp->off = start;
+			sp->len = end - start;
+			return 1;
+		}
+		if (*pos >= *row_end)
+			*row_end = 0;
+	}
+}
+
 enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 				const struct lp_evidence_src *corpus, size_t n_corpus,
 				const char *question, size_t qlen,
@@ -153,7 +224,7 @@ enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 	*out = NULL;
 	*n_out = 0;
 	for (size_t i = 0; i < n; i++)
-		for (size_t pos = 0; lp_sentence_next(srcs[i].text, srcs[i].len, &pos, &sp);)
+		for (size_t pos = 0, re = 0; unit_next(srcs[i].text, srcs[i].len, &pos, &re, &sp);)
 			total++;
 	s = lp_mem_alloc(LP_MEM_SCRATCH, (total ? total : 1) * sizeof(*s), d);
 	masks = lp_mem_alloc(LP_MEM_SCRATCH, (total ? total : 1) * sizeof(*masks), d);
@@ -164,7 +235,8 @@ enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 	}
 	total_df = total;
 	for (size_t i = 0; i < n; i++)
-		for (size_t pos = 0; lp_sentence_next(srcs[i].text, srcs[i].len, &pos, &sp); k++) {
+		for (size_t pos = 0, re = 0; unit_next(srcs[i].text, srcs[i].len, &pos, &re, &sp);
+		     k++) {
 			s[k].src = i;
 			s[k].off = sp.off;
 			s[k].len = sp.len;

@@ -50,7 +50,9 @@ struct lp_evidence_sent {
 };
 
 /*
- * Cut every source into sentences (sentence.h) and score each by the
+ * Cut every source into sentences (sentence.h), a sentence that runs
+ * across a table's rules ("|-----+-----|") into the rows between them (the
+ * sentence splitter sees a whole table as one), and score each by the
  * distinct question terms it holds (English stop words skipped), each
  * weighted by its idf, plus a bonus for each of the question's phrases
  * (adjacent word pairs) it holds in order, plus its source's prior. The idf counts the units
