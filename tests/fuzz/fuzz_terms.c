@@ -1,10 +1,15 @@
 /*
- * fuzz_terms.c - retrieval terms and the BM25 index on arbitrary bytes.
+ * fuzz_terms.c - retrieval terms, the BM25 index and the evidence of an
+ * answer (retrieve/evidence.h) on arbitrary bytes.
  *
  * The input's lines are spans of one index and its first line is also the
  * query. Checked: every term is non-empty, at most LP_TERMS_MAX_BYTES,
  * valid UTF-8 with no ASCII capital; every score is finite, >= 0 and the
  * same before and after lp_bm25_finish; the index frees all it tracked.
+ * The whole input ranked as one passage against its first line: every
+ * unit (a sentence, or a table row) is non-empty, inside the text, apart
+ * from the others and sorted by a finite score; the quote match of the
+ * first line is in [0, 1] with its span inside the text.
  */
 #include <math.h>
 #include <stdint.h>
@@ -14,6 +19,7 @@
 #include "core/mem.h"
 #include "core/utf8.h"
 #include "retrieve/bm25.h"
+#include "retrieve/evidence.h"
 #include "retrieve/terms.h"
 #include "retrieve/topk.h"
 
@@ -69,6 +75,42 @@ static void check_index(const char *s, size_t len)
 		abort();
 }
 
+static int cmp_off(const void *a, const void *b)
+{
+	const struct lp_evidence_sent *x = a, *y = b;
+
+	return (x->off > y->off) - (x->off < y->off);
+}
+
+static void check_evidence(const char *s, size_t len)
+{
+	const char *nl = memchr(s, '\n', len);
+	size_t qlen = nl ? (size_t)(nl - s) : len, n;
+	struct lp_evidence_src src = { 0, s, len, 0 };
+	struct lp_evidence_sent *v;
+	struct lp_span sp;
+	struct lp_diag d;
+	double share;
+
+	lp_diag_init(&d);
+	if (lp_evidence_rank(&src, 1, NULL, 0, s, qlen, &v, &n, &d))
+		abort();
+	for (size_t i = 0; i < n; i++)
+		if (!v[i].len || v[i].off > len || v[i].len > len - v[i].off ||
+		    !isfinite(v[i].score) || (i && v[i].score > v[i - 1].score))
+			abort();
+	qsort(v, n, sizeof(*v), cmp_off);
+	for (size_t i = 1; i < n; i++)
+		if (v[i - 1].off + v[i - 1].len > v[i].off)
+			abort();
+	lp_mem_free(v);
+	share = lp_evidence_quote_match(s, qlen, s, len, &sp);
+	if (!(share >= 0 && share <= 1) || sp.off > len || sp.len > len - sp.off)
+		abort();
+	if (lp_evidence_numbers_missing(s, qlen, s, len) > qlen)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *s = (const char *)data;
@@ -76,5 +118,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_terms(s, size, 0);
 	check_terms(s, size, LP_TERMS_STOPWORDS);
 	check_index(s, size);
+	check_evidence(s, size);
 	return 0;
 }
