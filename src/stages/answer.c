@@ -583,16 +583,51 @@ static enum lp_status best_sentence(const struct job *j, struct found *f, struct
 	return st;
 }
 
+/* 1 when the sentence s[0..len) announces what comes after it: it ends
+ * with a colon, or with "following." or "follows." ("如下。"). */
+static int introduces(const char *s, size_t len)
+{
+	static const char *const ends[] = { ":", "\xef\xbc\x9a" /* ： */, "following.",
+					    "follows.", "\xe5\xa6\x82\xe4\xb8\x8b\xe3\x80\x82" /* 如下。 */ };
+
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		size_t n = strlen(ends[i]);
+		if (len >= n && !memcmp(s + len - n, ends[i], n))
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 when the text at s (after a blank line) goes on with what came
+ * before: a command after a prompt ("$ ", "# ") or an item nested under
+ * the one before ("+ If not, enable it by ..."). */
+static int continues(const char *s, size_t len)
+{
+	return len >= 2 && (s[0] == '$' || s[0] == '#' || s[0] == '+') && s[1] == ' ';
+}
+
 /* Grow f to take in the sentence after it in its chunk (the answer to
- * "how often" is often the sentence after the one that names the thing). */
+ * "how often" is often the sentence after the one that names the thing),
+ * not past a blank line unless f introduces what follows or it goes on. */
 static void add_next_sentence(const struct lp_doc *doc, struct found *f)
 {
 	const struct lp_chunk *c = &doc->chunks[f->chunk];
-	size_t pos = f->off + f->len - c->off;
+	size_t pos = f->off + f->len - c->off, gap_end;
 	struct lp_span sp;
+	int lines = 0;
 
-	if (f->len && lp_sentence_next(doc->text + c->off, c->len, &pos, &sp))
-		f->len = c->off + sp.off + sp.len - f->off;
+	if (!f->len || !lp_sentence_next(doc->text + c->off, c->len, &pos, &sp))
+		return;
+	/* after a blank line comes another entry or list item ('HOME' after
+	 * 'CDPATH'), which answers another question, unless the sentence
+	 * introduces what follows ("... by the following:", a command) */
+	gap_end = c->off + sp.off;
+	for (size_t i = f->off + f->len; i < gap_end; i++)
+		lines += doc->text[i] == '\n';
+	if (lines >= 2 && !introduces(doc->text + f->off, f->len) &&
+	    !continues(doc->text + gap_end, doc->len - gap_end))
+		return;
+	f->len = gap_end + sp.len - f->off;
 }
 
 /* Step 2: a short answer from the evidence sentence alone. */

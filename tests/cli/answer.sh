@@ -1,8 +1,10 @@
 #!/bin/sh
-# answer.sh - the answer stage's checks from the command line, on the tiny
-# random model (tests/tools/gen_chat_model): whatever the model writes, the
-# output says how the answer was checked, quotes the source as it is, cites
-# only chunks that were given, and speaks the document's language.
+# answer.sh - the answer stage's checks from the command line: whatever
+# the model writes, the output says how the answer was checked, quotes the
+# source as it is, cites only chunks that were given, and speaks the
+# document's language. The pipeline without a model path runs the default
+# model (fetched by the bootstrap, as for the shipped pipelines); the one
+# with ${LPIPE_MODEL} runs the tiny random model (tests/tools/gen_chat_model).
 . "$top_srcdir/tests/cli/lib.sh"
 
 MODEL=$WORK/tiny.gguf
@@ -60,6 +62,42 @@ grep -q "^Check: the model's quote was" "$OUT" && ok "the check line names the m
 lp run "$P" "$DOC" -q "$Q" --set stages.answer.quote=off --format json
 expect "quote: off runs" 0
 expect_out "no quote step, a Sources line" '"answer_check": "none"' 'Sources: [chunk'
+
+# the sentence after the quoted one joins it only in the same paragraph,
+# or when the quoted one announces it ("... by the following:") or it is a
+# command; a blank line and another entry keep it out. (The tiny model's
+# answers never stand on the sentence, so the quote becomes the answer:
+# that shows what the model was given.)
+ENT=$WORK/entries.txt
+cat >"$ENT" <<'TXT'
+'CDPATH'
+     A colon-separated list of directories used as a search path for cd.
+
+'HOME'
+     The current user's home directory; the default for cd.
+
+You can list the files opened by a process with lsof by the following:
+
+     $ sudo lsof -p 1
+TXT
+P1=$(pipeline qa1 <<'YAML'
+version: 1
+model: {path: "${LPIPE_MODEL}", context: 1024}
+retrieval: {scorer: bm25}
+stages:
+  - split: {unit: tokens, size: 200, overlap: 0}
+  - answer: {question: "${question}", max_tokens: 16, context: chunks, quote: ranked}
+YAML
+)
+lp run "$P1" "$ENT" -q "Which variable gives cd a colon-separated search path?"
+expect "an entry's sentence" 0
+grep -q "search path for cd" "$OUT" && ! grep -q "home directory" "$OUT" &&
+	ok "the next entry after a blank line is left out" ||
+	fail "the answer took in the next entry: $(cat "$OUT")"
+lp run "$P1" "$ENT" -q "How can you list the files opened by a process?"
+expect "a sentence that announces a command" 0
+grep -q 'sudo lsof -p 1' "$OUT" && ok "the command after 'the following:' is taken in" ||
+	fail "the command was left out: $(cat "$OUT")"
 
 # the document's language: a Chinese document gets the Chinese check line
 ZH=$WORK/zh.txt
