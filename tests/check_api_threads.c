@@ -399,44 +399,46 @@ static void assert_all_compared(const struct worker *w, int bad)
 
 /* ---- tests ------------------------------------------------------------- */
 
+/*
+ * Run `yaml` from N_THREADS threads on an engine (keep_models `keep`), and
+ * again with no engine when `no_engine_too`: every run equals the
+ * single-threaded one. With `all_pass`, every reference passed its
+ * verification.
+ */
+static void compare_threaded(const char *yaml, int keep, int no_engine_too, int all_pass)
+{
+	struct ref refs[N_DOCS];
+	struct worker w[N_THREADS];
+	lpipe_pipeline *p = load(yaml);
+	lpipe_engine *e;
+
+	ck_assert_int_eq(lpipe_engine_new(keep, &e), LPIPE_OK);
+	refs_make(p, e, refs);
+	for (int k = 0; all_pass && k < N_DOCS; k++)
+		ck_assert_int_eq(refs[k].passed, 1);
+	run_threads(w, p, e, refs, 0, 0);
+	assert_all_compared(w, 0);
+	if (no_engine_too) {
+		run_threads(w, p, NULL, refs, 0, 0);
+		assert_all_compared(w, 0);
+	}
+	lpipe_engine_free(e);
+	lpipe_pipeline_free(p);
+	refs_free(refs);
+}
+
 /* The model pipeline on one engine that keeps its model: every thread's
  * runs equal the single-threaded ones; the model is loaded once. */
 START_TEST(test_model_shared_engine)
 {
-	struct ref refs[N_DOCS];
-	struct worker w[N_THREADS];
-	lpipe_pipeline *p = load(model_yaml);
-	lpipe_engine *e;
-
-	ck_assert_int_eq(lpipe_engine_new(1, &e), LPIPE_OK);
-	refs_make(p, e, refs);
-	run_threads(w, p, e, refs, 0, 0);
-	assert_all_compared(w, 0);
-	lpipe_engine_free(e);
-	lpipe_pipeline_free(p);
-	refs_free(refs);
+	compare_threaded(model_yaml, 1, 0, 0);
 }
 END_TEST
 
 /* The extractive pipeline, on an engine and on none. */
 START_TEST(test_extractive)
 {
-	struct ref refs[N_DOCS];
-	struct worker w[N_THREADS];
-	lpipe_pipeline *p = load(extractive_yaml);
-	lpipe_engine *e;
-
-	ck_assert_int_eq(lpipe_engine_new(1, &e), LPIPE_OK);
-	refs_make(p, e, refs);
-	for (int k = 0; k < N_DOCS; k++)
-		ck_assert_int_eq(refs[k].passed, 1);
-	run_threads(w, p, e, refs, 0, 0);
-	assert_all_compared(w, 0);
-	run_threads(w, p, NULL, refs, 0, 0);
-	assert_all_compared(w, 0);
-	lpipe_engine_free(e);
-	lpipe_pipeline_free(p);
-	refs_free(refs);
+	compare_threaded(extractive_yaml, 1, 1, 1);
 }
 END_TEST
 
@@ -444,20 +446,7 @@ END_TEST
  * free it side by side, and so does a run with no engine at all. */
 START_TEST(test_model_engine_not_kept)
 {
-	struct ref refs[N_DOCS];
-	struct worker w[N_THREADS];
-	lpipe_pipeline *p = load(model_yaml);
-	lpipe_engine *e;
-
-	ck_assert_int_eq(lpipe_engine_new(0, &e), LPIPE_OK);
-	refs_make(p, e, refs);
-	run_threads(w, p, e, refs, 0, 0);
-	assert_all_compared(w, 0);
-	run_threads(w, p, NULL, refs, 0, 0);
-	assert_all_compared(w, 0);
-	lpipe_engine_free(e);
-	lpipe_pipeline_free(p);
-	refs_free(refs);
+	compare_threaded(model_yaml, 0, 1, 0);
 }
 END_TEST
 

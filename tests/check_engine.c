@@ -49,17 +49,26 @@ static struct lp_session *acquire(struct lp_engine *e, uint32_t n_ctx, int want_
 	return s;
 }
 
-START_TEST(test_sessions_shared_by_key)
+/* A new engine that keeps idle sessions, over a freshly written model. */
+static struct lp_engine *keeping_engine(void)
 {
 	struct lp_engine_params ep = lp_engine_default_params();
 	struct lp_engine *e;
-	struct lp_session *a, *b, *c;
 	struct lp_diag d;
 
 	write_model();
 	ep.keep_idle = 1;
 	lp_diag_init(&d);
 	ck_assert_int_eq(lp_engine_new(&ep, &e, &d), LP_OK);
+	return e;
+}
+
+START_TEST(test_sessions_shared_by_key)
+{
+	struct lp_engine *e;
+	struct lp_session *a, *b, *c;
+
+	e = keeping_engine();
 	a = acquire(e, 512, 1);
 	b = acquire(e, 512, 0);  /* same key: the same session */
 	ck_assert_ptr_eq(a, b);
@@ -85,7 +94,6 @@ END_TEST
  * one, and none is taken for a local session on the same file. */
 START_TEST(test_remote_sessions_keyed_by_server)
 {
-	struct lp_engine_params ep = lp_engine_default_params();
 	struct lp_openai_params o1 = lp_openai_default_params(), o2, o3;
 	struct lp_session_params p = params(512);
 	struct lp_session *a, *b, *c, *l, *a2;
@@ -94,10 +102,7 @@ START_TEST(test_remote_sessions_keyed_by_server)
 	char url[64];
 	int opened;
 
-	write_model();
-	ep.keep_idle = 1;
-	lp_diag_init(&d);
-	ck_assert_int_eq(lp_engine_new(&ep, &e, &d), LP_OK);
+	e = keeping_engine();
 	o1.url = "http://127.0.0.1:9/v1";
 	o1.model = "m";
 	o2 = o1;
@@ -203,16 +208,11 @@ END_TEST
  * one still works and goes with its release, and the engine with it. */
 START_TEST(test_free_while_held)
 {
-	struct lp_engine_params ep = lp_engine_default_params();
 	struct lp_engine *e;
 	struct lp_session *held, *idle;
-	struct lp_diag d;
 	size_t both, one;
 
-	write_model();
-	ep.keep_idle = 1;
-	lp_diag_init(&d);
-	ck_assert_int_eq(lp_engine_new(&ep, &e, &d), LP_OK);
+	e = keeping_engine();
 	held = acquire(e, 512, 1);
 	idle = acquire(e, 1024, 1);
 	lp_engine_session_release(e, idle);
@@ -232,17 +232,13 @@ END_TEST
  * idle first one instead of shrinking its own context. */
 START_TEST(test_budget_unloads_idle)
 {
-	struct lp_engine_params ep = lp_engine_default_params();
 	struct lp_engine *e;
 	struct lp_session *a, *b;
 	struct lp_session_params p;
 	struct lp_diag d;
 	size_t one;
 
-	write_model();
-	ep.keep_idle = 1;
-	lp_diag_init(&d);
-	ck_assert_int_eq(lp_engine_new(&ep, &e, &d), LP_OK);
+	e = keeping_engine();
 	a = acquire(e, 1024, 1);
 	one = lp_mem_current_total();
 	lp_engine_session_release(e, a);

@@ -420,13 +420,10 @@ static void log_memory(const struct lp_run_stats *stats)
 static enum lp_status run_scoped(lpipe_result *r, lpipe_engine *e, const char *path,
 				 int buffer, size_t len, struct lp_diag *d)
 {
-	uint32_t outer = lp_mem_scope_swap(0), scope = 0;
+	uint32_t scope = lp_mem_scope_current() ? 0 : lp_mem_scope_begin();
 	size_t p0, g0, p1, g1;
 	enum lp_status s;
 
-	lp_mem_scope_swap(outer);
-	if (!outer)
-		scope = lp_mem_scope_begin();
 	lp_session_thread_tokens(&p0, &g0);
 	if (buffer)
 		s = lp_runner_run_bytes(r->pl->p, path, r->data, len, r->question,

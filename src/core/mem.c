@@ -185,6 +185,11 @@ void lp_mem_scope_end(uint32_t handle)
 		mem_thread_scope = 0;
 }
 
+uint32_t lp_mem_scope_current(void)
+{
+	return mem_thread_scope;
+}
+
 uint32_t lp_mem_scope_swap(uint32_t handle)
 {
 	uint32_t was = mem_thread_scope;

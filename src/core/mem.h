@@ -144,6 +144,8 @@ void lp_mem_scope_end(uint32_t handle);
 /* Put scope `handle` (0: none) on the calling thread; returns the one it
  * had. An engine opens what it keeps for every document under none. */
 uint32_t lp_mem_scope_swap(uint32_t handle);
+/* The calling thread's scope (0: none). */
+uint32_t lp_mem_scope_current(void);
 /* The calling thread's scope: the peak of its view of a tag and of the
  * host total since it began or since lp_mem_scope_reset_peaks; its own
  * host bytes now. Without a scope: lp_mem_peak, lp_mem_peak_total,

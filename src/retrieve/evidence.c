@@ -71,24 +71,6 @@ static int cmp_sent(const void *a, const void *b)
 	return (x->off > y->off) - (x->off < y->off);
 }
 
-/* Bit i set when sentence text holds question term q[i] (n_q <= 64). */
-static uint64_t present(const char *text, size_t len, const uint64_t *q, size_t n_q)
-{
-	struct lp_terms it;
-	const char *t;
-	size_t tl;
-	uint64_t mask = 0;
-
-	lp_terms_init(&it, text, len, LP_TERMS_STOPWORDS);
-	while (lp_terms_next(&it, &t, &tl)) {
-		uint64_t h = lp_hash_bytes(t, tl, 0x65766964ULL);
-		for (size_t i = 0; i < n_q; i++)
-			if (q[i] == h)
-				mask |= (uint64_t)1 << i;
-	}
-	return mask;
-}
-
 /* The question's terms in order, stop words included, and whether each
  * is a stop word: its phrases are its adjacent pairs. */
 struct phrase_terms {
@@ -111,30 +93,40 @@ static void question_sequence(const char *q, size_t len, struct phrase_terms *p)
 	}
 }
 
-/* How many of the question's adjacent pairs (not both stop words) the
- * sentence text[0..len) holds adjacent too: "command is not found" and
- * "command is found but is not" hold the same words, not the same
- * phrase. */
-static size_t phrases_held(const char *text, size_t len, const struct phrase_terms *p)
+/*
+ * Bit i set when text[0..len) holds question term q[i] (n_q <= 64; the
+ * terms are no stop words, so reading every term finds the same). With
+ * `seq`, *n_phrases gets how many of the question's adjacent pairs (not
+ * both stop words) the text holds adjacent too: "command is not found"
+ * and "command is found but is not" hold the same words, not the same
+ * phrase.
+ */
+static uint64_t present(const char *text, size_t len, const uint64_t *q, size_t n_q,
+			const struct phrase_terms *seq, size_t *n_phrases)
 {
 	struct lp_terms it;
 	const char *t;
-	size_t tl, n = 0;
-	uint64_t prev = 0, held = 0;
+	size_t tl;
+	uint64_t mask = 0, prev = 0, pairs = 0;
 	int have_prev = 0;
 
 	lp_terms_init(&it, text, len, 0);
 	while (lp_terms_next(&it, &t, &tl)) {
 		uint64_t h = lp_hash_bytes(t, tl, 0x65766964ULL);
-		for (size_t i = 0; have_prev && i + 1 < p->n; i++)
-			if (p->h[i] == prev && p->h[i + 1] == h && !(p->stop[i] && p->stop[i + 1]))
-				held |= (uint64_t)1 << i;
+		for (size_t i = 0; i < n_q; i++)
+			if (q[i] == h)
+				mask |= (uint64_t)1 << i;
+		for (size_t i = 0; seq && have_prev && i + 1 < seq->n; i++)
+			if (seq->h[i] == prev && seq->h[i + 1] == h &&
+			    !(seq->stop[i] && seq->stop[i + 1]))
+				pairs |= (uint64_t)1 << i;
 		prev = h;
 		have_prev = 1;
 	}
-	for (; held; held &= held - 1)
-		n++;
-	return n;
+	if (n_phrases)
+		for (*n_phrases = 0; pairs; pairs &= pairs - 1)
+			++*n_phrases;
+	return mask;
 }
 
 /* 1 when line[0..len) is a table's rule: only '-', '+', '|', '=' and
@@ -217,6 +209,7 @@ enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 	uint64_t q[64], *masks;
 	size_t n_q = collect(question, qlen, LP_TERMS_STOPWORDS, 1, q, 64), total = 0, k = 0;
 	struct phrase_terms seq;
+	size_t phrases;
 	size_t df[64] = { 0 }, total_df;
 	struct lp_evidence_sent *s;
 	struct lp_span sp;
@@ -234,36 +227,36 @@ enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 		return LP_E_NOMEM;
 	}
 	total_df = total;
+	question_sequence(question, qlen, &seq);
 	for (size_t i = 0; i < n; i++)
 		for (size_t pos = 0, re = 0; unit_next(srcs[i].text, srcs[i].len, &pos, &re, &sp);
 		     k++) {
 			s[k].src = i;
 			s[k].off = sp.off;
 			s[k].len = sp.len;
-			masks[k] = present(srcs[i].text + sp.off, sp.len, q, n_q);
+			masks[k] = present(srcs[i].text + sp.off, sp.len, q, n_q, &seq, &phrases);
+			/* the phrase bonus now; prior and idf once df is known */
+			s[k].score = LP_EVIDENCE_PHRASE_BONUS * (double)phrases;
 			for (size_t j = 0; j < n_q; j++)
 				df[j] += (masks[k] >> j) & 1;
 		}
 	if (corpus) {
 		memset(df, 0, sizeof(df));
 		for (size_t i = 0; i < n_corpus; i++) {
-			uint64_t m = present(corpus[i].text, corpus[i].len, q, n_q);
+			uint64_t m = present(corpus[i].text, corpus[i].len, q, n_q, NULL, NULL);
 			for (size_t j = 0; j < n_q; j++)
 				df[j] += (m >> j) & 1;
 		}
 		total_df = n_corpus;
 	}
-	question_sequence(question, qlen, &seq);
 	for (k = 0; k < total; k++) {
-		s[k].score = srcs[s[k].src].prior;
+		s[k].score += srcs[s[k].src].prior;
 		if (!masks[k])
 			continue; /* no question word: nothing to prefer it for */
 		for (size_t j = 0; j < n_q; j++)
 			if ((masks[k] >> j) & 1)
 				s[k].score += log(1.0 + ((double)total_df - (double)df[j] + 0.5) /
 						  ((double)df[j] + 0.5));
-		s[k].score += LP_EVIDENCE_PHRASE_BONUS *
-			      (double)phrases_held(srcs[s[k].src].text + s[k].off, s[k].len, &seq);
 	}
 	lp_mem_free(masks);
 	qsort(s, total, sizeof(*s), cmp_sent);

@@ -62,38 +62,22 @@ keep
 expect "check accepts backend openai" 0
 expect_out "check prints the variable's name" "api_key_env: LPIPE_TEST_KEY" "backend: openai" \
 	"timeout: 10000ms" "retries: 2"
-P=$(pipeline nourl <<'EOT'
-version: 1
-model: {backend: openai, name: m}
-stages: [{generate: {prompt: "x"}}]
-EOT
-)
-lp check "$P"
-expect "backend openai without url" 2 "needs 'url' and 'name'"
-P=$(pipeline withpath <<'EOT'
-version: 1
-model: {backend: openai, url: "http://127.0.0.1:1/v1", name: m, path: /x.gguf}
-stages: [{generate: {prompt: "x"}}]
-EOT
-)
-lp check "$P"
-expect "backend openai with a model path" 2 "use 'tokenizer'"
-P=$(pipeline local <<'EOT'
-version: 1
-model: {url: "http://127.0.0.1:1/v1"}
-stages: [{generate: {prompt: "x"}}]
-EOT
-)
-lp check "$P"
-expect "url without backend openai" 2 "'url' needs 'backend: openai'"
-P=$(pipeline badtime <<'EOT'
-version: 1
-model: {backend: openai, url: "http://127.0.0.1:1/v1", name: m, timeout: soon}
-stages: [{generate: {prompt: "x"}}]
-EOT
-)
-lp check "$P"
-expect "a timeout that is not a duration" 2 "must be a duration"
+# refused NAME MODEL WHAT MESSAGE: `lpipe check` of a generate pipeline
+# whose model section is MODEL fails with exit status 2 and MESSAGE.
+refused() {
+	P=$(printf 'version: 1\nmodel: %s\nstages: [{generate: {prompt: "x"}}]\n' "$2" |
+		pipeline "$1")
+	lp check "$P"
+	expect "$3" 2 "$4"
+}
+refused nourl '{backend: openai, name: m}' "backend openai without url" \
+	"needs 'url' and 'name'"
+refused withpath '{backend: openai, url: "http://127.0.0.1:1/v1", name: m, path: /x.gguf}' \
+	"backend openai with a model path" "use 'tokenizer'"
+refused local '{url: "http://127.0.0.1:1/v1"}' "url without backend openai" \
+	"'url' needs 'backend: openai'"
+refused badtime '{backend: openai, url: "http://127.0.0.1:1/v1", name: m, timeout: soon}' \
+	"a timeout that is not a duration" "must be a duration"
 
 # -- one request -----------------------------------------------------------
 P=$(remote 2)
