@@ -9,6 +9,7 @@
 PIPE=$PIPELINES/extractive-summary.yaml
 SRC=$top_srcdir/data/debian-reference.en.txt
 command -v python3 >/dev/null 2>&1 || { echo "skip: no python3"; exit 77; }
+trap '[ -n "$STUB_PID" ] && kill "$STUB_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 
 C=$WORK/corpus
 mkdir -p "$C/a" "$C/b"
@@ -63,17 +64,60 @@ PY
 	fail "temporary files left: $(find "$WORK/out" -name '*.tmp.*' | head -3)"
 
 # SIGINT: finish what is in flight, write the manifest, print the resume
-# command; status 130.
-"$LPIPE" batch "$PIPE" "$C" -o "$WORK/int" -j 1 --force >"$OUT" 2>"$ERR" &
+# command; status 130. The documents go to a stub model server that holds
+# the second request (STUB_GATE) until the test lets it go, so the signal
+# comes while exactly one document is in flight and one is done, however
+# fast the machine: the test waits for each point, never for a time.
+G=$WORK/gate
+mkdir "$G"
+: >"$G/open.1"
+STUB_GATE=$G
+export STUB_GATE
+start_stub 200
+unset STUB_GATE
+RP=$(pipeline remote <<EOT
+version: 1
+model:
+  backend: openai
+  url: http://127.0.0.1:$PORT/v1
+  name: stub-model
+  timeout: 600s
+  retries: 0
+  context: 1024
+stages:
+  - generate: {prompt: "Write about lighthouses.", max_total: 16, chunk: 16, overlap: 0}
+EOT
+)
+"$LPIPE" batch "$RP" "$C" -o "$WORK/int" -j 1 --force >"$OUT" 2>"$ERR" </dev/null &
 pid=$!
-sleep 0.3
+wait_for test -e "$G/arrived.2" || fail "SIGINT: the second request never came"
 kill -INT "$pid"
+# the handler has run once it says so; only then may the document finish
+wait_for grep -q 'stopping: finishing the documents in flight' "$ERR" ||
+	fail "SIGINT: the batch did not say it is stopping"
+: >"$G/open"
 rc=0
 wait "$pid" || rc=$?
+kill "$STUB_PID" 2>/dev/null && wait "$STUB_PID" 2>/dev/null
+STUB_PID=
 expect "SIGINT stops the batch" 130 "to resume, run:" "lpipe batch"
 n=$(wc -l <"$WORK/int/manifest.jsonl")
-[ "$n" -ge 1 ] && [ "$n" -lt 24 ] && ok "SIGINT: $n documents recorded" || fail "SIGINT recorded $n documents"
-outputs_valid "$WORK/int" && [ -z "$(find "$WORK/int" -name '*.tmp.*')" ] &&
-	ok "SIGINT: outputs complete, no temporary file" || fail "SIGINT left partial outputs"
+[ "$n" -eq 2 ] && [ ! -e "$G/arrived.3" ] &&
+	ok "SIGINT: the document in flight finished, none started after it ($n recorded)" ||
+	fail "SIGINT recorded $n documents, expected 2 (requests: $(ls "$G" | tr '\n' ' '))"
+# stub_replies FILE...: each FILE holds a whole reply of the stub
+stub_replies() {
+	for f in "$@"; do
+		grep -q 'stub reply [12] to Write about lighthouses' "$f" || return 1
+	done
+}
+outs=$(find "$WORK/int" -name '*.txt.txt')
+# shellcheck disable=SC2086 # the two paths have no spaces
+if [ "$(echo "$outs" | wc -l)" -eq 2 ] && [ -z "$(find "$WORK/int" -name '*.tmp.*')" ] &&
+   stub_replies $outs; then
+	ok "SIGINT: both outputs complete, no temporary file"
+else
+	fail "SIGINT left partial outputs: $outs"
+fi
 
 finish

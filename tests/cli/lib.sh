@@ -79,6 +79,35 @@ pipeline() {
 	echo "$f"
 }
 
+# wait_for COMMAND...: run COMMAND every 10 ms until it succeeds. A test
+# that must act while lpipe is at a known point waits for a sign of that
+# point (a file, a line of output), never for a fixed time. Returns 1 only
+# after 300 s, to end a hung test: the bound is not a timing assertion.
+wait_for() {
+	wait_n=0
+	until "$@"; do
+		wait_n=$((wait_n + 1))
+		[ "$wait_n" -ge 30000 ] && return 1
+		sleep 0.01
+	done
+}
+
+# start_stub PLAN: start tests/tools/openai_stub.py (python3) with the
+# reply statuses PLAN and a fresh log; sets STUB_PID, PORT and LOG
+# ($WORK/stub.log), and kills a stub this test started before. The
+# environment's STUB_HOLD and STUB_GATE reach the stub.
+STUB_PID=
+start_stub() {
+	[ -n "$STUB_PID" ] && kill "$STUB_PID" 2>/dev/null && wait "$STUB_PID" 2>/dev/null
+	LOG=$WORK/stub.log
+	rm -f "$WORK/port" "$LOG"
+	: >"$LOG"
+	python3 "$top_srcdir/tests/tools/openai_stub.py" "$WORK/port" "$LOG" "$1" &
+	STUB_PID=$!
+	wait_for test -s "$WORK/port" || { echo "the stub did not start"; exit 99; }
+	PORT=$(cat "$WORK/port")
+}
+
 finish() {
 	echo "# $n_ok passed, $n_fail failed"
 	[ "$n_fail" -eq 0 ]

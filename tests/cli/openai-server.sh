@@ -122,25 +122,42 @@ fi
 echo "# wall time: embedded $(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}') s," \
 	"server $(echo "$t1 $t2" | awk '{printf "%.1f", $2 - $1}') s ($requests requests)"
 
-# The server dies after its first reply to a batch of two documents:
-# SIGKILL, so the request in flight is cut (on SIGTERM the server would
-# finish it first). The first document fails naming the URL and the error,
-# and the batch goes on to the second (which fails the same way: no server).
-n0=$requests
+# The server dies while a request of a batch of two documents is in
+# flight: SIGKILL, so the request is cut (on SIGTERM the server would
+# finish it first). The server is stopped (SIGSTOP) before the batch, so
+# the kernel accepts the connection but nothing can reply; the test waits
+# until the request is in flight (an established connection to the port),
+# then kills it. However fast the machine, the document cannot finish
+# first. The first document fails naming the URL and the error, and the
+# batch goes on to the second (which fails the same way: no server).
 rc_file=$WORK/kill.rc
 mkdir "$WORK/two"
 cp "$WORK/doc.txt" "$WORK/two/a.txt"
 head -c 4000 "$WORK/doc.txt" >"$WORK/two/b.txt"
+kill -STOP "$SERVER_PID"
 ( "$LPIPE" batch "$WORK/remote.yaml" "$WORK/two" -o "$WORK/two-out" -j 1 >"$OUT" 2>"$ERR" \
 	</dev/null
   echo $? >"$rc_file" ) &
 run_pid=$!
-i=0
-while [ "$(grep -c "POST /v1/chat/completions" "$SLOG")" -le "$n0" ] && [ ! -s "$rc_file" ]; do
-	i=$((i + 1))
-	[ $i -gt 1200 ] && break
-	sleep 0.2
-done
+# in_flight: a client's connection to the server's port is established
+in_flight() {
+	"$PY" - "$PORT" <<'PY'
+import sys
+port = "%04X" % int(sys.argv[1])
+for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+    try:
+        rows = open(name).read().splitlines()[1:]
+    except OSError:
+        continue
+    for r in rows:
+        f = r.split()
+        if f[2].endswith(":" + port) and f[3] == "01":  # remote = server, ESTABLISHED
+            sys.exit(0)
+sys.exit(1)
+PY
+}
+sent_or_ended() { in_flight || [ -s "$rc_file" ]; }
+wait_for sent_or_ended && in_flight || fail "the batch never sent its request"
 kill -9 "$SERVER_PID" && wait "$SERVER_PID" 2>/dev/null
 SERVER_PID=
 wait "$run_pid"

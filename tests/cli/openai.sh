@@ -10,29 +10,11 @@ command -v python3 >/dev/null 2>&1 || { echo "skip: python3 is needed for the st
 
 KEY=sk-lpipe-test-5f1c9e0a7b
 export LPIPE_TEST_KEY=$KEY STUB_KEY=$KEY
-STUB_PID=
 trap '[ -n "$STUB_PID" ] && kill "$STUB_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 # Everything lpipe wrote, for the key search at the end.
 ALL=$WORK/all-output
 : >"$ALL"
 keep() { cat "$OUT" "$ERR" >>"$ALL"; }
-
-# stub PLAN: (re)start the stub with a fresh log; sets $PORT and $LOG.
-stub() {
-	[ -n "$STUB_PID" ] && kill "$STUB_PID" 2>/dev/null && wait "$STUB_PID" 2>/dev/null
-	LOG=$WORK/stub.log
-	rm -f "$WORK/port" "$LOG"
-	: >"$LOG"
-	python3 "$top_srcdir/tests/tools/openai_stub.py" "$WORK/port" "$LOG" "$1" &
-	STUB_PID=$!
-	i=0
-	while [ ! -s "$WORK/port" ]; do
-		i=$((i + 1))
-		[ $i -gt 100 ] && { echo "the stub did not start"; exit 99; }
-		sleep 0.1
-	done
-	PORT=$(cat "$WORK/port")
-}
 
 # remote RETRIES [EXTRA_MODEL_KEYS]: a one-request pipeline on the stub.
 remote() {
@@ -55,7 +37,7 @@ EOT
 requests() { wc -l <"$LOG" | tr -d ' '; }
 
 # -- configuration ---------------------------------------------------------
-stub 200
+start_stub 200
 P=$(remote 2)
 lp check "$P"
 keep
@@ -98,7 +80,7 @@ lp run "$P" "$DATA/small.txt"
 expect "a missing tokenizer file" 3 "none.gguf" "unable to open the tokenizer"
 
 # -- retries ---------------------------------------------------------------
-stub 429,500,200
+start_stub 429,500,200
 P=$(remote 4)
 lp run "$P" "$DATA/small.txt" --format json -v
 keep
@@ -107,7 +89,7 @@ expect "429 then 500 then success" 0 "HTTP 429: retrying in 500 ms (attempt 2 of
 expect_out "the third reply is the answer" '"stub reply 3 to Write about lighthouses."'
 [ "$(requests)" = 3 ] && ok "three requests" || fail "$(requests) requests, expected 3"
 
-stub 503
+start_stub 503
 P=$(remote 2)
 lp run "$P" "$DATA/small.txt"
 keep
@@ -115,7 +97,7 @@ expect "503 until the bound" 3 "'http://127.0.0.1:$PORT/v1/chat/completions' ans
 	"stub status 503" "(3 attempts)"
 [ "$(requests)" = 3 ] && ok "1 + 2 retries, then no more" || fail "$(requests) requests, expected 3"
 
-stub 401
+start_stub 401
 P=$(remote 4)
 lp run "$P" "$DATA/small.txt"
 keep
@@ -123,7 +105,7 @@ expect "401 fails at once" 2 "answered HTTP 401" "(1 attempt)"
 [ "$(requests)" = 1 ] && ok "no retry on 401" || fail "$(requests) requests, expected 1"
 
 # -- several threads on one client ------------------------------------------
-stub 200
+start_stub 200
 PAR=${top_builddir:-.}/tests/tools/openai_par
 if [ -x "$PAR" ]; then
 	rc=0
@@ -147,7 +129,7 @@ fi
 # next (it has waited for the slot since the start), and the refused one
 # is tried again after it; a client that slept holding the slot would
 # send the retry second.
-stub 429,200
+start_stub 429,200
 if [ -x "$PAR" ]; then
 	rc=0
 	"$PAR" "http://127.0.0.1:$PORT/v1" 2 1 1 >"$OUT" 2>"$ERR" || rc=$?
@@ -178,7 +160,7 @@ done
 inflight() {
 	STUB_HOLD=0.3,$2
 	export STUB_HOLD
-	stub 200
+	start_stub 200
 	unset STUB_HOLD
 	P=$(remote 0)
 	jobs=${3:-6}

@@ -20,7 +20,13 @@ is sent, so K never exceeds what the client had in flight).
 With STUB_HOLD="SECONDS,GATHER" set, each request is held at least SECONDS
 before its reply, and (for at most 5 s more) until GATHER requests have
 once been open together: a client that can keep GATHER in flight shows it
-however the threads happen to be scheduled. Standard library only.
+however the threads happen to be scheduled.
+
+With STUB_GATE=DIR set, request N (counted from 1) creates DIR/arrived.N
+and is then held, without any time limit, until DIR/open.N or DIR/open
+exists: a test knows exactly which request is in flight, and lets it go
+when it has done what it wanted meanwhile (signalled the client, say).
+Standard library only.
 """
 import http.server
 import json
@@ -28,6 +34,16 @@ import os
 import sys
 import threading
 import time
+
+
+def pass_gate(gate, n):
+    """Mark request n as arrived in the directory gate, then wait there
+    until the test opens it (open.n, or open for every request)."""
+    with open(os.path.join(gate, "arrived.%d" % n), "w"):
+        pass
+    while not (os.path.exists(os.path.join(gate, "open.%d" % n)) or
+               os.path.exists(os.path.join(gate, "open"))):
+        time.sleep(0.01)
 
 
 def last_words(req):
@@ -45,6 +61,7 @@ def main():
     lock = threading.Lock()
     hold = os.environ.get("STUB_HOLD", "")
     hold_s, gather = (float(hold.split(",")[0]), int(hold.split(",")[1])) if hold else (0, 0)
+    gate = os.environ.get("STUB_GATE", "")
     # requests open now, and the most ever open at once
     opened = {"now": 0, "max": 0}
     changed = threading.Condition(lock)
@@ -87,6 +104,8 @@ def main():
                 f.write("%d %d auth=%s model=%s max_tokens=%s path=%s said=%s open=%d\n" % (
                     n + 1, status, auth, req.get("model"), req.get("max_tokens"),
                     self.path, "_".join(last_words(req).split()), now_open))
+            if gate:
+                pass_gate(gate, n + 1)
             wait_out()
             if status == 200:
                 reply = {"object": "chat.completion", "model": req.get("model"),
