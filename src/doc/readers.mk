@@ -1,0 +1,14 @@
+# doc readers: Markdown (md4c), HTML (libxml2), PDF (poppler-glib), each
+# built with its library when configure finds it and as a refusal naming
+# the package otherwise (doc/readers.h); the rest of src/doc is local.mk.
+liblpipe_la_SOURCES += \
+	src/doc/gather.c src/doc/gather.h \
+	src/doc/read_markdown.c src/doc/read_html.c src/doc/read_pdf.c
+AM_CPPFLAGS += $(MD4C_CFLAGS) $(LIBXML2_CFLAGS) $(POPPLER_CFLAGS)
+LP_LIBS += $(MD4C_LIBS) $(LIBXML2_LIBS) $(POPPLER_LIBS)
+
+check_PROGRAMS += tests/check_readers
+TESTS += tests/check_readers
+tests_check_readers_SOURCES = tests/check_readers.c
+tests_check_readers_CFLAGS = $(TEST_CFLAGS)
+tests_check_readers_LDADD = $(TEST_LIBS)
