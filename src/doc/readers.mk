@@ -12,3 +12,8 @@ TESTS += tests/check_readers
 tests_check_readers_SOURCES = tests/check_readers.c
 tests_check_readers_CFLAGS = $(TEST_CFLAGS)
 tests_check_readers_LDADD = $(TEST_LIBS)
+
+# One reader on one file, blocks out as JSON lines (bench/extract).
+check_PROGRAMS += tests/tools/dump_blocks
+tests_tools_dump_blocks_SOURCES = tests/tools/dump_blocks.c
+tests_tools_dump_blocks_LDADD = $(TEST_LIBS)
