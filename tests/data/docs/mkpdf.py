@@ -11,7 +11,7 @@ table, so that every byte of a fixture is visible here:
   encrypted.pdf  one page behind the standard security handler, whose
                  user password is not empty
   image.pdf      one page whose only content is an image (a scan)
-  truncated.pdf  text.pdf cut in the middle of its second page
+  truncated.pdf  text.pdf cut inside its second page's content (no xref)
   malformed.pdf  a header, then garbage
 """
 import os
@@ -154,7 +154,7 @@ def main():
         "pages10k.pdf": pages10k(),
         "encrypted.pdf": encrypted(),
         "image.pdf": image(),
-        "truncated.pdf": text[: text.index(b"4 0 obj") + 60],
+        "truncated.pdf": text[: text.index(b"6 0 obj") + 60],
         "malformed.pdf": b"%PDF-1.4\n" + bytes((i * 37 + 11) & 0xFF for i in range(2000)),
     }
     for name, data in files.items():
