@@ -254,6 +254,7 @@ static int html_hidden(const xmlChar **atts)
 struct html_reader {
 	htmlParserCtxtPtr ctxt;
 	const char *name;
+	size_t len;                /* of the input */
 	struct lp_gather g;
 	struct lp_diag *d;
 	enum lp_status st;         /* first failure; the parser is stopped */
@@ -266,13 +267,18 @@ struct html_reader {
 	int row_all_th, row_cells;
 };
 
+/* Where the parser is in the input. It counts in the UTF-8 it decoded
+ * to, so past a conversion (a Latin-1 page) positions are approximate;
+ * they never leave the input. */
 static size_t html_pos(const struct html_reader *r)
 {
 	const xmlParserInputPtr in = r->ctxt->input;
+	size_t pos;
 
 	if (!in || !in->cur || !in->base)
 		return 0;
-	return (size_t)in->consumed + (size_t)(in->cur - in->base);
+	pos = (size_t)in->consumed + (size_t)(in->cur - in->base);
+	return pos < r->len ? pos : r->len;
 }
 
 static int html_line(const struct html_reader *r)
@@ -460,7 +466,7 @@ static void html_chars(void *ctx, const xmlChar *ch, int len)
 	if (r->st || r->skip || !n)
 		return;
 	pos = html_pos(r);
-	lp_gather_at(&r->g, pos >= n ? pos - n : 0, n);
+	lp_gather_at(&r->g, pos >= n ? pos - n : 0, pos >= n ? n : pos);
 	html_check(r, lp_gather_text(&r->g, (const char *)ch, n, r->d));
 }
 
@@ -514,6 +520,7 @@ enum lp_status lp_read_html(const char *name, const char *bytes, size_t len,
 	sax.serror = html_quiet;
 	sax.initialized = XML_SAX2_MAGIC;
 	r->name = name;
+	r->len = len;
 	r->d = d;
 	lp_gather_init(&r->g, sink);
 	html_mem_refused = 0;

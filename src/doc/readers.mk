@@ -17,3 +17,14 @@ tests_check_readers_LDADD = $(TEST_LIBS)
 check_PROGRAMS += tests/tools/dump_blocks
 tests_tools_dump_blocks_SOURCES = tests/tools/dump_blocks.c
 tests_tools_dump_blocks_LDADD = $(TEST_LIBS)
+
+# Each reader a fuzz target (tests/fuzz/standalone.c in make check).
+check_PROGRAMS += tests/fuzz/fuzz_markdown tests/fuzz/fuzz_html tests/fuzz/fuzz_pdf
+TESTS += tests/fuzz/fuzz_markdown tests/fuzz/fuzz_html tests/fuzz/fuzz_pdf
+EXTRA_DIST += tests/fuzz/fuzz_readers.h tests/data/docs/mkpdf.py
+tests_fuzz_fuzz_markdown_SOURCES = tests/fuzz/fuzz_markdown.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_markdown_LDADD = $(TEST_LIBS)
+tests_fuzz_fuzz_html_SOURCES = tests/fuzz/fuzz_html.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_html_LDADD = $(TEST_LIBS)
+tests_fuzz_fuzz_pdf_SOURCES = tests/fuzz/fuzz_pdf.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_pdf_LDADD = $(TEST_LIBS)
