@@ -357,6 +357,30 @@ START_TEST(test_html_long_line)
 }
 END_TEST
 
+START_TEST(test_html_dense_markup)
+{
+	/* markup with few text nodes (a page's table of contents): libxml2
+	 * 2.9 alone would hold the whole file here (50 MB for 32 MB) */
+	const char *item = "<li><span class=\"stability_2\"><a href=\"#all_stream_stream\">"
+			   "Stream</a></span>\n<ul>\n<li><a href=\"#all_single-executable-"
+			   "applications_platform-support\">Platform support</a></li>\n</ul>\n"
+			   "</li>\n";
+	size_t len = 0, ilen = strlen(item), peak;
+	char *doc = malloc(16 * MiB + 64);
+	struct collect c;
+	struct lp_diag d;
+
+	len += (size_t)sprintf(doc, "<html><body><ul>\n");
+	while (len + ilen < 16 * MiB)
+		len += (size_t)sprintf(doc + len, "%s", item);
+	ck_assert_int_eq(run_counted(lp_read_html, "toc.html", doc, len, 256 * MiB, &c, &d, &peak),
+			 LP_OK);
+	ck_assert_uint_eq(c.n_blocks, 2 * ((len - 17) / ilen));
+	ck_assert_uint_lt(peak, 4 * MiB);
+	free(doc);
+}
+END_TEST
+
 START_TEST(test_html_budget)
 {
 	/* a budget too small for the parser: refused, naming the file */
@@ -763,6 +787,7 @@ int main(void)
 	tcase_add_test(tc, test_html_depth_bomb);
 	tcase_add_test(tc, test_html_entity_bomb);
 	tcase_add_test(tc, test_html_long_line);
+	tcase_add_test(tc, test_html_dense_markup);
 	tcase_add_test(tc, test_html_budget);
 	tcase_add_test(tc, test_html_sink_error);
 	suite_add_tcase(s, tc);

@@ -483,8 +483,22 @@ static enum lp_status html_parse(struct html_reader *r, const char *bytes, size_
 
 	while (!r->st && !html_mem_refused && off < len) {
 		size_t n = len - off < HTML_PIECE ? len - off : HTML_PIECE;
+		xmlParserInputPtr in;
 		htmlParseChunk(r->ctxt, bytes + off, (int)n, 0);
 		off += n;
+		/* libxml2 2.9 resumes its search for a tag's end from a mark
+		 * (checkIndex) and a quote state it keeps in hasPErefs,
+		 * which can go stale between pieces: the parser then waits
+		 * for the end of the file, holding all of it. A search from
+		 * the token's start costs little and does not stall. */
+		r->ctxt->checkIndex = 0;
+		r->ctxt->hasPErefs = 0;
+		/* and it drops what it has parsed only when a text node ends
+		 * near the end of what it was given: drop it here, between
+		 * two pieces, where the parser is at a token's start */
+		in = r->ctxt->input;
+		if (in && in->buf && in->cur - in->base > HTML_PIECE)
+			xmlParserInputShrink(in);
 	}
 	if (!r->st && !html_mem_refused)
 		htmlParseChunk(r->ctxt, NULL, 0, 1);
