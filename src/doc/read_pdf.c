@@ -17,7 +17,10 @@
  *    bottom lines of each (digits taken as one "#", so "Page 3" and
  *    "Page 4" agree) and those found on at least half of them (and on
  *    three) are dropped wherever they are a page's top or bottom line.
- *    The same pass finds the body's font size.
+ *    A header that changes with the chapter is known by its place
+ *    instead: a short line set apart from the text, in the band where
+ *    half the sampled pages have one. The same pass finds the body's
+ *    font size.
  *
  * Memory: the file is wrapped without a copy (it is the caller's); each
  * page is loaded, read and released before the next, so what poppler
@@ -79,6 +82,8 @@ struct pdf_reader {
 	struct pdf_key *keys;     /* tracked, PDF_MAX_KEYS */
 	size_t n_keys;
 	unsigned sampled;
+	unsigned top_y[256], bottom_y[256]; /* sampled pages whose isolated top or
+				   * bottom line lies in each 4pt band */
 	double body;              /* body font size */
 	double size_hist[64];     /* characters per font size, 1pt bins */
 };
@@ -245,12 +250,47 @@ static void pdf_edge_lines(const struct pdf_page *pg, size_t *idx)
 	}
 }
 
+/* Two lines side by side ("Chapter 2: Copyright" ... "2"). */
+static int pdf_same_row(const struct pdf_line *a, const struct pdf_line *b)
+{
+	return b->y1 < a->y2 && b->y2 > a->y1;
+}
+
+/* A short line set apart from the page's text by a gap of over a line
+ * and a half: what a running header or footer looks like. `edge` is the
+ * page's outermost line at the top (top = 1) or the bottom. */
+static int pdf_isolated(const struct pdf_page *pg, size_t edge, int top)
+{
+	const struct pdf_line *l = &pg->lines[edge];
+	double size = l->size > 0 ? l->size : 10, gap = 1e9;
+
+	if (l->len > 120)
+		return 0;
+	for (size_t i = 0; i < pg->n_lines; i++) {
+		const struct pdf_line *o = &pg->lines[i];
+		if (i == edge || pdf_same_row(l, o))
+			continue;
+		gap = fmin(gap, top ? o->y1 - l->y2 : l->y1 - o->y2);
+	}
+	return gap > 1.5 * size && gap < 1e9;
+}
+
+static unsigned pdf_band(double y)
+{
+	long b = lround(y / 4);
+	return b < 0 ? 0 : b > 255 ? 255 : (unsigned)b;
+}
+
 static void pdf_note_page(struct pdf_reader *r, const struct pdf_page *pg, int p)
 {
 	size_t idx[4], n = 4;
 	char key[PDF_KEY_LEN];
 
 	pdf_edge_lines(pg, idx);
+	if (idx[0] != (size_t)-1 && pdf_isolated(pg, idx[0], 1))
+		r->top_y[pdf_band(pg->lines[idx[0]].y1)]++;
+	if (idx[2] != (size_t)-1 && pdf_isolated(pg, idx[2], 0))
+		r->bottom_y[pdf_band(pg->lines[idx[2]].y2)]++;
 	for (size_t i = 0; i < pg->n_lines; i++) {
 		const struct pdf_line *l = &pg->lines[i];
 		int bin = (int)lround(l->size);
@@ -309,9 +349,15 @@ static enum lp_status pdf_sample(struct pdf_reader *r, int n_pages)
 	return LP_OK;
 }
 
+/* Sampled pages a line must be found on to be running. */
+static unsigned pdf_need(const struct pdf_reader *r)
+{
+	return r->sampled / 2 > 3 ? (r->sampled + 1) / 2 : 3;
+}
+
 static int pdf_running(const struct pdf_reader *r, const char *key)
 {
-	unsigned need = r->sampled / 2 > 3 ? (r->sampled + 1) / 2 : 3;
+	unsigned need = pdf_need(r);
 
 	if (r->sampled < 4 || !key[0])
 		return 0;
@@ -409,7 +455,10 @@ static enum lp_block_kind pdf_kind(const struct pdf_reader *r, const struct pdf_
 	*level = 0;
 	for (size_t i = first; i < first + n; i++)
 		chars += pg->lines[i].len;
-	if (r->body > 0 && l->size >= 1.15 * r->body && n <= 3 && chars < 300) {
+	/* a contents line ("2 Copyright . . . . 3") is not a heading */
+	if (r->body > 0 && l->size >= 1.15 * r->body && n <= 3 && chars < 300 &&
+	    !memmem(pg->text + l->off, l->len, ". . .", 5) &&
+	    !memmem(pg->text + l->off, l->len, "....", 4)) {
 		double ratio = l->size / r->body;
 		*level = ratio >= 1.6 ? 1 : ratio >= 1.3 ? 2 : 3;
 		return LP_BLOCK_HEADING;
@@ -461,6 +510,21 @@ static enum lp_status pdf_page_blocks(struct pdf_reader *r, struct pdf_page *pg,
 		l = &pg->lines[idx[i]];
 		pdf_key_of(pg->text + l->off, l->len, key);
 		l->drop = pdf_running(r, key);
+	}
+	/* a header that changes with the chapter ("Chapter 2: Copyright")
+	 * is known by its place: set apart, in the band where most sampled
+	 * pages have one */
+	for (int top = 1; top >= 0 && r->sampled >= 4 && pg->n_lines > 2; top--) {
+		size_t e = idx[top ? 0 : 2];
+		unsigned *bands = top ? r->top_y : r->bottom_y;
+		if (e == (size_t)-1 || pg->lines[e].drop)
+			continue;
+		if (bands[pdf_band(top ? pg->lines[e].y1 : pg->lines[e].y2)] < pdf_need(r) ||
+		    !pdf_isolated(pg, e, top))
+			continue;
+		for (size_t i = 0; i < pg->n_lines; i++)
+			if (pdf_same_row(&pg->lines[e], &pg->lines[i]))
+				pg->lines[i].drop = 1;
 	}
 	/* the page's right margin: where most lines end */
 	for (size_t i = 0; i < pg->n_lines; i++)

@@ -4,9 +4,10 @@
 Each is written by hand, object by object, with a correct cross-reference
 table, so that every byte of a fixture is visible here:
 
-  text.pdf       5 pages: a running header and footer on each, a heading
-                 in a larger font, paragraphs, a word hyphenated at a line
-                 end, a compound hyphenated inside a line
+  text.pdf       5 pages: a running header (naming the page) and footer
+                 on each, a heading in a larger font, paragraphs, a word
+                 hyphenated at a line end, a compound hyphenated inside a
+                 line
   pages10k.pdf   a page tree of 10,000 pages (100 nodes of 100 leaves)
   encrypted.pdf  one page behind the standard security handler, whose
                  user password is not empty
@@ -67,7 +68,9 @@ def text_pages():
     pages = []
     for p in range(1, 6):
         name = NAMES[p - 1]
-        lines = [(9, 72, 760, "Acme Reader Manual"), (9, 290, 40, "Page %d" % p)]
+        # the header names the page (found by its place), the footer
+        # numbers it (found by its text)
+        lines = [(9, 72, 760, "Acme Reader Manual: %s" % name), (9, 290, 40, "Page %d" % p)]
         y = 700
         if p == 1:
             lines.append((20, 72, y, "Getting Started"))
