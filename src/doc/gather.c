@@ -303,3 +303,11 @@ enum lp_status lp_gather_pop(struct lp_gather *g, struct lp_diag *d)
 	current_kind(g);
 	return st;
 }
+
+enum lp_status lp_gather_missing(struct lp_diag *d, const char *name, const char *format,
+				 const char *package)
+{
+	return lp_diag_set(d, LP_E_INPUT, name, 0, 0,
+			   "this lpipe was built without the %s reader: install the "
+			   "Debian package '%s' and rebuild", format, package);
+}

@@ -87,6 +87,12 @@ enum lp_status lp_gather_cell(struct lp_gather *g, struct lp_diag *d);
  * with text) and start an empty one of the same kind. Returns LP_OK or
  * the sink's error. */
 enum lp_status lp_gather_end(struct lp_gather *g, struct lp_diag *d);
+/* The refusal of a reader this build lacks: LP_E_INPUT, naming the file
+ * and the Debian package to install (`format` "HTML", `package`
+ * "libxml2-dev"). */
+enum lp_status lp_gather_missing(struct lp_diag *d, const char *name, const char *format,
+				 const char *package);
+
 /* 1 when the block holds no text yet. */
 int lp_gather_empty(const struct lp_gather *g);
 

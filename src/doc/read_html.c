@@ -556,15 +556,15 @@ enum lp_status lp_read_html(const char *name, const char *bytes, size_t len,
 
 #else /* !LP_HAVE_LIBXML2 */
 
+#include "doc/gather.h"
+
 enum lp_status lp_read_html(const char *name, const char *bytes, size_t len,
 			    struct lp_doc_sink *sink, struct lp_diag *d)
 {
 	(void)bytes;
 	(void)len;
 	(void)sink;
-	return lp_diag_set(d, LP_E_INPUT, name, 0, 0,
-			   "this lpipe was built without the HTML reader: install the "
-			   "Debian package 'libxml2-dev' and rebuild");
+	return lp_gather_missing(d, name, "HTML", "libxml2-dev");
 }
 
 #endif

@@ -356,15 +356,15 @@ enum lp_status lp_read_markdown(const char *name, const char *bytes, size_t len,
 
 #else /* !LP_HAVE_MD4C */
 
+#include "doc/gather.h"
+
 enum lp_status lp_read_markdown(const char *name, const char *bytes, size_t len,
 				struct lp_doc_sink *sink, struct lp_diag *d)
 {
 	(void)bytes;
 	(void)len;
 	(void)sink;
-	return lp_diag_set(d, LP_E_INPUT, name, 0, 0,
-			   "this lpipe was built without the Markdown reader: install the "
-			   "Debian package 'libmd4c-dev' and rebuild");
+	return lp_gather_missing(d, name, "Markdown", "libmd4c-dev");
 }
 
 #endif

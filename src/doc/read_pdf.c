@@ -639,15 +639,15 @@ enum lp_status lp_read_pdf(const char *name, const char *bytes, size_t len,
 
 #else /* !LP_HAVE_POPPLER */
 
+#include "doc/gather.h"
+
 enum lp_status lp_read_pdf(const char *name, const char *bytes, size_t len,
 			   struct lp_doc_sink *sink, struct lp_diag *d)
 {
 	(void)bytes;
 	(void)len;
 	(void)sink;
-	return lp_diag_set(d, LP_E_INPUT, name, 0, 0,
-			   "this lpipe was built without the PDF reader: install the "
-			   "Debian package 'libpoppler-glib-dev' and rebuild");
+	return lp_gather_missing(d, name, "PDF", "libpoppler-glib-dev");
 }
 
 #endif
