@@ -113,7 +113,8 @@ static void collect_init(struct collect *c, const char *src, size_t len, int kee
 	c->src = src;
 	c->src_len = len;
 	c->keep = keep;
-	put(c, "", 0);
+	if (keep)
+		put(c, "", 0);
 }
 
 typedef enum lp_status (*reader_fn)(const char *, const char *, size_t, struct lp_doc_sink *,
