@@ -21,7 +21,7 @@ tests_tools_dump_blocks_LDADD = $(TEST_LIBS)
 # Each reader a fuzz target (tests/fuzz/standalone.c in make check).
 check_PROGRAMS += tests/fuzz/fuzz_markdown tests/fuzz/fuzz_html tests/fuzz/fuzz_pdf
 TESTS += tests/fuzz/fuzz_markdown tests/fuzz/fuzz_html tests/fuzz/fuzz_pdf
-EXTRA_DIST += tests/fuzz/fuzz_readers.h tests/data/docs/mkpdf.py
+EXTRA_DIST += tests/fuzz/fuzz_readers.h tests/data/docs/mkpdf.py bench/extract
 tests_fuzz_fuzz_markdown_SOURCES = tests/fuzz/fuzz_markdown.c tests/fuzz/standalone.c
 tests_fuzz_fuzz_markdown_LDADD = $(TEST_LIBS)
 tests_fuzz_fuzz_html_SOURCES = tests/fuzz/fuzz_html.c tests/fuzz/standalone.c
