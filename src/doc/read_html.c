@@ -120,9 +120,10 @@ static void *html_realloc(void *p, size_t n)
 	now = malloc_usable_size(q);
 	if (now > old + ahead) {
 		/* malloc's rounding, after the fact: a refusal here would
-		 * leave nothing to undo, so only count it */
+		 * leave nothing to undo, so it is not one */
+		int refused = html_mem_refused;
 		if (html_charge(now - old - ahead))
-			html_mem_refused = 0;
+			html_mem_refused = refused;
 	} else {
 		html_uncharge(old + ahead - now);
 	}
