@@ -560,6 +560,7 @@ START_TEST(test_md_budget)
 	ck_assert_int_eq(run_counted(lp_read_markdown, "a.md", doc, MiB, MiB, &c, &d, &peak),
 			 LP_E_NOMEM);
 	ck_assert(d.msg[0]);
+	ck_assert_str_eq(d.file, "a.md");
 	free(doc);
 }
 END_TEST

@@ -1,5 +1,6 @@
 #include "doc/gather.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/mem.h"
@@ -310,4 +311,11 @@ enum lp_status lp_gather_missing(struct lp_diag *d, const char *name, const char
 	return lp_diag_set(d, LP_E_INPUT, name, 0, 0,
 			   "this lpipe was built without the %s reader: install the "
 			   "Debian package '%s' and rebuild", format, package);
+}
+
+enum lp_status lp_gather_blame(struct lp_diag *d, const char *name, enum lp_status st)
+{
+	if (st && d && !d->file[0] && name)
+		snprintf(d->file, sizeof(d->file), "%s", name);
+	return st;
 }

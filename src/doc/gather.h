@@ -93,6 +93,11 @@ enum lp_status lp_gather_end(struct lp_gather *g, struct lp_diag *d);
 enum lp_status lp_gather_missing(struct lp_diag *d, const char *name, const char *format,
 				 const char *package);
 
+/* A reader's last word on a failure `st`: when the diagnostic names no
+ * file (the tracked allocator's refusals name only the phase), it names
+ * `name`; the status and message stay as they are. Returns `st`. */
+enum lp_status lp_gather_blame(struct lp_diag *d, const char *name, enum lp_status st);
+
 /* 1 when the block holds no text yet. */
 int lp_gather_empty(const struct lp_gather *g);
 

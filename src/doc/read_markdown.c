@@ -328,7 +328,7 @@ enum lp_status lp_read_markdown(const char *name, const char *bytes, size_t len,
 				   "link reference definition over %d bytes: not read", MD_MAX_REF);
 	cost = len * MD_COST_PER_BYTE + 65536;
 	if (lp_mem_reserve(LP_MEM_DOC, cost, d))
-		return LP_E_NOMEM;
+		return lp_gather_blame(d, name, LP_E_NOMEM);
 	memset(&parser, 0, sizeof(parser));
 	parser.flags = MD_FLAG_TABLES | MD_FLAG_STRIKETHROUGH | MD_FLAG_PERMISSIVEAUTOLINKS |
 		       MD_FLAG_TASKLISTS;
@@ -351,7 +351,7 @@ enum lp_status lp_read_markdown(const char *name, const char *bytes, size_t len,
 		r.st = lp_gather_end(&r.g, d);
 	lp_gather_release(&r.g);
 	lp_mem_unreserve(LP_MEM_DOC, cost);
-	return r.st;
+	return lp_gather_blame(d, name, r.st);
 }
 
 #else /* !LP_HAVE_MD4C */

@@ -634,7 +634,7 @@ enum lp_status lp_read_pdf(const char *name, const char *bytes, size_t len,
 	lp_gather_release(&r->g);
 	lp_mem_free(r->keys);
 	lp_mem_free(r);
-	return st;
+	return lp_gather_blame(d, name, st);
 }
 
 #else /* !LP_HAVE_POPPLER */
