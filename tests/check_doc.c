@@ -13,6 +13,7 @@
 #include "doc/model.h"
 #include "doc/readers.h"
 #include "doc/textread.h"
+#include "core/fileio.h"
 #include "text/document.h"
 #include "text/sentence.h"
 
@@ -316,11 +317,69 @@ static int dump(const char *path)
 		const struct lp_doc_block *b = &doc.model->blocks[i];
 		char path_buf[256];
 
+		size_t n = b->len > 100 ? 100 : b->len;
+
 		lp_doc_model_section_path(doc.model, i, path_buf, sizeof(path_buf));
-		printf("%zu %s%u p%u [%s] %.*s\n", i, lp_block_kind_name(b->kind), b->level,
-		       b->page, path_buf, (int)(b->len > 100 ? 100 : b->len), doc.text + b->off);
+		printf("%zu %s%u p%u [%s] ", i, lp_block_kind_name(b->kind), b->level, b->page,
+		       path_buf);
+		for (size_t k = 0; k < n; k++)
+			putchar(doc.text[b->off + k] == '\n' ? '/' : doc.text[b->off + k]);
+		putchar('\n');
 	}
 	lp_document_release(&doc);
+	return 0;
+}
+
+/* Figures of FILE (LPIPE_DOC_STATS): words broken at line ends before and
+ * after the reader, and the sentences of over 80 words in both. */
+static size_t long_sentences(const char *t, size_t len, int show)
+{
+	size_t pos = 0, n = 0;
+	struct lp_span s;
+
+	while (lp_sentence_next(t, len, &pos, &s)) {
+		size_t w = 0;
+		int in = 0;
+
+		for (size_t k = 0; k < s.len; k++) {
+			int sp = t[s.off + k] == ' ' || t[s.off + k] == '\n' || t[s.off + k] == '\t';
+
+			w += !sp && !in;
+			in = !sp;
+		}
+		if (w <= 80)
+			continue;
+		n++;
+		if (show) {
+			printf("  %zu words: ", w);
+			for (size_t k = 0; k < s.len && k < 120; k++)
+				putchar(strchr("\n\t", t[s.off + k]) ? ' ' : t[s.off + k]);
+			putchar('\n');
+		}
+	}
+	return n;
+}
+
+static int stats(const char *path)
+{
+	struct lp_mapped raw;
+	struct lp_document doc;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	if (lp_file_map(path, LP_FILE_DOCUMENT, LP_MEM_DOC, &raw, &d) ||
+	    lp_document_load(path, LP_UTF8_REPLACE, &doc, &d)) {
+		fprintf(stderr, "%s\n", d.msg);
+		return 1;
+	}
+	printf("%s: broken words %zu -> %zu; sentences over 80 words %zu -> %zu\n", path,
+	       lp_textread_count_breaks((const char *)raw.data, raw.len),
+	       lp_textread_count_breaks(doc.text, doc.len),
+	       long_sentences((const char *)raw.data, raw.len, 0),
+	       long_sentences(doc.text, doc.len, 0));
+	long_sentences(doc.text, doc.len, 1);
+	lp_document_release(&doc);
+	lp_file_unmap(&raw);
 	return 0;
 }
 
@@ -331,6 +390,8 @@ int main(void)
 	SRunner *sr;
 	int failed;
 
+	if (getenv("LPIPE_DOC_STATS"))
+		return stats(getenv("LPIPE_DOC_STATS"));
 	if (getenv("LPIPE_DOC_DUMP"))
 		return dump(getenv("LPIPE_DOC_DUMP"));
 	tcase_add_test(tc, test_plain_text_is_source);

@@ -139,12 +139,16 @@ static enum lp_status write_clean(struct lp_doc_model *m, const char *text, size
 	return spool_write(m, s + run, len - run, d);
 }
 
-static int all_space(const char *s, size_t n, int *has_nl)
+/* Whether s[0, n) is white space only; *blank: it holds a blank line (two
+ * line breaks with nothing but white space between). */
+static int all_space(const char *s, size_t n, int *blank)
 {
-	*has_nl = 0;
+	int nl = 0;
+
+	*blank = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\n')
-			*has_nl = 1;
+			*blank |= nl++ > 0;
 		else if (s[i] != ' ' && s[i] != '\t')
 			return 0;
 	}
@@ -157,23 +161,28 @@ static int is_verbatim(const struct lp_doc_model *m, const struct lp_block_in *b
 	       b->src_off <= m->src_len && b->src_len <= m->src_len - b->src_off;
 }
 
-/* Whether the source's own gap before a verbatim block can stand between
- * it and the block before (a verbatim block too, or nothing): white space
- * holding a line break, or the document's leading white space. */
-static int keeps_gap(const struct lp_doc_model *m, const struct lp_block_in *b)
+/* How a verbatim block is set apart from the verbatim block before it:
+ * GAP_KEEP, the source's own white space, when it holds a blank line (or
+ * leads the document); GAP_NEWLINE, the source's white space after one more
+ * line break, when it holds a line break but no blank line (the next
+ * line keeps its indentation, so line-based heuristics still see it);
+ * GAP_NONE otherwise: a plain blank line. */
+enum { GAP_NONE, GAP_KEEP, GAP_NEWLINE };
+
+static int source_gap(const struct lp_doc_model *m, const struct lp_block_in *b)
 {
 	const struct lp_doc_block *prev = m->n_blocks ? &m->prev : NULL;
-	int nl;
+	size_t n;
+	int blank;
 
-	if (prev && !prev->verbatim)
-		return 0;
-	if (!prev && m->out)
-		return 0;
-	if (b->src_off < m->src_end)
-		return 0;
-	if (!all_space(m->src + m->src_end, b->src_off - m->src_end, &nl))
-		return 0;
-	return nl || !prev;
+	if ((prev && !prev->verbatim) || (!prev && m->out) || b->src_off < m->src_end)
+		return GAP_NONE;
+	n = b->src_off - m->src_end;
+	if (!all_space(m->src + m->src_end, n, &blank))
+		return GAP_NONE;
+	if (blank || !prev)
+		return GAP_KEEP;
+	return memchr(m->src + m->src_end, '\n', n) ? GAP_NEWLINE : GAP_NONE;
 }
 
 static enum lp_status put_record(FILE **fp, const void *rec, size_t size, struct lp_diag *d)
@@ -243,15 +252,16 @@ enum lp_status lp_doc_model_add(struct lp_doc_model *m, const struct lp_block_in
 	int verbatim = is_verbatim(m, b) && b->n_cells == 0;
 	struct lp_doc_block blk_, *blk = &blk_;
 	enum lp_status s;
+	int gap;
 
 	if (!b->len && !b->n_cells)
 		return LP_OK; /* nothing to read, nothing to cite */
-	if (verbatim && keeps_gap(m, b)) {
-		size_t gap = b->src_off - m->src_end;
-
-		if (m->same && m->out == m->src_end)
-			m->out += gap;
-		else if ((s = depart(m, d)) || (s = spool_write(m, m->src + m->src_end, gap, d)))
+	gap = verbatim ? source_gap(m, b) : GAP_NONE;
+	if (gap == GAP_KEEP && m->same && m->out == m->src_end) {
+		m->out += b->src_off - m->src_end;
+	} else if (gap != GAP_NONE) {
+		if ((s = depart(m, d)) || (gap == GAP_NEWLINE && (s = spool_write(m, "\n", 1, d))) ||
+		    (s = spool_write(m, m->src + m->src_end, b->src_off - m->src_end, d)))
 			return s;
 	} else {
 		if ((s = depart(m, d)))
@@ -330,7 +340,7 @@ enum lp_status lp_doc_model_finish(struct lp_doc_model *m, const char *name,
 				   struct lp_diag *d)
 {
 	enum lp_status s;
-	int nl;
+	int blank;
 
 	m->finished = 1;
 	if (!m->n_blocks)
@@ -338,7 +348,7 @@ enum lp_status lp_doc_model_finish(struct lp_doc_model *m, const char *name,
 	if ((s = map_tables(m, name, d)))
 		return s;
 	if (m->same && !m->spool &&
-	    all_space(m->src + m->src_end, m->src_len - m->src_end, &nl)) {
+	    all_space(m->src + m->src_end, m->src_len - m->src_end, &blank)) {
 		m->text = m->src;
 		m->len = m->src_len;
 		return LP_OK;

@@ -21,8 +21,11 @@
  * Verbatim text: a plain-text reader that hands a block whose `text` is the
  * source itself (b->text == src + b->src_off, b->len == b->src_len) marks it
  * verbatim; between two verbatim blocks the source's own white space is
- * kept instead of a blank line. When every block is verbatim and every gap
- * was kept, the clean text IS the source, byte for byte: no spool is made
+ * kept when it holds a blank line, and gets one more line break when it
+ * holds only a line break (so the next line keeps its indentation, which
+ * text/outline.c reads, and the sentence code still sees two paragraphs).
+ * When every block is verbatim and every gap was kept as it was, the clean
+ * text IS the source, byte for byte: no spool is made
  * (lp_doc_model_is_source says so) and the caller keeps using its mapping.
  * That is how a plain-text document that needs no repair reads exactly as
  * before the model existed.

@@ -706,25 +706,90 @@ static size_t split_cells(const char *t, const struct line *l, size_t *cs, size_
 	return nc;
 }
 
-/* An option summary or aligned table from line i (see textread.h); as
- * pipe_table. */
+/* Two columns whose second holds sentences ("-x  Print commands and
+ * their arguments as they are executed.") are a definition list whose
+ * bodies fit on a line, not a table: the rows' last lines end with '.'. */
+static int bodies_are_sentences(const struct reader *r, size_t i, size_t j, unsigned c)
+{
+	size_t ends = 0, rows = 0;
+
+	for (size_t k = i; k < j; k++) {
+		size_t e;
+
+		if (k + 1 < j && r->lines[k + 1].indent == c)
+			continue; /* a continuation follows */
+		e = trim_end(r->t, r->lines[k].cs, r->lines[k].e);
+		rows++;
+		ends += r->t[e - 1] == '.';
+	}
+	return ends * 2 > rows;
+}
+
+/* A row of such a list: its term, then its body. */
+static enum lp_status emit_def_row(struct reader *r, const size_t *cs, const size_t *ce,
+				   size_t sb, size_t eb, struct lp_diag *d)
+{
+	size_t a = 0, z;
+	enum lp_status s;
+
+	while (a < r->n && r->lines[a].e < sb)
+		a++;
+	for (z = a; z + 1 < r->n && r->lines[z].e < eb; z++)
+		;
+	if ((s = emit(r, LP_BLOCK_DEF_TERM, 0, a, cs[0], a, ce[0], d)))
+		return s;
+	return emit(r, LP_BLOCK_DEF_BODY, 0, a, cs[1], z, eb, d);
+}
+
+/* The start columns of line l's cells (as split_cells cuts them) into
+ * cols[MAX_CELLS]; returns how many. */
+static size_t cell_cols(const char *t, const struct line *l, unsigned *cols)
+{
+	size_t nc = 0, e = trim_end(t, l->cs, l->e);
+	unsigned col = l->indent;
+	int gap = 1;
+
+	for (size_t i = l->cs; i < e && nc < MAX_CELLS;) {
+		if (t[i] == '\t' || (t[i] == ' ' && i + 1 < e && (t[i + 1] == ' ' || t[i + 1] == '\t'))) {
+			while (i < e && (t[i] == ' ' || t[i] == '\t')) {
+				col = t[i] == '\t' ? tab_stop(col) : col + 1;
+				i++;
+			}
+			gap = 1;
+			continue;
+		}
+		if (gap)
+			cols[nc++] = col;
+		gap = 0;
+		col += ((unsigned char)t[i] & 0xC0) != 0x80;
+		i++;
+	}
+	return nc;
+}
+
+/* An option summary or aligned table from line i (see textread.h): rows
+ * whose cells start at the same columns (justified prose has gaps too,
+ * but not aligned from line to line); as pipe_table. */
 static enum lp_status column_table(struct reader *r, size_t i, int probe, size_t *taken,
 				   struct lp_diag *d)
 {
 	const struct line *L = r->lines;
-	size_t c1e, j, rows = 1, dashes;
-	unsigned c = second_col(r->t, &L[i], &c1e);
+	size_t c1e, j, rows = 1, dashes, nsig;
+	int defs;
+	unsigned c = second_col(r->t, &L[i], &c1e), sig[MAX_CELLS], cols[MAX_CELLS];
 	enum lp_status s;
 
 	*taken = 0;
 	if (!c || c - L[i].indent > 40 || words_in(r->t, L[i].cs, c1e) > 4)
 		return LP_OK;
+	nsig = cell_cols(r->t, &L[i], sig);
 	dashes = r->t[L[i].cs] == '-';
 	for (j = i + 1; j < r->n; j++) {
 		size_t e1;
 		unsigned c2 = second_col(r->t, &L[j], &e1);
 
-		if (c2 == c && L[j].indent == L[i].indent && words_in(r->t, L[j].cs, e1) <= 4) {
+		if (c2 == c && L[j].indent == L[i].indent && words_in(r->t, L[j].cs, e1) <= 4 &&
+		    cell_cols(r->t, &L[j], cols) == nsig && !memcmp(cols, sig, nsig * sizeof(*sig))) {
 			rows++;
 			dashes += r->t[L[j].cs] == '-';
 		} else if (L[j].indent != c) {
@@ -733,6 +798,7 @@ static enum lp_status column_table(struct reader *r, size_t i, int probe, size_t
 	}
 	if (rows < 3 && !(rows == 2 && dashes == 2))
 		return LP_OK;
+	defs = nsig == 2 && !probe && bodies_are_sentences(r, i, j, c);
 	for (size_t k = i; !probe && k < j;) {
 		size_t cs[MAX_CELLS], ce[MAX_CELLS], nc = split_cells(r->t, &L[k], cs, ce);
 		size_t z = k + 1;
@@ -742,7 +808,8 @@ static enum lp_status column_table(struct reader *r, size_t i, int probe, size_t
 			z++;
 		if (z > k + 1)
 			ce[nc - 1] = L[z - 1].e;
-		if ((s = emit_row(r, cs, ce, nc, 0, L[k].s, L[z - 1].e, d)))
+		if ((s = defs ? emit_def_row(r, cs, ce, L[k].s, L[z - 1].e, d)
+			      : emit_row(r, cs, ce, nc, 0, L[k].s, L[z - 1].e, d)))
 			return s;
 		k = z;
 	}
@@ -805,6 +872,17 @@ static int term_at(const struct reader *r, size_t i, size_t *te, size_t *bs, siz
 	return 0;
 }
 
+/* Line k starts an entry inside the body above it (an option of a
+ * builtin): a term after a line that ends a sentence. */
+static int nested_term(const struct reader *r, size_t k)
+{
+	const struct line *p = &r->lines[k - 1];
+	size_t e = trim_end(r->t, p->cs, p->e), te, bs, bl;
+
+	return e > p->cs && (r->t[e - 1] == '.' || r->t[e - 1] == ':') &&
+	       term_at(r, k, &te, &bs, &bl);
+}
+
 /* The paragraph in r->lines, after its heading (from line i). */
 static enum lp_status paragraph(struct reader *r, size_t i, struct lp_diag *d)
 {
@@ -827,7 +905,8 @@ static enum lp_status paragraph(struct reader *r, size_t i, struct lp_diag *d)
 		if (term_at(r, i, &te, &bs, &bl)) {
 			size_t z = bl;
 
-			while (z + 1 < r->n && L[z + 1].indent > L[i].indent)
+			while (z + 1 < r->n && L[z + 1].indent > L[i].indent &&
+			       !nested_term(r, z + 1))
 				z++;
 			if (is_list_marker(r->t, L[i].cs, te))
 				s = emit(r, LP_BLOCK_LIST_ITEM, 1, i, L[i].cs, z, L[z].e, d);
@@ -840,8 +919,10 @@ static enum lp_status paragraph(struct reader *r, size_t i, struct lp_diag *d)
 			i = z + 1;
 			continue;
 		}
-		/* prose up to where a table starts */
+		/* prose up to where a table or an entry starts */
 		for (j = i + 1; j < r->n; j++) {
+			if (nested_term(r, j))
+				break;
 			pipe_table(r, j, 1, &taken, d);
 			if (!taken)
 				column_table(r, j, 1, &taken, d);
