@@ -313,13 +313,13 @@ static int dump(const char *path)
 		fprintf(stderr, "%s\n", d.msg);
 		return 1;
 	}
-	for (size_t i = 0; doc.model && i < doc.model->n_blocks; i++) {
-		const struct lp_doc_block *b = &doc.model->blocks[i];
+	for (size_t i = 0; i < doc.model.n_blocks; i++) {
+		const struct lp_doc_block *b = &doc.model.blocks[i];
 		char path_buf[256];
 
 		size_t n = b->len > 100 ? 100 : b->len;
 
-		lp_doc_model_section_path(doc.model, i, path_buf, sizeof(path_buf));
+		lp_doc_model_section_path(&doc.model, i, path_buf, sizeof(path_buf));
 		printf("%zu %s%u p%u [%s] ", i, lp_block_kind_name(b->kind), b->level, b->page,
 		       path_buf);
 		for (size_t k = 0; k < n; k++)

@@ -168,13 +168,10 @@ static enum lp_status build_model(const char *name, const char *raw, size_t len,
 				  struct lp_document *doc, struct lp_diag *d)
 {
 	int text = doc->format == LP_DOC_FORMAT_TEXT;
-	struct lp_doc_model *m;
+	struct lp_doc_model *m = &doc->model;
 	enum lp_status st;
 
-	if (!(m = lp_mem_alloc(LP_MEM_DOC, sizeof(*m), d)))
-		return LP_E_NOMEM;
 	lp_doc_model_init(m, text ? doc->text : NULL, text ? doc->len : 0);
-	doc->model = m;
 	/* only the raw mapping may be dropped behind the reader */
 	if (!doc->copy && doc->map.is_mmap && (!text || doc->text == (const char *)doc->map.data))
 		m->src_map = &doc->map;
@@ -267,10 +264,7 @@ void lp_document_release(struct lp_document *doc)
 {
 	if (!doc)
 		return;
-	if (doc->model) {
-		lp_doc_model_release(doc->model);
-		lp_mem_free(doc->model);
-	}
+	lp_doc_model_release(&doc->model);
 	lp_mem_free(doc->copy);
 	lp_file_unmap(&doc->map);
 	memset(doc, 0, sizeof(*doc));

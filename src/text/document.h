@@ -57,7 +57,7 @@ struct lp_document {
 	char *copy;           /* normalised copy (tracked), or NULL when mapped */
 	size_t n_replaced;    /* invalid sequences replaced by U+FFFD */
 	enum lp_doc_format format;   /* what was read (never AUTO after a load) */
-	struct lp_doc_model *model;  /* the blocks (tracked); text == model->text */
+	struct lp_doc_model model;   /* the blocks; text == model.text */
 };
 
 /* Load `path` ("-" for stdin). Returns LP_OK, LP_E_INPUT (invalid UTF-8,

@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lp_diag_init(&d);
 	if (!lp_document_from_bytes_as("fuzz", data, size, LP_UTF8_REPLACE, LP_DOC_FORMAT_TEXT,
 				       &doc, &d)) {
-		check_model(doc.model, 1);
+		check_model(&doc.model, 1);
 		if (lp_textread_count_breaks(doc.text, doc.len) > doc.len)
 			abort();
 		lp_document_release(&doc);
