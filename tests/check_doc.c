@@ -16,6 +16,7 @@
 #include "core/fileio.h"
 #include "text/document.h"
 #include "text/sentence.h"
+#include "text/split.h"
 
 /* Read text with the plain-text reader into m (finished). */
 static void read_into(struct lp_doc_model *m, const char *text, size_t len,
@@ -302,6 +303,66 @@ START_TEST(test_sniff_and_dispatch)
 }
 END_TEST
 
+/* Split the model's text by words, `size` a chunk, keeping its rows. */
+static size_t split_words(struct lp_doc_model *m, size_t size, int keep, struct lp_span **v)
+{
+	struct lp_split_params p = lp_split_default_params();
+	struct lp_splitter *s;
+	struct lp_diag d;
+	size_t n;
+
+	lp_diag_init(&d);
+	p.unit = LP_SPLIT_WORDS;
+	p.size = size;
+	p.boundary = LP_BOUNDARY_NONE;
+	if (keep) {
+		p.keep.next = lp_doc_model_keep_next;
+		p.keep.ctx = m;
+	}
+	ck_assert_int_eq(lp_split_new(&p, &s, &d), LP_OK);
+	ck_assert_int_eq(lp_split_run(s, m->text, m->len, v, &n, &d), LP_OK);
+	lp_split_free(s);
+	return n;
+}
+
+START_TEST(test_split_keeps_rows)
+{
+	const char text[] = "Some nine words come before the table down here.\n\n"
+			    "| Name | Age |\n+=====+=====+\n"
+			    "| Ann | 31 |\n| Bob | 42 |\n| Cy | 53 |\n";
+	struct lp_doc_model m;
+	struct lp_span *v;
+	size_t n, cut_inside = 0;
+
+	read_into(&m, text, strlen(text), NULL);
+	ck_assert_uint_eq(m.n_kind[LP_BLOCK_TABLE_ROW], 4);
+	/* without the model's spans, 7-word chunks cut rows in two */
+	n = split_words(&m, 7, 0, &v);
+	for (size_t c = 0; c < n; c++) {
+		size_t e = v[c].off + v[c].len, b = lp_doc_model_find(&m, e - 1);
+
+		cut_inside += e < m.blocks[b].off + m.blocks[b].len;
+	}
+	ck_assert_uint_gt(cut_inside, 0);
+	lp_mem_free(v);
+	n = split_words(&m, 7, 1, &v);
+	for (size_t c = 0; c < n; c++) {
+		size_t e = v[c].off + v[c].len, b = lp_doc_model_find(&m, e - 1);
+
+		/* every chunk ends where a row does; the header is not alone */
+		if (m.blocks[b].kind == LP_BLOCK_TABLE_ROW)
+			ck_assert_uint_eq(e, m.blocks[b].off + m.blocks[b].len);
+		ck_assert(!(m.blocks[b].kind == LP_BLOCK_TABLE_ROW && m.blocks[b].header));
+	}
+	lp_mem_free(v);
+	/* a row over the size alone is still cut */
+	n = split_words(&m, 2, 1, &v);
+	ck_assert_uint_ge(n, 11);
+	lp_mem_free(v);
+	lp_doc_model_release(&m);
+}
+END_TEST
+
 /* Dump FILE's blocks (LPIPE_DOC_DUMP). */
 static int dump(const char *path)
 {
@@ -399,6 +460,7 @@ int main(void)
 	tcase_add_test(tc, test_word_list_keeps_compounds);
 	tcase_add_test(tc, test_man_page_blocks);
 	tcase_add_test(tc, test_ascii_table);
+	tcase_add_test(tc, test_split_keeps_rows);
 	tcase_add_test(tc, test_model_sections_and_find);
 	tcase_add_test(tc, test_model_empty);
 	tcase_add_test(tc, test_sniff_and_dispatch);

@@ -296,6 +296,7 @@ enum lp_status lp_doc_model_add(struct lp_doc_model *m, const struct lp_block_in
 	if ((s = put_record(&m->block_spool, blk, sizeof(*blk), d)))
 		return s;
 	m->prev = *blk;
+	m->n_kind[blk->kind]++;
 	m->n_blocks++;
 	return LP_OK;
 }
@@ -505,6 +506,39 @@ unsigned lp_doc_model_page(const struct lp_doc_model *m, size_t off)
 	size_t i = lp_doc_model_find(m, off);
 
 	return i == LP_DOC_NONE ? 0 : m->blocks[i].page;
+}
+
+int lp_doc_model_keep_next(void *model, size_t from, size_t *start, size_t *end)
+{
+	struct lp_doc_model *m = model;
+	size_t i;
+
+	/* resume the cursor unless the caller went back */
+	if (from < m->keep_from || !m->keep_block)
+		i = lp_doc_model_find(m, from);
+	else
+		i = m->keep_block - 1;
+	if (i == LP_DOC_NONE)
+		return 0;
+	for (; i < m->n_blocks; i++) {
+		const struct lp_doc_block *b = &m->blocks[i];
+		size_t k = i;
+
+		if (!lp_doc_block_is_data(b) || b->off + b->len <= from)
+			continue;
+		/* header rows stay with the row after them */
+		while (m->blocks[k].kind == LP_BLOCK_TABLE_ROW && m->blocks[k].header &&
+		       k + 1 < m->n_blocks && m->blocks[k + 1].kind == LP_BLOCK_TABLE_ROW)
+			k++;
+		*start = b->off;
+		*end = m->blocks[k].off + m->blocks[k].len;
+		m->keep_from = from;
+		m->keep_block = i + 1;
+		return 1;
+	}
+	m->keep_from = from;
+	m->keep_block = m->n_blocks + 1;
+	return 0;
 }
 
 int lp_doc_block_is_data(const struct lp_doc_block *b)

@@ -96,6 +96,8 @@ struct lp_doc_model {
 				      * the clean text is the source */
 	struct lp_mapped block_map, cell_map;
 	size_t reserved;             /* bytes reserved for the tables' pages */
+	size_t n_kind[LP_BLOCK_N_KINDS]; /* blocks of each kind */
+	size_t keep_from, keep_block; /* lp_doc_model_keep_next's cursor */
 
 	/* Building (private). */
 	struct lp_doc_sink sink;
@@ -164,6 +166,15 @@ size_t lp_doc_model_section_path(const struct lp_doc_model *m, size_t i, char *b
 
 /* The page of the block holding `off`, 0 when unpaged. */
 unsigned lp_doc_model_page(const struct lp_doc_model *m, size_t off);
+
+/*
+ * For the splitter (text/split.h, struct lp_split_keep): the first span
+ * ending after clean-text byte `from` that a chunk must not be cut inside:
+ * a table row, a code block, or a table's header rows with the row after
+ * them. Returns 1 with [*start, *end), or 0 when none is left. Calls with
+ * growing `from` cost O(1) each on average (a cursor in the model).
+ */
+int lp_doc_model_keep_next(void *model, size_t from, size_t *start, size_t *end);
 
 /* A block holds code or a table row: summaries and keyphrases skip it. */
 int lp_doc_block_is_data(const struct lp_doc_block *b);
