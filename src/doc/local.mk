@@ -16,3 +16,7 @@ check_PROGRAMS += tests/fuzz/fuzz_textread
 TESTS += tests/fuzz/fuzz_textread
 tests_fuzz_fuzz_textread_SOURCES = tests/fuzz/fuzz_textread.c tests/fuzz/standalone.c
 tests_fuzz_fuzz_textread_LDADD = $(TEST_LIBS)
+
+# Readers chosen by format and the repaired man page from the command line.
+TESTS += tests/cli/formats.sh
+EXTRA_DIST += tests/cli/formats.sh
