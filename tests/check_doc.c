@@ -17,6 +17,7 @@
 #include "text/document.h"
 #include "text/sentence.h"
 #include "text/split.h"
+#include "text/extractive.h"
 
 /* Read text with the plain-text reader into m (finished). */
 static void read_into(struct lp_doc_model *m, const char *text, size_t len,
@@ -363,6 +364,34 @@ START_TEST(test_split_keeps_rows)
 }
 END_TEST
 
+START_TEST(test_summary_skips_tables)
+{
+	/* the rows repeat the words of every sentence: the most central */
+	const char text[] = "The apt tool installs packages from the archive.\n\n"
+			    "The apt tool removes packages from the system.\n\n"
+			    "| apt tool packages | installs packages from the archive system |\n"
+			    "| apt tool packages | removes packages from the archive system |\n";
+	struct lp_extractive_opts o = { 0, 1, NULL, NULL };
+	struct lp_doc_model m;
+	struct lp_diag d;
+	char *out;
+	size_t n;
+
+	read_into(&m, text, strlen(text), NULL);
+	ck_assert_uint_eq(m.n_kind[LP_BLOCK_TABLE_ROW], 2);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_extractive_summarize(m.text, m.len, &o, &out, &n, &d), LP_OK);
+	ck_assert_ptr_nonnull(strstr(out, " | ")); /* by centrality alone, a row */
+	lp_mem_free(out);
+	o.model = &m;
+	ck_assert_int_eq(lp_extractive_summarize(m.text, m.len, &o, &out, &n, &d), LP_OK);
+	ck_assert_ptr_null(strstr(out, " | "));
+	ck_assert_ptr_nonnull(strstr(out, "The apt tool"));
+	lp_mem_free(out);
+	lp_doc_model_release(&m);
+}
+END_TEST
+
 /* Dump FILE's blocks (LPIPE_DOC_DUMP). */
 static int dump(const char *path)
 {
@@ -461,6 +490,7 @@ int main(void)
 	tcase_add_test(tc, test_man_page_blocks);
 	tcase_add_test(tc, test_ascii_table);
 	tcase_add_test(tc, test_split_keeps_rows);
+	tcase_add_test(tc, test_summary_skips_tables);
 	tcase_add_test(tc, test_model_sections_and_find);
 	tcase_add_test(tc, test_model_empty);
 	tcase_add_test(tc, test_sniff_and_dispatch);
