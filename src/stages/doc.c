@@ -330,11 +330,18 @@ void lp_doc_prefer_entries(const struct lp_doc *doc, const char *question, const
 		const struct lp_chunk *c = &doc->chunks[set[i]];
 		size_t first, k = lp_doc_model_range(m, c->off, c->len, &first);
 
-		for (size_t b = first; b < first + k; b++)
-			if (m->blocks[b].kind == LP_BLOCK_DEF_TERM && m->blocks[b].off >= c->off &&
-			    lp_doc_names_term(doc, b, question, &only)) {
+		for (size_t b = first; b < first + k; b++) {
+			const struct lp_doc_block *blk = &m->blocks[b];
+			/* the term, or the start of its body: the entry's definition */
+			size_t t = blk->kind == LP_BLOCK_DEF_TERM ? b
+				 : blk->kind == LP_BLOCK_DEF_BODY && blk->term == b - 1 ? blk->term
+				 : LP_DOC_NONE;
+
+			if (t != LP_DOC_NONE && blk->off >= c->off &&
+			    lp_doc_names_term(doc, t, question, &only)) {
 				scores[i] += top;
 				break;
 			}
+		}
 	}
 }

@@ -223,8 +223,9 @@ void lp_doc_citation(const struct lp_doc *doc, size_t chunk, char *buf, size_t c
 int lp_doc_names_term(const struct lp_doc *doc, size_t t, const char *question, int *only);
 
 /* For a retrieve stage: chunks set[0..n) that hold the term of an entry
- * the question names get the best score added to theirs in scores[], so
- * that the entry's own definition is among the passages. */
+ * the question names, or the start of its body, get the best score added
+ * to theirs in scores[], so that the entry's own definition is among the
+ * passages. */
 void lp_doc_prefer_entries(const struct lp_doc *doc, const char *question, const size_t *set,
 			   size_t n, double *scores);
 

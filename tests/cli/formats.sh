@@ -37,6 +37,30 @@ PY
 then ok "sections, kinds and the repaired word in the JSON report"
 else fail "sections, kinds and the repaired word in the JSON report"; fi
 
+# the entry of the option a question names answers it, cited by its section
+MODEL=$WORK/tiny.gguf
+if "$top_builddir/tests/tools/gen_chat_model" "$MODEL"; then
+	QA=$(pipeline qa <<YAML
+version: 1
+model: {path: "$MODEL", context: 1024}
+retrieval: {scorer: bm25}
+stages:
+  - split: {unit: words, size: 30, overlap: 0, boundary: sentence}
+  - retrieve: {query: "\${question}", top_k: 3, order: score}
+  - answer: {question: "\${question}", max_tokens: 8, context: chunks, quote: ranked}
+YAML
+)
+	lp run "$QA" "$MAN" -q "What does the --delete option do?"
+	expect "a question on --delete" 0
+	expect_out "the --delete entry's own definition answers" \
+		"This tells tool to delete extraneous files from the receiving side"
+	expect_out "cited by section path" "$(printf '\302\267 OPTIONS \342\200\272 --delete]')"
+	grep -q "may be combined" "$OUT" && fail "a sentence merely naming --delete answers" ||
+		ok "not the sentence that merely names --delete"
+else
+	fail "write the tiny model"
+fi
+
 # input.format is checked where it is written
 BAD=$(pipeline bad <<'YAML'
 version: 1
