@@ -98,82 +98,58 @@ enum lp_doc_format lp_doc_sniff(const char *path, const char *head, size_t n)
 	return LP_DOC_FORMAT_TEXT;
 }
 
+typedef enum lp_status (*reader_fn)(const char *name, const char *bytes, size_t len,
+				    struct lp_doc_sink *sink, struct lp_diag *d);
+
+/* Each format's reader, NULL when configure did not find its library,
+ * and the Debian package that provides the library. */
+static const struct {
+	reader_fn read;
+	const char *package;
+} readers[] = {
+	[LP_DOC_FORMAT_TEXT] = { lp_read_text, NULL },
+#ifdef LP_HAVE_MD4C
+	[LP_DOC_FORMAT_MARKDOWN] = { lp_read_markdown, "libmd4c-dev" },
+#else
+	[LP_DOC_FORMAT_MARKDOWN] = { NULL, "libmd4c-dev" },
+#endif
+#ifdef LP_HAVE_LIBXML2
+	[LP_DOC_FORMAT_HTML] = { lp_read_html, "libxml2-dev" },
+#else
+	[LP_DOC_FORMAT_HTML] = { NULL, "libxml2-dev" },
+#endif
+#ifdef LP_HAVE_POPPLER
+	[LP_DOC_FORMAT_PDF] = { lp_read_pdf, "libpoppler-glib-dev" },
+#else
+	[LP_DOC_FORMAT_PDF] = { NULL, "libpoppler-glib-dev" },
+#endif
+};
+
+static int known(enum lp_doc_format f)
+{
+	return f > LP_DOC_FORMAT_AUTO && (size_t)f < sizeof(readers) / sizeof(*readers);
+}
+
 int lp_reader_available(enum lp_doc_format f)
 {
-	switch (f) {
-	case LP_DOC_FORMAT_TEXT:
-		return 1;
-	case LP_DOC_FORMAT_MARKDOWN:
-#ifdef LP_HAVE_MD4C
-		return 1;
-#else
-		return 0;
-#endif
-	case LP_DOC_FORMAT_HTML:
-#ifdef LP_HAVE_LIBXML2
-		return 1;
-#else
-		return 0;
-#endif
-	case LP_DOC_FORMAT_PDF:
-#ifdef LP_HAVE_POPPLER
-		return 1;
-#else
-		return 0;
-#endif
-	default:
-		return 0;
-	}
+	return known(f) && readers[f].read != NULL;
 }
 
 const char *lp_reader_package(enum lp_doc_format f)
 {
-	switch (f) {
-	case LP_DOC_FORMAT_MARKDOWN:
-		return "libmd4c-dev";
-	case LP_DOC_FORMAT_HTML:
-		return "libxml2-dev";
-	case LP_DOC_FORMAT_PDF:
-		return "libpoppler-glib-dev";
-	default:
-		return NULL;
-	}
-}
-
-__attribute__((unused)) static enum lp_status not_built(enum lp_doc_format f, const char *name, struct lp_diag *d)
-{
-	return lp_diag_set(d, LP_E_INPUT, name, 0, 0,
-			   "this lpipe was built without the %s reader: install %s and "
-			   "rebuild (configure finds it), or give input.format: text",
-			   lp_doc_format_name(f), lp_reader_package(f));
+	return known(f) ? readers[f].package : NULL;
 }
 
 enum lp_status lp_read_document(enum lp_doc_format f, const char *name, const char *bytes,
 				size_t len, struct lp_doc_sink *sink, struct lp_diag *d)
 {
-	switch (f) {
-	case LP_DOC_FORMAT_TEXT:
-		return lp_read_text(name, bytes, len, sink, d);
-	case LP_DOC_FORMAT_MARKDOWN:
-#ifdef LP_HAVE_MD4C
-		return lp_read_markdown(name, bytes, len, sink, d);
-#else
-		return not_built(f, name, d);
-#endif
-	case LP_DOC_FORMAT_HTML:
-#ifdef LP_HAVE_LIBXML2
-		return lp_read_html(name, bytes, len, sink, d);
-#else
-		return not_built(f, name, d);
-#endif
-	case LP_DOC_FORMAT_PDF:
-#ifdef LP_HAVE_POPPLER
-		return lp_read_pdf(name, bytes, len, sink, d);
-#else
-		return not_built(f, name, d);
-#endif
-	default:
+	if (!known(f))
 		return lp_diag_set(d, LP_E_INTERNAL, name, 0, 0,
 				   "lp_read_document needs a format, not auto");
-	}
+	if (!readers[f].read)
+		return lp_diag_set(d, LP_E_INPUT, name, 0, 0,
+				   "this lpipe was built without the %s reader: install %s and "
+				   "rebuild (configure finds it), or give input.format: text",
+				   lp_doc_format_name(f), readers[f].package);
+	return readers[f].read(name, bytes, len, sink, d);
 }

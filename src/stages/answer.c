@@ -268,19 +268,6 @@ static int picked(const struct pick *p, size_t n, size_t off)
 
 /* ---- definitions: the entry of the term a question names ---- */
 
-static int cmp_sent(const void *a, const void *b)
-{
-	const struct lp_evidence_sent *x = a, *y = b;
-
-	if (x->score != y->score)
-		return x->score < y->score ? 1 : -1;
-	if (x->src != y->src)
-		return x->src < y->src ? -1 : 1;
-	if (x->len != y->len)
-		return x->len < y->len ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
 /*
  * The document model knows a definition's term from its body: when the
  * question names the term of an entry ("What does --delete do?"), the
@@ -321,7 +308,7 @@ static void prefer_entries(const struct job *j, const struct lp_evidence_src *sr
 		changed = 1;
 	}
 	if (changed)
-		qsort(sent, n, sizeof(*sent), cmp_sent);
+		lp_evidence_sort(sent, n);
 }
 
 /* The sources lp_evidence_rank reads: chunks best[0..n). Scratch memory. */
