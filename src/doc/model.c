@@ -514,8 +514,10 @@ int lp_doc_model_keep_next(void *model, size_t from, size_t *start, size_t *end)
 	size_t i;
 
 	/* resume the cursor unless the caller went back */
-	if (from < m->keep_from || !m->keep_block)
+	if (from < m->keep_from || !m->keep_block) {
 		i = lp_doc_model_find(m, from);
+		m->keep_dropped = 0;
+	}
 	else
 		i = m->keep_block - 1;
 	if (i == LP_DOC_NONE)
@@ -534,6 +536,12 @@ int lp_doc_model_keep_next(void *model, size_t from, size_t *start, size_t *end)
 		*end = m->blocks[k].off + m->blocks[k].len;
 		m->keep_from = from;
 		m->keep_block = i + 1;
+		/* the table is read once in order here: let its pages go behind */
+		if (i * sizeof(*m->blocks) - m->keep_dropped >= DROP_STEP) {
+			lp_file_drop(&m->block_map, m->keep_dropped,
+				     i * sizeof(*m->blocks) - m->keep_dropped);
+			m->keep_dropped = i * sizeof(*m->blocks);
+		}
 		return 1;
 	}
 	m->keep_from = from;

@@ -98,6 +98,7 @@ struct lp_doc_model {
 	size_t reserved;             /* bytes reserved for the tables' pages */
 	size_t n_kind[LP_BLOCK_N_KINDS]; /* blocks of each kind */
 	size_t keep_from, keep_block; /* lp_doc_model_keep_next's cursor */
+	size_t keep_dropped;         /* its block-table bytes released */
 
 	/* Building (private). */
 	struct lp_doc_sink sink;
