@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "core/mem.h"
 #include "core/utf8.h"
 
@@ -204,6 +205,15 @@ static enum lp_status load_as(const char *name, const unsigned char *raw, size_t
 	doc->format = format != LP_DOC_FORMAT_AUTO
 			      ? format
 			      : lp_doc_sniff(name, (const char *)raw, len < 4096 ? len : 4096);
+	/* Markdown is text too: a build without its reader reads a .md named
+	 * one as text when asked to choose (asked for markdown, it refuses) */
+	if (format == LP_DOC_FORMAT_AUTO && doc->format == LP_DOC_FORMAT_MARKDOWN &&
+	    !lp_reader_available(LP_DOC_FORMAT_MARKDOWN)) {
+		lp_warn("%s: read as plain text: this lpipe has no markdown reader (install %s "
+			"and rebuild for its structure)", name,
+			lp_reader_package(LP_DOC_FORMAT_MARKDOWN));
+		doc->format = LP_DOC_FORMAT_TEXT;
+	}
 	if (doc->format != LP_DOC_FORMAT_TEXT)
 		return build_model(name, (const char *)raw, len, doc, d);
 	if ((st = make_text(name, raw, len, m, mode, doc, d)))

@@ -32,7 +32,10 @@
  * repaired text and the other formats are read from the model's spool, a
  * mapped temporary file with the same window, so the memory above holds
  * for them too. A reader's refusal (a format not built in, a PDF without
- * a text layer) fails the load with LP_E_INPUT naming the file.
+ * a text layer) fails the load with LP_E_INPUT naming the file; only a
+ * Markdown file found by LP_DOC_FORMAT_AUTO in a build without the
+ * Markdown reader is read as plain text instead, with a warning (it is
+ * text; HTML or PDF read as text would be markup or binary).
  */
 #ifndef LP_TEXT_DOCUMENT_H
 #define LP_TEXT_DOCUMENT_H

@@ -85,7 +85,14 @@ for f in html:page.txt markdown:notes.md pdf:paper.txt; do
 		case $fmt in
 		markdown) pkg=libmd4c-dev ;; html) pkg=libxml2-dev ;; pdf) pkg=libpoppler-glib-dev ;;
 		esac
-		lp run "$SPLIT" "$file"
+		if [ "$fmt" = markdown ]; then
+			# Markdown is text: chosen by its name alone, it is read as such
+			lp run "$SPLIT" "$file"
+			expect "markdown read as text without its reader" 0 "${f#*:}" "install $pkg"
+			lp run "$SPLIT" "$file" --set input.format=markdown
+		else
+			lp run "$SPLIT" "$file"
+		fi
 		expect "$fmt refused without its reader" 3 "${f#*:}" "install $pkg"
 		;;
 	esac
