@@ -76,8 +76,8 @@ struct lp_block_in {
 struct lp_doc_sink {
 	enum lp_status (*block)(struct lp_doc_sink *sink, const struct lp_block_in *b,
 				struct lp_diag *d);
-	void (*passed)(struct lp_doc_sink *sink, size_t off);
 	void *ctx;
+	void (*passed)(struct lp_doc_sink *sink, size_t off); /* may be NULL */
 };
 
 /* Call sink->passed when there is one. */

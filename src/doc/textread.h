@@ -24,11 +24,17 @@
  *    whose body starts on the same line at the column of the lines below
  *    ("-a     Mark variables ..."); following paragraphs deeper than the term
  *    are more of its body.
- *  - tables and option summaries: runs of lines whose second column starts
- *    at the same place after a gap of two or more columns ("--verbose, -v
- *    <tab> increase verbosity"), at least three of them or two that start
- *    with '-'; and ASCII tables drawn with '|' and '+---+' borders. Each row
- *    is a TABLE_ROW, so that no "sentence" runs through a whole summary.
+ *  - tables and option summaries: runs of lines whose cells (cut at gaps
+ *    of two or more columns, or a tab) start at the same columns on every
+ *    line ("--verbose, -v <tab> increase verbosity"; justified prose has
+ *    gaps too, but not aligned from line to line), at least three of them
+ *    or two that start with '-'; and ASCII tables drawn with '|' and
+ *    '+---+' borders. Each row is a TABLE_ROW, so that no "sentence" runs
+ *    through a whole summary. Two aligned columns whose rows end like
+ *    sentences ("-x  Print commands ... executed.") are a definition list
+ *    instead: a DEF_TERM and a DEF_BODY per row.
+ *  - an entry inside a body (a builtin's options): a term line after a
+ *    line that ends a sentence starts a nested entry.
  *  - everything else: paragraphs, separated by blank lines.
  *
  * A block that needed no repair is handed over as the source's own bytes
