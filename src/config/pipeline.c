@@ -32,6 +32,9 @@ static const char *const backend_names[] = { "local", "openai", NULL };
 static const char *const scorer_names[] = { "bm25", "hash", "dense", "hybrid", NULL };
 static const char *const fusion_names[] = { "rrf", "weighted", NULL };
 static const char *const utf8_names[] = { "error", "replace", NULL };
+/* indexed by enum lp_doc_format */
+static const char *const doc_format_names[] = { "auto", "text", "markdown", "html", "pdf",
+						 NULL };
 static const char *const format_names[] = { "text", "markdown", "json", "html", NULL };
 
 const char *lp_scorer_name(enum lp_scorer s)
@@ -392,7 +395,7 @@ static enum lp_status parse_retrieval(struct lp_cfg_ctx *c, struct lp_pipeline *
 static enum lp_status parse_io(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 			       const struct lp_node *root)
 {
-	static const char *const in_keys[] = { "invalid_utf8", NULL };
+	static const char *const in_keys[] = { "invalid_utf8", "format", NULL };
 	static const char *const out_keys[] = { "format", NULL };
 	const struct lp_node *s;
 	int v;
@@ -403,6 +406,10 @@ static enum lp_status parse_io(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 	    (st = lp_cfg_get_enum(c, s, "invalid_utf8", utf8_names, LP_UTF8_ERROR, &v)) != LP_OK)
 		return st;
 	p->input.invalid_utf8 = (enum lp_invalid_utf8)v;
+	if ((st = lp_cfg_get_enum(c, s, "format", doc_format_names, LP_DOC_FORMAT_AUTO, &v)) !=
+	    LP_OK)
+		return st;
+	p->input.format = (enum lp_doc_format)v;
 	if ((st = section(c, root, "output", &s)) != LP_OK ||
 	    (st = lp_cfg_check_keys(c, s, out_keys)) != LP_OK ||
 	    (st = lp_cfg_get_enum(c, s, "format", format_names, LP_FORMAT_TEXT, &v)) != LP_OK)
@@ -827,6 +834,8 @@ enum lp_status lp_pipeline_print(const struct lp_pipeline *p, FILE *out)
 	fprintf(out, "\n  on_oom: %s\n", on_oom_names[p->memory.on_oom]);
 	print_retrieval(&p->retrieval, out);
 	fprintf(out, "input:\n  invalid_utf8: %s\n", utf8_names[p->input.invalid_utf8]);
+	if (p->input.format != LP_DOC_FORMAT_AUTO)
+		fprintf(out, "  format: %s\n", doc_format_names[p->input.format]);
 	fprintf(out, "output:\n  format: %s\n", lp_format_name(p->output.format));
 	fputs("stages:\n", out);
 	lp_buf_init(&b);

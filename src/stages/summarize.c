@@ -191,7 +191,8 @@ static enum lp_status summarize_into(struct lp_doc *doc, const struct summarize_
 				     const char *text, size_t len, const char **out,
 				     struct lp_diag *d)
 {
-	struct lp_extractive_opts eo = {(size_t)o->max_words, (size_t)o->max_sentences, NULL};
+	struct lp_extractive_opts eo = {(size_t)o->max_words, (size_t)o->max_sentences, NULL,
+					&doc->src.model};
 	char *s;
 	size_t n;
 	enum lp_status st = lp_extractive_summarize(text, len, &eo, &s, &n, d);
