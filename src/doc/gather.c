@@ -310,7 +310,8 @@ enum lp_status lp_gather_missing(struct lp_diag *d, const char *name, const char
 {
 	return lp_diag_set(d, LP_E_INPUT, name, 0, 0,
 			   "this lpipe was built without the %s reader: install the "
-			   "Debian package '%s' and rebuild", format, package);
+			   "Debian package '%s' and rebuild (configure finds it), or give "
+			   "input.format: text", format, package);
 }
 
 enum lp_status lp_gather_blame(struct lp_diag *d, const char *name, enum lp_status st)

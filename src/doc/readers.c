@@ -1,4 +1,5 @@
 #include "doc/readers.h"
+#include "config.h"
 
 #include <string.h>
 #include <strings.h>
@@ -101,27 +102,29 @@ enum lp_doc_format lp_doc_sniff(const char *path, const char *head, size_t n)
 typedef enum lp_status (*reader_fn)(const char *name, const char *bytes, size_t len,
 				    struct lp_doc_sink *sink, struct lp_diag *d);
 
-/* Each format's reader, NULL when configure did not find its library,
- * and the Debian package that provides the library. */
+/* Each format's reader (one that configure did not find the library of
+ * refuses every document, naming the package), whether it is built, and
+ * the Debian package that provides the library. */
 static const struct {
 	reader_fn read;
+	int built;
 	const char *package;
 } readers[] = {
-	[LP_DOC_FORMAT_TEXT] = { lp_read_text, NULL },
+	[LP_DOC_FORMAT_TEXT] = { lp_read_text, 1, NULL },
 #ifdef LP_HAVE_MD4C
-	[LP_DOC_FORMAT_MARKDOWN] = { lp_read_markdown, "libmd4c-dev" },
+	[LP_DOC_FORMAT_MARKDOWN] = { lp_read_markdown, 1, "libmd4c-dev" },
 #else
-	[LP_DOC_FORMAT_MARKDOWN] = { NULL, "libmd4c-dev" },
+	[LP_DOC_FORMAT_MARKDOWN] = { lp_read_markdown, 0, "libmd4c-dev" },
 #endif
 #ifdef LP_HAVE_LIBXML2
-	[LP_DOC_FORMAT_HTML] = { lp_read_html, "libxml2-dev" },
+	[LP_DOC_FORMAT_HTML] = { lp_read_html, 1, "libxml2-dev" },
 #else
-	[LP_DOC_FORMAT_HTML] = { NULL, "libxml2-dev" },
+	[LP_DOC_FORMAT_HTML] = { lp_read_html, 0, "libxml2-dev" },
 #endif
 #ifdef LP_HAVE_POPPLER
-	[LP_DOC_FORMAT_PDF] = { lp_read_pdf, "libpoppler-glib-dev" },
+	[LP_DOC_FORMAT_PDF] = { lp_read_pdf, 1, "libpoppler-glib-dev" },
 #else
-	[LP_DOC_FORMAT_PDF] = { NULL, "libpoppler-glib-dev" },
+	[LP_DOC_FORMAT_PDF] = { lp_read_pdf, 0, "libpoppler-glib-dev" },
 #endif
 };
 
@@ -132,7 +135,7 @@ static int known(enum lp_doc_format f)
 
 int lp_reader_available(enum lp_doc_format f)
 {
-	return known(f) && readers[f].read != NULL;
+	return known(f) && readers[f].built;
 }
 
 const char *lp_reader_package(enum lp_doc_format f)
@@ -146,10 +149,5 @@ enum lp_status lp_read_document(enum lp_doc_format f, const char *name, const ch
 	if (!known(f))
 		return lp_diag_set(d, LP_E_INTERNAL, name, 0, 0,
 				   "lp_read_document needs a format, not auto");
-	if (!readers[f].read)
-		return lp_diag_set(d, LP_E_INPUT, name, 0, 0,
-				   "this lpipe was built without the %s reader: install %s and "
-				   "rebuild (configure finds it), or give input.format: text",
-				   lp_doc_format_name(f), readers[f].package);
 	return readers[f].read(name, bytes, len, sink, d);
 }

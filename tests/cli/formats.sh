@@ -93,7 +93,7 @@ for f in html:page.txt markdown:notes.md pdf:paper.txt; do
 		else
 			lp run "$SPLIT" "$file"
 		fi
-		expect "$fmt refused without its reader" 3 "${f#*:}" "install $pkg"
+		expect "$fmt refused without its reader" 3 "${f#*:}" "install the Debian package '$pkg'"
 		;;
 	esac
 	lp run "$SPLIT" "$file" --set input.format=text --format json
