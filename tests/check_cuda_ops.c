@@ -27,12 +27,20 @@
  * hides its buffers (as_device), which checks this harness where there
  * is no GPU; with LPIPE_TEST_DEVICE=cpu-matvec that second backend also
  * never switches to sgemm, so quantized products differ as a GPU's do.
+ *
+ * LPIPE_TEST_SIZE=small (make check on the emulated device of
+ * tests/cuda-emu, which runs every CUDA thread on the CPU) shrinks what
+ * only costs time there: MiniLM embeds 8 of the fixture's texts instead
+ * of 66, retrieval ranks 2,000 vectors instead of 20,000, and top-k over
+ * 100,000 scores becomes 10,000. Every op and every shape class is still
+ * run. Each test prints its wall time ("time N S").
  */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
@@ -51,6 +59,13 @@
 
 static struct lp_backend *ref, *dev;
 static int dev_is_cuda;
+
+static int small_run(void)
+{
+	const char *v = getenv("LPIPE_TEST_SIZE");
+
+	return v && !strcmp(v, "small");
+}
 
 static unsigned long long rng = 0x2545f4914f6cdd1dull;
 
@@ -790,6 +805,9 @@ START_TEST(test_topk)
 	static const int cases[][3] = { { 4, 3000, 10 }, { 2, 100000, 1000 }, { 3, 50, 64 },
 					{ 64, 777, 1 } };
 	int nq = cases[_i][0], n = cases[_i][1], k = cases[_i][2];
+
+	if (small_run() && n > 10000)
+		n = 10000;
 	float *sc = malloc((size_t)nq * n * sizeof(float));
 	struct ranked *r = malloc((size_t)n * sizeof(*r));
 	struct pair S, OR, IX;
@@ -885,7 +903,7 @@ START_TEST(test_encoder_e2e)
 		return;
 	}
 	lp_diag_init(&dg);
-	n = fixture_sentences(texts, lens, 64, &blob);
+	n = fixture_sentences(texts, lens, small_run() ? 6 : 64, &blob);
 	longtext = malloc(20000);
 	for (size_t i = 0, at = 0; i < 600; i++)
 		at += (size_t)snprintf(longtext + at, 20000 - at, "word%zu sentence ", i % 37);
@@ -934,7 +952,8 @@ END_TEST
  * top-k sets differ only among scores closer than that. */
 START_TEST(test_retrieval_e2e)
 {
-	enum { N = 20000, D = 384, NQ = 9, K = 100 };
+	enum { D = 384, NQ = 9, K = 100 };
+	const size_t N = small_run() ? 2000 : 20000;
 	float *rows = malloc((size_t)N * D * sizeof(float)), *q = malloc(NQ * D * sizeof(float));
 	size_t *ic = malloc(NQ * K * sizeof(size_t)), *ig = malloc(NQ * K * sizeof(size_t));
 	float *sc = malloc(NQ * K * sizeof(float)), *all = malloc((size_t)NQ * N * sizeof(float));
@@ -972,7 +991,7 @@ START_TEST(test_retrieval_e2e)
 			ck_assert_msg(e <= 1e-4, "query %d rank %d: device picks %zu, cpu %zu (%.6f)", qq,
 				      j, ig[qq * K + j], ic[qq * K + j], e);
 		}
-	printf("maxerr retrieval_rank_score 20000x384 %.3g %g\n", worst, 1e-4);
+	printf("maxerr retrieval_rank_score %zux384 %.3g %g\n", N, worst, 1e-4);
 	lp_vecdev_free(dv);
 	lp_vecindex_free(ix);
 	free(rows), free(q), free(ic), free(ig), free(sc), free(all);
@@ -992,6 +1011,17 @@ static int reserve_both(struct lp_diag *dg)
 
 	return ref->ops->reserve(ref, &lim, dg) || dev->ops->reserve(dev, &lim, dg);
 }
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static double test_t0;
+static int test_no;
 
 static void setup(void)
 {
@@ -1014,10 +1044,13 @@ static void setup(void)
 		ck_assert_msg(lp_backend_open("cuda", &p, &dev, &dg) == LP_OK, "%s", dg.msg);
 	}
 	ck_assert_msg(reserve_both(&dg) == LP_OK, "reserve: %s", dg.msg);
+	test_t0 = now_s();
 }
 
 static void teardown(void)
 {
+	printf("time %d %.1f\n", test_no++, now_s() - test_t0);
+	fflush(stdout);
 	lp_backend_free(dev);
 	lp_backend_free(ref);
 	dev = ref = NULL;

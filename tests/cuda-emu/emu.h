@@ -53,7 +53,7 @@ extern __attribute__((visibility("hidden"))) dim3 lpemu_bdim_cur, lpemu_gdim_cur
 #define blockIdx ((const uint3)lpemu_bid_cur)
 #define blockDim ((const dim3)lpemu_bdim_cur)
 #define gridDim ((const dim3)lpemu_gdim_cur)
-#define warpSize 32
+static constexpr int warpSize = 32;
 
 enum lpemu_shfl_op { LPEMU_SHFL_IDX, LPEMU_SHFL_UP, LPEMU_SHFL_DOWN, LPEMU_SHFL_XOR };
 
