@@ -30,10 +30,10 @@
  *
  * LPIPE_TEST_SIZE=small (make check on the emulated device of
  * tests/cuda-emu, which runs every CUDA thread on the CPU) shrinks what
- * only costs time there: MiniLM embeds 8 of the fixture's texts instead
- * of 66, retrieval ranks 2,000 vectors instead of 20,000, and top-k over
- * 100,000 scores becomes 10,000. Every op and every shape class is still
- * run. Each test prints its wall time ("time N S").
+ * only costs time there: MiniLM embeds 6 texts instead of 66 (the long
+ * one 120 tokens instead of past the model's limit), retrieval ranks
+ * 2,000 vectors instead of 20,000, and top-k over 100,000 scores becomes
+ * 10,000. Every op and every shape class is still run. Each test prints its wall time ("time N S").
  */
 #include <check.h>
 #include <math.h>
@@ -628,7 +628,8 @@ static double top2_gap(const float *v, uint32_t n)
 }
 
 /*
- * Prompts of 1, 17 and 40 tokens, then 32 greedy tokens, on the CPU and
+ * Prompts of 1, 17 and 40 tokens, then 64 greedy tokens (32 with
+ * LPIPE_TEST_SIZE=small), on the CPU and
  * with gpu_layers 0, 3 and 6 of 6 on the device: the prompt's last logits
  * within the tolerance (1e-3 for f32 weights, 2e-2 for Q4_1, relative to
  * max |logit|), and the same greedy tokens, except that decoding may part
@@ -657,9 +658,10 @@ START_TEST(test_forward)
 		      "%s", dg.msg);
 	for (size_t pi = 0; pi < 3; pi++) {
 		uint32_t np = prompts[pi], V = m->hp.n_vocab;
-		int32_t prompt[40], cpu_tok[32];
+		int32_t prompt[40], cpu_tok[64];
 		float *ref_logits = malloc(V * sizeof(float)), *logits = malloc(V * sizeof(float));
-		int part_at = 32;
+		const int steps = small_run() ? 32 : 64;
+		int part_at = steps;
 
 		for (uint32_t i = 0; i < np; i++)
 			prompt[i] = (int32_t)((i * 37 + 5) % V);
@@ -683,7 +685,7 @@ START_TEST(test_forward)
 				memcpy(ref_logits, logits, V * sizeof(float));
 			else
 				expect("forward", cs, logits, ref_logits, V, tol);
-			for (int k = 0; k < 32; k++) {
+			for (int k = 0; k < steps; k++) {
 				int32_t tok = argmax(logits, V);
 				if (li == 0) {
 					cpu_tok[k] = tok;
@@ -699,8 +701,8 @@ START_TEST(test_forward)
 			}
 			lp_ctx_free(c);
 		}
-		printf("greedy %s prompt %u: %d of 32 tokens compared\n", lp_qtype_name(t), np,
-		       part_at);
+		printf("greedy %s prompt %u: %d of %d tokens compared\n", lp_qtype_name(t), np,
+		       part_at, steps);
 		free(ref_logits);
 		free(logits);
 	}
@@ -903,9 +905,9 @@ START_TEST(test_encoder_e2e)
 		return;
 	}
 	lp_diag_init(&dg);
-	n = fixture_sentences(texts, lens, small_run() ? 6 : 64, &blob);
+	n = fixture_sentences(texts, lens, small_run() ? 4 : 64, &blob);
 	longtext = malloc(20000);
-	for (size_t i = 0, at = 0; i < 600; i++)
+	for (size_t i = 0, at = 0; i < (small_run() ? 40u : 600u); i++)
 		at += (size_t)snprintf(longtext + at, 20000 - at, "word%zu sentence ", i % 37);
 	texts[n] = longtext;
 	lens[n++] = strlen(longtext);

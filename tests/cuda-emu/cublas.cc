@@ -215,7 +215,7 @@ static cublasStatus_t run_gemm(cublasHandle_t h, const char *api, const gemm &g)
 	enqueue(h->stream, [g, ea, eb, ec] {
 		/* op(A) row by row and op(B) column by column in double, so that
 		 * the inner product runs over contiguous values */
-		std::vector<double> a((size_t)g.m * g.k), bcol((size_t)g.k);
+		std::vector<double> a((size_t)g.m * g.k), bcol((size_t)g.k * 4);
 		for (int b = 0; b < g.batch; b++) {
 			const char *A = (const char *)g.A + (size_t)(b * g.sa) * ea;
 			const char *B = (const char *)g.B + (size_t)(b * g.sb) * eb;
@@ -225,22 +225,35 @@ static cublasStatus_t run_gemm(cublasHandle_t h, const char *api, const gemm &g)
 					a[(size_t)i * g.k + l] =
 						load(A, g.at, g.ta == CUBLAS_OP_N ? (size_t)l * g.lda + i
 										 : (size_t)i * g.lda + l);
-			for (int j = 0; j < g.n; j++) {
+			/* four columns of op(B) at a time, interleaved, so that each
+			 * row of op(A) is read once per four products */
+			for (int j0 = 0; j0 < g.n; j0 += 4) {
+				int nj = g.n - j0 < 4 ? g.n - j0 : 4;
 				for (int l = 0; l < g.k; l++)
-					bcol[(size_t)l] =
-						load(B, g.bt, g.tb == CUBLAS_OP_N ? (size_t)j * g.ldb + l
-										 : (size_t)l * g.ldb + j);
+					for (int jj = 0; jj < 4; jj++) {
+						int j = j0 + (jj < nj ? jj : 0);
+						bcol[(size_t)l * 4 + jj] =
+							load(B, g.bt, g.tb == CUBLAS_OP_N
+									      ? (size_t)j * g.ldb + l
+									      : (size_t)l * g.ldb + j);
+					}
 				for (int i = 0; i < g.m; i++) {
-					const double *ar = &a[(size_t)i * g.k];
-					double s = 0;
-					for (int l = 0; l < g.k; l++)
-						s += ar[l] * bcol[(size_t)l];
-					size_t ic = (size_t)j * g.ldc + i;
-					/* beta == 0: C is not read (it may hold NaN) */
-					double v = g.alpha * s;
-					if (g.beta != 0.0f)
-						v += g.beta * load(C, g.ct, ic);
-					store(C, g.ct, ic, v);
+					const double *ar = &a[(size_t)i * g.k], *bc = bcol.data();
+					double s[4] = { 0, 0, 0, 0 };
+					for (int l = 0; l < g.k; l++, bc += 4) {
+						s[0] += ar[l] * bc[0];
+						s[1] += ar[l] * bc[1];
+						s[2] += ar[l] * bc[2];
+						s[3] += ar[l] * bc[3];
+					}
+					for (int jj = 0; jj < nj; jj++) {
+						size_t ic = (size_t)(j0 + jj) * g.ldc + i;
+						/* beta == 0: C is not read (it may hold NaN) */
+						double v = g.alpha * s[jj];
+						if (g.beta != 0.0f)
+							v += g.beta * load(C, g.ct, ic);
+						store(C, g.ct, ic, v);
+					}
 				}
 			}
 		}

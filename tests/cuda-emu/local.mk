@@ -9,7 +9,7 @@ CUDA_EMU_TESTS = tests/cuda-emu/ops-forward.sh tests/cuda-emu/ops-reverse.sh \
 	tests/cuda-emu/ops-random.sh tests/cuda-emu/ops-asan.sh
 EXTRA_DIST += $(CUDA_EMU_SRC) tests/cuda-emu/local.mk tests/cuda-emu/ops.sh \
 	tests/cuda-emu/planted.cu $(CUDA_EMU_TESTS) tests/cuda-emu/ops-cpu.sh \
-	tests/cuda-emu/ops-cpu-matvec.sh
+	tests/cuda-emu/ops-cpu-matvec.sh tests/cuda-emu/table.sh
 
 # check_cuda_ops against the CPU stand-in of the device (no CUDA needed),
 # and against the emulated device in three thread and block orders and
@@ -90,6 +90,6 @@ check-cuda-emu-full: $(check_LTLIBRARIES) tests/check_cuda_ops
 	for o in forward reverse random; do \
 		LPIPE_TEST_SIZE=full $(SHELL) $(top_srcdir)/tests/cuda-emu/ops.sh $$o || exit 1; \
 	done
-.PHONY: check-cuda-emu-full
 endif
-EXTRA_DIST += tests/check_cuda_emu.c
+.PHONY: check-cuda-emu-full
+EXTRA_DIST += tests/check_cuda_emu.c tests/gpu/README
