@@ -5,8 +5,10 @@
 #   asan                         the emulated device built with ASan + UBSan
 #                                (tests/cuda-emu/asan/.libs), forward order
 #   cpu | cpu-matvec             the CPU stand-in of check_cuda_ops itself
-# LPIPE_TEST_SIZE=full (make check-cuda-emu-full) runs the suite at full
-# size; by default it runs the small shapes (check_cuda_ops.c says which).
+# The size (LPIPE_TEST_SIZE, check_cuda_ops.c says what each leaves out):
+# small for forward and the CPU stand-ins, ops (small, no end-to-end
+# tests) for reverse, random and asan; full for all with
+# LPIPE_TEST_SIZE=full (make check-cuda-emu-full).
 # Exits 77 (skipped) where the emulated module was not built (no CUDA
 # headers at configure time).
 set -eu
@@ -15,7 +17,11 @@ top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
 export top_srcdir top_builddir
 prog=$top_builddir/tests/check_cuda_ops
-LPIPE_TEST_SIZE=${LPIPE_TEST_SIZE:-small}
+case $mode in
+forward|cpu|cpu-matvec) size=small ;;
+*) size=ops ;;
+esac
+LPIPE_TEST_SIZE=${LPIPE_TEST_SIZE:-$size}
 export LPIPE_TEST_SIZE
 # Check's own timeout, per test: the emulated device is slow
 export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-1200}
