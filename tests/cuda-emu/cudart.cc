@@ -32,20 +32,24 @@ static const size_t TOTAL_MEM = (size_t)16 << 30;
 
 extern "C" {
 
+/* *out = v, or cudaErrorInvalidValue for a NULL out (the queries' rule). */
+static cudaError_t put_int(int *out, int v)
+{
+	if (!out)
+		return set_error(cudaErrorInvalidValue);
+	*out = v;
+	return cudaSuccess;
+}
+
+/* one device, number 0 */
 cudaError_t cudaGetDeviceCount(int *n)
 {
-	if (!n)
-		return set_error(cudaErrorInvalidValue);
-	*n = 1;
-	return cudaSuccess;
+	return put_int(n, 1);
 }
 
 cudaError_t cudaGetDevice(int *d)
 {
-	if (!d)
-		return set_error(cudaErrorInvalidValue);
-	*d = 0;
-	return cudaSuccess;
+	return put_int(d, 0);
 }
 
 cudaError_t cudaSetDevice(int d)
@@ -105,10 +109,7 @@ cudaError_t cudaMemGetInfo(size_t *fr, size_t *tot)
 
 cudaError_t cudaRuntimeGetVersion(int *v)
 {
-	if (!v)
-		return set_error(cudaErrorInvalidValue);
-	*v = CUDART_VERSION;
-	return cudaSuccess;
+	return put_int(v, CUDART_VERSION);
 }
 
 const char *cudaGetErrorName(cudaError_t e)

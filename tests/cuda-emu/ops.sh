@@ -30,9 +30,16 @@ case $mode in
 cpu|cpu-matvec)
 	LPIPE_TEST_DEVICE=$mode exec "$prog"
 	;;
-forward|reverse|random)
+forward|reverse)
 	dir=$top_builddir/tests/cuda-emu/.libs
 	order=$mode
+	;;
+random)
+	dir=$top_builddir/tests/cuda-emu/.libs
+	order=$mode
+	# an H200's multiprocessor count: the attention splits the GPU gets
+	LPIPE_CUDA_EMU_SMS=${LPIPE_CUDA_EMU_SMS:-132}
+	export LPIPE_CUDA_EMU_SMS
 	;;
 asan)
 	dir=$top_builddir/tests/cuda-emu/asan/.libs

@@ -19,6 +19,12 @@
  *
  * The fibers switch with a few instructions on x86-64 (no system call,
  * unlike swapcontext); ASan is told of every switch.
+ *
+ * The environment: LPIPE_CUDA_EMU_ORDER (above; a random order prints its
+ * seed), LPIPE_CUDA_EMU_DEFER=0 to run queued work at once instead of at
+ * the next synchronisation point, LPIPE_CUDA_EMU_SMS the multiprocessor
+ * count the device reports (default 8; an H200 has 132), which sets how
+ * the backend splits attention.
  */
 #include "emu.h"
 #include "emu_rt.h"
