@@ -29,7 +29,7 @@
 #include <set>
 #include <vector>
 
-using namespace lpemu;
+using namespace lp_emu;
 
 struct cublasContext {
 	cudaStream_t stream = nullptr;

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-using namespace lpemu;
+using namespace lp_emu;
 
 #define LOCK std::lock_guard<std::recursive_mutex> lock_(lock())
 /* After a device fault every call returns it (as the real runtime does). */

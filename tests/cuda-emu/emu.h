@@ -9,7 +9,7 @@
  * __shared__ storage, the barrier, the warp shuffles (32 lanes, a mask),
  * atomicAdd, and the few device intrinsics the kernels call. A launch
  * `k<<<g, b, sh, s>>>(args)` is turned by the build rule (local.mk) into
- * `lpemu_launch(k, "k", g, b, sh, s)(args)`.
+ * `lp_emu_launch(k, "k", g, b, sh, s)(args)`.
  *
  * Invariants: one block runs at a time, each of its threads a fiber on
  * the calling host thread, so `__shared__` can be a static in a section
@@ -27,7 +27,7 @@
 #endif
 
 /* one static per kernel, in the section the scheduler refills per block */
-#define __shared__ static __attribute__((section("lpemu_shared"), used))
+#define __shared__ static __attribute__((section("lp_emu_shared"), used))
 #define __launch_bounds__(...)
 
 #include <cuda_runtime.h>
@@ -44,30 +44,30 @@
 
 /* ---- the running thread ------------------------------------------------- */
 
-struct lpemu_thread;
+struct lp_emu_thread;
 extern "C" {
-extern __attribute__((visibility("hidden"))) uint3 lpemu_tid_cur, lpemu_bid_cur;
-extern __attribute__((visibility("hidden"))) dim3 lpemu_bdim_cur, lpemu_gdim_cur;
+extern __attribute__((visibility("hidden"))) uint3 lp_emu_tid_cur, lp_emu_bid_cur;
+extern __attribute__((visibility("hidden"))) dim3 lp_emu_bdim_cur, lp_emu_gdim_cur;
 }
-#define threadIdx ((const uint3)lpemu_tid_cur)
-#define blockIdx ((const uint3)lpemu_bid_cur)
-#define blockDim ((const dim3)lpemu_bdim_cur)
-#define gridDim ((const dim3)lpemu_gdim_cur)
+#define threadIdx ((const uint3)lp_emu_tid_cur)
+#define blockIdx ((const uint3)lp_emu_bid_cur)
+#define blockDim ((const dim3)lp_emu_bdim_cur)
+#define gridDim ((const dim3)lp_emu_gdim_cur)
 static constexpr int warpSize = 32;
 
-enum lpemu_shfl_op { LPEMU_SHFL_IDX, LPEMU_SHFL_UP, LPEMU_SHFL_DOWN, LPEMU_SHFL_XOR };
+enum lp_emu_shfl_op { LP_EMU_SHFL_IDX, LP_EMU_SHFL_UP, LP_EMU_SHFL_DOWN, LP_EMU_SHFL_XOR };
 
-extern "C" void lpemu_barrier(const char *file, int line);
+extern "C" void lp_emu_barrier(const char *file, int line);
 /* Exchange 8 bytes with the lanes of `mask`; returns the source lane's. */
-extern "C" uint64_t lpemu_shuffle(int op, const char *file, int line, unsigned mask,
+extern "C" uint64_t lp_emu_shuffle(int op, const char *file, int line, unsigned mask,
 				  uint64_t v, int arg, int width);
-extern "C" void lpemu_syncwarp(const char *file, int line, unsigned mask);
+extern "C" void lp_emu_syncwarp(const char *file, int line, unsigned mask);
 
-#define __syncthreads() lpemu_barrier(__FILE__, __LINE__)
-#define __syncwarp(...) lpemu_syncwarp(__FILE__, __LINE__, lpemu_mask_or_full(__VA_ARGS__))
-static inline unsigned lpemu_mask_or_full(unsigned m = 0xffffffffu) { return m; }
+#define __syncthreads() lp_emu_barrier(__FILE__, __LINE__)
+#define __syncwarp(...) lp_emu_syncwarp(__FILE__, __LINE__, lp_emu_mask_or_full(__VA_ARGS__))
+static inline unsigned lp_emu_mask_or_full(unsigned m = 0xffffffffu) { return m; }
 
-template <class T> static inline T lpemu_shfl(int op, const char *f, int l, unsigned mask, T v,
+template <class T> static inline T lp_emu_shfl(int op, const char *f, int l, unsigned mask, T v,
 					      int arg, int width = 32)
 {
 	static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value,
@@ -76,15 +76,15 @@ template <class T> static inline T lpemu_shfl(int op, const char *f, int l, unsi
 	T r;
 
 	memcpy(&u, &v, sizeof(T));
-	u = lpemu_shuffle(op, f, l, mask, u, arg, width);
+	u = lp_emu_shuffle(op, f, l, mask, u, arg, width);
 	memcpy(&r, &u, sizeof(T));
 	return r;
 }
-#define __shfl_sync(m, v, ...) lpemu_shfl(LPEMU_SHFL_IDX, __FILE__, __LINE__, m, v, __VA_ARGS__)
-#define __shfl_up_sync(m, v, ...) lpemu_shfl(LPEMU_SHFL_UP, __FILE__, __LINE__, m, v, __VA_ARGS__)
+#define __shfl_sync(m, v, ...) lp_emu_shfl(LP_EMU_SHFL_IDX, __FILE__, __LINE__, m, v, __VA_ARGS__)
+#define __shfl_up_sync(m, v, ...) lp_emu_shfl(LP_EMU_SHFL_UP, __FILE__, __LINE__, m, v, __VA_ARGS__)
 #define __shfl_down_sync(m, v, ...) \
-	lpemu_shfl(LPEMU_SHFL_DOWN, __FILE__, __LINE__, m, v, __VA_ARGS__)
-#define __shfl_xor_sync(m, v, ...) lpemu_shfl(LPEMU_SHFL_XOR, __FILE__, __LINE__, m, v, __VA_ARGS__)
+	lp_emu_shfl(LP_EMU_SHFL_DOWN, __FILE__, __LINE__, m, v, __VA_ARGS__)
+#define __shfl_xor_sync(m, v, ...) lp_emu_shfl(LP_EMU_SHFL_XOR, __FILE__, __LINE__, m, v, __VA_ARGS__)
 
 /* ---- atomics: one fiber runs at a time, so a plain update is atomic ------ */
 
@@ -104,31 +104,31 @@ template <class T> static inline T atomicMax(T *p, T v)
 
 /* ---- device intrinsics the kernels use ------------------------------------ */
 
-static inline float lpemuexpf_(float x) { return expf(x); }
-static inline float lpemufdividef_(float a, float b) { return a / b; }
-static inline int lpemufloat2int_rn_(float x) { return (int)nearbyintf(x); }
-static inline unsigned lpemufloat_as_uint_(float x) { unsigned u; memcpy(&u, &x, 4); return u; }
-static inline float lpemuuint_as_float_(unsigned u) { float x; memcpy(&x, &u, 4); return x; }
-static inline int lpemufloat_as_int_(float x) { int u; memcpy(&u, &x, 4); return u; }
-static inline float lpemuint_as_float_(int u) { float x; memcpy(&x, &u, 4); return x; }
-static inline float lpemursqrtf_(float x) { return 1.0f / sqrtf(x); }
-static inline double lpemursqrt_(double x) { return 1.0 / sqrt(x); }
-static inline int lpemupopc_(unsigned x) { return __builtin_popcount(x); }
-static inline int lpemuclz_(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
-static inline int lpemuffs_(int x) { return __builtin_ffs(x); }
+static inline float lp_emu_expf_(float x) { return expf(x); }
+static inline float lp_emu_fdividef_(float a, float b) { return a / b; }
+static inline int lp_emu_float2int_rn_(float x) { return (int)nearbyintf(x); }
+static inline unsigned lp_emu_float_as_uint_(float x) { unsigned u; memcpy(&u, &x, 4); return u; }
+static inline float lp_emu_uint_as_float_(unsigned u) { float x; memcpy(&x, &u, 4); return x; }
+static inline int lp_emu_float_as_int_(float x) { int u; memcpy(&u, &x, 4); return u; }
+static inline float lp_emu_int_as_float_(int u) { float x; memcpy(&x, &u, 4); return x; }
+static inline float lp_emu_rsqrtf_(float x) { return 1.0f / sqrtf(x); }
+static inline double lp_emu_rsqrt_(double x) { return 1.0 / sqrt(x); }
+static inline int lp_emu_popc_(unsigned x) { return __builtin_popcount(x); }
+static inline int lp_emu_clz_(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
+static inline int lp_emu_ffs_(int x) { return __builtin_ffs(x); }
 template <class T> static inline T __ldg(const T *p) { return *p; }
-#define __expf lpemuexpf_
-#define __fdividef lpemufdividef_
-#define __float2int_rn lpemufloat2int_rn_
-#define __float_as_uint lpemufloat_as_uint_
-#define __uint_as_float lpemuuint_as_float_
-#define __float_as_int lpemufloat_as_int_
-#define __int_as_float lpemuint_as_float_
-#define rsqrtf lpemursqrtf_
-#define rsqrt lpemursqrt_
-#define __popc lpemupopc_
-#define __clz lpemuclz_
-#define __ffs lpemuffs_
+#define __expf lp_emu_expf_
+#define __fdividef lp_emu_fdividef_
+#define __float2int_rn lp_emu_float2int_rn_
+#define __float_as_uint lp_emu_float_as_uint_
+#define __uint_as_float lp_emu_uint_as_float_
+#define __float_as_int lp_emu_float_as_int_
+#define __int_as_float lp_emu_int_as_float_
+#define rsqrtf lp_emu_rsqrtf_
+#define rsqrt lp_emu_rsqrt_
+#define __popc lp_emu_popc_
+#define __clz lp_emu_clz_
+#define __ffs lp_emu_ffs_
 /* CUDA's integer min/max overloads (the device ones are not host code) */
 static inline int min(int a, int b) { return a < b ? a : b; }
 static inline int max(int a, int b) { return a > b ? a : b; }
@@ -151,28 +151,28 @@ static inline unsigned long long max(unsigned long long a, unsigned long long b)
 /* Queue `body` run by every thread of the grid on `stream` (runtime.cc);
  * `ptrs` are the pointer arguments, checked against the device memory
  * registry. Returns the launch's error (also kept for cudaGetLastError). */
-struct lpemu_body {
-	virtual ~lpemu_body() {}
+struct lp_emu_body {
+	virtual ~lp_emu_body() {}
 	virtual void run() = 0;
 };
-extern "C" cudaError_t lpemu_enqueue_kernel(const char *name, dim3 grid, dim3 block,
+extern "C" cudaError_t lp_emu_enqueue_kernel(const char *name, dim3 grid, dim3 block,
 					    size_t shmem, cudaStream_t stream,
-					    lpemu_body *body, const void *const *ptrs, int n_ptrs);
+					    lp_emu_body *body, const void *const *ptrs, int n_ptrs);
 
-template <class F, class Tup> struct lpemu_call : lpemu_body {
+template <class F, class Tup> struct lp_emu_call : lp_emu_body {
 	F fn;
 	Tup args;
-	lpemu_call(F f, Tup a) : fn(f), args(a) {}
+	lp_emu_call(F f, Tup a) : fn(f), args(a) {}
 	void run() override { std::apply(fn, args); }
 };
 
-template <class T> static inline void lpemu_ptr_of(const T &v, const void **out, int *n)
+template <class T> static inline void lp_emu_ptr_of(const T &v, const void **out, int *n)
 {
 	if constexpr (std::is_pointer<T>::value)
 		out[(*n)++] = (const void *)v;
 }
 
-template <class... P> struct lpemu_cfg {
+template <class... P> struct lp_emu_cfg {
 	void (*fn)(P...);
 	const char *name;
 	dim3 grid, block;
@@ -186,17 +186,17 @@ template <class... P> struct lpemu_cfg {
 		const void *ptrs[sizeof...(P) + 1];
 		int n = 0;
 
-		std::apply([&](const auto &...x) { (lpemu_ptr_of(x, ptrs, &n), ...); }, args);
-		lpemu_enqueue_kernel(name, grid, block, shmem, stream,
-				     new lpemu_call<void (*)(P...), Tup>(fn, args), ptrs, n);
+		std::apply([&](const auto &...x) { (lp_emu_ptr_of(x, ptrs, &n), ...); }, args);
+		lp_emu_enqueue_kernel(name, grid, block, shmem, stream,
+				     new lp_emu_call<void (*)(P...), Tup>(fn, args), ptrs, n);
 	}
 };
 
 template <class... P>
-static inline lpemu_cfg<P...> lpemu_launch(void (*fn)(P...), const char *name, dim3 grid,
+static inline lp_emu_cfg<P...> lp_emu_launch(void (*fn)(P...), const char *name, dim3 grid,
 					   dim3 block, size_t shmem = 0, cudaStream_t stream = 0)
 {
-	return lpemu_cfg<P...>{ fn, name, grid, block, shmem, stream };
+	return lp_emu_cfg<P...>{ fn, name, grid, block, shmem, stream };
 }
 
 #endif

@@ -46,7 +46,7 @@ struct CUgraphExec_st {
 	std::vector<std::function<void()>> ops;
 };
 
-namespace lpemu {
+namespace lp_emu {
 
 enum kind { MEM_DEVICE = 1, MEM_PINNED = 2 };
 
@@ -104,6 +104,6 @@ const options &opts();
 /* The big lock: one host thread drives the emulated device at a time. */
 std::recursive_mutex &lock();
 
-} // namespace lpemu
+} // namespace lp_emu
 
 #endif

@@ -18,21 +18,21 @@ TESTS += tests/cuda-emu/ops-cpu.sh tests/cuda-emu/ops-cpu-matvec.sh $(CUDA_EMU_T
 
 if LP_CUDA
 # The kernels as host C++: each launch k<<<grid, block, shmem, stream>>>(args)
-# becomes lpemu_launch(k, "k", grid, block, shmem, stream)(args) (one launch
+# becomes lp_emu_launch(k, "k", grid, block, shmem, stream)(args) (one launch
 # a line, as kernels/ writes them; a launch left over fails the build), and
 # #line keeps the kernels' own file and line in every report.
 CUDA_EMU_KERNELS = tests/cuda-emu/gen/quant.cc tests/cuda-emu/gen/norm.cc \
 	tests/cuda-emu/gen/rope.cc tests/cuda-emu/gen/attention.cc \
 	tests/cuda-emu/gen/elementwise.cc tests/cuda-emu/gen/bert.cc \
 	tests/cuda-emu/gen/topk.cc tests/cuda-emu/gen/membw.cc
-CUDA_EMU_LAUNCH = s/([A-Za-z_][A-Za-z0-9_]*(<[^<>;]*>)?)<<<(.*)>>>\(/lpemu_launch(\1, "\1", \3)(/
+CUDA_EMU_LAUNCH = s/([A-Za-z_][A-Za-z0-9_]*(<[^<>;]*>)?)<<<(.*)>>>\(/lp_emu_launch(\1, "\1", \3)(/
 tests/cuda-emu/gen/%.cc: $(top_srcdir)/kernels/%.cu
 	@$(MKDIR_P) $(@D)
 	$(AM_V_GEN){ echo '#line 1 "$<"'; sed -E '$(CUDA_EMU_LAUNCH)' $<; } >$@.tmp && \
 	if grep -n '<<<' $@.tmp; then echo "$<: a launch the rule did not rewrite" >&2; \
 		rm -f $@.tmp; exit 1; fi && mv $@.tmp $@
 $(CUDA_EMU_KERNELS): $(CUDA_KERNEL_HDRS) $(top_srcdir)/tests/cuda-emu/local.mk
-tests/cuda-emu/gen/planted.cc: $(top_srcdir)/tests/cuda-emu/planted.cu
+tests/cuda-emu/gen/planted.cc: $(top_srcdir)/tests/cuda-emu/planted.cu $(top_srcdir)/tests/cuda-emu/local.mk
 	@$(MKDIR_P) $(@D)
 	$(AM_V_GEN){ echo '#line 1 "$<"'; sed -E '$(CUDA_EMU_LAUNCH)' $<; } >$@.tmp && mv $@.tmp $@
 CLEANFILES += $(CUDA_EMU_KERNELS) tests/cuda-emu/gen/planted.cc

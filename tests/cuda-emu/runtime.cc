@@ -43,24 +43,24 @@
 #include <random>
 
 #if defined(__SANITIZE_ADDRESS__)
-#define LPEMU_ASAN 1
+#define LP_EMU_ASAN 1
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #else
-#define LPEMU_ASAN 0
+#define LP_EMU_ASAN 0
 #endif
 
 extern "C" {
-__attribute__((visibility("hidden"))) uint3 lpemu_tid_cur, lpemu_bid_cur;
-__attribute__((visibility("hidden"))) dim3 lpemu_bdim_cur, lpemu_gdim_cur;
+__attribute__((visibility("hidden"))) uint3 lp_emu_tid_cur, lp_emu_bid_cur;
+__attribute__((visibility("hidden"))) dim3 lp_emu_bdim_cur, lp_emu_gdim_cur;
 }
 
 /* The section of every __shared__ variable (emu.h): the linker names its
  * bounds. A module without one gets an empty range. */
-extern "C" char __start_lpemu_shared[] __attribute__((weak, visibility("hidden")));
-extern "C" char __stop_lpemu_shared[] __attribute__((weak, visibility("hidden")));
+extern "C" char __start_lp_emu_shared[] __attribute__((weak, visibility("hidden")));
+extern "C" char __stop_lp_emu_shared[] __attribute__((weak, visibility("hidden")));
 
-namespace lpemu {
+namespace lp_emu {
 
 /* ---- errors and options ---------------------------------------------------- */
 
@@ -130,7 +130,7 @@ const options &opts()
 /* Without ASan, CANARY bytes of a pattern on each side of a device
  * allocation show a write past either end. With ASan the allocation ends
  * exactly where the buffer does, so ASan sees the first byte past it. */
-enum { CANARY = LPEMU_ASAN ? 0 : 256, CANARY_BYTE = 0xA5 };
+enum { CANARY = LP_EMU_ASAN ? 0 : 256, CANARY_BYTE = 0xA5 };
 
 static std::map<uintptr_t, alloc> &registry()
 {
@@ -342,16 +342,16 @@ struct fiber {
 #if defined(__x86_64__)
 /* switch(save, to): push the callee-saved registers and the FP control
  * words, store rsp in *save, load `to`, pop, return into the other fiber.
- * A new fiber's first return lands in lpemu_fiber_start, which calls
+ * A new fiber's first return lands in lp_emu_fiber_start, which calls
  * r13(r12). */
-extern "C" void lpemu_ctx_switch(void **save, void *to) __attribute__((visibility("hidden")));
-extern "C" void lpemu_fiber_start(void) __attribute__((visibility("hidden")));
+extern "C" void lp_emu_ctx_switch(void **save, void *to) __attribute__((visibility("hidden")));
+extern "C" void lp_emu_fiber_start(void) __attribute__((visibility("hidden")));
 asm(".text\n"
     ".p2align 4\n"
-    ".globl lpemu_ctx_switch\n"
-    ".hidden lpemu_ctx_switch\n"
-    ".type lpemu_ctx_switch,@function\n"
-    "lpemu_ctx_switch:\n"
+    ".globl lp_emu_ctx_switch\n"
+    ".hidden lp_emu_ctx_switch\n"
+    ".type lp_emu_ctx_switch,@function\n"
+    "lp_emu_ctx_switch:\n"
     "	pushq %rbp\n"
     "	pushq %rbx\n"
     "	pushq %r12\n"
@@ -373,15 +373,15 @@ asm(".text\n"
     "	popq %rbx\n"
     "	popq %rbp\n"
     "	ret\n"
-    ".size lpemu_ctx_switch, .-lpemu_ctx_switch\n"
-    ".globl lpemu_fiber_start\n"
-    ".hidden lpemu_fiber_start\n"
-    ".type lpemu_fiber_start,@function\n"
-    "lpemu_fiber_start:\n"
+    ".size lp_emu_ctx_switch, .-lp_emu_ctx_switch\n"
+    ".globl lp_emu_fiber_start\n"
+    ".hidden lp_emu_fiber_start\n"
+    ".type lp_emu_fiber_start,@function\n"
+    "lp_emu_fiber_start:\n"
     "	movq %r12, %rdi\n"
     "	callq *%r13\n"
     "	ud2\n"
-    ".size lpemu_fiber_start, .-lpemu_fiber_start\n");
+    ".size lp_emu_fiber_start, .-lp_emu_fiber_start\n");
 
 static void *fiber_init(uint8_t *stack, size_t size, void (*entry)(void *), void *arg)
 {
@@ -396,7 +396,7 @@ static void *fiber_init(uint8_t *stack, size_t size, void (*entry)(void *), void
 	sp[4] = (uint64_t)arg;      /* r12 */
 	sp[5] = 0;                  /* rbx */
 	sp[6] = 0;                  /* rbp */
-	sp[7] = (uint64_t)lpemu_fiber_start;
+	sp[7] = (uint64_t)lp_emu_fiber_start;
 	return sp;
 }
 #else
@@ -405,34 +405,34 @@ static void *fiber_init(uint8_t *stack, size_t size, void (*entry)(void *), void
 
 static void *sched_sp;
 static fiber *cur;
-#if LPEMU_ASAN
+#if LP_EMU_ASAN
 static const void *sched_stack_bottom;
 static size_t sched_stack_size;
 #endif
 
 static inline void switch_to_fiber(fiber *f)
 {
-#if LPEMU_ASAN
+#if LP_EMU_ASAN
 	void *fake = nullptr;
 	__sanitizer_start_switch_fiber(&fake, f->stack, f->stack_size);
-	lpemu_ctx_switch(&sched_sp, f->sp);
+	lp_emu_ctx_switch(&sched_sp, f->sp);
 	__sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #else
-	lpemu_ctx_switch(&sched_sp, f->sp);
+	lp_emu_ctx_switch(&sched_sp, f->sp);
 #endif
 }
 
 static inline void switch_to_sched(fiber *f, bool dying)
 {
-#if LPEMU_ASAN
+#if LP_EMU_ASAN
 	void *fake = nullptr;
 	__sanitizer_start_switch_fiber(dying ? nullptr : &fake, sched_stack_bottom,
 				       sched_stack_size);
-	lpemu_ctx_switch(&f->sp, sched_sp);
+	lp_emu_ctx_switch(&f->sp, sched_sp);
 	__sanitizer_finish_switch_fiber(fake, &sched_stack_bottom, &sched_stack_size);
 #else
 	(void)dying;
-	lpemu_ctx_switch(&f->sp, sched_sp);
+	lp_emu_ctx_switch(&f->sp, sched_sp);
 #endif
 }
 
@@ -440,7 +440,7 @@ static inline void switch_to_sched(fiber *f, bool dying)
 struct kernel_run {
 	const char *name;
 	dim3 grid, block;
-	lpemu_body *body;
+	lp_emu_body *body;
 	std::vector<fiber> th;
 	int n;
 	bool failed;
@@ -450,7 +450,7 @@ static kernel_run *krun;
 static void fiber_entry(void *arg)
 {
 	fiber *f = (fiber *)arg;
-#if LPEMU_ASAN
+#if LP_EMU_ASAN
 	__sanitizer_finish_switch_fiber(nullptr, &sched_stack_bottom, &sched_stack_size);
 #endif
 	krun->body->run();
@@ -461,7 +461,7 @@ static void fiber_entry(void *arg)
 
 /* Stacks: one per thread of the largest block so far, with a guard page
  * below each. */
-static const size_t STACK = LPEMU_ASAN ? (512u << 10) : (128u << 10);
+static const size_t STACK = LP_EMU_ASAN ? (512u << 10) : (128u << 10);
 static uint8_t *stacks;
 static int n_stacks;
 
@@ -506,10 +506,10 @@ static void block_wait(int state, const char *file, int line)
 static const char *op_name(int op)
 {
 	switch (op) {
-	case LPEMU_SHFL_IDX: return "__shfl_sync";
-	case LPEMU_SHFL_UP: return "__shfl_up_sync";
-	case LPEMU_SHFL_DOWN: return "__shfl_down_sync";
-	case LPEMU_SHFL_XOR: return "__shfl_xor_sync";
+	case LP_EMU_SHFL_IDX: return "__shfl_sync";
+	case LP_EMU_SHFL_UP: return "__shfl_up_sync";
+	case LP_EMU_SHFL_DOWN: return "__shfl_down_sync";
+	case LP_EMU_SHFL_XOR: return "__shfl_xor_sync";
 	default: return "__syncwarp";
 	}
 }
@@ -535,7 +535,7 @@ static void kernel_error(const fiber *a, const fiber *b, const char *what)
 	char head[512];
 
 	snprintf(head, sizeof(head), "kernel %s, block (%u,%u,%u) of (%u,%u,%u), %u threads: %s",
-		 krun->name, lpemu_bid_cur.x, lpemu_bid_cur.y, lpemu_bid_cur.z, krun->grid.x,
+		 krun->name, lp_emu_bid_cur.x, lp_emu_bid_cur.y, lp_emu_bid_cur.z, krun->grid.x,
 		 krun->grid.y, krun->grid.z, (unsigned)krun->n, what);
 	if (a && b)
 		report("%s: thread (%u,%u,%u) (warp %d lane %d) %s; thread (%u,%u,%u) (warp %d "
@@ -585,13 +585,13 @@ static int resolve_warp(int w)
 			if (!(f.mask >> j & 1u) || g.state != ST_SHFL)
 				continue;
 			switch (g.op) {
-			case LPEMU_SHFL_IDX: src = seg + (g.arg & (wd - 1)); break;
-			case LPEMU_SHFL_UP: src = j - g.arg >= seg ? j - g.arg : j; break;
-			case LPEMU_SHFL_DOWN: src = j + g.arg < seg + wd ? j + g.arg : j; break;
-			case LPEMU_SHFL_XOR: src = (j ^ g.arg) < seg + wd ? j ^ g.arg : j; break;
+			case LP_EMU_SHFL_IDX: src = seg + (g.arg & (wd - 1)); break;
+			case LP_EMU_SHFL_UP: src = j - g.arg >= seg ? j - g.arg : j; break;
+			case LP_EMU_SHFL_DOWN: src = j + g.arg < seg + wd ? j + g.arg : j; break;
+			case LP_EMU_SHFL_XOR: src = (j ^ g.arg) < seg + wd ? j ^ g.arg : j; break;
 			default: break; /* __syncwarp */
 			}
-			if (g.op <= LPEMU_SHFL_XOR &&
+			if (g.op <= LP_EMU_SHFL_XOR &&
 			    (src >= n || !(f.mask >> src & 1u) || th[base + src].state != ST_SHFL)) {
 				kernel_error(&g, src < n ? &th[base + src] : nullptr,
 					     src >= n ? "shuffle from a lane beyond the block"
@@ -657,7 +657,7 @@ static void run_block()
 			if (f.state != ST_READY)
 				continue;
 			cur = &f;
-			lpemu_tid_cur = f.tid;
+			lp_emu_tid_cur = f.tid;
 			switch_to_fiber(&f);
 			if (f.state == ST_DONE)
 				live--;
@@ -711,10 +711,10 @@ static void run_block()
 	}
 }
 
-static void run_kernel(const char *name, dim3 grid, dim3 block, lpemu_body *body)
+static void run_kernel(const char *name, dim3 grid, dim3 block, lp_emu_body *body)
 {
 	kernel_run k;
-	size_t shared = (size_t)(__stop_lpemu_shared - __start_lpemu_shared);
+	size_t shared = (size_t)(__stop_lp_emu_shared - __start_lp_emu_shared);
 	int nb = (int)(grid.x * grid.y * grid.z);
 	std::vector<int> ord;
 	char who[300];
@@ -732,22 +732,22 @@ static void run_kernel(const char *name, dim3 grid, dim3 block, lpemu_body *body
 		return;
 	}
 	krun = &k;
-	lpemu_bdim_cur = block;
-	lpemu_gdim_cur = grid;
+	lp_emu_bdim_cur = block;
+	lp_emu_gdim_cur = grid;
 	if (opts().order == 2 && rng_state == 0)
 		rng_state = opts().seed ^ 0x5bd1e995u;
 	order(ord, nb);
 	for (int b : ord) {
-		lpemu_bid_cur.x = (unsigned)b % grid.x;
-		lpemu_bid_cur.y = (unsigned)b / grid.x % grid.y;
-		lpemu_bid_cur.z = (unsigned)b / (grid.x * grid.y);
+		lp_emu_bid_cur.x = (unsigned)b % grid.x;
+		lp_emu_bid_cur.y = (unsigned)b / grid.x % grid.y;
+		lp_emu_bid_cur.z = (unsigned)b / (grid.x * grid.y);
 		if (shared)
-			memset(__start_lpemu_shared, 0xFF, shared);
+			memset(__start_lp_emu_shared, 0xFF, shared);
 		run_block();
 		if (k.failed)
 			break;
 	}
-#if LPEMU_ASAN
+#if LP_EMU_ASAN
 	if (k.failed) /* the abandoned fibers' frames leave their poison */
 		for (int i = 0; i < k.n; i++)
 			__asan_unpoison_memory_region(stack_of(i), STACK);
@@ -760,16 +760,16 @@ static void run_kernel(const char *name, dim3 grid, dim3 block, lpemu_body *body
 		sticky = set_error(cudaErrorLaunchFailure);
 }
 
-} // namespace lpemu
+} // namespace lp_emu
 
-using namespace lpemu;
+using namespace lp_emu;
 
-extern "C" void lpemu_barrier(const char *file, int line)
+extern "C" void lp_emu_barrier(const char *file, int line)
 {
 	block_wait(ST_BARRIER, file, line);
 }
 
-extern "C" uint64_t lpemu_shuffle(int op, const char *file, int line, unsigned mask, uint64_t v,
+extern "C" uint64_t lp_emu_shuffle(int op, const char *file, int line, unsigned mask, uint64_t v,
 				  int arg, int width)
 {
 	fiber *f = cur;
@@ -787,7 +787,7 @@ extern "C" uint64_t lpemu_shuffle(int op, const char *file, int line, unsigned m
 	return f->res;
 }
 
-extern "C" void lpemu_syncwarp(const char *file, int line, unsigned mask)
+extern "C" void lp_emu_syncwarp(const char *file, int line, unsigned mask)
 {
 	fiber *f = cur;
 
@@ -797,13 +797,13 @@ extern "C" void lpemu_syncwarp(const char *file, int line, unsigned mask)
 	block_wait(ST_SHFL, file, line);
 }
 
-extern "C" cudaError_t lpemu_enqueue_kernel(const char *name, dim3 grid, dim3 block, size_t shmem,
-					    cudaStream_t stream, lpemu_body *body,
+extern "C" cudaError_t lp_emu_enqueue_kernel(const char *name, dim3 grid, dim3 block, size_t shmem,
+					    cudaStream_t stream, lp_emu_body *body,
 					    const void *const *ptrs, int n_ptrs)
 {
 	std::lock_guard<std::recursive_mutex> g(lock());
 	unsigned long long nt = (unsigned long long)block.x * block.y * block.z;
-	std::shared_ptr<lpemu_body> keep(body);
+	std::shared_ptr<lp_emu_body> keep(body);
 
 	if (sticky)
 		return set_error(sticky);
