@@ -30,6 +30,18 @@ using namespace lp_emu;
 
 static const size_t TOTAL_MEM = (size_t)16 << 30;
 
+/* A stream's or event's creation: *out = make(), unless a device fault
+ * is sticky or out is NULL. */
+template <class T, class F> static cudaError_t make_handle(T **out, F make)
+{
+	LOCK;
+	STICKY;
+	if (!out)
+		return set_error(cudaErrorInvalidValue);
+	*out = make();
+	return cudaSuccess;
+}
+
 extern "C" {
 
 /* *out = v, or cudaErrorInvalidValue for a NULL out (the queries' rule). */
@@ -376,12 +388,7 @@ cudaError_t cudaMemset(void *p, int v, size_t n)
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags)
 {
-	LOCK;
-	STICKY;
-	if (!s)
-		return set_error(cudaErrorInvalidValue);
-	*s = new_stream(flags);
-	return cudaSuccess;
+	return make_handle(s, [=] { return new_stream(flags); });
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t *s)
@@ -433,12 +440,7 @@ static uint64_t epoch;
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags)
 {
-	LOCK;
-	STICKY;
-	if (!e)
-		return set_error(cudaErrorInvalidValue);
-	*e = new CUevent_st;
-	return cudaSuccess;
+	return make_handle(e, [] { return new CUevent_st; });
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t *e)
