@@ -27,12 +27,23 @@
  * hides its buffers (as_device), which checks this harness where there
  * is no GPU; with LPIPE_TEST_DEVICE=cpu-matvec that second backend also
  * never switches to sgemm, so quantized products differ as a GPU's do.
+ *
+ * LPIPE_TEST_SIZE=small (make check on the emulated device of
+ * tests/cuda-emu, which runs every CUDA thread on the CPU) shrinks what
+ * only costs time there: MiniLM embeds 6 texts instead of 66 (the long
+ * one 120 tokens instead of past the model's limit), retrieval ranks
+ * 2,000 vectors instead of 20,000, and top-k over 100,000 scores becomes
+ * 10,000. Every op and every shape class is still run.
+ * LPIPE_TEST_SIZE=ops is small without the end-to-end tests (the forward
+ * pass, MiniLM, retrieval): the other thread orders and the sanitizer
+ * run of the emulated device, where the ops are what differs. Each test prints its wall time ("time N S").
  */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
@@ -51,6 +62,21 @@
 
 static struct lp_backend *ref, *dev;
 static int dev_is_cuda;
+
+static int small_run(void)
+{
+	const char *v = getenv("LPIPE_TEST_SIZE");
+
+	return v && (!strcmp(v, "small") || !strcmp(v, "ops"));
+}
+
+/* LPIPE_TEST_SIZE=ops: small, and the ops alone (no end-to-end runs). */
+static int ops_only(void)
+{
+	const char *v = getenv("LPIPE_TEST_SIZE");
+
+	return v && !strcmp(v, "ops");
+}
 
 static unsigned long long rng = 0x2545f4914f6cdd1dull;
 
@@ -613,7 +639,8 @@ static double top2_gap(const float *v, uint32_t n)
 }
 
 /*
- * Prompts of 1, 17 and 40 tokens, then 32 greedy tokens, on the CPU and
+ * Prompts of 1, 17 and 40 tokens, then 64 greedy tokens (32 with
+ * LPIPE_TEST_SIZE=small), on the CPU and
  * with gpu_layers 0, 3 and 6 of 6 on the device: the prompt's last logits
  * within the tolerance (1e-3 for f32 weights, 2e-2 for Q4_1, relative to
  * max |logit|), and the same greedy tokens, except that decoding may part
@@ -642,9 +669,10 @@ START_TEST(test_forward)
 		      "%s", dg.msg);
 	for (size_t pi = 0; pi < 3; pi++) {
 		uint32_t np = prompts[pi], V = m->hp.n_vocab;
-		int32_t prompt[40], cpu_tok[32];
+		int32_t prompt[40], cpu_tok[64];
 		float *ref_logits = malloc(V * sizeof(float)), *logits = malloc(V * sizeof(float));
-		int part_at = 32;
+		const int steps = small_run() ? 32 : 64;
+		int part_at = steps;
 
 		for (uint32_t i = 0; i < np; i++)
 			prompt[i] = (int32_t)((i * 37 + 5) % V);
@@ -668,7 +696,7 @@ START_TEST(test_forward)
 				memcpy(ref_logits, logits, V * sizeof(float));
 			else
 				expect("forward", cs, logits, ref_logits, V, tol);
-			for (int k = 0; k < 32; k++) {
+			for (int k = 0; k < steps; k++) {
 				int32_t tok = argmax(logits, V);
 				if (li == 0) {
 					cpu_tok[k] = tok;
@@ -684,8 +712,8 @@ START_TEST(test_forward)
 			}
 			lp_ctx_free(c);
 		}
-		printf("greedy %s prompt %u: %d of 32 tokens compared\n", lp_qtype_name(t), np,
-		       part_at);
+		printf("greedy %s prompt %u: %d of %d tokens compared\n", lp_qtype_name(t), np,
+		       part_at, steps);
 		free(ref_logits);
 		free(logits);
 	}
@@ -790,6 +818,9 @@ START_TEST(test_topk)
 	static const int cases[][3] = { { 4, 3000, 10 }, { 2, 100000, 1000 }, { 3, 50, 64 },
 					{ 64, 777, 1 } };
 	int nq = cases[_i][0], n = cases[_i][1], k = cases[_i][2];
+
+	if (small_run() && n > 10000)
+		n = 10000;
 	float *sc = malloc((size_t)nq * n * sizeof(float));
 	struct ranked *r = malloc((size_t)n * sizeof(*r));
 	struct pair S, OR, IX;
@@ -885,9 +916,9 @@ START_TEST(test_encoder_e2e)
 		return;
 	}
 	lp_diag_init(&dg);
-	n = fixture_sentences(texts, lens, 64, &blob);
+	n = fixture_sentences(texts, lens, small_run() ? 4 : 64, &blob);
 	longtext = malloc(20000);
-	for (size_t i = 0, at = 0; i < 600; i++)
+	for (size_t i = 0, at = 0; i < (small_run() ? 40u : 600u); i++)
 		at += (size_t)snprintf(longtext + at, 20000 - at, "word%zu sentence ", i % 37);
 	texts[n] = longtext;
 	lens[n++] = strlen(longtext);
@@ -934,7 +965,8 @@ END_TEST
  * top-k sets differ only among scores closer than that. */
 START_TEST(test_retrieval_e2e)
 {
-	enum { N = 20000, D = 384, NQ = 9, K = 100 };
+	enum { D = 384, NQ = 9, K = 100 };
+	const size_t N = small_run() ? 2000 : 20000;
 	float *rows = malloc((size_t)N * D * sizeof(float)), *q = malloc(NQ * D * sizeof(float));
 	size_t *ic = malloc(NQ * K * sizeof(size_t)), *ig = malloc(NQ * K * sizeof(size_t));
 	float *sc = malloc(NQ * K * sizeof(float)), *all = malloc((size_t)NQ * N * sizeof(float));
@@ -972,7 +1004,7 @@ START_TEST(test_retrieval_e2e)
 			ck_assert_msg(e <= 1e-4, "query %d rank %d: device picks %zu, cpu %zu (%.6f)", qq,
 				      j, ig[qq * K + j], ic[qq * K + j], e);
 		}
-	printf("maxerr retrieval_rank_score 20000x384 %.3g %g\n", worst, 1e-4);
+	printf("maxerr retrieval_rank_score %zux384 %.3g %g\n", N, worst, 1e-4);
 	lp_vecdev_free(dv);
 	lp_vecindex_free(ix);
 	free(rows), free(q), free(ic), free(ig), free(sc), free(all);
@@ -992,6 +1024,17 @@ static int reserve_both(struct lp_diag *dg)
 
 	return ref->ops->reserve(ref, &lim, dg) || dev->ops->reserve(dev, &lim, dg);
 }
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static double test_t0;
+static int test_no;
 
 static void setup(void)
 {
@@ -1014,10 +1057,13 @@ static void setup(void)
 		ck_assert_msg(lp_backend_open("cuda", &p, &dev, &dg) == LP_OK, "%s", dg.msg);
 	}
 	ck_assert_msg(reserve_both(&dg) == LP_OK, "reserve: %s", dg.msg);
+	test_t0 = now_s();
 }
 
 static void teardown(void)
 {
+	printf("time %d %.1f\n", test_no++, now_s() - test_t0);
+	fflush(stdout);
 	lp_backend_free(dev);
 	lp_backend_free(ref);
 	dev = ref = NULL;
@@ -1073,12 +1119,17 @@ int main(void)
 	tcase_add_loop_test(tc, test_attention, 0, 3);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_step_record);
-	tcase_add_loop_test(tc, test_forward, 0, 2);
+	if (!ops_only())
+		tcase_add_loop_test(tc, test_forward, 0, 2);
 	tcase_add_test(tc, test_encoder_ops);
 	tcase_add_test(tc, test_hash_projection);
 	tcase_add_loop_test(tc, test_topk, 0, 4);
-	tcase_add_test(tc, test_encoder_e2e);
-	tcase_add_test(tc, test_retrieval_e2e);
+	if (!ops_only()) {
+		tcase_add_test(tc, test_encoder_e2e);
+		tcase_add_test(tc, test_retrieval_e2e);
+	} else {
+		printf("ops only (LPIPE_TEST_SIZE=ops): no forward pass, no end-to-end tests\n");
+	}
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	/* CUDA does not survive fork() once initialized (the probe above did) */
