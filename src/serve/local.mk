@@ -1,0 +1,28 @@
+# serve: lpipe serve, a REST service over the library (src/serve/serve.h).
+# The request parser needs no HTTP library and is always built (its fuzz
+# target runs everywhere); the rest only with libmicrohttpd (configure.ac
+# LP_HAVE_MHD). cmd_serve.c is always built: without the library it says
+# which package to install.
+libcli_la_SOURCES += src/serve/request.c src/serve/request.h src/cli/cmd_serve.c
+AM_CPPFLAGS += $(MHD_CFLAGS)
+lpipe_LDADD += $(MHD_LIBS)
+TEST_LIBS += $(MHD_LIBS)
+if LP_MHD
+
+
+libcli_la_SOURCES += src/serve/serve.h src/serve/serve.c \
+	src/serve/http.c src/serve/http.h \
+	src/serve/routes.c src/serve/routes.h \
+	src/serve/runs.c src/serve/runs.h \
+	src/serve/docs.c src/serve/docs.h \
+	src/serve/metrics.c src/serve/metrics.h \
+	src/serve/events.c src/serve/events.h \
+	src/serve/page.c src/serve/page.h \
+	src/serve/plan.c src/serve/plan.h
+endif
+EXTRA_DIST += src/serve/local.mk
+
+check_PROGRAMS += tests/fuzz/fuzz_serve_request
+TESTS += tests/fuzz/fuzz_serve_request
+tests_fuzz_fuzz_serve_request_SOURCES = tests/fuzz/fuzz_serve_request.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_serve_request_LDADD = $(TEST_LIBS)
