@@ -13,6 +13,9 @@ static const char *const set_opts[] = { "size", "overlap", "unit", "boundary", "
 					"min_words", "budget", "temperature", "seed", "quote",
 					NULL };
 
+static const char *const fields[] = { "pipeline", "document", "document_path", "question",
+				      NULL };
+
 static int in_list(const char *s, size_t n, const char *const *list)
 {
 	for (size_t i = 0; list[i]; i++)
@@ -190,6 +193,10 @@ static enum lp_status parse_json(const char *body, size_t len, struct lp_serve_r
 			if (s)
 				break;
 			continue;
+		}
+		if (!in_list(key, strlen(key), fields)) {
+			s = bad(r, d, "unknown field '%.64s'", key);
+			break;
 		}
 		if (!json_is_string(v)) {
 			s = bad(r, d, "field '%.64s' must be a string", key);
