@@ -206,6 +206,21 @@ static int take_body(struct lp_serve_http *h, struct pending *p, const char *dat
 	return 1;
 }
 
+static enum MHD_Result refusal(struct lp_serve_http *h, struct MHD_Connection *conn,
+			       struct pending *p)
+{
+	if (p->refuse == 401) {
+		lp_serve_metrics_reject(LP_REJ_UNAUTHORIZED);
+		return lp_serve_reply_error(conn, 401, 0, "a bearer token is needed");
+	}
+	if (p->refuse == 413 || p->over) {
+		lp_serve_metrics_reject(LP_REJ_TOO_LARGE);
+		return lp_serve_reply_error(conn, 413, 0, "the body is larger than %zu bytes",
+					    h->c.max_body);
+	}
+	return lp_serve_reply_error(conn, p->refuse, 1, "out of memory for the body");
+}
+
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url,
 				 const char *method, const char *version,
 				 const char *upload_data, size_t *upload_data_size, void **con_cls)
@@ -215,8 +230,12 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 	struct lp_serve_request r;
 
 	if (!p) {
-		if (!(*con_cls = begin(h, conn, method, url)))
+		if (!(*con_cls = p = begin(h, conn, method, url)))
 			return MHD_NO;
+		/* refused on the headers: answered before a byte of the body is
+		 * read, and libmicrohttpd closes the connection after */
+		if (p->refuse)
+			return refusal(h, conn, p);
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
@@ -228,17 +247,8 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	if (p->refuse == 401) {
-		lp_serve_metrics_reject(LP_REJ_UNAUTHORIZED);
-		return lp_serve_reply_error(conn, 401, 0, "a bearer token is needed");
-	}
-	if (p->refuse == 413 || p->over) {
-		lp_serve_metrics_reject(LP_REJ_TOO_LARGE);
-		return lp_serve_reply_error(conn, 413, 0, "the body is larger than %zu bytes",
-					    h->c.max_body);
-	}
-	if (p->refuse)
-		return lp_serve_reply_error(conn, p->refuse, 1, "out of memory for the body");
+	if (p->refuse || p->over)
+		return refusal(h, conn, p);
 	r.conn = conn;
 	r.method = method;
 	r.url = url;

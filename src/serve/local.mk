@@ -26,3 +26,9 @@ check_PROGRAMS += tests/fuzz/fuzz_serve_request
 TESTS += tests/fuzz/fuzz_serve_request
 tests_fuzz_fuzz_serve_request_SOURCES = tests/fuzz/fuzz_serve_request.c tests/fuzz/standalone.c
 tests_fuzz_fuzz_serve_request_LDADD = $(TEST_LIBS)
+
+# Real clients (curl, urllib) against the server; hostile HTTP; SIGTERM
+# and kill -9. Each skips (77) without python3 or libmicrohttpd.
+TESTS += tests/cli/serve.sh tests/cli/serve-hostile.sh tests/cli/serve-life.sh
+EXTRA_DIST += tests/cli/serve.sh tests/cli/serve-hostile.sh tests/cli/serve-life.sh \
+	tests/cli/serve_lib.sh tests/cli/serve_client.py

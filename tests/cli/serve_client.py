@@ -135,6 +135,8 @@ def raw(port, payload, slow=False, max_s=60):
 def cmd_hostile(port, args):
     case = args[0]
     head = b"POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    if os.environ.get("TOKEN"):
+        head += b"Authorization: Bearer " + os.environ["TOKEN"].encode() + b"\r\n"
     if case == "huge-length":
         p = head + b"Content-Length: 10737418240\r\n\r\n{"
     elif case == "huge-header":
