@@ -683,7 +683,18 @@ void lp_serve_runs_release(struct lp_serve_runs *r, struct lp_serve_run *run)
 		return;
 	pthread_mutex_lock(&r->lock);
 	run->refs--;
+	pthread_cond_broadcast(&r->work); /* a drain may wait for readers */
 	pthread_mutex_unlock(&r->lock);
+}
+
+/* Event streams still open (under the lock). */
+static size_t readers(struct lp_serve_runs *r)
+{
+	size_t n = 0;
+
+	for (struct lp_serve_run *run = r->table; run; run = run->next)
+		n += run->refs - 1;
+	return n;
 }
 
 int lp_serve_runs_wait(struct lp_serve_runs *r, struct lp_serve_run *run, unsigned long *seq,
@@ -751,9 +762,25 @@ int lp_serve_runs_draining(struct lp_serve_runs *r)
 	return v;
 }
 
-void lp_serve_runs_drain(struct lp_serve_runs *r, double timeout_s)
+/* Wait on `work` until no run runs or `until` passes (under the lock). */
+static void wait_running(struct lp_serve_runs *r, double until)
+{
+	while (r->n_running && lp_now_s() < until) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&r->work, &r->lock, &ts);
+	}
+}
+
+size_t lp_serve_runs_drain(struct lp_serve_runs *r, double timeout_s)
 {
 	double until = lp_now_s() + timeout_s;
+	size_t left;
 
 	pthread_mutex_lock(&r->lock);
 	r->draining = 1;
@@ -768,22 +795,26 @@ void lp_serve_runs_drain(struct lp_serve_runs *r, double timeout_s)
 		finish(r, run, CANCELLED);
 	}
 	r->qtail = NULL;
-	while (r->n_running && lp_now_s() < until) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&r->work, &r->lock, &ts);
-	}
+	wait_running(r, until);
 	for (struct lp_serve_run *run = r->table; run; run = run->next)
 		if (run->state == RUNNING)
 			atomic_store(&run->cancel, 1);
+	/* a cancelled run stops at its next stage: give it that long */
+	wait_running(r, lp_now_s() + LP_SERVE_CANCEL_GRACE_S);
+	left = r->n_running;
+	/* let the streams of runs that ended write their last event before
+	 * the connections close */
+	pthread_cond_broadcast(&r->event);
+	while (!left && readers(r) && lp_now_s() < until + LP_SERVE_CANCEL_GRACE_S) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&r->work, &r->lock, &ts);
+	}
 	/* event readers end their streams; idle workers leave */
 	r->stopping = 1;
 	pthread_cond_broadcast(&r->event);
 	pthread_cond_broadcast(&r->work);
 	pthread_mutex_unlock(&r->lock);
+	return left;
 }

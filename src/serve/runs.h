@@ -28,7 +28,10 @@
  *
  * Draining (SIGTERM): lp_serve_runs_drain stops admission (a new run is
  * refused with 503), cancels what is queued, lets the running runs finish
- * within a timeout and then cancels them too. Thread-safe throughout.
+ * within a timeout and then cancels them too, waiting at most
+ * LP_SERVE_CANCEL_GRACE_S more for them to reach their next stage. A run
+ * still inside a stage after that (a model server that never answers)
+ * is abandoned: the process exits without it. Thread-safe throughout.
  */
 #ifndef LP_SERVE_RUNS_H
 #define LP_SERVE_RUNS_H
@@ -41,6 +44,7 @@
 #include "serve/request.h"
 
 #define LP_SERVE_KEEP_RUNS 1000
+#define LP_SERVE_CANCEL_GRACE_S 5.0
 
 struct lp_serve_runs;
 struct lp_serve_run;
@@ -96,8 +100,9 @@ int lp_serve_runs_wait(struct lp_serve_runs *r, struct lp_serve_run *run, unsign
 		       double timeout_s, const char **event, char **data);
 
 void lp_serve_runs_gauges(struct lp_serve_runs *r, struct lp_serve_gauges *g);
-/* Stop admission and wind down within `timeout_s` (above). */
-void lp_serve_runs_drain(struct lp_serve_runs *r, double timeout_s);
+/* Stop admission and wind down within `timeout_s` (above). Returns the
+ * runs still running: lp_serve_runs_free would wait for them. */
+size_t lp_serve_runs_drain(struct lp_serve_runs *r, double timeout_s);
 int lp_serve_runs_draining(struct lp_serve_runs *r);
 
 #endif

@@ -122,6 +122,7 @@ int lp_serve_main(const struct lp_serve_config *c)
 	char budget[32], size[32], docdir[4096];
 	sigset_t set;
 	int status = 0, sig;
+	size_t left;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -187,7 +188,16 @@ int lp_serve_main(const struct lp_serve_config *c)
 	sig = wait_for_signal();
 	fprintf(stderr, "lpipe serve: %s: draining (at most %.0f s)\n",
 		sig == SIGINT ? "SIGINT" : "SIGTERM", c->drain_timeout_s);
-	lp_serve_runs_drain(runs, c->drain_timeout_s);
+	left = lp_serve_runs_drain(runs, c->drain_timeout_s);
+	if (left) {
+		/* they hold memory and threads the process is about to lose
+		 * anyway: nothing of them was written anywhere */
+		fprintf(stderr, "lpipe serve: %zu run%s still inside a stage: abandoned\n", left,
+			left == 1 ? "" : "s");
+		lp_serve_http_stop(http);
+		freeaddrinfo(ai);
+		return 0;
+	}
 	fprintf(stderr, "lpipe serve: stopped\n");
 out:
 	lp_serve_http_stop(http);
