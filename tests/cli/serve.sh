@@ -175,6 +175,29 @@ for m in 'lpipe_serve_queue_depth 0' 'lpipe_serve_rejections_total{cause="queue_
 	'lpipe_serve_run_seconds_bucket{state="done",le="+Inf"}' 'lpipe_serve_queue_wait_seconds_count'; do
 	grep -qF "$m" "$WORK/metrics" && ok "metrics: $m" || fail "metrics lack '$m'"
 done
+# the OpenAPI file and the server agree: each documented operation,
+# asked plainly, answers one of the statuses documented for it
+if python3 - "$top_srcdir/man/lpipe-serve.openapi.json" "$SPORT" "$A" <<'PY'
+import json, sys, urllib.error, urllib.request
+spec, port, run = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+bad = []
+for path, ops in spec["paths"].items():
+    for method, op in ops.items():
+        if method == "parameters":
+            continue
+        url = "http://127.0.0.1:%s%s" % (port, path.replace("{id}", run))
+        body = b"{}" if method == "post" else None
+        req = urllib.request.Request(url, data=body, method=method.upper())
+        try:
+            code = urllib.request.urlopen(req, timeout=60).status
+        except urllib.error.HTTPError as e:
+            code = e.code
+        if str(code) not in op["responses"]:
+            bad.append("%s %s: %d" % (method, path, code))
+assert not bad, bad
+PY
+then ok "every operation of the OpenAPI file answers a documented status"
+else fail "the OpenAPI file and the server disagree"; fi
 peak=$(sed -n 's/^lpipe_tracked_peak_bytes //p' "$WORK/metrics")
 [ "$peak" -gt 0 ] && [ "$peak" -le 268435456 ] && ok "tracked peak $peak within the budget" ||
 	fail "tracked peak '$peak'"
