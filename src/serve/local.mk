@@ -19,6 +19,11 @@ libcli_la_SOURCES += src/serve/serve.h src/serve/serve.c \
 	src/serve/events.c src/serve/events.h \
 	src/serve/page.c src/serve/page.h \
 	src/serve/plan.c src/serve/plan.h
+check_PROGRAMS += tests/check_serve
+TESTS += tests/check_serve
+tests_check_serve_SOURCES = tests/check_serve.c
+tests_check_serve_CFLAGS = $(TEST_CFLAGS)
+tests_check_serve_LDADD = $(TEST_LIBS)
 endif
 EXTRA_DIST += src/serve/local.mk
 
