@@ -153,24 +153,12 @@ void lp_serve_docs_put(struct lp_serve_docs *s, const struct lp_serve_doc *doc)
 	pthread_mutex_unlock(&s->lock);
 }
 
-size_t lp_serve_docs_bytes(struct lp_serve_docs *s)
+void lp_serve_docs_usage(struct lp_serve_docs *s, size_t *bytes, size_t *count)
 {
-	size_t n;
-
 	pthread_mutex_lock(&s->lock);
-	n = s->bytes;
+	*bytes = s->bytes;
+	*count = s->count;
 	pthread_mutex_unlock(&s->lock);
-	return n;
-}
-
-size_t lp_serve_docs_count(struct lp_serve_docs *s)
-{
-	size_t n;
-
-	pthread_mutex_lock(&s->lock);
-	n = s->count;
-	pthread_mutex_unlock(&s->lock);
-	return n;
 }
 
 size_t lp_serve_docs_cap(const struct lp_serve_docs *s)

@@ -44,9 +44,8 @@ enum lp_status lp_serve_docs_add(struct lp_serve_docs *s, const void *data, size
 const struct lp_serve_doc *lp_serve_docs_get(struct lp_serve_docs *s, const char *id);
 void lp_serve_docs_put(struct lp_serve_docs *s, const struct lp_serve_doc *doc);
 
-/* Bytes stored now, documents stored, and the cap. */
-size_t lp_serve_docs_bytes(struct lp_serve_docs *s);
-size_t lp_serve_docs_count(struct lp_serve_docs *s);
+/* Bytes and documents stored now; the cap. */
+void lp_serve_docs_usage(struct lp_serve_docs *s, size_t *bytes, size_t *count);
 size_t lp_serve_docs_cap(const struct lp_serve_docs *s);
 
 #endif

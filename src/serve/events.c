@@ -81,7 +81,6 @@ enum MHD_Result lp_serve_events_reply(struct MHD_Connection *conn, struct lp_ser
 	struct stream *s = calloc(1, sizeof(*s));
 	struct MHD_Response *r;
 	const char *last;
-	enum MHD_Result rc;
 
 	if (!s)
 		return lp_serve_reply_error(conn, 503, 1, "out of memory");
@@ -102,8 +101,5 @@ enum MHD_Result lp_serve_events_reply(struct MHD_Connection *conn, struct lp_ser
 	MHD_add_response_header(r, "Content-Type", "text/event-stream");
 	MHD_add_response_header(r, "Cache-Control", "no-store");
 	MHD_add_response_header(r, "X-Accel-Buffering", "no");
-	rc = MHD_queue_response(conn, 200, r);
-	MHD_destroy_response(r);
-	lp_serve_metrics_status(200);
-	return rc;
+	return lp_serve_queue(conn, 200, r);
 }

@@ -52,22 +52,31 @@ int lp_serve_token_equal(const char *a, const char *b)
 	return diff == 0;
 }
 
+enum MHD_Result lp_serve_queue(struct MHD_Connection *conn, unsigned status,
+			       struct MHD_Response *r)
+{
+	enum MHD_Result rc;
+
+	if (!r)
+		return MHD_NO;
+	rc = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	lp_serve_metrics_status(status);
+	return rc;
+}
+
 enum MHD_Result lp_serve_reply(struct MHD_Connection *conn, unsigned status,
 			       const char *content_type, const char *text, size_t len)
 {
 	struct MHD_Response *r =
 		MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
-	enum MHD_Result rc;
 
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, "Content-Type", content_type);
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, "Cache-Control", "no-store");
-	rc = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
-	lp_serve_metrics_status(status);
-	return rc;
+	return lp_serve_queue(conn, status, r);
 }
 
 enum MHD_Result lp_serve_reply_json(struct MHD_Connection *conn, unsigned status, char *json)
@@ -87,7 +96,6 @@ enum MHD_Result lp_serve_reply_error(struct MHD_Connection *conn, unsigned statu
 	char msg[1400], num[16];
 	json_t *o = json_object(), *e = json_object();
 	struct MHD_Response *r;
-	enum MHD_Result rc;
 	char *text;
 	va_list ap;
 
@@ -114,10 +122,7 @@ enum MHD_Result lp_serve_reply_error(struct MHD_Connection *conn, unsigned statu
 	}
 	if (status == 401)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
-	rc = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
-	lp_serve_metrics_status(status);
-	return rc;
+	return lp_serve_queue(conn, status, r);
 }
 
 static int authorized(struct lp_serve_http *h, struct MHD_Connection *conn, const char *method,

@@ -72,6 +72,10 @@ enum MHD_Result lp_serve_reply(struct MHD_Connection *conn, unsigned status,
 enum MHD_Result lp_serve_reply_error(struct MHD_Connection *conn, unsigned status,
 				     unsigned retry_after, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* Queue `r` (NULL: MHD_NO) with `status`, drop the caller's reference
+ * and count the status: every response goes through here. */
+enum MHD_Result lp_serve_queue(struct MHD_Connection *conn, unsigned status,
+			       struct MHD_Response *r);
 /* Takes ownership of `json` (malloc'd; NULL answers 500). */
 enum MHD_Result lp_serve_reply_json(struct MHD_Connection *conn, unsigned status, char *json);
 

@@ -216,7 +216,6 @@ static void build(void)
 enum MHD_Result lp_serve_page_reply(struct MHD_Connection *conn)
 {
 	struct MHD_Response *r;
-	enum MHD_Result rc;
 
 	pthread_once(&once, build);
 	r = MHD_create_response_from_buffer(strlen(page), page, MHD_RESPMEM_PERSISTENT);
@@ -227,8 +226,5 @@ enum MHD_Result lp_serve_page_reply(struct MHD_Connection *conn)
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
 	MHD_add_response_header(r, "X-Frame-Options", "DENY");
-	rc = MHD_queue_response(conn, 200, r);
-	MHD_destroy_response(r);
-	lp_serve_metrics_status(200);
-	return rc;
+	return lp_serve_queue(conn, 200, r);
 }

@@ -29,7 +29,6 @@ static enum MHD_Result bad_request(struct MHD_Connection *conn, const char *msg)
 static enum MHD_Result wrong_method(struct MHD_Connection *conn, const char *allow)
 {
 	struct MHD_Response *r;
-	enum MHD_Result rc;
 	static const char body[] = "{\"error\":{\"status\":405,\"message\":\"method not allowed\"}}";
 
 	r = MHD_create_response_from_buffer(sizeof(body) - 1, (void *)body, MHD_RESPMEM_PERSISTENT);
@@ -37,10 +36,7 @@ static enum MHD_Result wrong_method(struct MHD_Connection *conn, const char *all
 		return MHD_NO;
 	MHD_add_response_header(r, "Allow", allow);
 	MHD_add_response_header(r, "Content-Type", "application/json");
-	rc = MHD_queue_response(conn, 405, r);
-	MHD_destroy_response(r);
-	lp_serve_metrics_status(405);
-	return rc;
+	return lp_serve_queue(conn, 405, r);
 }
 
 static enum MHD_Result health(struct lp_serve_routes *rt, struct MHD_Connection *conn)
@@ -201,10 +197,7 @@ static enum MHD_Result submit(struct lp_serve_routes *rt, const struct lp_serve_
 	}
 	MHD_add_response_header(resp, "Content-Type", "application/json");
 	MHD_add_response_header(resp, "Location", loc);
-	rc = MHD_queue_response(r->conn, 202, resp);
-	MHD_destroy_response(resp);
-	lp_serve_metrics_status(202);
-	return rc;
+	return lp_serve_queue(r->conn, 202, resp);
 }
 
 /* /v1/runs/ID and /v1/runs/ID/events. */

@@ -747,8 +747,7 @@ void lp_serve_runs_gauges(struct lp_serve_runs *r, struct lp_serve_gauges *g)
 	g->jobs = (size_t)r->c.jobs;
 	g->queue_cap = r->c.queue;
 	pthread_mutex_unlock(&r->lock);
-	g->doc_bytes = lp_serve_docs_bytes(r->docs);
-	g->doc_count = lp_serve_docs_count(r->docs);
+	lp_serve_docs_usage(r->docs, &g->doc_bytes, &g->doc_count);
 	g->doc_cap = lp_serve_docs_cap(r->docs);
 }
 
