@@ -101,5 +101,9 @@ enum MHD_Result lp_serve_events_reply(struct MHD_Connection *conn, struct lp_ser
 	MHD_add_response_header(r, "Content-Type", "text/event-stream");
 	MHD_add_response_header(r, "Cache-Control", "no-store");
 	MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	/* a stream is quiet for as long as a run waits: the idle timeout of
+	 * the connection would cut it, and the keep-alive comments are what
+	 * tell a dead client (their write fails) */
+	MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned int)0);
 	return lp_serve_queue(conn, 200, r);
 }

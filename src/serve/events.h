@@ -19,7 +19,7 @@
 
 #include "serve/runs.h"
 
-#define LP_SERVE_SSE_KEEPALIVE_S 10.0
+#define LP_SERVE_SSE_KEEPALIVE_S 5.0
 
 /* Queue the event stream of run `id` on `conn` (404 when there is none). */
 enum MHD_Result lp_serve_events_reply(struct MHD_Connection *conn, struct lp_serve_runs *runs,

@@ -15,7 +15,8 @@ gated_pipeline "$WORK/pipelines"
 ARGS="--pipelines $WORK/pipelines --mem-budget 256MiB --jobs 1 --queue 4"
 
 # -- SIGTERM: drain -------------------------------------------------------
-start_serve $ARGS --drain-timeout 300
+# --client-timeout 1: an event stream outlives the idle timeout
+start_serve $ARGS --drain-timeout 300 --client-timeout 1
 upload "$DATA/small.txt"
 submit "{\"pipeline\":\"gated\",\"document\":\"$DOC\"}"
 A=$RUN
@@ -25,6 +26,12 @@ B=$RUN
 $CLIENT "$SPORT" events "$A" >"$WORK/events" 2>&1 &
 EV=$!
 wait_for grep -q '^progress ' "$WORK/events"
+# a keep-alive comes after 5 s without news: the stream was quiet for
+# longer than the connection's idle timeout and is still open
+kept_or_cut() { grep -q '^comment keep-alive' "$WORK/events" || ! kill -0 "$EV" 2>/dev/null; }
+wait_for kept_or_cut
+grep -q '^comment keep-alive' "$WORK/events" && kill -0 "$EV" 2>/dev/null &&
+	ok "a quiet event stream outlives --client-timeout" || fail "the stream was cut"
 kill -TERM "$SPID"
 wait_for grep -q "SIGTERM: draining" "$SLOG" || fail "no word of draining"
 api GET /v1/health
