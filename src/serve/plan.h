@@ -7,10 +7,13 @@
  * the model it picks for the document's language), which runs of the same
  * model share through the engine and so is counted once however many of
  * them run; and `own`, the document's parsed form, chunks and indexes,
- * which grow with its bytes (LP_SERVE_PLAN_PER_BYTE per byte plus
- * LP_SERVE_PLAN_BASE, measured on the sample documents with lpipe run -v
- * and rounded up). A pipeline without a model, or with a served one
- * (backend openai), has no shared part.
+ * which grow with its bytes: LP_SERVE_PLAN_PER_BYTE per byte plus
+ * LP_SERVE_PLAN_BASE. This is a bound, not a fit: extractive-summary on
+ * the 878 KB data/debian-reference.en.txt peaks at 8.6 MB of its own
+ * (about 10 bytes per byte), and the factor of 4 above that leaves room
+ * for pipelines that index more (dense embeddings, several levels of
+ * summaries) without a plan per stage kind. A pipeline without a model,
+ * or with a served one (backend openai), has no shared part.
  *
  * Opening a model to plan it reserves its mapping for a moment, so the
  * server plans every pipeline it offers at start (lp_serve_plan_model for

@@ -3,7 +3,8 @@
 # Content-Length, huge headers, chunked bodies past the limit or
 # malformed, a client that sends a byte a second, 1,000 idle connections,
 # path traversal in names, ids and document paths (symlinks included), a
-# missing or wrong token, and an address off loopback without one. Each
+# missing or wrong token, an address off loopback without one, and the
+# connection limit. Each
 # is refused with its status and the server goes on serving the others.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/serve_lib.sh"
@@ -108,4 +109,13 @@ expect_status "serving after the idle connections" 200
 grep -q "$TOKEN_VALUE" "$SLOG" && fail "the token is in the log" || ok "the token is never logged"
 stop_serve
 [ "$src" = 0 ] && ok "exit 0 after SIGTERM" || fail "exit $src after SIGTERM"
+
+# -- the connection limit ---------------------------------------------------
+unset TOKEN
+start_serve --pipelines "$WORK/pipelines" --max-connections 8
+got=$($CLIENT "$SPORT" limit 8)
+[ "$got" = "extra closed after 200" ] &&
+	ok "--max-connections 8: a ninth is turned away, then served again" ||
+	fail "the connection limit: $got"
+stop_serve
 finish

@@ -21,6 +21,10 @@ Usage: serve_client.py PORT COMMAND [ARGS...]
   idle N
         open N connections that send nothing, check that a request on
         another one is answered 200 meanwhile, print "served N"
+  limit N
+        open N idle connections, send a request on one more (its answer
+        or "closed"), close them, and wait until a request is answered:
+        prints "extra STATUS after STATUS"
 
 Set TOKEN in the environment to send "Authorization: Bearer $TOKEN".
 Standard library only.
@@ -177,10 +181,34 @@ def cmd_idle(port, args):
     return 0
 
 
+def cmd_limit(port, args):
+    """N idle connections fill --max-connections N: one more is turned
+    away; once they close, a request is served again."""
+    n = int(args[0])
+    socks = [socket.create_connection(("127.0.0.1", int(port))) for _ in range(n)]
+    # the server has taken them all when each is past accept: a request on
+    # the first of them proves the listener has seen it
+    extra = raw(port, b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n", max_s=30)
+    for s in socks:
+        s.close()
+    end = time.time() + 60
+    while True:
+        try:
+            status, _, _ = request(port, "GET", "/v1/health")
+            break
+        except (urllib.error.URLError, ConnectionError):
+            if time.time() > end:
+                status = 0
+                break
+            time.sleep(0.02)
+    print("extra", extra, "after", status)
+    return 0
+
+
 def main():
     port, cmd, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     fn = {"req": cmd_req, "wait": cmd_wait, "events": cmd_events,
-          "hostile": cmd_hostile, "idle": cmd_idle}[cmd]
+          "hostile": cmd_hostile, "idle": cmd_idle, "limit": cmd_limit}[cmd]
     return fn(port, args) or 0
 
 
