@@ -8,8 +8,9 @@
 #    over 3 documents cut from data/ (20, 60 and 100 KB) and 2 pipelines
 #    without a model (extractive-summary, retrieve), with a budget that
 #    admits at most 3 of them at once (each plans 16 MiB + 40 bytes per
-#    document byte: 17-20 MiB; 66 MiB less a 4 MiB document cache leaves
-#    62 MiB) and a queue of 8, so that clients meet 429s; then the same
+#    document byte: 17-20 MiB; 66 MiB less a 4 MiB document cache and a
+#    sixteenth for reports leaves 57.9 MiB) and a queue of 8, so that
+#    clients meet 429s; then the same
 #    runs one after another with lpipe run.
 # 2. QA_RUNS (default 12) qa runs from 4 clients on the embedded model
 #    (SmolLM2-135M), and the same through the openai backend against

@@ -43,7 +43,8 @@ struct lp_serve_run {
 	atomic_int cancel;
 	int code;                        /* lpipe_code of the run */
 	char *error;                     /* malloc'd message, failed/cancelled */
-	char *result;                    /* the JSON report, done */
+	char *result;                    /* the JSON report, done: tracked */
+	size_t result_len;
 	size_t peak_bytes;
 	/* progress, under the table lock */
 	char stage[64], what[64], unit[16];
@@ -61,7 +62,9 @@ struct lp_serve_runs {
 	lpipe_engine *engine;
 	struct offer *offers;
 	size_t n_offers;
-	size_t capacity;                 /* budget less the document cache */
+	size_t capacity;                 /* budget less the document cache and
+					  * the room for reports */
+	size_t results_cap, result_bytes; /* kept reports: cap and bytes now */
 	pthread_mutex_t lock;
 	pthread_cond_t work;             /* the queue or admission changed */
 	pthread_cond_t event;            /* a run made an event */
@@ -81,7 +84,7 @@ static void run_free(struct lp_serve_runs *r, struct lp_serve_run *run)
 	lp_serve_docs_put(r->docs, run->doc);
 	free(run->question);
 	free(run->error);
-	free(run->result);
+	lp_mem_free(run->result);
 	free(run);
 }
 
@@ -282,11 +285,58 @@ static void finish(struct lp_serve_runs *r, struct lp_serve_run *run, enum state
 	pthread_cond_broadcast(&r->work);
 }
 
+/* Drop the oldest finished run that nobody reads (under the lock);
+ * 0 when there is none. */
+static int drop_oldest(struct lp_serve_runs *r)
+{
+	struct lp_serve_run **last = NULL;
+
+	for (struct lp_serve_run **l = &r->table; *l; l = &(*l)->next)
+		if ((*l)->state >= DONE && (*l)->refs == 1)
+			last = l;
+	if (!last)
+		return 0;
+	{
+		struct lp_serve_run *run = *last;
+		*last = run->next;
+		r->result_bytes -= run->result_len;
+		run_free(r, run);
+	}
+	return 1;
+}
+
+/* Keep a copy of the report `j` in tracked memory, within the room for
+ * reports: the oldest finished runs go first. NULL with *why set when it
+ * cannot be kept (under the lock). */
+static char *keep_report(struct lp_serve_runs *r, const char *j, size_t *len, char **why)
+{
+	size_t n = strlen(j);
+	char *copy = NULL, a[32], b[32];
+
+	while (r->result_bytes + n > r->results_cap && drop_oldest(r))
+		;
+	if (r->result_bytes + n <= r->results_cap)
+		copy = lp_mem_alloc(LP_MEM_OTHER, n + 1, NULL);
+	if (!copy) {
+		char msg[200];
+		snprintf(msg, sizeof(msg), "no room to keep the report of %s (reports may take %s)",
+			 lp_mem_format_size(n, a, sizeof(a)),
+			 lp_mem_format_size(r->results_cap, b, sizeof(b)));
+		*why = strdup(msg);
+		return NULL;
+	}
+	memcpy(copy, j, n + 1);
+	r->result_bytes += n;
+	*len = n;
+	return copy;
+}
+
 static void execute(struct lp_serve_runs *r, struct lp_serve_run *run)
 {
 	struct watch w = { r, run };
 	lpipe_result *res = NULL;
-	char *json = NULL, *err = NULL;
+	const char *j = NULL;
+	char *err = NULL;
 	int code;
 
 	lp_cancel_watch(&run->cancel);
@@ -295,20 +345,17 @@ static void execute(struct lp_serve_runs *r, struct lp_serve_run *run)
 				run->doc->len, &res);
 	lp_progress_observe(NULL, NULL);
 	lp_cancel_watch(NULL);
-	if (res) {
-		const char *j = lpipe_result_json(res);
-		json = j ? strdup(j) : NULL;
-		if (!j)
-			err = strdup(lpipe_errmsg());
-	} else {
+	if (res && !(j = lpipe_result_json(res)))
 		err = strdup(lpipe_errmsg());
-	}
+	else if (!res)
+		err = strdup(lpipe_errmsg());
 	pthread_mutex_lock(&r->lock);
 	run->code = code;
 	run->peak_bytes = res ? lpipe_result_peak_bytes(res) : 0;
-	run->result = json;
+	if (j)
+		run->result = keep_report(r, j, &run->result_len, &err);
 	run->error = err;
-	finish(r, run, json ? DONE : atomic_load(&run->cancel) ? CANCELLED : FAILED);
+	finish(r, run, run->result ? DONE : atomic_load(&run->cancel) ? CANCELLED : FAILED);
 	pthread_mutex_unlock(&r->lock);
 	lpipe_result_free(res);
 }
@@ -323,6 +370,7 @@ static void trim(struct lp_serve_runs *r)
 		struct lp_serve_run *run = *l;
 		if (run->state >= DONE && ++kept > LP_SERVE_KEEP_RUNS && run->refs == 1) {
 			*l = run->next;
+			r->result_bytes -= run->result_len;
 			run_free(r, run);
 			continue;
 		}
@@ -375,7 +423,9 @@ enum lp_status lp_serve_runs_new(const struct lp_serve_runs_config *c, struct lp
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->work, NULL);
 	pthread_cond_init(&r->event, NULL);
-	r->capacity = c->budget > lp_serve_docs_cap(docs) ? c->budget - lp_serve_docs_cap(docs) : 0;
+	r->results_cap = c->budget / LP_SERVE_REPORTS_SHARE;
+	r->capacity = c->budget > lp_serve_docs_cap(docs) + r->results_cap
+			      ? c->budget - lp_serve_docs_cap(docs) - r->results_cap : 0;
 	if ((s = plan_offers(r, d)))
 		goto fail;
 	if (lpipe_engine_new(0, &r->engine)) {

@@ -6,7 +6,8 @@
  * model it opens, shared by every run of the same model. A run starts
  * only when a worker is free (--jobs) and the planned bytes of the runs
  * running, each model counted once, plus its own fit in the capacity: the
- * budget less the document cache's cap (docs.h). Otherwise it waits in a
+ * budget less the document cache's cap (docs.h) and the room for reports
+ * (below). Otherwise it waits in a
  * queue, first in first out: the head waits until it fits and nothing
  * passes it, so a large run is not starved by small ones. A full queue
  * refuses a new run (429, with a Retry-After from the mean run time); a
@@ -19,7 +20,10 @@
  * report is there), failed (the library's message) or cancelled. Cancel
  * takes a queued run out of the queue at once and asks a running one to
  * stop before its next stage (core/cancel.h). Finished runs are kept for
- * GET (the newest LP_SERVE_KEEP_RUNS of them).
+ * GET: the newest LP_SERVE_KEEP_RUNS of them, their reports in tracked
+ * memory within a room of their own (1/LP_SERVE_REPORTS_SHARE of the
+ * budget, also kept out of admission's capacity), the oldest finished
+ * runs dropped first to make room; a report that cannot fit fails its run.
  *
  * Progress: the worker observes its thread's progress (core/progress.h)
  * and keeps the last snapshot in the run; each change of stage or state,
@@ -44,6 +48,7 @@
 #include "serve/request.h"
 
 #define LP_SERVE_KEEP_RUNS 1000
+#define LP_SERVE_REPORTS_SHARE 16
 #define LP_SERVE_CANCEL_GRACE_S 5.0
 
 struct lp_serve_runs;

@@ -209,6 +209,6 @@ start_serve --pipelines "$WORK/pipelines" --mem-budget 24MiB --doc-cache 4MiB
 head -c 1000000 "$top_srcdir/data/debian-reference.en.txt" >"$WORK/mid.txt"
 upload "$WORK/mid.txt"
 submit "{\"pipeline\":\"extractive\",\"document\":\"$DOC\"}"
-expect_status "a run larger than the budget" 413 "would need" "more than the 20.00 MiB"
+expect_status "a run larger than the budget" 413 "would need" "more than the 18.50 MiB"
 stop_serve
 finish
