@@ -39,7 +39,7 @@ TESTS += tests/cli/serve.sh tests/cli/serve-hostile.sh tests/cli/serve-life.sh \
 	tests/cli/serve-page.sh
 EXTRA_DIST += tests/cli/serve.sh tests/cli/serve-hostile.sh tests/cli/serve-life.sh \
 	tests/cli/serve-page.sh tests/cli/serve_lib.sh tests/cli/serve_client.py \
-	tests/cli/serve_page.py
+	tests/cli/serve_page.py bench/serve
 
 # lpipe-serve(1) and the OpenAPI description of the endpoints.
 dist_man_MANS += man/lpipe-serve.1

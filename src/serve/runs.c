@@ -35,7 +35,8 @@ struct lp_serve_run {
 	enum state state;
 	const struct offer *offer;
 	const struct lp_serve_doc *doc;  /* held until the run ends */
-	lpipe_pipeline *pipeline;        /* loaded at submission */
+	char doc_id[65];
+	lpipe_pipeline *pipeline;        /* loaded at submission, freed at the end */
 	char *question;
 	size_t own, model_bytes;         /* planned */
 	const char *model_key;           /* "" for none */
@@ -269,6 +270,13 @@ static json_t *progress_json(const struct lp_serve_run *run)
 
 static void finish(struct lp_serve_runs *r, struct lp_serve_run *run, enum state st)
 {
+	/* what a finished run no longer needs goes now, not when it leaves
+	 * the table: its pipeline (tens of KB of tracked config) and its
+	 * hold on the document, which the store may then drop */
+	lpipe_pipeline_free(run->pipeline);
+	run->pipeline = NULL;
+	lp_serve_docs_put(r->docs, run->doc);
+	run->doc = NULL;
 	run->state = st;
 	run->t_end = lp_now_s();
 	r->n_running--;
@@ -554,6 +562,7 @@ void lp_serve_runs_submit(struct lp_serve_runs *r, const struct lp_serve_run_req
 		return refuse(out, 503, LP_REJ_DRAINING, "out of memory%s%s", "", "");
 	}
 	run->doc = doc;
+	memcpy(run->doc_id, doc->id, sizeof(run->doc_id));
 	run->offer = o;
 	l = lang_index(doc->lang);
 	run->own = lp_serve_plan_own(doc->len);
@@ -636,7 +645,7 @@ static json_t *state_json(struct lp_serve_runs *r, const struct lp_serve_run *ru
 	json_object_set_new(o, "id", json_string(run->id));
 	json_object_set_new(o, "state", json_string(state_names[run->state]));
 	json_object_set_new(o, "pipeline", json_string(run->offer->name));
-	json_object_set_new(o, "document", json_string(run->doc->id));
+	json_object_set_new(o, "document", json_string(run->doc_id));
 	json_object_set_new(o, "question", run->question ? json_string(run->question) : json_null());
 	json_object_set_new(o, "planned_bytes", json_integer((json_int_t)(run->own + run->model_bytes)));
 	if (run->state == QUEUED)

@@ -211,4 +211,17 @@ upload "$WORK/mid.txt"
 submit "{\"pipeline\":\"extractive\",\"document\":\"$DOC\"}"
 expect_status "a run larger than the budget" 413 "would need" "more than the 18.50 MiB"
 stop_serve
+
+# -- finished runs keep their report, within its room, and nothing else ------
+# 40 runs under an 18 MiB budget: reports may take 1.125 MiB (a sixteenth);
+# each is about 10 KB, and a run's pipeline (tens of KB of tracked config)
+# must not stay behind with it
+start_serve --pipelines "$WORK/pipelines" --mem-budget 18MiB --doc-cache 256KiB --queue 64
+python3 "$top_srcdir/bench/serve/load.py" "$SPORT" 40 4 extractive "$DATA/small.txt" \
+	>"$WORK/load.json" || fail "the load of 40 runs: $(head -c 300 "$WORK/load.json")"
+curl -s "http://127.0.0.1:$SPORT/metrics" >"$WORK/metrics"
+other=$(sed -n 's/^lpipe_tracked_bytes{tag="other"} //p' "$WORK/metrics")
+[ "$other" -le $((1179648 + 65536)) ] && ok "40 runs later, $other tracked bytes of reports and config" ||
+	fail "40 runs leave $other bytes under tag other, more than the room for reports"
+stop_serve
 finish
