@@ -83,6 +83,12 @@ hostile "a chunk size that is no number" chunked-bad 400
 hostile "a chunk size past 64 bits" chunked-huge-size 413
 hostile "Content-Length beside chunked (smuggling)" both-lengths 400
 hostile "a request line of binary" bad-request-line closed
+python3 -c "print('[' * 2040 + ']' * 2040)" >"$WORK/deep.json"
+api POST /v1/runs "$WORK/deep.json" "Content-Type: application/json"
+expect_status "arrays nested 2040 deep" 400 "JSON object"
+python3 -c "print('{\"set\":' + '{\"a\":' * 2040 + '1' + '}' * 2041)" >"$WORK/deep.json"
+api POST /v1/runs "$WORK/deep.json" "Content-Type: application/json"
+expect_status "objects nested 2040 deep" 400 "scalar value"
 head -c 2000000 /dev/zero >"$WORK/2mb"
 # answered 413 before the body is read: urllib dies on the closed pipe,
 # curl reads the answer
