@@ -53,11 +53,21 @@ const char lp_usage_serve[] =
 	"Exit status 0 after SIGTERM or SIGINT, 2 for bad options, 3 when it cannot\n"
 	"listen or read DIR, 4 out of memory.\n";
 
+/* --help, -h: 1 when the usage was printed. */
+static int wants_help(int argc, char **argv)
+{
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(lp_usage_serve, stdout);
+		return 1;
+	}
+	return 0;
+}
+
 #ifndef LP_HAVE_MHD
 int cmd_serve(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	if (wants_help(argc, argv))
+		return LP_EXIT_OK;
 	fprintf(stderr, "lpipe serve: error: this lpipe was built without libmicrohttpd: "
 		"install the Debian package 'libmicrohttpd-dev' and rebuild\n");
 	return LP_EXIT_USAGE;
@@ -157,6 +167,8 @@ int cmd_serve(int argc, char **argv)
 	char token[512], dir[4096];
 	int doc_cache_set = 0, rc;
 
+	if (wants_help(argc, argv))
+		return LP_EXIT_OK;
 	for (int i = 1; i < argc; i++) {
 		if (!known(argv[i])) {
 			const char *near = lp_cli_nearest(argv[i], opts);
@@ -175,11 +187,14 @@ int cmd_serve(int argc, char **argv)
 		c.doc_cache = c.budget / 4;
 	if (c.doc_cache >= c.budget)
 		return lp_cli_usage_error("serve", "--doc-cache must be smaller than --mem-budget");
+	if (lp_serve_listen_kind(c.listen) < 0)
+		return lp_cli_usage_error("serve", "--listen '%s' is no numeric ADDR:PORT",
+					  c.listen);
 	if (token_file) {
 		if ((rc = read_token(token_file, token, sizeof(token))))
 			return rc;
 		c.token = token;
-	} else if (!lp_serve_is_loopback(c.listen)) {
+	} else if (lp_serve_listen_kind(c.listen) != 1) {
 		return lp_cli_usage_error("serve", "listening on '%s', off loopback, needs "
 					  "--token-file", c.listen);
 	}

@@ -62,13 +62,13 @@ static struct addrinfo *resolve(const char *listen)
 	return ai;
 }
 
-int lp_serve_is_loopback(const char *listen)
+int lp_serve_listen_kind(const char *listen)
 {
 	struct addrinfo *ai = resolve(listen);
 	int lo = 0;
 
 	if (!ai)
-		return 0;
+		return -1;
 	if (ai->ai_family == AF_INET) {
 		const struct sockaddr_in *a = (const void *)ai->ai_addr;
 		lo = (ntohl(a->sin_addr.s_addr) >> 24) == 127;

@@ -34,8 +34,9 @@ struct lp_serve_config {
 	const char *ready_file;      /* NULL: none */
 };
 
-/* 1 when `host` (from --listen) is a loopback address. */
-int lp_serve_is_loopback(const char *listen);
+/* What --listen names: 1 a loopback address, 0 another one, -1 no
+ * numeric ADDR:PORT at all. */
+int lp_serve_listen_kind(const char *listen);
 
 /* Serve until SIGTERM/SIGINT; returns the exit status (0 after a drain,
  * 2 for a bad setting, 3 when it cannot listen, 4 out of memory). */

@@ -19,6 +19,19 @@ TOKEN_VALUE=tok-5b7e0c1d9a2f4e6b8c0d
 printf '%s\n' "$TOKEN_VALUE" >"$WORK/token"
 chmod 600 "$WORK/token"
 
+# -- the command line -----------------------------------------------------
+lp serve --help
+expect "serve --help" 0
+cp "$OUT" "$WORK/help"
+lp help serve
+cmp -s "$OUT" "$WORK/help" && ok "serve --help = help serve" || fail "serve --help differs"
+lp serve --jobs 0
+expect "--jobs 0" 2 "--jobs"
+lp serve --mem-budget 64MiB --doc-cache 64MiB
+expect "a document cache as large as the budget" 2 "smaller than --mem-budget"
+lp serve --listen nowhere
+expect "an address that is no ADDR:PORT" 2 "is no numeric ADDR:PORT"
+
 # -- off loopback ---------------------------------------------------------
 lp serve --listen 0.0.0.0:0 --pipelines "$WORK/pipelines"
 expect "off loopback without a token" 2 "needs --token-file"
