@@ -8,6 +8,7 @@
 # body_has DESCRIPTION FRAGMENT...: $OUT holds each fragment.
 
 command -v python3 >/dev/null 2>&1 || { echo "skip: python3 is needed"; exit 77; }
+command -v curl >/dev/null 2>&1 || { echo "skip: curl is needed"; exit 77; }
 "$LPIPE" serve --pipelines "$WORK/none" 2>&1 | grep -q "built without libmicrohttpd" &&
 	{ echo "skip: lpipe built without libmicrohttpd"; exit 77; }
 
