@@ -98,6 +98,69 @@ def answer_correct(output, answer, variants=()):
     return any(find(output, a) for a in [answer, *variants] if a)
 
 
+# ---- answers: the paragraph, abstention, conciseness -------------------------
+
+# The answer column of a question the document does not answer.
+NO_ANSWER = "-"
+
+# A reply that says the document does not answer: the one place these
+# are defined (matched after norm, which drops apostrophes: "doesnt"). English: "the document does not say / mention / state ...",
+# "... is not mentioned in the document", "the document says nothing
+# about"; Chinese: "文档中没有说明" and its variants (文档/文中/原文,
+# 没有/未/并未, 说明/提到/提及/给出/介绍/涉及).
+ABSTAIN_PATTERNS = [
+    r"\b(?:the|this) (?:document|text|source|manual|passage|page)s? (?:does not|doesn'?t|do not|"
+    r"don'?t|did not|didn'?t) (?:say|mention|state|specify|cover|contain|describe|explain|answer|tell|give)",
+    r"\b(?:is|are|was|were) not (?:mentioned|stated|specified|covered|described|given|answered)"
+    r" in the (?:document|text|source|manual|passage)",
+    r"\bthe (?:document|text|source|manual) says nothing\b",
+    r"\bno (?:information|answer|mention)\b[^.\n]{0,40}\bin the (?:document|text|source|manual)",
+    r"(?:文档|文中|原文|资料|手册)(?:中|里)?(?:并)?(?:没有|未|没)(?:有)?"
+    r"(?:说明|提到|提及|给出|介绍|涉及|描述|记载|相关)",
+    r"(?:文档|文中|原文)(?:中|里)?找不到",
+]
+ABSTAIN = re.compile("|".join(f"(?:{p})" for p in ABSTAIN_PATTERNS), re.I)
+
+# Lines that lpipe's answer stage writes after the answer: the quoted
+# source sentence, the check, the sources.
+AFTER_ANSWER = re.compile(r"\n\s*(?:Quote|\u5f15\u6587|Check|Sources)\s*[:\uff1a]")
+CONCISE_WORDS = 30
+CONCISE_HAN = 60
+
+
+def answer_paragraph(text):
+    """The answer's own words: the text before a "Quote:" ("引文："),
+    "Check:" or "Sources:" line."""
+    return AFTER_ANSWER.split("\n" + (text or ""))[0].strip()
+
+
+def abstains(text):
+    """True when the text says the document does not answer
+    (ABSTAIN_PATTERNS)."""
+    return ABSTAIN.search(norm(text or "")) is not None
+
+
+def concise(text):
+    """At most CONCISE_WORDS Latin words, or CONCISE_HAN Han characters,
+    or a mix within the same budget (words/30 + Han/60 <= 1)."""
+    t = text or ""
+    han = len(HAN.findall(t))
+    latin = len(re.findall(r"[A-Za-z0-9][\w'.-]*", t))
+    return latin / CONCISE_WORDS + han / CONCISE_HAN <= 1.0
+
+
+def concise_correct(paragraph, answer, variants=()):
+    """Right (answer_correct) and short (concise)."""
+    return answer_correct(paragraph, answer, variants) and concise(paragraph)
+
+
+def confidently_wrong(paragraph, right):
+    """A reply that is not right and does not abstain (for a question the
+    document does not answer, right is False: only an abstention is
+    right)."""
+    return not right and not abstains(paragraph)
+
+
 # ---- citations -----------------------------------------------------------
 
 CITE = re.compile(r"\[chunk\s+(\d+)\]", re.I)
@@ -220,6 +283,130 @@ def sentence_support(output, source, window=SUPPORT_WINDOW, share=SUPPORT_SHARE)
         if any(len(u & w) >= share * len(u) for w in wins):
             ok += 1
     return ok, total
+
+
+# ---- summary sentences that stand alone --------------------------------------
+
+# A sentence that points at something after it: "the following ...",
+# "as follows", "below", "如下", "以下", "下列"; it stands only when its
+# list comes in the same sentence (a colon and 3+ words after it).
+FORWARD = re.compile(r"\b(?:the following|as follows|(?:listed|shown|given|described) below"
+                     r"|see below|below:)|如下|以下|下列|下面的", re.I)
+# A sentence opening with a pronoun as subject. It, They, He, She are
+# pronouns wherever; This, These, Those, That are subjects only when a
+# verb follows directly ("This is", "These allow"), else determiners
+# ("This option ...").
+PRONOUN_ALWAYS = re.compile(r"^(?:It|They|He|She|Its|Their)\b(?!['\u2019]s\b\s+(?:name|value))")
+PRONOUN_DEMO = re.compile(r"^(?:This|These|Those|That)\s+(\w+)")
+PRONOUN_ZH = re.compile(r"^(?:它们|它|他们|他|她|这些|此外|这|此|其)")
+# Verb-like words for the two checks above and for fragments: the
+# auxiliaries and modals, and common verbs of technical prose.
+VERBS = set("""is are was were be been being am has have had having do does did can could
+will would shall should may might must need needs let lets allow allows allowed make makes
+made mean means meant provide provides provided give gives gave show shows shown use uses
+used run runs ran set sets get gets got keep keeps kept take takes took say says said
+describe describes work works apply applies include includes contain contains require
+requires return returns read reads write writes start starts stop stops create creates
+change changes call calls tell tells cause causes become becomes happen happens also
+then""".split())
+# A heading glued onto a sentence: an ALL-CAPS run of 2+ words, a section
+# number (3.2, 1.2.3, 第 4 章), or a Title Case run of 2-6 words ending in
+# a colon, before the sentence proper.
+GLUED = [
+    re.compile(r"^[A-Z][A-Z0-9'/-]+(?:\s+[A-Z0-9][A-Z0-9'/-]+)+\s*[:.\u2014-]?\s+[A-Z]?[a-z]"),
+    re.compile(r"^\d+(?:\.\d+)+\.?\s+\S"),
+    re.compile(r"^第\s*[\d一二三四五六七八九十]+\s*[章节]"),
+    re.compile(r"^(?:[A-Z][\w/-]*\s+){1,5}[A-Z][\w/-]*:\s+\S"),
+]
+DETERMINERS = set("a an the of for in on at with and or to by its their all some many "
+                  "no each every this these those".split())
+
+
+def _has_verb(sen):
+    """A verb-like word in an English sentence: one of VERBS, or a word
+    (not the first) ending in -ed or -ing, or in -s (not -ss, -us, -is)
+    when it neither follows a determiner or preposition nor is followed
+    by a comma, "and" or "or" (a plural in a list: "hard links, symbolic
+    links, and devices")."""
+    toks = list(re.finditer(r"[A-Za-z][\w'\u2019-]*", sen))
+    for k, m in enumerate(toks):
+        w, lw = m.group(0), m.group(0).lower()
+        if lw in VERBS:
+            return True
+        if k == 0:
+            continue
+        if re.search(r"(?:ed|ing)$", lw) and len(lw) > 4:
+            return True
+        prev = toks[k - 1].group(0).lower()
+        rest = sen[m.end():].lstrip()
+        listy = rest.startswith(",") or re.match(r"(?:and|or)\b", rest)
+        if (re.search(r"[^sui]s$", lw) and len(lw) > 3 and prev not in DETERMINERS
+                and not w[0].isupper() and not listy):
+            return True
+    return False
+
+
+def _paragraphs(text):
+    """Paragraphs: split at blank lines; a short line without a final
+    stop (a heading) starts a new paragraph after it."""
+    out = []
+    for block in re.split(r"\n\s*\n", text or ""):
+        cur = []
+        for line in block.split("\n"):
+            line = line.strip()
+            if not line:
+                continue
+            heading = (len(line.split()) <= 8 and not re.search(r"[.!?:;\u3002\uff01\uff1f]$", line)
+                       and not re.match(r"^[-*\u2022]", line))
+            if heading:
+                if cur:
+                    out.append(" ".join(cur))
+                cur = []
+                out.append(None)  # a heading: the next sentence opens a paragraph
+            else:
+                cur.append(line)
+        if cur:
+            out.append(" ".join(cur))
+    return out
+
+
+def standalone_failures(text):
+    """[(sentence, reason)] for the summary's sentences that do not stand
+    alone: "lead-in" (a forward-pointing lead-in without its list),
+    "pronoun" (the first sentence of a paragraph opens with a pronoun as
+    subject: nothing before it in the summary to point back to),
+    "fragment" (English: 3+ words and no verb-like word, _has_verb; a
+    sentence ending in a colon), "glued heading" (GLUED). A list item
+    (a line starting with - * or a bullet) is not checked for a verb."""
+    bad = []
+    for para in _paragraphs(strip_verification(text)):
+        if para is None:
+            continue
+        for k, sen in enumerate(sentences(para)):
+            sen = sen.strip()
+            zh = has_han(sen)
+            words = re.findall(r"[A-Za-z][\w'\u2019-]*", sen)
+            why = None
+            if any(rx.search(sen) for rx in GLUED):
+                why = "glued heading"
+            elif re.search(r"[:\uff1a]\s*$", sen):
+                why = "lead-in"
+            else:
+                m = FORWARD.search(sen)
+                after = re.search(r"[:\uff1a](.*)$", sen[m.end():]) if m else None
+                if m and not (after and (len(after.group(1).split()) >= 3
+                                         or len(HAN.findall(after.group(1))) >= 4)):
+                    why = "lead-in"
+            if why is None and k == 0:
+                dm = PRONOUN_DEMO.match(sen)
+                if (PRONOUN_ZH.match(sen) if zh else
+                        (PRONOUN_ALWAYS.match(sen) or (dm and dm.group(1).lower() in VERBS))):
+                    why = "pronoun"
+            if why is None and not zh and len(words) >= 3 and not _has_verb(sen):
+                why = "fragment"
+            if why:
+                bad.append((sen, why))
+    return bad
 
 
 # ---- meta-talk, language, keyphrases, words -------------------------------

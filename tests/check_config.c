@@ -883,8 +883,7 @@ START_TEST(test_pipeline_print_round_trips)
 			 "  context: 2048\n  kv_type: f16\n  gpu_layers: all\n"
 			 "  chat_template: ~\n  weights: map\nmemory:\n  budget: 0\n"
 			 "  on_oom: shrink\n"
-			 "retrieval:\n  scorer: bm25\n  k1: 1.2\n  b: 0.75\n  rrf_k: 60\n"
-			 "  fusion: rrf\n  weight: 0.5\n  hash_dim: 1024\n"
+			 "retrieval:\n  scorer: bm25\n  k1: 1.2\n  b: 0.75\n"
 			 "input:\n  invalid_utf8: error\noutput:\n  format: text\n"
 			 "stages:\n  - split: {unit: tokens, size: 100, overlap: 0, "
 			 "boundary: sentence}\n");
@@ -946,6 +945,20 @@ START_TEST(test_pipeline_section_errors)
 		     "'k1' must be between 0 and 10, got -1");
 	expect_error(HEAD "retrieval: {rrf_k: 0}\n" STAGES, 2, 20,
 		     "'rrf_k' must be between 1 and 100000, got 0");
+	/* a key the scorer does not read names the scorers that would */
+	expect_error(HEAD "retrieval: {scorer: bm25, rrf_k: 10}\n" STAGES, 2, 27,
+		     "retrieval: key 'rrf_k' is not used by scorer 'bm25' (only by scorer hybrid)");
+	expect_error(HEAD "retrieval: {scorer: dense, k1: 1}\n" STAGES, 2, 28,
+		     "key 'k1' is not used by scorer 'dense' (only by scorer bm25 or hybrid)");
+	expect_error(HEAD "retrieval: {hash_dim: 64}\n" STAGES, 2, 13,
+		     "key 'hash_dim' is not used by scorer 'bm25' (only by scorer hash)");
+	expect_error(HEAD "retrieval: {scorer: bm25, device: cpu}\n" STAGES, 2, 27,
+		     "key 'device' is not used by scorer 'bm25' (only by scorer hash, dense or "
+		     "hybrid)");
+	expect_error(HEAD "retrieval: {scorer: hybrid, weight: 0.3}\n" STAGES, 2, 29,
+		     "key 'weight' is not used by fusion 'rrf' (only by fusion weighted)");
+	expect_error(HEAD "retrieval: {scorer: hybrid, fusion: weighted, rrf_k: 5}\n" STAGES,
+		     2, 47, "key 'rrf_k' is not used by fusion 'weighted' (only by fusion rrf)");
 	expect_error(HEAD "input: {invalid_utf8: ignore}\n" STAGES, 2, 23,
 		     "input: 'invalid_utf8' must be one of error, replace");
 	expect_error(HEAD "output: {format: pdf}\n" STAGES, 2, 18,

@@ -936,11 +936,17 @@ START_TEST(test_stage_parse_scorers)
 	/* The retrieval keys reach the stage. */
 	{
 		struct lp_pipeline *p = load("version: 1\nretrieval: {scorer: hybrid, fusion: weighted, "
-					     "weight: 0.3, rrf_k: 7, hash_dim: 64}\n"
+					     "weight: 0.3}\n"
 					     "stages:\n  - retrieve: {query: q}\n");
 		ck_assert_int_eq(p->retrieval.fusion, LP_FUSION_WEIGHTED);
 		ck_assert_double_eq(p->retrieval.weight, 0.3);
+		lp_pipeline_free(p);
+		p = load("version: 1\nretrieval: {scorer: hybrid, rrf_k: 7}\n"
+			 "stages:\n  - retrieve: {query: q}\n");
 		ck_assert_int_eq(p->retrieval.rrf_k, 7);
+		lp_pipeline_free(p);
+		p = load("version: 1\nretrieval: {scorer: hash, hash_dim: 64}\n"
+			 "stages:\n  - retrieve: {query: q}\n");
 		ck_assert_int_eq(p->retrieval.hash_dim, 64);
 		lp_pipeline_free(p);
 	}
@@ -951,6 +957,13 @@ START_TEST(test_stage_parse_scorers)
 		   "weight");
 	load_fails("version: 1\nretrieval: {hash_dim: 8}\nstages:\n  - retrieve: {query: q}\n",
 		   "hash_dim");
+	/* a key its scorer does not read is refused, not ignored */
+	load_fails("version: 1\nretrieval: {scorer: hybrid, hash_dim: 64}\n"
+		   "stages:\n  - retrieve: {query: q}\n",
+		   "key 'hash_dim' is not used by scorer 'hybrid' (only by scorer hash)");
+	load_fails("version: 1\nretrieval: {scorer: hybrid, fusion: weighted, weight: 0.3, "
+		   "rrf_k: 7}\nstages:\n  - retrieve: {query: q}\n",
+		   "key 'rrf_k' is not used by fusion 'weighted'");
 	load_fails("version: 1\nstages:\n  - retrieve: {query: q, must_include: ['']}\n",
 		   "empty keyphrase");
 	load_fails("version: 1\nstages:\n  - retrieve: {query: q, cache: maybe}\n", "cache");

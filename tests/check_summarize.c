@@ -241,7 +241,9 @@ struct fixture {
 	char *text;
 };
 
-static enum lp_status parse_opts(struct fixture *f, const char *yaml)
+/* Parse the stage's options; `p` is the pipeline around it (NULL: none,
+ * so no model). */
+static enum lp_status parse_in(struct fixture *f, const char *yaml, const struct lp_pipeline *p)
 {
 	struct lp_node *root;
 	struct lp_cfg_ctx c = {"t.yaml", "stages[1].summarize", &f->cfg, &f->d};
@@ -250,7 +252,33 @@ static enum lp_status parse_opts(struct fixture *f, const char *yaml)
 	lp_diag_init(&f->d);
 	ck_assert_int_eq(lp_yaml_parse("t.yaml", yaml, strlen(yaml), NULL, &f->cfg, &root, &f->d),
 			 LP_OK);
-	return lp_stage_summarize.parse(&c, root, NULL, &f->opts);
+	return lp_stage_summarize.parse(&c, root, p, &f->opts);
+}
+
+static enum lp_status parse_opts(struct fixture *f, const char *yaml)
+{
+	return parse_in(f, yaml, NULL);
+}
+
+/* Parse in a pipeline that has a model section (for tree and refine). */
+static enum lp_status parse_with_model(struct fixture *f, const char *yaml)
+{
+	static struct lp_pipeline p;
+
+	p.model.present = 1;
+	return parse_in(f, yaml, &p);
+}
+
+/* The options `yaml` fail at line 1, column `col` with `msg` in the message. */
+static void parse_fails(const char *yaml, int model, size_t col, const char *msg)
+{
+	struct fixture f;
+
+	ck_assert_int_eq(model ? parse_with_model(&f, yaml) : parse_opts(&f, yaml), LP_E_CONFIG);
+	ck_assert_msg(strstr(f.d.msg, msg), "'%s': got '%s'", yaml, f.d.msg);
+	ck_assert_int_eq(f.d.line, 1);
+	ck_assert_int_eq(f.d.col, col);
+	lp_arena_release(&f.cfg);
 }
 
 /* A doc of n chunks, chunk i being two sentences that name it. */
@@ -405,18 +433,18 @@ START_TEST(test_parse)
 	lp_buf_release(&b);
 	lp_arena_release(&f.cfg);
 
-	ck_assert_int_eq(parse_opts(&f, "{prompt: \"Say 'hi'\", max_words: 50}"), LP_OK);
+	ck_assert_int_eq(parse_with_model(&f, "{strategy: tree, prompt: \"Say 'hi'\"}"), LP_OK);
 	lp_buf_init(&b);
 	lp_stage_summarize.describe(f.opts, &b);
-	ck_assert_str_eq(b.data, "{strategy: extractive, fanout: 4, max_words: 50, max_sentences: 0, "
+	ck_assert_str_eq(b.data, "{strategy: tree, fanout: 4, max_tokens: 128, extract_words: 0, "
 			 "prompt: \"Say 'hi'\"}");
 	lp_buf_release(&b);
 	lp_arena_release(&f.cfg);
 
-	ck_assert_int_eq(parse_opts(&f, "{prompt: \"a\\nb\\\\\"}"), LP_OK);
+	ck_assert_int_eq(parse_with_model(&f, "{strategy: refine, prompt: \"a\\nb\\\\\"}"), LP_OK);
 	lp_buf_init(&b);
 	lp_stage_summarize.describe(f.opts, &b);
-	ck_assert_str_eq(b.data, "{strategy: extractive, fanout: 4, max_words: 120, max_sentences: 0, "
+	ck_assert_str_eq(b.data, "{strategy: refine, max_tokens: 128, extract_words: 0, "
 			 "prompt: \"a\\nb\\\\\"}");
 	lp_buf_release(&b);
 	lp_arena_release(&f.cfg);
@@ -433,6 +461,44 @@ START_TEST(test_parse)
 	lp_arena_release(&f.cfg);
 	ck_assert_int_eq(parse_opts(&f, "{fanuot: 4}"), LP_E_CONFIG);
 	ck_assert_ptr_nonnull(strstr(f.d.msg, "fanout"));
+	lp_arena_release(&f.cfg);
+}
+END_TEST
+
+/* A key the strategy (or the tree's map) does not read is an error at the
+ * key that names who would read it, never silently ignored. */
+START_TEST(test_parse_keys_of_other_strategies)
+{
+	struct fixture f;
+
+	parse_fails("{prompt: hi}", 0, 2,
+		    "key 'prompt' is not used by strategy 'extractive' (only by strategy tree or "
+		    "refine)");
+	parse_fails("{max_words: 50, max_tokens: 64}", 0, 17,
+		    "key 'max_tokens' is not used by strategy 'extractive'");
+	parse_fails("{map: points}", 0, 2, "key 'map' is not used by strategy 'extractive' "
+		    "(only by strategy tree)");
+	parse_fails("{strategy: tree, max_words: 50}", 1, 18,
+		    "key 'max_words' is not used by strategy 'tree' (only by strategy extractive)");
+	parse_fails("{strategy: refine, fanout: 4}", 1, 20,
+		    "key 'fanout' is not used by strategy 'refine' (only by strategy extractive or "
+		    "tree)");
+	parse_fails("{strategy: refine, final: join}", 1, 20,
+		    "key 'final' is not used by strategy 'refine' (only by strategy tree)");
+	parse_fails("{strategy: refine, map: points}", 1, 20, "key 'map' is not used");
+	parse_fails("{strategy: tree, points: 2}", 1, 18,
+		    "key 'points' is not used by map 'summary' (only by map points or compress)");
+	parse_fails("{strategy: tree, map: summary, grounded: no}", 1, 32,
+		    "key 'grounded' is not used by map 'summary'");
+	/* what each strategy reads is accepted */
+	ck_assert_int_eq(parse_with_model(&f, "{strategy: tree, map: compress, points: 2, "
+					  "grounded: no, final: join, final_tokens: 300, "
+					  "drop_meta: no, extract_words: 80}"), LP_OK);
+	lp_arena_release(&f.cfg);
+	ck_assert_int_eq(parse_with_model(&f, "{strategy: refine, max_tokens: 64, "
+					  "extract_words: 80, drop_meta: no}"), LP_OK);
+	lp_arena_release(&f.cfg);
+	ck_assert_int_eq(parse_opts(&f, "{fanout: 8, max_words: 60, max_sentences: 3}"), LP_OK);
 	lp_arena_release(&f.cfg);
 }
 END_TEST
@@ -551,6 +617,7 @@ int main(void)
 	tcase_add_test(tc, test_selection_and_no_chunks);
 	tcase_add_test(tc, test_trace_note);
 	tcase_add_test(tc, test_parse);
+	tcase_add_test(tc, test_parse_keys_of_other_strategies);
 	tcase_add_test(tc, test_budget_failure_is_clean);
 	tcase_add_test(tc, test_pipeline_end_to_end);
 	tcase_add_loop_test(tc, test_fault_sweep, 1, 41);

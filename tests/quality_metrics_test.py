@@ -126,5 +126,84 @@ class MetaLanguageKeys(unittest.TestCase):
             "text\n\nverification: 3/4 keyphrases survived (75%), 2 words\n"), "text")
 
 
+class AbstainConcise(unittest.TestCase):
+    def test_answer_paragraph(self):
+        a = "60 seconds\n\nQuote: \"The default is 60 seconds.\"\nCheck: found\nSources: [chunk 2]"
+        self.assertEqual(qm.answer_paragraph(a), "60 seconds")
+        self.assertEqual(qm.answer_paragraph("~\n\nCheck: this is the source's best match"), "~")
+        self.assertEqual(qm.answer_paragraph("ssh -p\n引文：“指定端口”"), "ssh -p")
+
+    def test_abstains(self):
+        for s in ["The document does not say.", "The document doesn't mention SHLVL.",
+                  "This is not mentioned in the document.", "The text does not specify a fee.",
+                  "There is no information about it in the document.",
+                  "文档中没有说明。", "文档没有提到这一点。", "原文中并未提及。", "文中没有说明默认值。"]:
+            self.assertTrue(qm.abstains(s), s)
+        for s in ["The default is 60 seconds.", "The document is in /usr/share/doc.",
+                  "--dry-run does not make changes.", "默认值是 60 秒。", "没有默认值。"]:
+            self.assertFalse(qm.abstains(s), s)
+
+    def test_concise(self):
+        short = "The default suffix is ~ when no --backup-dir is given."
+        self.assertTrue(qm.concise_correct(short, "~"))
+        dump = ("This option allows you to override the default backup suffix used with the "
+                "--backup (-b) option. The default suffix is a ~ if no --backup-dir was "
+                "specified, otherwise it is an empty string, and you can set it to anything.")
+        self.assertTrue(qm.answer_correct(dump, "~"))
+        self.assertFalse(qm.concise_correct(dump, "~"))       # right but 40+ words
+        self.assertFalse(qm.concise_correct("The default backup suffix is -b.", "~"))  # wrong
+        self.assertTrue(qm.concise("默" * 60))
+        self.assertFalse(qm.concise("默" * 61))
+        self.assertFalse(qm.concise("word " * 20 + "默" * 30))  # 20/30 + 30/60 > 1
+
+    def test_confidently_wrong(self):
+        self.assertTrue(qm.confidently_wrong("The builtin -S sets the mask.", False))
+        self.assertFalse(qm.confidently_wrong("The document does not say.", False))
+        self.assertFalse(qm.confidently_wrong("umask", True))
+
+
+class StandAlone(unittest.TestCase):
+    def reasons(self, text):
+        return [why for _, why in qm.standalone_failures(text)]
+
+    def test_failures(self):
+        cases = [
+            ("GNU GENERAL PUBLIC LICENSE: Free Software Foundation, use the GNU General "
+             "Public License for most of our software.", "glued heading"),
+            ("3.2 Systemd init The systemd process starts first.", "glued heading"),
+            ("Bash Startup Files: Bash reads several files.", "glued heading"),
+            ("第 4 章 认证和访问控制 本章介绍认证。", "glued heading"),
+            ("The following packages for the graphic data conversion, editing, and "
+             "organization tools caught my eyes.", "lead-in"),
+            ("The file contains the commands in the following format.", "lead-in"),
+            ("The options are as follows:", "lead-in"),
+            ("安装下列软件包。", "lead-in"),
+            ("It copies files to a remote host.", "pronoun"),
+            ("These are the files that bash reads.", "pronoun"),
+            ("它用于登录远程主机。", "pronoun"),
+            ("The options of rsync.", "fragment"),
+            ("Hard links, symbolic links, and devices.", "fragment"),
+        ]
+        for text, why in cases:
+            self.assertEqual(self.reasons(text), [why], text)
+
+    def test_passes(self):
+        for text in ["rsync is a fast file-copying tool. It can copy to a remote host.",
+                     "This option deletes extraneous files.",
+                     "Rsync supports the following options: --delete, --archive and --verbose.",
+                     "The file exists.", "ssh 用于登录远程主机。它替换 rlogin 和 rsh。",
+                     "Bash reads ~/.bashrc when the shell is interactive.",
+                     "The GNU General Public License is a free, copyleft license.",
+                     "- --delete removes files\n- --dry-run changes nothing"]:
+            self.assertEqual(qm.standalone_failures(text), [], text)
+
+    def test_paragraph_start(self):
+        # after a heading line, a pronoun has nothing to point back to
+        self.assertEqual(self.reasons("Rsync copies files.\n\nOptions\nIt deletes files."),
+                         ["pronoun"])
+        self.assertEqual(self.reasons("rsync copies files.\n\nThey are compared first."),
+                         ["pronoun"])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

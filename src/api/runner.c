@@ -100,11 +100,12 @@ static enum lp_status load_document(struct lp_doc *doc, const char *doc_path,
 				    const void *data, size_t len, struct lp_diag *d)
 {
 	enum lp_invalid_utf8 mode = doc->pipeline->input.invalid_utf8;
+	enum lp_doc_format fmt = doc->pipeline->input.format;
 	enum lp_status s;
 
 	lp_mem_set_phase("load");
-	s = data ? lp_document_from_bytes(doc_path, data, len, mode, &doc->src, d)
-		 : lp_document_load(doc_path, mode, &doc->src, d);
+	s = data ? lp_document_from_bytes_as(doc_path, data, len, mode, fmt, &doc->src, d)
+		 : lp_document_load_as(doc_path, mode, fmt, &doc->src, d);
 	if (s)
 		return s;
 	doc->path = doc->src.path ? doc->src.path : doc_path;

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "config/pipeline.h"
 #include "core/status.h"
+#include "doc/readers.h"
 
 const char lp_usage_version[] =
 	"usage: lpipe version\n"
@@ -16,7 +17,9 @@ const char lp_usage_version[] =
 	"has (\"backends: cpu\" or \"backends: cpu cuda\"; cuda is the module\n"
 	"lpipe-cuda.so, which `lpipe device` tries), then \"pipelines: DIR\", the\n"
 	"folder a bare pipeline name is looked up in (`lpipe run summarize FILE`),\n"
-	"and in a build with cuda \"cuda module: PATH\", the installed module.\n";
+	"in a build with cuda \"cuda module: PATH\", the installed module, and\n"
+	"last \"readers: text ...\", the document formats this build reads\n"
+	"(text, and markdown, html, pdf when their libraries were found).\n";
 
 int cmd_version(int argc, char **argv)
 {
@@ -29,5 +32,10 @@ int cmd_version(int argc, char **argv)
 #ifdef LP_HAVE_CUDA
 	printf("cuda module: %s\n", lp_backend_module_path(path, sizeof(path)));
 #endif
+	fputs("readers:", stdout);
+	for (int f = LP_DOC_FORMAT_TEXT; f <= LP_DOC_FORMAT_PDF; f++)
+		if (lp_reader_available(f))
+			printf(" %s", lp_doc_format_name(f));
+	putchar('\n');
 	return LP_EXIT_OK; /* lp_cli_close_stdout checks the writes */
 }

@@ -166,6 +166,40 @@ enum lp_status lp_cfg_check_keys(struct lp_cfg_ctx *c, const struct lp_node *map
 	return LP_OK;
 }
 
+enum lp_status lp_cfg_check_key_use(struct lp_cfg_ctx *c, const struct lp_node *map,
+				    const struct lp_cfg_key_use *uses, const char *option,
+				    const char *const *names, int chosen)
+{
+	for (; uses->key; uses++) {
+		const struct lp_node *k = lp_node_key(map, uses->key);
+		struct lp_buf who;
+		enum lp_status st = LP_OK;
+
+		if (!k || uses->variants & (1u << chosen))
+			continue;
+		lp_buf_init(&who);
+		for (int i = 0; names[i] && !st; i++) /* "a", "a or b", "a, b or c" */
+			if (uses->variants & (1u << i))
+				st = lp_buf_addf(&who, "%s%s", !who.len ? ""
+							       : uses->variants >> (i + 1) ? ", "
+							       : " or ", names[i]);
+		st = st ? lp_cfg_nomem(c)
+			: lp_cfg_error(c, k, "key '%s' is not used by %s '%s' (only by %s %s)",
+				       uses->key, option, names[chosen], option, who.data);
+		lp_buf_release(&who);
+		return st;
+	}
+	return LP_OK;
+}
+
+int lp_cfg_key_used(const struct lp_cfg_key_use *uses, const char *key, int chosen)
+{
+	for (; uses->key; uses++)
+		if (!strcmp(uses->key, key))
+			return !!(uses->variants & (1u << chosen));
+	return 1;
+}
+
 /* ---- getters ---------------------------------------------------------------- */
 
 /*

@@ -47,6 +47,31 @@ enum lp_status lp_cfg_nomem(struct lp_cfg_ctx *c);
 enum lp_status lp_cfg_check_keys(struct lp_cfg_ctx *c, const struct lp_node *map,
 				 const char *const *allowed);
 
+/*
+ * Keys that only some variants of an option use (the strategies of a
+ * summarize stage, the scorers of retrieval): each entry names a key and
+ * the variants that read it, as a bit mask over the indexes of `names`
+ * (1u << index). A key present in `map` that the chosen variant does not
+ * read fails at the key, naming the variants that would:
+ *
+ *     x.yaml:7:28: error: stages[1].summarize: key 'max_tokens' is not used
+ *         by strategy 'extractive' (only by strategy tree or refine)
+ *
+ * `option` is the key that chooses ("strategy"), `names` its values
+ * (NULL-terminated) and `chosen` the index of the one chosen. The list
+ * ends with a NULL key. Returns LP_OK or LP_E_CONFIG.
+ */
+struct lp_cfg_key_use {
+	const char *key;
+	unsigned variants; /* bit i: names[i] reads the key */
+};
+enum lp_status lp_cfg_check_key_use(struct lp_cfg_ctx *c, const struct lp_node *map,
+				    const struct lp_cfg_key_use *uses, const char *option,
+				    const char *const *names, int chosen);
+/* Whether variant `chosen` reads `key` by the table `uses` (a key the table
+ * does not list is read by every variant): what a printed plan shows. */
+int lp_cfg_key_used(const struct lp_cfg_key_use *uses, const char *key, int chosen);
+
 /* Schema discovery (config/schema.h): when a hook is set, every call of
  * lp_cfg_check_keys with a map first reports the map and its `allowed`
  * list (a static array of the caller's). NULL removes it. */

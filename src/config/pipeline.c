@@ -32,6 +32,9 @@ static const char *const backend_names[] = { "local", "openai", NULL };
 static const char *const scorer_names[] = { "bm25", "hash", "dense", "hybrid", NULL };
 static const char *const fusion_names[] = { "rrf", "weighted", NULL };
 static const char *const utf8_names[] = { "error", "replace", NULL };
+/* indexed by enum lp_doc_format */
+static const char *const doc_format_names[] = { "auto", "text", "markdown", "html", "pdf",
+						 NULL };
 static const char *const format_names[] = { "text", "markdown", "json", "html", NULL };
 
 const char *lp_scorer_name(enum lp_scorer s)
@@ -336,6 +339,28 @@ static enum lp_status parse_memory(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 	return LP_OK;
 }
 
+#define BM25 (1u << LP_SCORER_BM25)
+#define HASH (1u << LP_SCORER_HASH)
+#define DENSE (1u << LP_SCORER_DENSE)
+#define HYBRID (1u << LP_SCORER_HYBRID)
+
+/* The scorers that read each retrieval key, and the fusions of hybrid. */
+static const struct lp_cfg_key_use key_scorers[] = {
+	{ "k1", BM25 | HYBRID },
+	{ "b", BM25 | HYBRID },
+	{ "rrf_k", HYBRID },
+	{ "fusion", HYBRID },
+	{ "weight", HYBRID },
+	{ "hash_dim", HASH },
+	{ "device", HASH | DENSE | HYBRID },
+	{ NULL, 0 },
+};
+static const struct lp_cfg_key_use key_fusions[] = {
+	{ "rrf_k", 1u << LP_FUSION_RRF },
+	{ "weight", 1u << LP_FUSION_WEIGHTED },
+	{ NULL, 0 },
+};
+
 static enum lp_status parse_retrieval(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 				      const struct lp_node *root)
 {
@@ -355,7 +380,10 @@ static enum lp_status parse_retrieval(struct lp_cfg_ctx *c, struct lp_pipeline *
 	    (st = lp_cfg_get_enum(c, s, "fusion", fusion_names, LP_FUSION_RRF, &fusion)) != LP_OK ||
 	    (st = lp_cfg_get_double(c, s, "weight", 0.5, 0, 1, &r->weight)) != LP_OK ||
 	    (st = lp_cfg_get_int(c, s, "hash_dim", 1024, 16, 65536, &r->hash_dim)) != LP_OK ||
-	    (st = lp_cfg_get_enum(c, s, "device", device_names, (int)p->model.device, &dev)) != LP_OK)
+	    (st = lp_cfg_get_enum(c, s, "device", device_names, (int)p->model.device, &dev)) != LP_OK ||
+	    (st = lp_cfg_check_key_use(c, s, key_scorers, "scorer", scorer_names, scorer)) != LP_OK ||
+	    (scorer == LP_SCORER_HYBRID &&
+	     (st = lp_cfg_check_key_use(c, s, key_fusions, "fusion", fusion_names, fusion)) != LP_OK))
 		return st;
 	r->device = (enum lp_device)dev;
 	r->device_set = s && lp_node_get(s, "device") != NULL;
@@ -367,7 +395,7 @@ static enum lp_status parse_retrieval(struct lp_cfg_ctx *c, struct lp_pipeline *
 static enum lp_status parse_io(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 			       const struct lp_node *root)
 {
-	static const char *const in_keys[] = { "invalid_utf8", NULL };
+	static const char *const in_keys[] = { "invalid_utf8", "format", NULL };
 	static const char *const out_keys[] = { "format", NULL };
 	const struct lp_node *s;
 	int v;
@@ -378,6 +406,10 @@ static enum lp_status parse_io(struct lp_cfg_ctx *c, struct lp_pipeline *p,
 	    (st = lp_cfg_get_enum(c, s, "invalid_utf8", utf8_names, LP_UTF8_ERROR, &v)) != LP_OK)
 		return st;
 	p->input.invalid_utf8 = (enum lp_invalid_utf8)v;
+	if ((st = lp_cfg_get_enum(c, s, "format", doc_format_names, LP_DOC_FORMAT_AUTO, &v)) !=
+	    LP_OK)
+		return st;
+	p->input.format = (enum lp_doc_format)v;
 	if ((st = section(c, root, "output", &s)) != LP_OK ||
 	    (st = lp_cfg_check_keys(c, s, out_keys)) != LP_OK ||
 	    (st = lp_cfg_get_enum(c, s, "format", format_names, LP_FORMAT_TEXT, &v)) != LP_OK)
@@ -688,6 +720,34 @@ static void print_double(double v, FILE *out)
 	fputs(buf, out);
 }
 
+/* The retrieval section as parsed: the keys its scorer reads. */
+static void print_retrieval(const struct lp_retrieval_cfg *r, FILE *out)
+{
+	int sc = (int)r->scorer, rrf = sc == LP_SCORER_HYBRID && r->fusion == LP_FUSION_RRF;
+
+	fprintf(out, "retrieval:\n  scorer: %s\n", lp_scorer_name(r->scorer));
+	if (lp_cfg_key_used(key_scorers, "k1", sc)) {
+		fputs("  k1: ", out);
+		print_double(r->bm25_k1, out);
+		fputs("\n  b: ", out);
+		print_double(r->bm25_b, out);
+		fputc('\n', out);
+	}
+	if (rrf)
+		fprintf(out, "  rrf_k: %lld\n", r->rrf_k);
+	if (lp_cfg_key_used(key_scorers, "fusion", sc))
+		fprintf(out, "  fusion: %s\n", fusion_names[r->fusion]);
+	if (sc == LP_SCORER_HYBRID && !rrf) {
+		fputs("  weight: ", out);
+		print_double(r->weight, out);
+		fputc('\n', out);
+	}
+	if (lp_cfg_key_used(key_scorers, "hash_dim", sc))
+		fprintf(out, "  hash_dim: %lld\n", r->hash_dim);
+	if (r->device_set && lp_cfg_key_used(key_scorers, "device", sc))
+		fprintf(out, "  device: %s\n", device_name(r->device));
+}
+
 static void print_string(const char *key, const char *s, FILE *out)
 {
 	struct lp_buf b;
@@ -772,17 +832,10 @@ enum lp_status lp_pipeline_print(const struct lp_pipeline *p, FILE *out)
 		print_size(p->memory.gpu_budget, out);
 	}
 	fprintf(out, "\n  on_oom: %s\n", on_oom_names[p->memory.on_oom]);
-	fprintf(out, "retrieval:\n  scorer: %s\n  k1: ", lp_scorer_name(p->retrieval.scorer));
-	print_double(p->retrieval.bm25_k1, out);
-	fputs("\n  b: ", out);
-	print_double(p->retrieval.bm25_b, out);
-	fprintf(out, "\n  rrf_k: %lld\n  fusion: %s\n  weight: ", p->retrieval.rrf_k,
-		fusion_names[p->retrieval.fusion]);
-	print_double(p->retrieval.weight, out);
-	fprintf(out, "\n  hash_dim: %lld\n", p->retrieval.hash_dim);
-	if (p->retrieval.device_set)
-		fprintf(out, "  device: %s\n", device_name(p->retrieval.device));
+	print_retrieval(&p->retrieval, out);
 	fprintf(out, "input:\n  invalid_utf8: %s\n", utf8_names[p->input.invalid_utf8]);
+	if (p->input.format != LP_DOC_FORMAT_AUTO)
+		fprintf(out, "  format: %s\n", doc_format_names[p->input.format]);
 	fprintf(out, "output:\n  format: %s\n", lp_format_name(p->output.format));
 	fputs("stages:\n", out);
 	lp_buf_init(&b);

@@ -29,6 +29,7 @@
 
 #include "config/node.h"
 #include "core/arena.h"
+#include "doc/readers.h"
 #include "core/status.h"
 
 struct lp_stage_kind;
@@ -94,6 +95,7 @@ struct lp_retrieval_cfg {
 
 struct lp_input_cfg {
 	enum lp_invalid_utf8 invalid_utf8;
+	enum lp_doc_format format; /* auto (sniffed), text, markdown, html, pdf */
 };
 
 struct lp_output_cfg {

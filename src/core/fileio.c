@@ -129,6 +129,39 @@ size_t lp_file_fault_bytes(void)
 	return bytes;
 }
 
+/* Map the regular file open on fd (size bytes), reserving as map_file
+ * says; fd stays open (the caller closes it). */
+static enum lp_status map_regular(int fd, const char *path, size_t size, enum lp_mem_tag tag,
+				  int reserve, size_t window, struct lp_mapped *m,
+				  struct lp_diag *d)
+{
+	size_t charge;
+	void *p;
+	enum lp_status s;
+
+	if (size == 0)
+		return LP_OK;
+	if (window)
+		window += lp_file_fault_bytes();
+	charge = window && window < size ? window : size;
+	if (!reserve)
+		charge = 0;
+	if (charge && (s = lp_mem_reserve(tag, charge, d)))
+		return s;
+	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED) {
+		lp_mem_unreserve(tag, charge);
+		return lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to map: %s", strerror(errno));
+	}
+	/* A whole-file reader streams through once; a partial one jumps. */
+	madvise(p, size, reserve ? MADV_SEQUENTIAL : MADV_NORMAL);
+	m->data = p;
+	m->len = size;
+	m->is_mmap = 1;
+	m->reserved = charge;
+	return LP_OK;
+}
+
 /* Map `path`. reserve 0: reserve nothing (the caller reserves what it keeps
  * resident); else reserve the whole file, or with window > 0 at most
  * window + lp_file_fault_bytes(). */
@@ -136,10 +169,8 @@ static enum lp_status map_file(const char *path, enum lp_file_kind kind, enum lp
 			       int reserve, size_t window, struct lp_mapped *m,
 			       struct lp_diag *d)
 {
-	size_t charge;
 	struct stat st;
 	int fd;
-	void *p;
 	enum lp_status s;
 
 	memset(m, 0, sizeof(*m));
@@ -177,32 +208,9 @@ static enum lp_status map_file(const char *path, enum lp_file_kind kind, enum lp
 		close(fd);
 		return too_large(path, kind, d);
 	}
-	if (st.st_size == 0) {
-		close(fd);
-		return LP_OK;
-	}
-	if (window)
-		window += lp_file_fault_bytes();
-	charge = window && window < (size_t)st.st_size ? window : (size_t)st.st_size;
-	if (!reserve)
-		charge = 0;
-	if (charge && (s = lp_mem_reserve(tag, charge, d))) {
-		close(fd);
-		return s;
-	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	s = map_regular(fd, path, (size_t)st.st_size, tag, reserve, window, m, d);
 	close(fd);
-	if (p == MAP_FAILED) {
-		lp_mem_unreserve(tag, charge);
-		return lp_diag_set(d, LP_E_IO, path, 0, 0, "unable to map: %s", strerror(errno));
-	}
-	/* A whole-file reader streams through once; a partial one jumps. */
-	madvise(p, (size_t)st.st_size, reserve ? MADV_SEQUENTIAL : MADV_NORMAL);
-	m->data = p;
-	m->len = (size_t)st.st_size;
-	m->is_mmap = 1;
-	m->reserved = charge;
-	return LP_OK;
+	return s;
 }
 
 enum lp_status lp_file_map(const char *path, enum lp_file_kind kind, enum lp_mem_tag tag,
@@ -216,6 +224,22 @@ enum lp_status lp_file_map_window(const char *path, enum lp_file_kind kind,
 				  struct lp_mapped *m, struct lp_diag *d)
 {
 	return map_file(path, kind, tag, 1, window, m, d);
+}
+
+enum lp_status lp_file_map_fd_window(int fd, const char *name, enum lp_mem_tag tag,
+				     size_t window, struct lp_mapped *m, struct lp_diag *d)
+{
+	struct stat st;
+
+	memset(m, 0, sizeof(*m));
+	m->tag = tag;
+	if (fstat(fd, &st))
+		return lp_diag_set(d, LP_E_IO, name, 0, 0, "unable to stat: %s", strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return lp_diag_set(d, LP_E_IO, name, 0, 0, "not a regular file");
+	if (window == (size_t)-1)
+		return map_regular(fd, name, (size_t)st.st_size, tag, 0, 0, m, d);
+	return map_regular(fd, name, (size_t)st.st_size, tag, 1, window, m, d);
 }
 
 enum lp_status lp_file_map_unreserved(const char *path, enum lp_file_kind kind,

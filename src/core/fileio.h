@@ -129,6 +129,13 @@ enum lp_status lp_file_map_window(const char *path, enum lp_file_kind kind,
 				  enum lp_mem_tag tag, size_t window,
 				  struct lp_mapped *m, struct lp_diag *d);
 
+/* Same for the regular file open on `fd` (a spool the caller wrote; the
+ * mapping stays valid after fd is closed or the file unlinked). `name`
+ * names it in messages. window (size_t)-1: reserve nothing (the caller
+ * reserves what it keeps resident, as lp_file_map_unreserved). */
+enum lp_status lp_file_map_fd_window(int fd, const char *name, enum lp_mem_tag tag,
+				     size_t window, struct lp_mapped *m, struct lp_diag *d);
+
 /* The most a read fault may map at once: the kernel's huge page size
  * (/sys/kernel/mm/transparent_hugepage/hpage_pmd_size), else 2 MiB. */
 size_t lp_file_fault_bytes(void);

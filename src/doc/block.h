@@ -68,11 +68,23 @@ struct lp_block_in {
 };
 
 /* Where blocks go. `block` returns LP_OK to go on, or an error (with `d`
- * filled) that the reader returns at once, unchanged. */
+ * filled) that the reader returns at once, unchanged. `passed`, when not
+ * NULL, is told that the reader is past byte `off` of its input in the
+ * current pass, so that a sink over a mapped file can release the pages
+ * behind it (a reader making several passes calls it in each; reading the
+ * bytes again is still allowed). */
 struct lp_doc_sink {
 	enum lp_status (*block)(struct lp_doc_sink *sink, const struct lp_block_in *b,
 				struct lp_diag *d);
 	void *ctx;
+	void (*passed)(struct lp_doc_sink *sink, size_t off); /* may be NULL */
 };
+
+/* Call sink->passed when there is one. */
+static inline void lp_doc_sink_passed(struct lp_doc_sink *sink, size_t off)
+{
+	if (sink->passed)
+		sink->passed(sink, off);
+}
 
 #endif

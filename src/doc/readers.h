@@ -30,11 +30,11 @@
 #include "doc/block.h"
 
 enum lp_doc_format {
-	LP_FORMAT_AUTO,     /* sniff: lp_doc_sniff */
-	LP_FORMAT_TEXT,
-	LP_FORMAT_MARKDOWN,
-	LP_FORMAT_HTML,
-	LP_FORMAT_PDF
+	LP_DOC_FORMAT_AUTO,     /* sniff: lp_doc_sniff */
+	LP_DOC_FORMAT_TEXT,
+	LP_DOC_FORMAT_MARKDOWN,
+	LP_DOC_FORMAT_HTML,
+	LP_DOC_FORMAT_PDF
 };
 
 /* "auto", "text", "markdown", "html", "pdf" */
@@ -42,7 +42,7 @@ const char *lp_doc_format_name(enum lp_doc_format f);
 
 /* The format of a file from its name's extension and its first bytes
  * (`head`, `n` bytes; the content wins when it is unmistakable: "%PDF-",
- * "<!DOCTYPE html", "<html"). Never returns LP_FORMAT_AUTO. */
+ * "<!DOCTYPE html", "<html"). Never returns LP_DOC_FORMAT_AUTO. */
 enum lp_doc_format lp_doc_sniff(const char *path, const char *head, size_t n);
 
 /* Whether this build has the reader for `f` (text: always). */

@@ -217,6 +217,24 @@ static size_t line_at(struct html *h, size_t off)
 	return h->line_no;
 }
 
+/* Where text[off, off + len) came from (stages/doc.h): its kind, section
+ * path, page and bytes in the original file. */
+static void put_where(struct html *h, size_t off, size_t len)
+{
+	struct lp_doc_where w;
+
+	lp_doc_where(h->doc, off, len, &w);
+	fprintf(h->out, " <span class=\"meta\">%s", lp_block_kind_name(w.kind));
+	if (w.section[0]) {
+		fputs(" in <span class=\"section\">", h->out);
+		put_text(h->out, w.section);
+		fputs("</span>", h->out);
+	}
+	if (w.page)
+		fprintf(h->out, ", p. %u", w.page);
+	fprintf(h->out, ", original bytes %zu&ndash;%zu</span>", w.src_off, w.src_off + w.src_len);
+}
+
 /* A link to chunk `id`, or its name alone when the page does not show it. */
 static void chunk_link(struct html *h, size_t id)
 {
@@ -408,6 +426,17 @@ static void section_question(struct html *h, const char *result)
 			fputs(i ? ", " : (doc->answer_check ? "; cites " : "cites "), h->out);
 			if (doc->cited[i] < doc->n_chunks)
 				chunk_link(h, doc->cited[i]);
+		}
+		if (doc->quote_len && doc->quote_off + doc->quote_len <= doc->len) {
+			fputs("; quote from ", h->out);
+			for (size_t i = 0; i < doc->n_chunks; i++)
+				if (doc->chunks[i].off <= doc->quote_off &&
+				    doc->quote_off + doc->quote_len <=
+					    doc->chunks[i].off + doc->chunks[i].len) {
+					chunk_link(h, i);
+					break;
+				}
+			put_where(h, doc->quote_off, doc->quote_len);
 		}
 		fputs("</p>\n", h->out);
 	}
@@ -680,6 +709,7 @@ static void one_chunk(struct html *h, size_t id)
 		"<span class=\"range\">bytes %zu&ndash;%zu</span> <span class=\"meta\">"
 		"(lines %zu&ndash;%zu, %zu bytes, score %.4g)</span>", id, id, c->off,
 		c->off + c->len, first, last, c->len, c->score);
+	put_where(h, c->off, c->len);
 	if (c->selected)
 		fputs("<span class=\"tag\">retrieved</span>", h->out);
 	if (h->flags[id] & F_SUMMARISED)

@@ -90,6 +90,8 @@ static json_t *document_json(const struct lp_doc *doc, int *ok)
 	put(o, "path", str_or_null(doc->path), ok);
 	put(o, "bytes", json_integer((json_int_t)doc->len), ok);
 	put(o, "replaced_invalid", json_integer((json_int_t)doc->src.n_replaced), ok);
+	put(o, "format", json_string(lp_doc_format_name(doc->src.format)), ok);
+	put(o, "blocks", json_integer((json_int_t)doc->src.model.n_blocks), ok);
 	return o;
 }
 
@@ -123,7 +125,21 @@ static json_t *stages_json(const struct lp_doc *doc, int *ok)
 	return a;
 }
 
-static json_t *chunk_json(const struct lp_chunk *c, size_t id, int *ok)
+/* Where text[off, off + len) came from (stages/doc.h), into o. */
+static void put_where(json_t *o, const struct lp_doc *doc, size_t off, size_t len, int *ok)
+{
+	struct lp_doc_where w;
+
+	lp_doc_where(doc, off, len, &w);
+	put(o, "kind", json_string(lp_block_kind_name(w.kind)), ok);
+	put(o, "section", json_string(w.section), ok);
+	put(o, "page", w.page ? json_integer((json_int_t)w.page) : json_null(), ok);
+	put(o, "source_offset", json_integer((json_int_t)w.src_off), ok);
+	put(o, "source_length", json_integer((json_int_t)w.src_len), ok);
+}
+
+static json_t *chunk_json(const struct lp_doc *doc, const struct lp_chunk *c, size_t id,
+			  int *ok)
 {
 	json_t *o = json_object();
 
@@ -133,6 +149,23 @@ static json_t *chunk_json(const struct lp_chunk *c, size_t id, int *ok)
 	put(o, "offset", json_integer((json_int_t)c->off), ok);
 	put(o, "length", json_integer((json_int_t)c->len), ok);
 	put(o, "score", real(c->score), ok);
+	put_where(o, doc, c->off, c->len, ok);
+	return o;
+}
+
+/* The answer's quote, mapped back to the original: null without one. */
+static json_t *quote_json(const struct lp_doc *doc, int *ok)
+{
+	json_t *o;
+
+	if (!doc->answer || !doc->quote_len || doc->quote_off + doc->quote_len > doc->len)
+		return json_null();
+	if (!(o = json_object()))
+		return NULL;
+	put(o, "text", strn(doc->text + doc->quote_off, doc->quote_len), ok);
+	put(o, "offset", json_integer((json_int_t)doc->quote_off), ok);
+	put(o, "length", json_integer((json_int_t)doc->quote_len), ok);
+	put_where(o, doc, doc->quote_off, doc->quote_len, ok);
 	return o;
 }
 
@@ -141,7 +174,7 @@ static json_t *chunks_json(const struct lp_doc *doc, int *ok)
 	json_t *a = json_array();
 
 	for (size_t i = 0; a && i < doc->n_chunks; i++) {
-		json_t *o = chunk_json(&doc->chunks[i], i, ok);
+		json_t *o = chunk_json(doc, &doc->chunks[i], i, ok);
 		if (o)
 			put(o, "selected", json_boolean(doc->chunks[i].selected), ok);
 		push(a, o, ok);
@@ -167,7 +200,7 @@ static json_t *selected_json(const struct lp_doc *doc, int *ok)
 			break;
 		}
 		c = &doc->chunks[id];
-		o = chunk_json(c, id, ok);
+		o = chunk_json(doc, c, id, ok);
 		if (o)
 			put(o, "text", strn(doc->text + c->off, c->len), ok);
 		push(a, o, ok);
@@ -351,6 +384,7 @@ static json_t *report_object(struct lp_doc *doc, const struct lp_run_stats *st,
 	put(o, "summary", str_or_null(doc->summary), ok);
 	put(o, "answer", str_or_null(doc->answer), ok);
 	put(o, "cited", cited_json(doc, ok), ok);
+	put(o, "quote", quote_json(doc, ok), ok);
 	put(o, "answer_check", str_or_null(doc->answer_check), ok);
 	put(o, "result", json_string(result), ok);
 	put(o, "verification", verification_json(&doc->verify, ok), ok);

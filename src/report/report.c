@@ -105,6 +105,30 @@ static void ungrounded_lines(const struct lp_verify_result *v, const char *inden
 	}
 }
 
+/* The answer's "Sources: [chunk 3], [chunk 7]" line as the reader can
+ * follow it: each chunk with its section path or page (stages/doc.h). The
+ * answer itself keeps the bare ids, which the verify stage reads. */
+static void put_answer(struct lp_doc *doc, const char *r, FILE *out)
+{
+	const char *src = strstr(r, "Sources: [chunk ");
+	char cite[320];
+
+	while (src && src != r && src[-1] != '\n')
+		src = strstr(src + 1, "Sources: [chunk ");
+	if (!src || strspn(src + strcspn(src, "\n"), "\n") != strlen(src + strcspn(src, "\n")) ||
+	    !doc->n_cited) {
+		put_line_block(r, out);
+		return;
+	}
+	fwrite(r, 1, (size_t)(src - r), out);
+	fputs("Sources: ", out);
+	for (size_t i = 0; i < doc->n_cited; i++) {
+		lp_doc_citation(doc, doc->cited[i], cite, sizeof(cite));
+		fprintf(out, "%s%s", i ? ", " : "", cite);
+	}
+	fputc('\n', out);
+}
+
 enum lp_status lp_report_text(struct lp_doc *doc, FILE *out, struct lp_diag *d)
 {
 	const struct lp_verify_result *v = &doc->verify;
@@ -113,7 +137,10 @@ enum lp_status lp_report_text(struct lp_doc *doc, FILE *out, struct lp_diag *d)
 
 	if (!r)
 		return LP_E_NOMEM;
-	put_line_block(r, out);
+	if (r == doc->answer)
+		put_answer(doc, r, out);
+	else
+		put_line_block(r, out);
 	if (!v->done)
 		return LP_OK;
 	fputs("\nverification: ", out);

@@ -71,6 +71,12 @@ static int cmp_sent(const void *a, const void *b)
 	return (x->off > y->off) - (x->off < y->off);
 }
 
+void lp_evidence_sort(struct lp_evidence_sent *sent, size_t n)
+{
+	if (n)
+		qsort(sent, n, sizeof(*sent), cmp_sent);
+}
+
 /* The question's terms in order, stop words included, and whether each
  * is a stop word: its phrases are its adjacent pairs. */
 struct phrase_terms {

@@ -72,6 +72,10 @@ enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 				struct lp_evidence_sent **out, size_t *n_out,
 				struct lp_diag *d);
 
+/* Sort sent[0..n) as lp_evidence_rank does (after a caller changed the
+ * scores). */
+void lp_evidence_sort(struct lp_evidence_sent *sent, size_t n);
+
 /*
  * How well `quote` occurs in text[0..len): the largest share of the
  * quote's terms that a window of one or two consecutive sentences of the

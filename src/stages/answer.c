@@ -54,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config/config.h"
 #include "core/buf.h"
@@ -265,6 +266,51 @@ static int picked(const struct pick *p, size_t n, size_t off)
 	return 0;
 }
 
+/* ---- definitions: the entry of the term a question names ---- */
+
+/*
+ * The document model knows a definition's term from its body: when the
+ * question names the term of an entry ("What does --delete do?"), the
+ * sentences of that entry's body rank above every other sentence (by the
+ * best score, so their own order stands), and when the question asks no
+ * more than what the term is, the entry's first sentence (its
+ * definition) comes first. Sentences that only mention the term elsewhere
+ * ("--delete may be combined with --delete-WHEN") keep their score.
+ */
+static void prefer_entries(const struct job *j, const struct lp_evidence_src *src,
+			   struct lp_evidence_sent *sent, size_t n)
+{
+	const struct lp_doc *doc = j->doc;
+	const struct lp_doc_model *m = &doc->src.model;
+	double top = 0;
+	size_t last_t = LP_DOC_NONE;
+	int named = 0, only = 0, changed = 0;
+
+	if (!n || !m->n_kind[LP_BLOCK_DEF_BODY] || !j->question)
+		return;
+	top = sent[0].score > 0 ? sent[0].score : 1;
+	for (size_t i = 0; i < n; i++) {
+		size_t off = (size_t)(src[sent[i].src].text - doc->text) + sent[i].off;
+		size_t b = lp_doc_model_find(m, off), t;
+
+		if (b == LP_DOC_NONE || m->blocks[b].kind != LP_BLOCK_DEF_BODY ||
+		    (t = m->blocks[b].term) == LP_DOC_NONE)
+			continue;
+		if (t != last_t) {
+			named = lp_doc_names_term(doc, t, j->question, &only);
+			last_t = t;
+		}
+		if (!named)
+			continue;
+		sent[i].score += top;
+		if (only && b == t + 1 && off <= m->blocks[b].off + 1)
+			sent[i].score += top;
+		changed = 1;
+	}
+	if (changed)
+		lp_evidence_sort(sent, n);
+}
+
 /* The sources lp_evidence_rank reads: chunks best[0..n). Scratch memory. */
 static struct lp_evidence_src *sources(const struct lp_doc *doc, const size_t *best, size_t n,
 				       struct lp_diag *d)
@@ -331,6 +377,8 @@ static enum lp_status add_sentences(struct job *j, const size_t *best, size_t n,
 	if (!st)
 		st = lp_evidence_rank(src, n, j->corpus, j->doc->n_chunks, j->question,
 				      strlen(j->question), &sent, &n_sent, d);
+	if (!st)
+		prefer_entries(j, src, sent, n_sent);
 	if (!st && !(picks = lp_mem_alloc(LP_MEM_SCRATCH, (2 * n_sent + 1) * sizeof(*picks), d)))
 		st = LP_E_NOMEM;
 	n_picks = st ? 0 : choose(j, src, sent, n_sent, budget, used, picks);
@@ -571,6 +619,8 @@ static enum lp_status best_sentence(const struct job *j, struct found *f, struct
 	if (!st)
 		st = lp_evidence_rank(src, j->n_ids, j->corpus, j->doc->n_chunks, j->question,
 				      strlen(j->question), &sent, &n, d);
+	if (!st)
+		prefer_entries(j, src, sent, n);
 	for (size_t i = 0; !st && i < n && i < 4; i++)
 		lp_debug("answer: sentence %zu: chunk %zu score %.2f: %.60s", i,
 			 src[sent[i].src].id, sent[i].score, src[sent[i].src].text + sent[i].off);
@@ -697,11 +747,14 @@ static enum lp_status finish(struct job *j, const char *ans, size_t alen, const 
 		lp_buf_adds(&out, "(no answer)");
 	if (j->o->with_summary && doc->summary)
 		lp_buf_addf(&out, "\n\nSummary: %s", doc->summary);
+	doc->quote_len = 0;
 	if (f && f->len) {
 		/* the chunk is on the Sources line: an id here would pass for
 		 * a citation the model wrote */
 		lp_buf_addf(&out, "%sQuote: \"", sep);
 		add_flat(&out, doc->text + f->off, f->len);
+		doc->quote_off = f->off;
+		doc->quote_len = f->len;
 		lp_buf_adds(&out, "\"");
 		sep = "\n";
 	}
@@ -892,6 +945,10 @@ static enum lp_status run_quote(struct job *j, size_t *cited, struct lp_diag *d)
 					    replaced ? "+sentence" : "");
 	st = finish(j, replaced ? doc->text + f.off : ans, replaced ? f.len : strlen(ans),
 		    replaced ? NULL : &f, cited, 1, check_line(j, check, replaced), d);
+	if (replaced) { /* the answer is the quote: the reports map it back */
+		doc->quote_off = f.off;
+		doc->quote_len = f.len;
+	}
 	lp_mem_free(ans);
 	return st;
 }

@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
+#include <ctype.h>
 
 #include "core/buf.h"
 #include "core/log.h"
@@ -179,4 +181,167 @@ void lp_doc_event(struct lp_doc *doc, const char *fmt, ...)
 	}
 	if ((t->events[t->n_events] = lp_arena_strdup(&doc->arena, line)))
 		t->n_events++;
+}
+
+void lp_doc_where(const struct lp_doc *doc, size_t off, size_t len, struct lp_doc_where *w)
+{
+	const struct lp_doc_model *m = &doc->src.model;
+	size_t first, n = m->n_blocks ? lp_doc_model_range(m, off, len, &first) : 0;
+
+	memset(w, 0, sizeof(*w));
+	w->kind = LP_BLOCK_PARAGRAPH;
+	w->src_off = off;
+	w->src_len = len;
+	if (!n)
+		return;
+	/* a range that starts in the blank line after a block belongs to the next */
+	if (n > 1 && m->blocks[first].off + m->blocks[first].len <= off) {
+		first++;
+		n--;
+	}
+	w->kind = m->blocks[first].kind;
+	w->page = m->blocks[first].page;
+	lp_doc_model_section_path(m, first, w->section, sizeof(w->section));
+	w->src_off = (size_t)-1;
+	w->src_len = 0;
+	{
+		size_t hi = 0;
+
+		for (size_t i = first; i < first + n; i++) {
+			const struct lp_doc_block *b = &m->blocks[i];
+
+			if (b->src_off < w->src_off)
+				w->src_off = b->src_off;
+			if (b->src_off + b->src_len > hi)
+				hi = b->src_off + b->src_len;
+		}
+		w->src_len = hi - w->src_off;
+	}
+}
+
+void lp_doc_citation(const struct lp_doc *doc, size_t chunk, char *buf, size_t cap)
+{
+	const struct lp_chunk *c;
+	struct lp_doc_where w;
+	int n;
+
+	if (chunk >= doc->n_chunks) {
+		snprintf(buf, cap, "[chunk %zu]", chunk);
+		return;
+	}
+	c = &doc->chunks[chunk];
+	/* the quote's own section when it is in this chunk: a chunk may start
+	 * in the entry before the one it answers from */
+	if (doc->quote_len && doc->quote_off >= c->off &&
+	    doc->quote_off + doc->quote_len <= c->off + c->len)
+		lp_doc_where(doc, doc->quote_off, doc->quote_len, &w);
+	else
+		lp_doc_where(doc, c->off, c->len, &w);
+	n = snprintf(buf, cap, "[chunk %zu", chunk);
+	if (w.page && n >= 0 && (size_t)n < cap)
+		n += snprintf(buf + n, cap - (size_t)n, " \xC2\xB7 p. %u", w.page);
+	else if (w.section[0] && n >= 0 && (size_t)n < cap)
+		n += snprintf(buf + n, cap - (size_t)n, " \xC2\xB7 %s", w.section);
+	if (n >= 0 && (size_t)n < cap)
+		snprintf(buf + n, cap - (size_t)n, "]");
+}
+
+static int is_term_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '-' || c == '_';
+}
+
+/* The question holds t[0, n) as a whole token ("--delete", not the
+ * "--delete" of "--delete-after"); case counts ("NAME" is not "name"). */
+static int names_key(const char *q, const char *t, size_t n)
+{
+	if (n < 2)
+		return 0;
+	for (const char *p = q; *p; p++) {
+		if (strncmp(p, t, n))
+			continue;
+		if ((p == q || !is_term_char(p[-1])) && !is_term_char(p[n]))
+			return 1;
+	}
+	return 0;
+}
+
+int lp_doc_names_term(const struct lp_doc *doc, size_t t, const char *q, int *only)
+{
+	static const char *const asking[] = { "what", "does", "do", "is", "the", "option",
+					      "options", "mean", "means", "a", "an", "of",
+					      "for", "flag", "variable", "command", "builtin",
+					      "describe", "explain", "meaning", "use", NULL };
+	const struct lp_doc_block *b = &doc->src.model.blocks[t];
+	const char *s = doc->text + b->off, *e = s + b->len;
+
+	while (s < e) {
+		const char *k = s;
+		size_t n = 0;
+
+		while (k + n < e && k[n] != ' ' && k[n] != ',' && k[n] != '=' && k[n] != '[' &&
+		       k[n] != '\n')
+			n++;
+		if (n && names_key(q, k, n)) {
+			/* the rest of the question, word by word */
+			*only = 1;
+			for (const char *w = q; *w;) {
+				size_t wl = 0;
+				int known = 0;
+
+				while (*w && !is_term_char(*w))
+					w++;
+				while (is_term_char(w[wl]))
+					wl++;
+				if (!wl)
+					break;
+				known = wl == n && !strncmp(w, k, n);
+				for (int a = 0; !known && asking[a]; a++)
+					known = strlen(asking[a]) == wl && !strncasecmp(w, asking[a], wl);
+				*only &= known;
+				w += wl;
+			}
+			return 1;
+		}
+		s = k + n;
+		while (s < e && (*s == ' ' || *s == ',' || *s == '\n'))
+			s++;
+		if (s < e && (*s == '=' || *s == '['))
+			break;
+	}
+	return 0;
+}
+
+
+void lp_doc_prefer_entries(const struct lp_doc *doc, const char *question, const size_t *set,
+			   size_t n, double *scores)
+{
+	const struct lp_doc_model *m = &doc->src.model;
+	double top = 0;
+	int only;
+
+	if (!question || !m->n_kind[LP_BLOCK_DEF_TERM])
+		return;
+	for (size_t i = 0; i < n; i++)
+		top = scores[i] > top ? scores[i] : top;
+	if (top <= 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct lp_chunk *c = &doc->chunks[set[i]];
+		size_t first, k = lp_doc_model_range(m, c->off, c->len, &first);
+
+		for (size_t b = first; b < first + k; b++) {
+			const struct lp_doc_block *blk = &m->blocks[b];
+			/* the term, or the start of its body: the entry's definition */
+			size_t t = blk->kind == LP_BLOCK_DEF_TERM ? b
+				 : blk->kind == LP_BLOCK_DEF_BODY && blk->term == b - 1 ? blk->term
+				 : LP_DOC_NONE;
+
+			if (t != LP_DOC_NONE && blk->off >= c->off &&
+			    lp_doc_names_term(doc, t, question, &only)) {
+				scores[i] += top;
+				break;
+			}
+		}
+	}
 }

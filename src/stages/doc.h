@@ -149,6 +149,8 @@ struct lp_doc {
 	const char *answer;        /* from an answer or generate stage, or NULL */
 	const size_t *cited;       /* [n_cited] chunk ids the answer cites */
 	size_t n_cited;
+	size_t quote_off, quote_len; /* the answer's quote in text (quote_len 0:
+				      * none), for the reports to map back */
 	const char *answer_check; /* how the answer stage checked the answer:
 				   * "quote", "quote-retry", "extract" or
 				   * "ranked", with "+sentence" when the quoted
@@ -192,6 +194,40 @@ const size_t *lp_doc_working_set(struct lp_doc *doc, size_t *n);
  * when out of memory.
  */
 size_t *lp_doc_best_first(struct lp_doc *doc, size_t *n);
+
+/*
+ * Where text[off, off + len) came from, by the document model
+ * (doc/model.h): the kind of its first block, its section path ("OPTIONS ›
+ * --delete", "" under no heading), its first page (0: unpaged) and the
+ * original bytes of the blocks it overlaps. A document without blocks
+ * reports a paragraph at the same offsets.
+ */
+struct lp_doc_where {
+	enum lp_block_kind kind;
+	char section[256];
+	unsigned page;
+	size_t src_off, src_len;
+};
+void lp_doc_where(const struct lp_doc *doc, size_t off, size_t len, struct lp_doc_where *w);
+
+/* A chunk's citation as text output shows it: "[chunk 127 · OPTIONS ›
+ * --delete]", "[chunk 3 · p. 14]", or "[chunk 5]" with neither; into buf
+ * (cap bytes). The place is the answer's quote's when the quote is in the
+ * chunk, else the chunk's start. */
+void lp_doc_citation(const struct lp_doc *doc, size_t chunk, char *buf, size_t cap);
+
+/* Whether `question` names the term of DEF_TERM block t (one of its
+ * alternatives, "--verbose, -v", each up to its first space, '=' or '[',
+ * as a whole token, case kept); *only: the question's other words only
+ * ask what the term is ("what does ... do"). */
+int lp_doc_names_term(const struct lp_doc *doc, size_t t, const char *question, int *only);
+
+/* For a retrieve stage: chunks set[0..n) that hold the term of an entry
+ * the question names, or the start of its body, get the best score added
+ * to theirs in scores[], so that the entry's own definition is among the
+ * passages. */
+void lp_doc_prefer_entries(const struct lp_doc *doc, const char *question, const size_t *set,
+			   size_t n, double *scores);
 
 /* The final product: answer, else summary, else the selected (or all)
  * chunks joined by blank lines. Owned by the doc; NULL when out of memory. */

@@ -443,6 +443,8 @@ static enum lp_status retrieve_run(struct lp_doc *doc, const void *opts, struct 
 	st = score_set(doc, o, set, n, scores, d);
 	lp_mem_set_phase(phase);
 	if (st == LP_OK)
+		lp_doc_prefer_entries(doc, o->query, set, n, scores);
+	if (st == LP_OK)
 		st = select_top(doc, o, set, n, scores, k, pos, &brought, d);
 	if (st == LP_OK)
 		note_kept(doc, doc->n_selection, n, brought);

@@ -157,6 +157,12 @@ static enum lp_status split_run(struct lp_doc *doc, const void *opts, struct lp_
 	/* Loading checked it; a second pass would read the whole document
 	 * into memory before the split releases any of it. */
 	sp.text_is_utf8 = 1;
+	/* table rows and code blocks are cut only when one alone is too big */
+	if (doc->src.model.n_kind[LP_BLOCK_TABLE_ROW] || doc->src.model.n_kind[LP_BLOCK_CODE]) {
+		doc->src.model.keep_block = 0;
+		sp.keep.next = lp_doc_model_keep_next;
+		sp.keep.ctx = &doc->src.model;
+	}
 	if ((st = lp_split_new(&sp, &s, d)))
 		return st;
 	st = lp_split_each(s, doc->text, doc->len, collect_chunk, &c, d);

@@ -56,6 +56,35 @@ struct summarize_opts {
 	struct lp_summarize_model_opts model; /* filled for tree and refine */
 };
 
+#define EXTRACTIVE (1u << STRATEGY_EXTRACTIVE)
+#define TREE (1u << STRATEGY_TREE)
+#define REFINE (1u << STRATEGY_REFINE)
+
+/* The strategies that read each key; one given to another is an error. */
+static const struct lp_cfg_key_use key_strategies[] = {
+	{"fanout", EXTRACTIVE | TREE},
+	{"max_words", EXTRACTIVE},
+	{"max_sentences", EXTRACTIVE},
+	{"prompt", TREE | REFINE},
+	{"prompt_file", TREE | REFINE},
+	{"max_tokens", TREE | REFINE},
+	{"final_tokens", TREE},
+	{"final", TREE},
+	{"extract_words", TREE | REFINE},
+	{"map", TREE},
+	{"points", TREE},
+	{"grounded", TREE},
+	{"drop_meta", TREE | REFINE},
+	{NULL, 0},
+};
+
+/* The maps of a tree that read each key. */
+static const struct lp_cfg_key_use key_maps[] = {
+	{"points", 1u << LP_SUMMARIZE_MAP_POINTS | 1u << LP_SUMMARIZE_MAP_COMPRESS},
+	{"grounded", 1u << LP_SUMMARIZE_MAP_POINTS | 1u << LP_SUMMARIZE_MAP_COMPRESS},
+	{NULL, 0},
+};
+
 static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 			    const struct lp_pipeline *p, void **out)
 {
@@ -81,7 +110,10 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	    lp_cfg_get_int(c, opts, "points", 3, 1, 16, &o->points) ||
 	    lp_cfg_get_bool(c, opts, "grounded", 1, &o->grounded) ||
 	    lp_cfg_get_bool(c, opts, "drop_meta", 1, &o->drop_meta) ||
-	    lp_stage_parse_prompt(c, opts, p, &o->prompt))
+	    lp_stage_parse_prompt(c, opts, p, &o->prompt) ||
+	    lp_cfg_check_key_use(c, opts, key_strategies, "strategy", strategy_names, s) ||
+	    (s == STRATEGY_TREE &&
+	     lp_cfg_check_key_use(c, opts, key_maps, "map", map_names, o->map)))
 		return LP_E_CONFIG;
 	if (s != STRATEGY_EXTRACTIVE && !(p && p->model.present))
 		return lp_cfg_error(c, lp_node_get(opts, "strategy"),
@@ -110,9 +142,12 @@ static void describe(const void *opts, struct lp_buf *out)
 	if (o->strategy == STRATEGY_EXTRACTIVE)
 		lp_buf_addf(out, "{strategy: %s, fanout: %lld, max_words: %lld, max_sentences: %lld",
 			    strategy_names[o->strategy], o->fanout, o->max_words, o->max_sentences);
-	else
+	else if (o->strategy == STRATEGY_TREE)
 		lp_buf_addf(out, "{strategy: %s, fanout: %lld, max_tokens: %lld, extract_words: %lld",
 			    strategy_names[o->strategy], o->fanout, o->max_tokens, o->extract_words);
+	else
+		lp_buf_addf(out, "{strategy: %s, max_tokens: %lld, extract_words: %lld",
+			    strategy_names[o->strategy], o->max_tokens, o->extract_words);
 	if (o->strategy == STRATEGY_TREE && o->final_tokens)
 		lp_buf_addf(out, ", final_tokens: %lld", o->final_tokens);
 	if (o->strategy == STRATEGY_TREE && o->final_join)
@@ -156,7 +191,8 @@ static enum lp_status summarize_into(struct lp_doc *doc, const struct summarize_
 				     const char *text, size_t len, const char **out,
 				     struct lp_diag *d)
 {
-	struct lp_extractive_opts eo = {(size_t)o->max_words, (size_t)o->max_sentences, NULL};
+	struct lp_extractive_opts eo = {(size_t)o->max_words, (size_t)o->max_sentences, NULL,
+					&doc->src.model};
 	char *s;
 	size_t n;
 	enum lp_status st = lp_extractive_summarize(text, len, &eo, &s, &n, d);

@@ -330,7 +330,7 @@ static size_t middle_cut(const char *text, size_t len)
 static enum lp_status fallback(struct run *r, const char *in, size_t len, struct lp_buf *out,
 			       struct lp_diag *d)
 {
-	struct lp_extractive_opts eo = { r->o->max_tokens / 2 + 1, 0, NULL };
+	struct lp_extractive_opts eo = { r->o->max_tokens / 2 + 1, 0, NULL, &r->doc->src.model };
 	char *s;
 	size_t n;
 	enum lp_status st = lp_extractive_summarize(in, len, &eo, &s, &n, d);
@@ -503,7 +503,8 @@ static const char *raw_chunk(struct lp_doc *doc, const size_t *set, size_t n, si
 static const char *chunk_text(struct run *r, const size_t *set, size_t n, size_t i,
 			      size_t *len, struct lp_diag *d)
 {
-	struct lp_extractive_opts eo = { r->o->extract_words, 0, prose(r) ? NULL : lp_points_is_prose };
+	struct lp_extractive_opts eo = { r->o->extract_words, 0,
+					  prose(r) ? NULL : lp_points_is_prose, &r->doc->src.model };
 	const char *t = raw_chunk(r->doc, set, n, i, len);
 	char *s, *out;
 
@@ -1450,7 +1451,7 @@ static enum lp_status chunk_points(struct run *r, struct points *ps, size_t inpu
 	if (!st)
 		renumber_ranks(ps, first);
 	if (!st && !rank) { /* nothing trusted: the chunk's most central sentence */
-		struct lp_extractive_opts eo = { COMPRESS_WORDS + 10, 1, lp_points_is_prose };
+		struct lp_extractive_opts eo = { COMPRESS_WORDS + 10, 1, lp_points_is_prose, NULL };
 		char *best;
 		size_t best_len;
 		int added = 0;

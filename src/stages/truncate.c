@@ -144,7 +144,7 @@ static enum lp_status assemble(struct lp_doc *doc, const struct truncate_opts *o
 	lp_buf_add(&b, t, h);
 	lp_buf_adds(&b, "\n\n[...]\n\n");
 	if (o->middle_summary && tl > h) {
-		struct lp_extractive_opts eo = { (size_t)o->middle_words, 0, NULL };
+		struct lp_extractive_opts eo = { (size_t)o->middle_words, 0, NULL, NULL };
 		char *s;
 		size_t n;
 		if (!(st = lp_extractive_summarize(t + h, tl - h, &eo, &s, &n, d)) && n) {

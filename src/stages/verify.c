@@ -325,6 +325,49 @@ static int is_must(const struct verify_opts *o, const char *phrase, struct lp_bu
 	return 0;
 }
 
+/* spans[0..*n) without the code blocks and table rows in them (doc/
+ * model.h): automatic keyphrases name what the document says, and a
+ * table's cells or a listing's tokens would crowd them out. */
+static enum lp_status prose_spans(const struct lp_doc *doc, struct lp_span **spans, size_t *n,
+				  struct lp_diag *d)
+{
+	const struct lp_doc_model *m = &doc->src.model;
+	struct lp_span *v = *spans, *out;
+	size_t cap = *n, k = 0;
+
+	if (!m->n_kind[LP_BLOCK_CODE] && !m->n_kind[LP_BLOCK_TABLE_ROW])
+		return LP_OK;
+	for (size_t i = 0; i < *n; i++) {
+		size_t first, nb = lp_doc_model_range(m, v[i].off, v[i].len, &first);
+
+		for (size_t b = first; b < first + nb; b++)
+			cap += lp_doc_block_is_data(&m->blocks[b]);
+	}
+	if (!(out = lp_mem_alloc(LP_MEM_SCRATCH, (cap ? cap : 1) * sizeof(*out), d)))
+		return LP_E_NOMEM;
+	for (size_t i = 0; i < *n; i++) {
+		size_t first, nb = lp_doc_model_range(m, v[i].off, v[i].len, &first);
+		size_t at = v[i].off, end = v[i].off + v[i].len;
+
+		for (size_t b = first; b < first + nb; b++) {
+			const struct lp_doc_block *blk = &m->blocks[b];
+			size_t bs = blk->off > at ? blk->off : at, be = blk->off + blk->len;
+
+			if (!lp_doc_block_is_data(blk) || be <= at)
+				continue;
+			if (bs > at)
+				out[k++] = (struct lp_span){ at, bs - at };
+			at = be < end ? be : end;
+		}
+		if (end > at)
+			out[k++] = (struct lp_span){ at, end - at };
+	}
+	lp_mem_free(v);
+	*spans = out;
+	*n = k;
+	return LP_OK;
+}
+
 static enum lp_status add_auto(struct checker *k, const struct verify_opts *o,
 			       struct lp_diag *d)
 {
@@ -340,6 +383,8 @@ static enum lp_status add_auto(struct checker *k, const struct verify_opts *o,
 		struct lp_verify_source_pass sp = { k->doc, 0 };
 		spans = NULL;
 		st = auto_source(k->doc, cap, &spans, &n_spans, &len, d);
+		if (!st)
+			st = prose_spans(k->doc, &spans, &n_spans, d);
 		if (!st)
 			st = lp_keyphrase_extract_spans(k->doc->text ? k->doc->text : "", spans,
 							n_spans, (size_t)o->n_auto + o->n_must,

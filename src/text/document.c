@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "core/mem.h"
 #include "core/utf8.h"
 
@@ -162,22 +163,92 @@ static enum lp_status make_text(const char *name, const unsigned char *s, size_t
 	return LP_OK;
 }
 
-enum lp_status lp_document_from_bytes(const char *name, const void *data, size_t len,
-				      enum lp_invalid_utf8 mode,
-				      struct lp_document *doc, struct lp_diag *d)
+/* Read doc->text (plain text) or raw[0..len) (another format) into a new
+ * model; the text is then the model's. */
+static enum lp_status build_model(const char *name, const char *raw, size_t len,
+				  struct lp_document *doc, struct lp_diag *d)
+{
+	int text = doc->format == LP_DOC_FORMAT_TEXT;
+	struct lp_doc_model *m = &doc->model;
+	enum lp_status st;
+
+	lp_doc_model_init(m, text ? doc->text : NULL, text ? doc->len : 0);
+	/* only the raw mapping may be dropped behind the reader */
+	if (!doc->copy && doc->map.is_mmap && (!text || doc->text == (const char *)doc->map.data))
+		m->src_map = &doc->map;
+	st = text ? lp_read_text(name, doc->text, doc->len, lp_doc_model_sink(m), d)
+		  : lp_read_document(doc->format, name, raw, len, lp_doc_model_sink(m), d);
+	if (st || (st = lp_doc_model_finish(m, name, d)))
+		return st;
+	m->src_map = NULL;
+	if (lp_doc_model_is_source(m))
+		return LP_OK;
+	/* the clean text is the spool's: the source is no longer needed */
+	lp_mem_free(doc->copy);
+	doc->copy = NULL;
+	lp_file_unmap(&doc->map);
+	doc->map = m->map;
+	memset(&m->map, 0, sizeof(m->map));
+	doc->text = (const char *)doc->map.data;
+	doc->len = doc->map.len;
+	m->text = doc->text;
+	return LP_OK;
+}
+
+static enum lp_status load_as(const char *name, const unsigned char *raw, size_t len,
+			      struct lp_mapped *m, enum lp_invalid_utf8 mode,
+			      enum lp_doc_format format, struct lp_document *doc,
+			      struct lp_diag *d)
+{
+	enum lp_status st;
+
+	doc->format = format != LP_DOC_FORMAT_AUTO
+			      ? format
+			      : lp_doc_sniff(name, (const char *)raw, len < 4096 ? len : 4096);
+	/* Markdown is text too: a build without its reader reads a .md named
+	 * one as text when asked to choose (asked for markdown, it refuses) */
+	if (format == LP_DOC_FORMAT_AUTO && doc->format == LP_DOC_FORMAT_MARKDOWN &&
+	    !lp_reader_available(LP_DOC_FORMAT_MARKDOWN)) {
+		lp_warn("%s: read as plain text: this lpipe has no markdown reader (install %s "
+			"and rebuild for its structure)", name,
+			lp_reader_package(LP_DOC_FORMAT_MARKDOWN));
+		doc->format = LP_DOC_FORMAT_TEXT;
+	}
+	if (doc->format != LP_DOC_FORMAT_TEXT)
+		return build_model(name, (const char *)raw, len, doc, d);
+	if ((st = make_text(name, raw, len, m, mode, doc, d)))
+		return st;
+	/* A normalised copy no longer needs the raw bytes: drop them so a
+	 * large file is not held (and counted against the budget) twice. */
+	if (doc->copy && m)
+		lp_file_unmap(m);
+	return build_model(name, NULL, 0, doc, d);
+}
+
+enum lp_status lp_document_from_bytes_as(const char *name, const void *data, size_t len,
+					 enum lp_invalid_utf8 mode, enum lp_doc_format format,
+					 struct lp_document *doc, struct lp_diag *d)
 {
 	enum lp_status st;
 
 	memset(doc, 0, sizeof(*doc));
 	doc->path = name;
-	st = make_text(name, data, len, NULL, mode, doc, d);
+	st = load_as(name, data, len, NULL, mode, format, doc, d);
 	if (st)
 		lp_document_release(doc);
 	return st;
 }
 
-enum lp_status lp_document_load(const char *path, enum lp_invalid_utf8 mode,
-				struct lp_document *doc, struct lp_diag *d)
+enum lp_status lp_document_from_bytes(const char *name, const void *data, size_t len,
+				      enum lp_invalid_utf8 mode,
+				      struct lp_document *doc, struct lp_diag *d)
+{
+	return lp_document_from_bytes_as(name, data, len, mode, LP_DOC_FORMAT_AUTO, doc, d);
+}
+
+enum lp_status lp_document_load_as(const char *path, enum lp_invalid_utf8 mode,
+				   enum lp_doc_format format, struct lp_document *doc,
+				   struct lp_diag *d)
 {
 	const char *name = strcmp(path, "-") ? path : "<stdin>";
 	enum lp_status st;
@@ -187,22 +258,23 @@ enum lp_status lp_document_load(const char *path, enum lp_invalid_utf8 mode,
 	if (st)
 		return st;
 	doc->path = path;
-	st = make_text(name, doc->map.data, doc->map.len, &doc->map, mode, doc, d);
-	if (st) {
+	st = load_as(name, doc->map.data, doc->map.len, &doc->map, mode, format, doc, d);
+	if (st)
 		lp_document_release(doc);
-		return st;
-	}
-	/* A normalised copy no longer needs the raw bytes: drop them so a
-	 * large file is not held (and counted against the budget) twice. */
-	if (doc->copy)
-		lp_file_unmap(&doc->map);
-	return LP_OK;
+	return st;
+}
+
+enum lp_status lp_document_load(const char *path, enum lp_invalid_utf8 mode,
+				struct lp_document *doc, struct lp_diag *d)
+{
+	return lp_document_load_as(path, mode, LP_DOC_FORMAT_AUTO, doc, d);
 }
 
 void lp_document_release(struct lp_document *doc)
 {
 	if (!doc)
 		return;
+	lp_doc_model_release(&doc->model);
 	lp_mem_free(doc->copy);
 	lp_file_unmap(&doc->map);
 	memset(doc, 0, sizeof(*doc));

@@ -23,6 +23,19 @@
  * into a buffer that doubles as it fills, so up to twice the length while
  * it is read), and a file that needs normalising (the copy; the raw mapping
  * is released behind the copy as it is written, and unmapped after).
+ *
+ * Every load also builds the document model (doc/model.h): the format is
+ * the one asked for, or under LP_DOC_FORMAT_AUTO the one lp_doc_sniff finds;
+ * the file goes through that format's reader (doc/readers.h), and `text`
+ * becomes the model's clean text. Plain text that needs no repair keeps
+ * its own bytes (the model's text is the source: nothing above changes);
+ * repaired text and the other formats are read from the model's spool, a
+ * mapped temporary file with the same window, so the memory above holds
+ * for them too. A reader's refusal (a format not built in, a PDF without
+ * a text layer) fails the load with LP_E_INPUT naming the file; only a
+ * Markdown file found by LP_DOC_FORMAT_AUTO in a build without the
+ * Markdown reader is read as plain text instead, with a warning (it is
+ * text; HTML or PDF read as text would be markup or binary).
  */
 #ifndef LP_TEXT_DOCUMENT_H
 #define LP_TEXT_DOCUMENT_H
@@ -32,6 +45,8 @@
 #include "config/pipeline.h"
 #include "core/fileio.h"
 #include "core/status.h"
+#include "doc/model.h"
+#include "doc/readers.h"
 
 /* Bytes of a mapped document reserved against the budget as its resident
  * window (see above). */
@@ -44,6 +59,8 @@ struct lp_document {
 	struct lp_mapped map; /* the raw file */
 	char *copy;           /* normalised copy (tracked), or NULL when mapped */
 	size_t n_replaced;    /* invalid sequences replaced by U+FFFD */
+	enum lp_doc_format format;   /* what was read (never AUTO after a load) */
+	struct lp_doc_model model;   /* the blocks; text == model.text */
 };
 
 /* Load `path` ("-" for stdin). Returns LP_OK, LP_E_INPUT (invalid UTF-8,
@@ -55,6 +72,13 @@ enum lp_status lp_document_load(const char *path, enum lp_invalid_utf8 mode,
 enum lp_status lp_document_from_bytes(const char *name, const void *data, size_t len,
 				      enum lp_invalid_utf8 mode,
 				      struct lp_document *doc, struct lp_diag *d);
+/* The two above with the format given (LP_DOC_FORMAT_AUTO: sniffed). */
+enum lp_status lp_document_load_as(const char *path, enum lp_invalid_utf8 mode,
+				   enum lp_doc_format format, struct lp_document *doc,
+				   struct lp_diag *d);
+enum lp_status lp_document_from_bytes_as(const char *name, const void *data, size_t len,
+					 enum lp_invalid_utf8 mode, enum lp_doc_format format,
+					 struct lp_document *doc, struct lp_diag *d);
 void lp_document_release(struct lp_document *doc);
 
 /* A pass is done with text[off, off + len): release those pages of a mapped

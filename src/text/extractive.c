@@ -10,6 +10,17 @@
 #include "core/utf8.h"
 #include "text/match.h"
 
+/* Whether s (in model's text) starts in a code block or a table row. */
+static int is_data_at(const struct lp_doc_model *m, const char *s)
+{
+	size_t b;
+
+	if (!m->text || s < m->text || s >= m->text + m->len)
+		return 0;
+	b = lp_doc_model_find(m, (size_t)(s - m->text));
+	return b != LP_DOC_NONE && lp_doc_block_is_data(&m->blocks[b]);
+}
+
 #define DAMPING 0.85
 #define MAX_ITERS 100
 #define EPSILON 1e-6
@@ -465,6 +476,8 @@ static enum lp_status choose(const char *text, const struct lp_span *spans,
 		if (o->max_words && used + words[i] > o->max_words)
 			continue;
 		if (o->accept && !o->accept(text + spans[i].off, spans[i].len))
+			continue;
+		if (o->model && is_data_at(o->model, text + spans[i].off))
 			continue;
 		/* words alone do not bound text without words (punctuation) */
 		if (max_bytes && used_bytes + spans[i].len > max_bytes)

@@ -33,6 +33,7 @@
 #include <stddef.h>
 
 #include "core/status.h"
+#include "doc/model.h"
 #include "text/sentence.h"
 
 #define LP_EXTRACTIVE_GROUP 400
@@ -48,6 +49,10 @@ struct lp_extractive_opts {
 	/* NULL: any sentence may be chosen; else only those it returns 1 for
 	 * (the best sentence is still cut to fit when none is accepted) */
 	int (*accept)(const char *s, size_t len);
+	/* NULL, or the document model (doc/model.h) whose clean text `text`
+	 * lies in: a sentence that starts in a code block or a table row is
+	 * data, not something the document says, and is never chosen */
+	const struct lp_doc_model *model;
 };
 
 /*

@@ -293,16 +293,21 @@ static void scan_chunk(struct lp_splitter *s, const char *text, size_t len, size
 		       const struct bcursor *bc0, int use_b, struct cut *cut)
 {
 	struct bcursor bc = use_b ? *bc0 : (struct bcursor){ 0 };
-	struct cut hard = { 0 }, bnd = { 0 };
-	int have_bnd = 0, prev_bnd = 0;
-	size_t pos = start;
+	struct cut hard = { 0 }, bnd = { 0 }, kept = { 0 };
+	int have_bnd = 0, prev_bnd = 0, have_kept = 0, prev_kept = 0;
+	size_t pos = start, ks = 0, ke = 0;
+	int keep = s->p.keep.next && s->p.keep.next(s->p.keep.ctx, start, &ks, &ke);
 	struct atom a;
 
 	hard.last = 1;
 	while (next_atom(s, text, len, &pos, &a)) {
+		int inside;
+
 		if (prev_bnd)
 			bnd.w_next = a.w;
-		prev_bnd = 0;
+		if (prev_kept)
+			kept.w_next = a.w;
+		prev_bnd = prev_kept = 0;
 		if (hard.w && hard.w + a.w > s->p.size) {
 			hard.w_next = a.w;
 			hard.last = 0;
@@ -310,16 +315,32 @@ static void scan_chunk(struct lp_splitter *s, const char *text, size_t len, size
 		}
 		hard.w += a.w;
 		hard.end = a.end;
+		while (keep && ke <= a.end)
+			keep = s->p.keep.next(s->p.keep.ctx, a.end, &ks, &ke);
+		/* a cut here would split a span that began after the chunk did */
+		inside = keep && ks < a.end && a.end < ke && ks > start;
+		if (!inside && hard.w > s->p.overlap) {
+			kept = hard;
+			have_kept = prev_kept = 1;
+		}
 		if (use_b) {
 			bc_seek(&bc, text, len, a.end, 0);
-			if (bc.end == a.end && hard.w > s->p.overlap) {
+			if (bc.end == a.end && hard.w > s->p.overlap && !inside) {
 				bnd.end = a.end;
 				bnd.w = hard.w;
 				have_bnd = prev_bnd = 1;
 			}
 		}
 	}
-	*cut = (!hard.last && have_bnd) ? bnd : hard;
+	if (hard.last)
+		*cut = hard;
+	else if (have_bnd)
+		*cut = bnd;
+	else if (have_kept && s->p.keep.next) {
+		*cut = kept;
+		cut->last = 0;
+	} else
+		*cut = hard;
 }
 
 /* First unit of the next chunk: the overlap is the longest suffix of the

@@ -80,6 +80,15 @@ struct lp_token_counter {
 	void *ctx;
 };
 
+/* Spans a chunk must not be cut inside (a table row, a code block, a
+ * table's header with its first row). `next` writes the first such span
+ * ending after byte `from` to [*start, *end) and returns 1, or returns 0
+ * when none is left. Spans are in order and do not overlap. */
+struct lp_split_keep {
+	int (*next)(void *ctx, size_t from, size_t *start, size_t *end);
+	void *ctx;
+};
+
 struct lp_split_params {
 	enum lp_split_unit unit;
 	size_t size;                     /* units per chunk, > 0 */
@@ -87,6 +96,11 @@ struct lp_split_params {
 	enum lp_split_boundary boundary;
 	const char *pattern;             /* LP_SPLIT_REGEX: the separator */
 	struct lp_token_counter counter; /* LP_SPLIT_TOKENS: count NULL = approximation */
+	struct lp_split_keep keep;       /* next NULL: no spans to keep whole. A
+					  * chunk that would end inside a span
+					  * ends before it instead, unless the
+					  * span starts the chunk (a span over
+					  * `size` is cut as before) */
 	int text_is_utf8;                /* the caller has checked that the text is
 					  * valid UTF-8: a pattern then skips its
 					  * own pass over the whole text */

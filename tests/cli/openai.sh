@@ -149,7 +149,7 @@ fi
 # concurrency 2 that is exactly 2 (the hold lets 2 meet, and a client
 # without the cap would send up to 6); with 6 it is more than 2, so the
 # cap, not the batch, is what held it. STUB_HOLD's second figure makes the
-# stub wait (up to 5 s) for that many to meet, so scheduling cannot hide
+# stub wait (up to 60 s) for that many to meet, so scheduling cannot hide
 # them; it never makes more arrive.
 mkdir -p "$WORK/docs"
 for i in 1 2 3 4 5 6 7 8; do

@@ -50,7 +50,7 @@ import json, sys
 r = json.load(open(sys.argv[1], encoding="utf-8"))
 text = open(sys.argv[2], "rb").read()
 keys = ["lpipe_version", "pipeline", "document", "stages", "chunks", "selected",
-        "summary_levels", "summary", "answer", "cited", "answer_check", "result",
+        "summary_levels", "summary", "answer", "cited", "quote", "answer_check", "result",
         "verification", "memory", "status", "exit_code"]
 assert list(r) == keys, list(r)
 assert set(r["pipeline"]) == {"path", "name", "config"}
@@ -58,6 +58,7 @@ assert r["pipeline"]["name"] == "split-only"
 assert r["pipeline"]["config"]["stages"][0]["split"]["size"] == "64"
 assert r["document"]["bytes"] == len(text), (r["document"], len(text))
 assert r["document"]["replaced_invalid"] == 0
+assert r["document"]["format"] == "text" and r["document"]["blocks"] > 0
 assert [s["kind"] for s in r["stages"]] == ["split"]
 assert all(set(s) == {"kind", "stage", "pass", "seconds", "peak_tracked_bytes", "note"}
            for s in r["stages"])
@@ -66,7 +67,12 @@ ch = r["chunks"]
 assert len(ch) > 1, len(ch)
 end = 0
 for i, c in enumerate(ch):
-    assert set(c) == {"id", "offset", "length", "score", "selected"}, c
+    assert set(c) == {"id", "offset", "length", "score", "selected", "kind", "section",
+                      "page", "source_offset", "source_length"}, c
+    assert c["kind"] in ("heading", "paragraph", "list_item", "definition_term",
+                         "definition_body", "table_row", "code", "quote") and c["page"] is None
+    # plain text that needed no repair: the clean text is the file
+    assert c["source_offset"] <= c["offset"] and c["source_length"] > 0
     assert c["id"] == i
     assert 0 <= c["offset"] <= end, ("gap before chunk", i, c, end)
     assert c["length"] > 0 and c["offset"] + c["length"] <= len(text)
@@ -75,7 +81,7 @@ for i, c in enumerate(ch):
 assert text[end:].strip() == b"", "text after the last chunk"
 assert r["selected"] == []
 assert r["verification"] is None and r["summary"] is None and r["answer"] is None
-assert r["cited"] == [] and r["answer_check"] is None
+assert r["cited"] == [] and r["answer_check"] is None and r["quote"] is None
 assert r["status"] == "ok" and r["exit_code"] == 0
 m = r["memory"]
 assert set(m) == {"peak_tracked_bytes", "peak_rss_bytes", "budget_bytes", "by_tag"}

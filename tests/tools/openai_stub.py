@@ -18,9 +18,10 @@ when it arrived, itself included (a request stops counting before its reply
 is sent, so K never exceeds what the client had in flight).
 
 With STUB_HOLD="SECONDS,GATHER" set, each request is held at least SECONDS
-before its reply, and (for at most 5 s more) until GATHER requests have
-once been open together: a client that can keep GATHER in flight shows it
-however the threads happen to be scheduled.
+before its reply, and until GATHER requests have once been open together:
+a client that can keep GATHER in flight shows it however the threads
+happen to be scheduled. The wait for GATHER ends after 60 s, which only a
+client that cannot keep that many in flight ever reaches.
 
 With STUB_GATE=DIR set, request N (counted from 1) creates DIR/arrived.N
 and is then held, without any time limit, until DIR/open.N or DIR/open
@@ -76,7 +77,7 @@ def main():
     def wait_out():
         start = time.monotonic()
         with changed:
-            changed.wait_for(lambda: opened["max"] >= gather, timeout=hold_s + 5)
+            changed.wait_for(lambda: opened["max"] >= gather, timeout=hold_s + 60)
         left = hold_s - (time.monotonic() - start)
         if left > 0:
             time.sleep(left)

@@ -1,0 +1,653 @@
+/*
+ * read_pdf.c - PDF to blocks with poppler-glib, one page at a time.
+ *
+ * poppler gives each page's text in reading order, one line per '\n',
+ * with a rectangle per character and the font of each run. From those:
+ *  - paragraphs are rebuilt from lines: a new one starts at a vertical
+ *    gap wider than the font's leading, a change of font size, a line
+ *    moving up (a new column), a list bullet, or after a short line that
+ *    ends a sentence;
+ *  - a paragraph of at most three lines in a font clearly larger than the
+ *    body's is a HEADING, its level from the ratio of the sizes;
+ *  - a word broken at a line end ("de-" + "fault", or a soft hyphen) is
+ *    joined, unless the hyphenated form occurs whole on the page
+ *    ("well-" + "known" where "well-known" is written elsewhere);
+ *  - running headers and footers go: a first pass over up to
+ *    PDF_SAMPLE_PAGES pages, spread over the document, notes the top and
+ *    bottom lines of each (digits taken as one "#", so "Page 3" and
+ *    "Page 4" agree) and those found on at least half of them (and on
+ *    three) are dropped wherever they are a page's top or bottom line.
+ *    A header that changes with the chapter is known by its place
+ *    instead: a short line set apart from the text, in the band where
+ *    half the sampled pages have one. The same pass finds the body's
+ *    font size.
+ *
+ * Memory: the file is wrapped without a copy (it is the caller's); each
+ * page is loaded, read and released before the next, so what poppler
+ * holds is one page's objects and text beside the document's
+ * cross-reference table. poppler takes no allocator; the page tables
+ * the reader builds are tracked (LP_MEM_DOC). PDF_MAX_PAGES bounds the
+ * pages read, so a huge page tree ends.
+ *
+ * Refusals (LP_E_INPUT, naming the file, and the page where one is at
+ * fault): an encrypted PDF that needs a password, a file poppler cannot
+ * open, a page it cannot load, a PDF whose pages have no text ("no text
+ * layer: run OCR first").
+ */
+#include "doc/readers.h"
+
+#include "config.h"
+
+#ifdef LP_HAVE_POPPLER
+
+#include <ctype.h>
+#include <math.h>
+#include <string.h>
+
+#include <poppler.h>
+
+#include "core/mem.h"
+#include "doc/gather.h"
+
+#define PDF_SAMPLE_PAGES 40
+#define PDF_MAX_PAGES 200000
+/* Distinct top/bottom lines kept by the first pass. */
+#define PDF_MAX_KEYS 512
+#define PDF_KEY_LEN 96
+
+struct pdf_line {
+	size_t off, len;          /* bytes in the page's text */
+	double x1, y1, x2, y2;    /* bounding box, points, y down */
+	double size;              /* font size of its first character */
+	int drop;                 /* a running header or footer */
+};
+
+struct pdf_page {
+	char *text;               /* poppler's, g_free */
+	struct pdf_line *lines;   /* tracked */
+	size_t n_lines, cap;
+};
+
+struct pdf_key {
+	char key[PDF_KEY_LEN];
+	unsigned pages;
+	int last_page;
+};
+
+struct pdf_reader {
+	const char *name;
+	PopplerDocument *doc;
+	struct lp_gather g;
+	struct lp_diag *d;
+	struct pdf_key *keys;     /* tracked, PDF_MAX_KEYS */
+	size_t n_keys;
+	unsigned sampled;
+	unsigned top_y[256], bottom_y[256]; /* sampled pages whose isolated top or
+				   * bottom line lies in each 4pt band */
+	double body;              /* body font size */
+	double size_hist[64];     /* characters per font size, 1pt bins */
+};
+
+/* --- one page's lines ------------------------------------------------ */
+
+static void pdf_page_release(struct pdf_page *pg)
+{
+	g_free(pg->text);
+	lp_mem_free(pg->lines);
+	memset(pg, 0, sizeof(*pg));
+}
+
+static enum lp_status pdf_add_line(struct pdf_page *pg, const struct pdf_line *l,
+				   struct lp_diag *d)
+{
+	if (pg->n_lines == pg->cap) {
+		size_t cap = pg->cap ? 2 * pg->cap : 64;
+		struct pdf_line *p = lp_mem_realloc(LP_MEM_DOC, pg->lines, cap * sizeof(*p), d);
+		if (!p)
+			return LP_E_NOMEM;
+		pg->lines = p;
+		pg->cap = cap;
+	}
+	pg->lines[pg->n_lines++] = *l;
+	return LP_OK;
+}
+
+/* The font size of character `ci`, from poppler's runs (sorted). */
+static double pdf_size_at(GList **run, guint ci)
+{
+	while (*run) {
+		PopplerTextAttributes *a = (*run)->data;
+		if ((guint)a->end_index >= ci)
+			return (guint)a->start_index <= ci ? a->font_size : 0;
+		*run = (*run)->next;
+	}
+	return 0;
+}
+
+/* Load page `p` (0-based) into lines. */
+static enum lp_status pdf_load_page(struct pdf_reader *r, int p, struct pdf_page *pg)
+{
+	PopplerPage *page = poppler_document_get_page(r->doc, p);
+	PopplerRectangle *rects = NULL;
+	guint n_rects = 0, ci = 0;
+	GList *attrs, *run;
+	struct pdf_line l;
+	enum lp_status st = LP_OK;
+	size_t i = 0, len;
+
+	memset(pg, 0, sizeof(*pg));
+	if (!page)
+		return lp_diag_set(r->d, LP_E_INPUT, r->name, 0, 0,
+				   "page %d: poppler cannot load it (damaged PDF)", p + 1);
+	pg->text = poppler_page_get_text(page);
+	if (!pg->text || !poppler_page_get_text_layout(page, &rects, &n_rects))
+		n_rects = 0;
+	attrs = poppler_page_get_text_attributes(page);
+	run = attrs;
+	len = pg->text ? strlen(pg->text) : 0;
+	while (i < len && !st) {
+		size_t start = i;
+		memset(&l, 0, sizeof(l));
+		l.x1 = l.y1 = 1e9;
+		l.x2 = l.y2 = -1e9;
+		/* one line: up to '\n', its box from its characters' boxes */
+		for (; i < len && pg->text[i] != '\n'; ci++) {
+			unsigned char c = (unsigned char)pg->text[i];
+			if (ci < n_rects && c != ' ') {
+				PopplerRectangle *rc = &rects[ci];
+				l.x1 = fmin(l.x1, rc->x1);
+				l.y1 = fmin(l.y1, rc->y1);
+				l.x2 = fmax(l.x2, rc->x2);
+				l.y2 = fmax(l.y2, rc->y2);
+				if (!l.size)
+					l.size = pdf_size_at(&run, ci);
+			}
+			i += (size_t)(g_utf8_next_char(pg->text + i) - (pg->text + i));
+		}
+		l.off = start;
+		l.len = i - start;
+		while (l.len && (pg->text[l.off] == ' ' || pg->text[l.off] == '\t')) {
+			l.off++;
+			l.len--;
+		}
+		while (l.len && isspace((unsigned char)pg->text[l.off + l.len - 1]))
+			l.len--;
+		if (i < len) { /* the '\n' */
+			i++;
+			ci++;
+		}
+		if (!l.len)
+			continue;
+		if (l.x1 > l.x2) { /* no boxes: keep the order, guess the rest */
+			l.x1 = l.y1 = l.x2 = l.y2 = 0;
+		}
+		st = pdf_add_line(pg, &l, r->d);
+	}
+	poppler_page_free_text_attributes(attrs);
+	g_free(rects);
+	g_object_unref(page);
+	return st;
+}
+
+/* --- running headers and footers --------------------------------------- */
+
+/* A line's key: lower case, digit runs as '#', spaces folded. */
+static void pdf_key_of(const char *s, size_t n, char *key)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k + 1 < PDF_KEY_LEN; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (isdigit(c)) {
+			if (!k || key[k - 1] != '#')
+				key[k++] = '#';
+		} else if (isspace(c)) {
+			if (k && key[k - 1] != ' ')
+				key[k++] = ' ';
+		} else {
+			key[k++] = (char)tolower(c);
+		}
+	}
+	while (k && key[k - 1] == ' ')
+		k--;
+	key[k] = '\0';
+}
+
+static struct pdf_key *pdf_find_key(struct pdf_reader *r, const char *key)
+{
+	for (size_t i = 0; i < r->n_keys; i++)
+		if (!strcmp(r->keys[i].key, key))
+			return &r->keys[i];
+	return NULL;
+}
+
+/* A page's two top lines and two bottom lines, in idx[0..1] and
+ * idx[2..3] (outermost first; (size_t)-1 where the page has fewer). */
+static void pdf_edge_lines(const struct pdf_page *pg, size_t *idx)
+{
+	size_t *top = idx, *bot = idx + 2;
+
+	idx[0] = idx[1] = idx[2] = idx[3] = (size_t)-1;
+	for (size_t i = 0; i < pg->n_lines; i++) {
+		const struct pdf_line *l = &pg->lines[i];
+		if (top[0] == (size_t)-1 || l->y1 < pg->lines[top[0]].y1) {
+			top[1] = top[0];
+			top[0] = i;
+		} else if (top[1] == (size_t)-1 || l->y1 < pg->lines[top[1]].y1) {
+			top[1] = i;
+		}
+	}
+	for (size_t i = 0; i < pg->n_lines; i++) {
+		const struct pdf_line *l = &pg->lines[i];
+		if (i == top[0] || i == top[1])
+			continue;
+		if (bot[0] == (size_t)-1 || l->y2 > pg->lines[bot[0]].y2) {
+			bot[1] = bot[0];
+			bot[0] = i;
+		} else if (bot[1] == (size_t)-1 || l->y2 > pg->lines[bot[1]].y2) {
+			bot[1] = i;
+		}
+	}
+}
+
+/* Two lines side by side ("Chapter 2: Copyright" ... "2"). */
+static int pdf_same_row(const struct pdf_line *a, const struct pdf_line *b)
+{
+	return b->y1 < a->y2 && b->y2 > a->y1;
+}
+
+/* A short line set apart from the page's text by a gap of over a line
+ * and a half: what a running header or footer looks like. `edge` is the
+ * page's outermost line at the top (top = 1) or the bottom. */
+static int pdf_isolated(const struct pdf_page *pg, size_t edge, int top)
+{
+	const struct pdf_line *l = &pg->lines[edge];
+	double size = l->size > 0 ? l->size : 10, gap = 1e9;
+
+	if (l->len > 120)
+		return 0;
+	for (size_t i = 0; i < pg->n_lines; i++) {
+		const struct pdf_line *o = &pg->lines[i];
+		if (i == edge || pdf_same_row(l, o))
+			continue;
+		gap = fmin(gap, top ? o->y1 - l->y2 : l->y1 - o->y2);
+	}
+	return gap > 1.5 * size && gap < 1e9;
+}
+
+static unsigned pdf_band(double y)
+{
+	long b = lround(y / 4);
+	return b < 0 ? 0 : b > 255 ? 255 : (unsigned)b;
+}
+
+static void pdf_note_page(struct pdf_reader *r, const struct pdf_page *pg, int p)
+{
+	size_t idx[4], n = 4;
+	char key[PDF_KEY_LEN];
+
+	pdf_edge_lines(pg, idx);
+	if (idx[0] != (size_t)-1 && pdf_isolated(pg, idx[0], 1))
+		r->top_y[pdf_band(pg->lines[idx[0]].y1)]++;
+	if (idx[2] != (size_t)-1 && pdf_isolated(pg, idx[2], 0))
+		r->bottom_y[pdf_band(pg->lines[idx[2]].y2)]++;
+	for (size_t i = 0; i < pg->n_lines; i++) {
+		const struct pdf_line *l = &pg->lines[i];
+		int bin = (int)lround(l->size);
+		if (bin > 0 && bin < 64)
+			r->size_hist[bin] += (double)l->len;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct pdf_line *l;
+		struct pdf_key *k;
+		if (idx[i] == (size_t)-1)
+			continue;
+		l = &pg->lines[idx[i]];
+		pdf_key_of(pg->text + l->off, l->len, key);
+		if (!key[0])
+			continue;
+		k = pdf_find_key(r, key);
+		if (!k && r->n_keys < PDF_MAX_KEYS) {
+			k = &r->keys[r->n_keys++];
+			memcpy(k->key, key, sizeof(key));
+			k->pages = 0;
+			k->last_page = -1;
+		}
+		if (k && k->last_page != p) {
+			k->pages++;
+			k->last_page = p;
+		}
+	}
+}
+
+/* The first pass: sample pages for running lines and the body size. */
+static enum lp_status pdf_sample(struct pdf_reader *r, int n_pages)
+{
+	int n = n_pages < PDF_SAMPLE_PAGES ? n_pages : PDF_SAMPLE_PAGES;
+	double best = 0;
+
+	for (int s = 0; s < n; s++) {
+		int p = (int)((long long)s * n_pages / n);
+		struct pdf_page pg;
+		enum lp_status st = pdf_load_page(r, p, &pg);
+		if (st == LP_E_NOMEM)
+			return st;
+		if (st == LP_OK) {
+			pdf_note_page(r, &pg, p);
+			r->sampled++;
+		}
+		pdf_page_release(&pg);
+	}
+	if (r->d)
+		lp_diag_init(r->d); /* a page that failed here fails again, in order */
+	for (int b = 1; b < 64; b++) {
+		if (r->size_hist[b] > best) {
+			best = r->size_hist[b];
+			r->body = b;
+		}
+	}
+	return LP_OK;
+}
+
+/* Sampled pages a line must be found on to be running. */
+static unsigned pdf_need(const struct pdf_reader *r)
+{
+	return r->sampled / 2 > 3 ? (r->sampled + 1) / 2 : 3;
+}
+
+static int pdf_running(const struct pdf_reader *r, const char *key)
+{
+	unsigned need = pdf_need(r);
+
+	if (r->sampled < 4 || !key[0])
+		return 0;
+	for (size_t i = 0; i < r->n_keys; i++)
+		if (!strcmp(r->keys[i].key, key))
+			return r->keys[i].pages >= need;
+	return 0;
+}
+
+/* --- paragraphs -------------------------------------------------------- */
+
+/* A list bullet or number at the start of a line. */
+static int pdf_bullet(const char *s, size_t n)
+{
+	static const char *bullets[] = { "\xE2\x80\xA2 ", "\xE2\x97\xA6 ", "\xE2\x96\xAA ",
+					 "\xE2\x80\x93 ", "- ", "* " };
+	size_t i = 0;
+
+	for (size_t b = 0; b < sizeof(bullets) / sizeof(bullets[0]); b++)
+		if (n > strlen(bullets[b]) && !memcmp(s, bullets[b], strlen(bullets[b])))
+			return 1;
+	while (i < n && i < 3 && isdigit((unsigned char)s[i]))
+		i++;
+	return i && i + 1 < n && (s[i] == '.' || s[i] == ')') && s[i + 1] == ' ';
+}
+
+static int pdf_ends_sentence(const char *s, size_t n)
+{
+	return n && strchr(".!?:", s[n - 1]);
+}
+
+/* Whether line `a` and the next line `b` are one paragraph. */
+static int pdf_same_paragraph(const struct pdf_page *pg, const struct pdf_line *a,
+			      const struct pdf_line *b, double right)
+{
+	double size = a->size > 0 ? a->size : 10, gap = b->y1 - a->y2;
+
+	if (a->size > 0 && b->size > 0 && fabs(a->size - b->size) > 0.15 * fmax(a->size, b->size))
+		return 0;
+	if (b->y1 < a->y1 - 0.5 * size) /* moved up: a new column or a float */
+		return 0;
+	if (gap > 0.8 * size)
+		return 0;
+	if (pdf_bullet(pg->text + b->off, b->len))
+		return 0;
+	if (pdf_ends_sentence(pg->text + a->off, a->len) && a->x2 < right - 4 * size)
+		return 0;
+	return 1;
+}
+
+/* Where line `a` ends in a hyphen to drop before line `b`: the bytes to
+ * keep of `a`, or a->len when the hyphen (if any) stays. */
+static size_t pdf_dehyphen(const struct pdf_page *pg, const struct pdf_line *a,
+			   const struct pdf_line *b, int *joined)
+{
+	const char *s = pg->text + a->off, *t = pg->text + b->off;
+	size_t n = a->len, w, tw;
+	char word[128];
+
+	*joined = 0;
+	if (!b->len || !(islower((unsigned char)t[0])))
+		return n;
+	if (n >= 3 && !memcmp(s + n - 2, "\xC2\xAD", 2)) { /* soft hyphen */
+		*joined = 1;
+		return n - 2;
+	}
+	if (n >= 4 && !memcmp(s + n - 3, "\xE2\x80\x90", 3)) { /* U+2010 */
+		*joined = 1;
+		return n - 3;
+	}
+	if (n < 3 || s[n - 1] != '-' || !isalpha((unsigned char)s[n - 2]))
+		return n;
+	/* "well-" + "known": keep the hyphen when the page writes it whole */
+	for (w = n - 1; w > 0 && !isspace((unsigned char)s[w - 1]); w--)
+		;
+	for (tw = 0; tw < b->len && isalpha((unsigned char)t[tw]); tw++)
+		;
+	*joined = 1;
+	if (n - w + tw < sizeof(word)) {
+		memcpy(word, s + w, n - w);
+		memcpy(word + n - w, t, tw);
+		word[n - w + tw] = '\0';
+		if (strstr(pg->text, word))
+			return n;
+	}
+	return n - 1;
+}
+
+static enum lp_block_kind pdf_kind(const struct pdf_reader *r, const struct pdf_page *pg,
+				   size_t first, size_t n, unsigned *level)
+{
+	const struct pdf_line *l = &pg->lines[first];
+	size_t chars = 0;
+
+	*level = 0;
+	for (size_t i = first; i < first + n; i++)
+		chars += pg->lines[i].len;
+	/* a contents line ("2 Copyright . . . . 3") is not a heading */
+	if (r->body > 0 && l->size >= 1.15 * r->body && n <= 3 && chars < 300 &&
+	    !memmem(pg->text + l->off, l->len, ". . .", 5) &&
+	    !memmem(pg->text + l->off, l->len, "....", 4)) {
+		double ratio = l->size / r->body;
+		*level = ratio >= 1.6 ? 1 : ratio >= 1.3 ? 2 : 3;
+		return LP_BLOCK_HEADING;
+	}
+	if (pdf_bullet(pg->text + l->off, l->len)) {
+		*level = 1;
+		return LP_BLOCK_LIST_ITEM;
+	}
+	return LP_BLOCK_PARAGRAPH;
+}
+
+/* Lines [first, first + n) as one block of page `p`. */
+static enum lp_status pdf_emit(struct pdf_reader *r, const struct pdf_page *pg, size_t first,
+			       size_t n, unsigned p)
+{
+	enum lp_status st = LP_OK;
+	unsigned level;
+	enum lp_block_kind kind = pdf_kind(r, pg, first, n, &level);
+
+	lp_gather_begin(&r->g, kind, level);
+	r->g.page = p;
+	for (size_t i = first; i < first + n && !st; i++) {
+		const struct pdf_line *l = &pg->lines[i];
+		int joined = 0;
+		size_t keep = i + 1 < first + n ? pdf_dehyphen(pg, l, l + 1, &joined) : l->len;
+		st = lp_gather_text(&r->g, pg->text + l->off, keep, r->d);
+		if (!joined)
+			lp_gather_space(&r->g);
+	}
+	return st ? st : lp_gather_end(&r->g, r->d);
+}
+
+static enum lp_status pdf_page_blocks(struct pdf_reader *r, struct pdf_page *pg, unsigned p)
+{
+	size_t idx[4], kept = 0, start = (size_t)-1;
+	double right = 0;
+	char key[PDF_KEY_LEN];
+	struct pdf_line *prev = NULL;
+	enum lp_status st = LP_OK;
+
+	/* a page's outermost line at the top or the bottom goes when it
+	 * runs through the document, the next one only after it; a page of
+	 * one or two lines keeps them (it may be all the page says) */
+	pdf_edge_lines(pg, idx);
+	for (size_t i = 0; i < 4 && pg->n_lines > 2; i++) {
+		struct pdf_line *l;
+		if (idx[i] == (size_t)-1 || (i % 2 == 1 && !pg->lines[idx[i - 1]].drop))
+			continue;
+		l = &pg->lines[idx[i]];
+		pdf_key_of(pg->text + l->off, l->len, key);
+		l->drop = pdf_running(r, key);
+	}
+	/* a header that changes with the chapter ("Chapter 2: Copyright")
+	 * is known by its place: set apart, in the band where most sampled
+	 * pages have one */
+	for (int top = 1; top >= 0 && r->sampled >= 4 && pg->n_lines > 2; top--) {
+		size_t e = idx[top ? 0 : 2];
+		unsigned *bands = top ? r->top_y : r->bottom_y;
+		if (e == (size_t)-1 || pg->lines[e].drop)
+			continue;
+		if (bands[pdf_band(top ? pg->lines[e].y1 : pg->lines[e].y2)] < pdf_need(r) ||
+		    !pdf_isolated(pg, e, top))
+			continue;
+		for (size_t i = 0; i < pg->n_lines; i++)
+			if (pdf_same_row(&pg->lines[e], &pg->lines[i]))
+				pg->lines[i].drop = 1;
+	}
+	/* the page's right margin: where most lines end */
+	for (size_t i = 0; i < pg->n_lines; i++)
+		if (!pg->lines[i].drop)
+			right = fmax(right, pg->lines[i].x2);
+	/* keep the lines that stay, packed, then cut them into paragraphs */
+	for (size_t i = 0; i < pg->n_lines; i++)
+		if (!pg->lines[i].drop)
+			pg->lines[kept++] = pg->lines[i];
+	pg->n_lines = kept;
+	for (size_t i = 0; i < pg->n_lines && !st; i++) {
+		struct pdf_line *l = &pg->lines[i];
+		if (prev && !pdf_same_paragraph(pg, prev, l, right)) {
+			st = pdf_emit(r, pg, start, i - start, p);
+			start = (size_t)-1;
+		}
+		if (start == (size_t)-1)
+			start = i;
+		prev = l;
+	}
+	if (!st && start != (size_t)-1)
+		st = pdf_emit(r, pg, start, pg->n_lines - start, p);
+	return st;
+}
+
+/* --- the document ------------------------------------------------------ */
+
+static enum lp_status pdf_open(struct pdf_reader *r, const char *bytes, size_t len)
+{
+	GBytes *gb = g_bytes_new_static(bytes, len);
+	GError *err = NULL;
+	enum lp_status st = LP_OK;
+
+	r->doc = poppler_document_new_from_bytes(gb, NULL, &err);
+	g_bytes_unref(gb); /* the document keeps its own reference */
+	if (r->doc)
+		return LP_OK;
+	if (err && g_error_matches(err, POPPLER_ERROR, POPPLER_ERROR_ENCRYPTED))
+		st = lp_diag_set(r->d, LP_E_INPUT, r->name, 0, 0,
+				 "encrypted PDF: it needs a password to be read "
+				 "(decrypt it first, e.g. qpdf --decrypt --password=...)");
+	else
+		st = lp_diag_set(r->d, LP_E_INPUT, r->name, 0, 0,
+				 "not a readable PDF (damaged or truncated): %s",
+				 err && err->message ? err->message : "poppler cannot open it");
+	if (err)
+		g_error_free(err);
+	return st;
+}
+
+static enum lp_status pdf_read(struct pdf_reader *r)
+{
+	int n_pages = poppler_document_get_n_pages(r->doc);
+	size_t text_pages = 0;
+	enum lp_status st;
+
+	if (n_pages <= 0)
+		return lp_diag_set(r->d, LP_E_INPUT, r->name, 0, 0, "the PDF has no pages");
+	if (n_pages > PDF_MAX_PAGES)
+		return lp_diag_set(r->d, LP_E_INPUT, r->name, 0, 0,
+				   "the PDF has %d pages; at most %d are read", n_pages,
+				   PDF_MAX_PAGES);
+	r->keys = lp_mem_calloc(LP_MEM_DOC, PDF_MAX_KEYS, sizeof(*r->keys), r->d);
+	if (!r->keys)
+		return LP_E_NOMEM;
+	if ((st = pdf_sample(r, n_pages)))
+		return st;
+	for (int p = 0; p < n_pages; p++) {
+		struct pdf_page pg;
+		if ((st = pdf_load_page(r, p, &pg)))
+			return st;
+		if (pg.n_lines)
+			text_pages++;
+		st = pdf_page_blocks(r, &pg, (unsigned)p + 1);
+		pdf_page_release(&pg);
+		if (st)
+			return st;
+	}
+	if (!text_pages)
+		return lp_diag_set(r->d, LP_E_INPUT, r->name, 0, 0,
+				   "no text layer: run OCR first (%d page%s, none with text)",
+				   n_pages, n_pages == 1 ? "" : "s");
+	return LP_OK;
+}
+
+enum lp_status lp_read_pdf(const char *name, const char *bytes, size_t len,
+			   struct lp_doc_sink *sink, struct lp_diag *d)
+{
+	struct pdf_reader *r;
+	enum lp_status st;
+
+	/* readers take "%PDF-" anywhere in the first KiB */
+	if (len < 8 || !memmem(bytes, len < 1024 ? len : 1024, "%PDF-", 5))
+		return lp_diag_set(d, LP_E_INPUT, name, 0, 0,
+				   "not a PDF: no %%PDF- header in its first KiB");
+	r = lp_mem_calloc(LP_MEM_DOC, 1, sizeof(*r), d);
+	if (!r)
+		return LP_E_NOMEM;
+	r->name = name;
+	r->d = d;
+	lp_gather_init(&r->g, sink);
+	st = pdf_open(r, bytes, len);
+	if (!st) {
+		st = pdf_read(r);
+		g_object_unref(r->doc);
+	}
+	lp_gather_release(&r->g);
+	lp_mem_free(r->keys);
+	lp_mem_free(r);
+	return lp_gather_blame(d, name, st);
+}
+
+#else /* !LP_HAVE_POPPLER */
+
+#include "doc/gather.h"
+
+enum lp_status lp_read_pdf(const char *name, const char *bytes, size_t len,
+			   struct lp_doc_sink *sink, struct lp_diag *d)
+{
+	(void)bytes;
+	(void)len;
+	(void)sink;
+	return lp_gather_missing(d, name, "PDF", "libpoppler-glib-dev");
+}
+
+#endif

@@ -1,0 +1,7 @@
+/* fuzz_markdown.c - any bytes through lp_read_markdown (see fuzz_readers.h). */
+#include "fuzz_readers.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fuzz_reader(lp_read_markdown, data, size);
+}
