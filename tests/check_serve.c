@@ -25,18 +25,29 @@ START_TEST(test_docs_id_and_dedup)
 	int created;
 
 	lp_diag_init(&d);
-	ck_assert_int_eq(lp_serve_docs_add(s, "hello world", 11, id, &created, &d), LP_OK);
+	ck_assert_int_eq(lp_serve_docs_add(s, "hello world", 11, NULL, id, &created, &d), LP_OK);
 	ck_assert_int_eq(created, 1);
 	lp_sha256_hex("hello world", 11, want);
 	ck_assert_str_eq(id, want);
-	ck_assert_int_eq(lp_serve_docs_add(s, "hello world", 11, id2, &created, &d), LP_OK);
+	ck_assert_int_eq(lp_serve_docs_add(s, "hello world", 11, NULL, id2, &created, &d), LP_OK);
 	ck_assert_int_eq(created, 0);
 	ck_assert_str_eq(id, id2);
 	lp_serve_docs_usage(s, &bytes, &count);
 	ck_assert_uint_eq(count, 1);
 	ck_assert_uint_eq(bytes, 11);
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), 11);
-	ck_assert_int_eq(lp_serve_docs_add(s, "", 0, id2, &created, &d), LP_E_INPUT);
+	ck_assert_int_eq(lp_serve_docs_add(s, "", 0, NULL, id2, &created, &d), LP_E_INPUT);
+	{
+		char name[LP_SERVE_DOC_NAME_MAX + 1];
+		lp_serve_docs_clean_name("../../etc/my notes.md", name);
+		ck_assert_str_eq(name, "mynotes.md");
+		lp_serve_docs_clean_name(".hidden", name);
+		ck_assert_str_eq(name, "hidden");
+		lp_serve_docs_clean_name("dir/", name);
+		ck_assert_str_eq(name, "");
+		lp_serve_docs_clean_name(NULL, name);
+		ck_assert_str_eq(name, "");
+	}
 	lp_serve_docs_free(s);
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), 0);
 }
@@ -54,23 +65,23 @@ START_TEST(test_docs_lru_spares_held)
 
 	lp_diag_init(&d);
 	memset(buf, 'a', sizeof(buf));
-	ck_assert_int_eq(lp_serve_docs_add(s, buf, 100, a, &created, &d), LP_OK);
+	ck_assert_int_eq(lp_serve_docs_add(s, buf, 100, NULL, a, &created, &d), LP_OK);
 	buf[0] = 'b';
-	ck_assert_int_eq(lp_serve_docs_add(s, buf, 100, b, &created, &d), LP_OK);
+	ck_assert_int_eq(lp_serve_docs_add(s, buf, 100, NULL, b, &created, &d), LP_OK);
 	buf[0] = 'c';
-	ck_assert_int_eq(lp_serve_docs_add(s, buf, 100, c, &created, &d), LP_OK);
+	ck_assert_int_eq(lp_serve_docs_add(s, buf, 100, NULL, c, &created, &d), LP_OK);
 	/* a is held and was used last: b is the one to go */
 	held = lp_serve_docs_get(s, a);
 	ck_assert_ptr_nonnull(held);
 	ck_assert_uint_eq(held->len, 100);
 	buf[0] = 'e';
-	ck_assert_int_eq(lp_serve_docs_add(s, buf, 100, e, &created, &d), LP_OK);
+	ck_assert_int_eq(lp_serve_docs_add(s, buf, 100, NULL, e, &created, &d), LP_OK);
 	ck_assert_ptr_null(lp_serve_docs_get(s, b));
 	lp_serve_docs_usage(s, &bytes, &count);
 	ck_assert_uint_eq(count, 3);
 	ck_assert_uint_le(bytes, 300);
 	/* 200 more bytes fit once every unheld document is dropped */
-	ck_assert_int_eq(lp_serve_docs_add(s, buf, 200, e, &created, &d), LP_OK);
+	ck_assert_int_eq(lp_serve_docs_add(s, buf, 200, NULL, e, &created, &d), LP_OK);
 	lp_serve_docs_usage(s, &bytes, &count);
 	ck_assert_uint_eq(count, 2);
 	ck_assert_ptr_nonnull(lp_serve_docs_get(s, a)); /* a second hold */
@@ -79,7 +90,7 @@ START_TEST(test_docs_lru_spares_held)
 	{
 		char big[400];
 		memset(big, 'z', sizeof(big));
-		ck_assert_int_eq(lp_serve_docs_add(s, big, sizeof(big), e, &created, &d),
+		ck_assert_int_eq(lp_serve_docs_add(s, big, sizeof(big), NULL, e, &created, &d),
 				 LP_E_NOMEM);
 		ck_assert_ptr_nonnull(strstr(d.msg, "document cache"));
 	}

@@ -78,8 +78,23 @@ static struct entry *find(struct lp_serve_docs *s, const char *id)
 	return NULL;
 }
 
+void lp_serve_docs_clean_name(const char *name, char *out)
+{
+	const char *base = name ? strrchr(name, '/') : NULL;
+	size_t j = 0;
+
+	base = base ? base + 1 : name ? name : "";
+	for (; *base && j < LP_SERVE_DOC_NAME_MAX; base++) {
+		char c = *base;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '_' || c == '-' || (c == '.' && j > 0))
+			out[j++] = c;
+	}
+	out[j] = 0;
+}
+
 enum lp_status lp_serve_docs_add(struct lp_serve_docs *s, const void *data, size_t len,
-				 char id[65], int *created, struct lp_diag *d)
+				 const char *name, char id[65], int *created, struct lp_diag *d)
 {
 	struct entry *e;
 	void *copy = NULL;
@@ -117,6 +132,7 @@ enum lp_status lp_serve_docs_add(struct lp_serve_docs *s, const void *data, size
 	}
 	memcpy(copy, data, len);
 	memcpy(e->doc.id, id, 65);
+	lp_serve_docs_clean_name(name, e->doc.name);
 	e->doc.data = copy;
 	e->doc.len = len;
 	snprintf(e->doc.lang, sizeof(e->doc.lang), "%s",

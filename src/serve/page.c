@@ -72,7 +72,7 @@ static const char script[] =
 	"function upload(file){\n"
 	" say(\"docinfo\",file.name+\" …\",\"muted\");\n"
 	" file.arrayBuffer().then(function(buf){bytes=new Uint8Array(buf);\n"
-	"  return api(\"POST\",\"/v1/documents\",buf,\"application/octet-stream\");})\n"
+	"  return api(\"POST\",\"/v1/documents?name=\"+encodeURIComponent(file.name),buf,\"application/octet-stream\");})\n"
 	" .then(function(j){doc=j.id;say(\"docinfo\",T.uploaded+\": \"+file.name+\", \"+j.bytes+\" \"+T.bytes);\n"
 	"  $(\"docinfo\").setAttribute(\"data-id\",j.id);})\n"
 	" .catch(function(e){say(\"docinfo\",String(e.message||e),\"error\");});}\n"

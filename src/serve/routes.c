@@ -77,6 +77,7 @@ static enum MHD_Result metrics(struct lp_serve_routes *rt, struct MHD_Connection
 static enum MHD_Result add_document(struct lp_serve_routes *rt, struct MHD_Connection *conn,
 				    const void *data, size_t len)
 {
+	const char *name = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "name");
 	struct lp_diag d;
 	char id[65], *s;
 	int created;
@@ -84,7 +85,7 @@ static enum MHD_Result add_document(struct lp_serve_routes *rt, struct MHD_Conne
 	enum lp_status st;
 
 	lp_diag_init(&d);
-	if ((st = lp_serve_docs_add(rt->docs, data, len, id, &created, &d))) {
+	if ((st = lp_serve_docs_add(rt->docs, data, len, name, id, &created, &d))) {
 		if (st == LP_E_NOMEM) {
 			lp_serve_metrics_reject(LP_REJ_TOO_LARGE);
 			return lp_serve_reply_error(conn, 413, 0, "%s", d.msg);
@@ -95,6 +96,11 @@ static enum MHD_Result add_document(struct lp_serve_routes *rt, struct MHD_Conne
 	json_object_set_new(o, "id", json_string(id));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)len));
 	json_object_set_new(o, "created", json_boolean(created));
+	{
+		const struct lp_serve_doc *doc = lp_serve_docs_get(rt->docs, id);
+		json_object_set_new(o, "name", json_string(doc ? doc->name : ""));
+		lp_serve_docs_put(rt->docs, doc);
+	}
 	s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	return lp_serve_reply_json(conn, created ? 201 : 200, s);
@@ -133,7 +139,7 @@ static enum MHD_Result document_path(struct lp_serve_routes *rt, struct MHD_Conn
 	lp_diag_init(&d);
 	if (lp_file_map(real, LP_FILE_DOCUMENT, LP_MEM_DOC, &m, &d))
 		return not_found(conn, "readable document", req->document_path);
-	st = lp_serve_docs_add(rt->docs, m.data, m.len, req->document, &created, &d);
+	st = lp_serve_docs_add(rt->docs, m.data, m.len, real, req->document, &created, &d);
 	lp_file_unmap(&m);
 	if (st) {
 		lp_serve_metrics_reject(LP_REJ_TOO_LARGE);

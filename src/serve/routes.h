@@ -5,7 +5,8 @@
  *     GET    /                    the web page (page.h)
  *     GET    /v1/health           {"status": "ok"|"draining", ...}
  *     GET    /v1/pipelines        the pipelines clients may name
- *     POST   /v1/documents        upload; 201 (new) or 200, {"id", "bytes"}
+ *     POST   /v1/documents[?name=FILE]  upload; 201 (new) or 200,
+ *                          {"id", "bytes", "created", "name"}
  *     POST   /v1/runs             202 {"id", ...}, Location: /v1/runs/ID
  *     GET    /v1/runs/ID          the run (runs.h), the report once done
  *     GET    /v1/runs/ID/events   Server-Sent Events (events.h)

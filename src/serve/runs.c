@@ -349,7 +349,8 @@ static void execute(struct lp_serve_runs *r, struct lp_serve_run *run)
 
 	lp_cancel_watch(&run->cancel);
 	lp_progress_observe(observer, &w);
-	code = lpipe_run_buffer(run->pipeline, r->engine, run->doc->id, run->doc->data,
+	code = lpipe_run_buffer(run->pipeline, r->engine,
+				run->doc->name[0] ? run->doc->name : run->doc->id, run->doc->data,
 				run->doc->len, &res);
 	lp_progress_observe(NULL, NULL);
 	lp_cancel_watch(NULL);

@@ -48,6 +48,11 @@ api POST /v1/documents "$WORK/big.txt"
 expect_status "a document larger than the cache" 413 "document cache"
 api GET /v1/documents
 expect_status "GET /v1/documents: not a method it takes" 405
+# the name an upload gives is what tells Markdown from text
+printf '# Keeping\n\nA *lighthouse* keeper trims the wicks every night.\n\n## Lenses\n\nThe lens bends the light into a beam.\n' >"$WORK/notes.md"
+api POST "/v1/documents?name=../x/notes.md" "$WORK/notes.md"
+expect_status "an upload with its file name, the path cut off" 201 '"name":"notes.md"'
+MD=$(json_field id)
 
 # -- a run, to its report -------------------------------------------------
 submit "{\"pipeline\":\"extractive\",\"document\":\"$DOC\"}"
@@ -81,6 +86,27 @@ api POST /v1/runs "$WORK/form" "Content-Type: application/x-www-form-urlencoded"
 expect_status "a form body" 202
 api DELETE "/v1/runs/$RUN"
 expect_status "DELETE of a run that ended" 409 "ended already"
+submit "{\"pipeline\":\"extractive\",\"document\":\"$MD\"}"
+$CLIENT "$SPORT" wait "$RUN" done failed >"$WORK/md.json"
+# as lpipe run reads the same file under the same name: the same format,
+# or the same refusal (a build without the Markdown reader)
+"$LPIPE" run "$PIPELINES/extractive-summary.yaml" "$WORK/notes.md" --format json \
+	>"$WORK/md-cli.json" 2>"$WORK/md-cli.err" || true
+if python3 - "$WORK/md.json" "$WORK/md-cli.json" "$WORK/md-cli.err" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+try:
+    cli = json.load(open(sys.argv[2]))
+except ValueError:
+    cli = None
+if cli is None:
+    err = open(sys.argv[3]).read().split("error: ", 1)[-1].strip()
+    assert r["state"] == "failed" and err in r["error"], (r, err)
+else:
+    assert r["result"]["document"]["format"] == cli["document"]["format"], r
+PY
+then ok "the upload named notes.md is read as lpipe run reads notes.md"
+else fail "the .md upload: $(head -c 300 "$WORK/md.json")"; fi
 
 # -- request errors -------------------------------------------------------
 bad() { # DESCRIPTION STATUS JSON FRAGMENT
