@@ -7,11 +7,7 @@
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/serve_lib.sh"
 
-G=$WORK/gate
-mkdir -p "$G" "$WORK/pipelines"
-STUB_GATE=$G start_stub 200
-cp "$PIPELINES/extractive-summary.yaml" "$WORK/pipelines/extractive.yaml"
-gated_pipeline "$WORK/pipelines"
+gated_setup
 ARGS="--pipelines $WORK/pipelines --mem-budget 256MiB --jobs 1 --queue 4"
 
 # -- SIGTERM: drain -------------------------------------------------------

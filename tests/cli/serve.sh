@@ -8,11 +8,7 @@
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/serve_lib.sh"
 
-G=$WORK/gate
-mkdir -p "$G" "$WORK/pipelines"
-STUB_GATE=$G start_stub 200
-cp "$PIPELINES/extractive-summary.yaml" "$WORK/pipelines/extractive.yaml"
-gated_pipeline "$WORK/pipelines"
+gated_setup
 # a pipeline that does not load is left out, the others are served
 printf 'version: 1\nstages: [{nosuch: {}}]\n' >"$WORK/pipelines/broken.yaml"
 

@@ -98,3 +98,13 @@ output:
   format: text
 EOT
 }
+
+# gated_setup: the stub model server with its gate in $G, and a pipelines
+# directory $WORK/pipelines holding extractive.yaml and gated.yaml.
+gated_setup() {
+	G=$WORK/gate
+	mkdir -p "$G" "$WORK/pipelines"
+	STUB_GATE=$G start_stub 200
+	cp "$PIPELINES/extractive-summary.yaml" "$WORK/pipelines/extractive.yaml"
+	gated_pipeline "$WORK/pipelines"
+}
