@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cancel.h"
 #include "core/log.h"
 #include "core/mem.h"
 #include "core/progress.h"
@@ -277,6 +278,12 @@ static enum lp_status run_doc(const struct lp_pipeline *p, const char *doc_path,
 		goto out;
 	lp_diag_init(&verify_diag);
 	for (size_t i = 0, next; i < p->n_stages; i = next) {
+		if (lp_cancel_requested()) {
+			s = lp_diag_set(d, LP_E_INTERNAL, NULL, 0, 0,
+					"run cancelled before stage %zu %s", i + 1,
+					p->stages[i].kind->name);
+			goto out;
+		}
 		s = run_stage(doc, &p->stages[i], i, stats, d);
 		if (s && s != LP_E_VERIFY)
 			goto out;

@@ -27,6 +27,11 @@
  * whose `pass` is 2 for the first rerun, 3 for the next. A stage is never
  * run again behind the runner's back.
  *
+ * Cancellation: before each stage the runner asks core/cancel.h whether
+ * the calling thread was asked to stop; if so the run ends there with
+ * LP_E_INTERNAL and "run cancelled before stage N KIND", freeing what it
+ * holds as any failure does.
+ *
  * A run stops at the first failing stage, except for LP_E_VERIFY: a failed
  * verification is remembered, the remaining stages still run, and the run
  * returns LP_E_VERIFY with its message so the output is still produced. A

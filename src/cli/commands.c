@@ -24,6 +24,7 @@ static const struct lp_command commands[] = {
 	{ "generate", cmd_generate, "continue a prompt with a model", lp_usage_generate },
 	{ "probe", cmd_probe, "measure memory and speed against context length", lp_usage_probe },
 	{ "plan", cmd_plan, "turn a memory budget into context, chunk and KV settings", lp_usage_plan },
+	{ "serve", cmd_serve, "serve pipelines over HTTP under one memory budget", lp_usage_serve },
 	{ NULL, NULL, NULL, NULL },
 };
 

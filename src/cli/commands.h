@@ -47,6 +47,8 @@ int cmd_device(int argc, char **argv);
 extern const char lp_usage_device[];
 int cmd_plan(int argc, char **argv);
 extern const char lp_usage_plan[];
+int cmd_serve(int argc, char **argv);
+extern const char lp_usage_serve[];
 int cmd_batch(int argc, char **argv);
 extern const char lp_usage_batch[];
 

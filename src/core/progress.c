@@ -15,6 +15,20 @@ static _Atomic int on_screen;        /* a live line is drawn and not erased */
 static _Thread_local struct lp_progress *current; /* the progress lines are about */
 static _Thread_local size_t tokens;  /* lp_progress_add_tokens, in all */
 static _Thread_local char stage[64];
+static _Thread_local lp_progress_observer observer; /* lp_progress_observe */
+static _Thread_local void *observer_ctx;
+
+void lp_progress_observe(lp_progress_observer fn, void *ctx)
+{
+	observer = fn;
+	observer_ctx = ctx;
+}
+
+static void notify(const struct lp_progress *p, int ended)
+{
+	if (observer)
+		observer(observer_ctx, p, ended, stage, tokens);
+}
 
 double lp_now_s(void)
 {
@@ -165,16 +179,19 @@ void lp_progress_begin(struct lp_progress *p, const char *what, const char *unit
 		current = p;
 		maybe_draw(p);
 	}
+	notify(p, 0);
 }
 
 void lp_progress_update(struct lp_progress *p, size_t done)
 {
 	p->done = done;
 	maybe_draw(p);
+	notify(p, 0);
 }
 
 void lp_progress_end(struct lp_progress *p)
 {
+	notify(p, 1);
 	if (!p->active)
 		return;
 	if (lp_progress_live())
@@ -199,6 +216,7 @@ void lp_progress_add_tokens(size_t n)
 	tokens += n;
 	if (current)
 		maybe_draw(current);
+	notify(NULL, 0);
 }
 
 size_t lp_progress_tokens(void)

@@ -87,6 +87,19 @@ size_t lp_progress_tokens(void);
  * to stderr; the next update draws it again. No-op otherwise. */
 void lp_progress_clear(void);
 
+/*
+ * An observer of the calling thread's progress, whether or not it is
+ * shown: called after each begin, update and end (`p` the progress, its
+ * fields current; `ended` 1 at its end) and after each token report (`p`
+ * NULL), with the thread's stage label ("" for none) and token count. A
+ * service that streams a run's progress to a client sets one on the
+ * thread that runs it; it must not block (it runs inside the stages).
+ * NULL removes it. Per thread, like the progress itself.
+ */
+typedef void (*lp_progress_observer)(void *ctx, const struct lp_progress *p, int ended,
+				     const char *stage, size_t tokens);
+void lp_progress_observe(lp_progress_observer fn, void *ctx);
+
 /* Format `seconds` as "M:SS" (or "H:MM:SS") into buf; returns buf. */
 const char *lp_progress_format_time(double seconds, char *buf, size_t cap);
 
