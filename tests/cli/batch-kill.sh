@@ -75,19 +75,8 @@ STUB_GATE=$G
 export STUB_GATE
 start_stub 200
 unset STUB_GATE
-RP=$(pipeline remote <<EOT
-version: 1
-model:
-  backend: openai
-  url: http://127.0.0.1:$PORT/v1
-  name: stub-model
-  timeout: 600s
-  retries: 0
-  context: 1024
-stages:
-  - generate: {prompt: "Write about lighthouses.", max_total: 16, chunk: 16, overlap: 0}
-EOT
-)
+RP=$WORK/remote.yaml
+stub_pipeline "$RP"
 "$LPIPE" batch "$RP" "$C" -o "$WORK/int" -j 1 --force >"$OUT" 2>"$ERR" </dev/null &
 pid=$!
 wait_for test -e "$G/arrived.2" || fail "SIGINT: the second request never came"

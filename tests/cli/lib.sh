@@ -108,6 +108,26 @@ start_stub() {
 	PORT=$(cat "$WORK/port")
 }
 
+# stub_pipeline FILE [LINES]: write to FILE a pipeline of one request to
+# the stub started by start_stub (generate, 16 tokens), with LINES (more
+# stages) after it.
+stub_pipeline() {
+	cat >"$1" <<EOT
+version: 1
+name: $(basename "$1" .yaml)
+model:
+  backend: openai
+  url: http://127.0.0.1:$PORT/v1
+  name: stub-model
+  timeout: 600s
+  retries: 0
+  context: 1024
+stages:
+  - generate: {prompt: "Write about lighthouses.", max_total: 16, chunk: 16, overlap: 0}
+${2:-}
+EOT
+}
+
 finish() {
 	echo "# $n_ok passed, $n_fail failed"
 	[ "$n_fail" -eq 0 ]

@@ -81,22 +81,7 @@ submit() {
 # holds each request while STUB_GATE says so, so a test knows a run is
 # running and for how long. Written into the directory $1 as gated.yaml.
 gated_pipeline() {
-	cat >"$1/gated.yaml" <<EOT
-version: 1
-name: gated
-model:
-  backend: openai
-  url: http://127.0.0.1:$PORT/v1
-  name: stub-model
-  timeout: 600s
-  retries: 0
-  context: 1024
-stages:
-  - generate: {prompt: "Write about lighthouses.", max_total: 16, chunk: 16, overlap: 0}
-  - verify: {min_words: 1, on_fail: warn}
-output:
-  format: text
-EOT
+	stub_pipeline "$1/gated.yaml" "  - verify: {min_words: 1, on_fail: warn}"
 }
 
 # gated_setup: the stub model server with its gate in $G, and a pipelines
