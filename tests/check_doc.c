@@ -18,6 +18,7 @@
 #include "text/sentence.h"
 #include "text/split.h"
 #include "text/extractive.h"
+#include "stages/doc.h"
 
 /* Read text with the plain-text reader into m (finished). */
 static void read_into(struct lp_doc_model *m, const char *text, size_t len,
@@ -259,6 +260,41 @@ START_TEST(test_model_sections_and_find)
 }
 END_TEST
 
+/* A question names an entry by its option, its name in capitals or its
+ * only word; an ordinary word of a longer term (a menu line) does not. */
+START_TEST(test_question_names_term)
+{
+	static const char *const terms[] = { "Controlling the Prompt", "-v, --verbose",
+					     "--delete", "SHLVL", "umask", "Bash Startup Files" };
+	struct lp_doc doc;
+	struct lp_diag d;
+	int only;
+
+	lp_diag_init(&d);
+	lp_doc_init(&doc, NULL);
+	lp_doc_model_init(&doc.src.model, NULL, 0);
+	for (size_t i = 0; i < sizeof(terms) / sizeof(*terms); i++) {
+		ck_assert_int_eq(add(&doc.src.model, LP_BLOCK_DEF_TERM, 0, terms[i], 0), LP_OK);
+		ck_assert_int_eq(add(&doc.src.model, LP_BLOCK_DEF_BODY, 0, "Body text.", 0), LP_OK);
+	}
+	ck_assert_int_eq(lp_doc_model_finish(&doc.src.model, "x", &d), LP_OK);
+	doc.text = doc.src.model.text;
+	ck_assert(!lp_doc_names_term(&doc, 0, "In which file is the history saved by the shell?",
+				     &only));
+	ck_assert(lp_doc_names_term(&doc, 2, "What does --verbose do?", &only) && only);
+	ck_assert(lp_doc_names_term(&doc, 2, "Is -v the same as -q here?", &only) && !only);
+	ck_assert(lp_doc_names_term(&doc, 4, "What does the --delete option do?", &only) && only);
+	ck_assert(!lp_doc_names_term(&doc, 4, "What does --delete-after do?", &only));
+	ck_assert(lp_doc_names_term(&doc, 6, "What does the SHLVL variable count?", &only));
+	ck_assert(!lp_doc_names_term(&doc, 6, "What does shlvl count?", &only));
+	ck_assert(lp_doc_names_term(&doc, 8, "Which builtin is umask?", &only));
+	ck_assert(!lp_doc_names_term(&doc, 10, "Which files does Bash read at startup?", &only));
+	doc.text = NULL;
+	lp_doc_model_release(&doc.src.model);
+	lp_doc_release(&doc);
+}
+END_TEST
+
 START_TEST(test_model_empty)
 {
 	struct lp_doc_model m;
@@ -492,6 +528,7 @@ int main(void)
 	tcase_add_test(tc, test_split_keeps_rows);
 	tcase_add_test(tc, test_summary_skips_tables);
 	tcase_add_test(tc, test_model_sections_and_find);
+	tcase_add_test(tc, test_question_names_term);
 	tcase_add_test(tc, test_model_empty);
 	tcase_add_test(tc, test_sniff_and_dispatch);
 	suite_add_tcase(s, tc);

@@ -266,6 +266,28 @@ static int names_key(const char *q, const char *t, size_t n)
 	return 0;
 }
 
+/*
+ * Whether the token t[0, n) of a term can name its entry: an option
+ * ("--delete", "-v"), a name in capitals or with digits or underscores
+ * ("SHLVL", "PROMPT_COMMAND", "x86"), or the term's only word ("umask").
+ * An ordinary word of a longer term ("the" of "Controlling the Prompt",
+ * a menu line) is not: a question holding it does not name the entry.
+ */
+static int key_like(const char *t, size_t n, int only_word)
+{
+	int upper = 0, lower = 0, other = 0;
+
+	if (only_word || t[0] == '-')
+		return 1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)t[i];
+		upper += isupper(c) != 0;
+		lower += islower(c) != 0;
+		other += isdigit(c) || c == '_';
+	}
+	return other || (upper && !lower);
+}
+
 int lp_doc_names_term(const struct lp_doc *doc, size_t t, const char *q, int *only)
 {
 	static const char *const asking[] = { "what", "does", "do", "is", "the", "option",
@@ -274,6 +296,7 @@ int lp_doc_names_term(const struct lp_doc *doc, size_t t, const char *q, int *on
 					      "describe", "explain", "meaning", "use", NULL };
 	const struct lp_doc_block *b = &doc->src.model.blocks[t];
 	const char *s = doc->text + b->off, *e = s + b->len;
+	int one_word = !memchr(s, ' ', b->len);
 
 	while (s < e) {
 		const char *k = s;
@@ -282,7 +305,7 @@ int lp_doc_names_term(const struct lp_doc *doc, size_t t, const char *q, int *on
 		while (k + n < e && k[n] != ' ' && k[n] != ',' && k[n] != '=' && k[n] != '[' &&
 		       k[n] != '\n')
 			n++;
-		if (n && names_key(q, k, n)) {
+		if (n && key_like(k, n, one_word) && names_key(q, k, n)) {
 			/* the rest of the question, word by word */
 			*only = 1;
 			for (const char *w = q; *w;) {
