@@ -311,6 +311,42 @@ static void prefer_entries(const struct job *j, const struct lp_evidence_src *sr
 		lp_evidence_sort(sent, n);
 }
 
+/*
+ * A heading names what its section is about, so it shares the question's
+ * words more densely than any sentence below it, yet it states nothing
+ * ("Enforcing Borrowing Rules at Runtime with RefCell<T>" does not say
+ * what RefCell enforces). Headings rank below every other sentence; the
+ * citation still names them, as the chunk's section path.
+ */
+static void demote_headings(const struct lp_doc *doc, const struct lp_evidence_src *src,
+			    struct lp_evidence_sent *sent, size_t n)
+{
+	const struct lp_doc_model *m = &doc->src.model;
+	int changed = 0;
+
+	if (!m->n_kind[LP_BLOCK_HEADING])
+		return;
+	for (size_t i = 0; i < n; i++) {
+		size_t off = (size_t)(src[sent[i].src].text - doc->text) + sent[i].off;
+		size_t b = lp_doc_model_find(m, off);
+
+		if (b != LP_DOC_NONE && m->blocks[b].kind == LP_BLOCK_HEADING && sent[i].score > 0) {
+			sent[i].score = 0;
+			changed = 1;
+		}
+	}
+	if (changed)
+		lp_evidence_sort(sent, n);
+}
+
+/* The order the document's structure gives the ranked sentences. */
+static void rank_by_structure(const struct job *j, const struct lp_evidence_src *src,
+			      struct lp_evidence_sent *sent, size_t n)
+{
+	demote_headings(j->doc, src, sent, n);
+	prefer_entries(j, src, sent, n);
+}
+
 /* The sources lp_evidence_rank reads: chunks best[0..n). Scratch memory. */
 static struct lp_evidence_src *sources(const struct lp_doc *doc, const size_t *best, size_t n,
 				       struct lp_diag *d)
@@ -378,7 +414,7 @@ static enum lp_status add_sentences(struct job *j, const size_t *best, size_t n,
 		st = lp_evidence_rank(src, n, j->corpus, j->doc->n_chunks, j->question,
 				      strlen(j->question), &sent, &n_sent, d);
 	if (!st)
-		prefer_entries(j, src, sent, n_sent);
+		rank_by_structure(j, src, sent, n_sent);
 	if (!st && !(picks = lp_mem_alloc(LP_MEM_SCRATCH, (2 * n_sent + 1) * sizeof(*picks), d)))
 		st = LP_E_NOMEM;
 	n_picks = st ? 0 : choose(j, src, sent, n_sent, budget, used, picks);
@@ -620,7 +656,7 @@ static enum lp_status best_sentence(const struct job *j, struct found *f, struct
 		st = lp_evidence_rank(src, j->n_ids, j->corpus, j->doc->n_chunks, j->question,
 				      strlen(j->question), &sent, &n, d);
 	if (!st)
-		prefer_entries(j, src, sent, n);
+		rank_by_structure(j, src, sent, n);
 	for (size_t i = 0; !st && i < n && i < 4; i++)
 		lp_debug("answer: sentence %zu: chunk %zu score %.2f: %.60s", i,
 			 src[sent[i].src].id, sent[i].score, src[sent[i].src].text + sent[i].off);
