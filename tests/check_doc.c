@@ -57,7 +57,7 @@ static const char *btext(const struct lp_doc_model *m, size_t i)
 
 START_TEST(test_plain_text_is_source)
 {
-	const char text[] = "Title\n=====\n\nA paragraph that\nwraps over lines.\n\n"
+	const char text[] = "A title line\n\nA paragraph that\nwraps over lines.\n\n"
 			    "Another one.\n";
 	struct lp_doc_model m;
 
@@ -188,6 +188,65 @@ START_TEST(test_man_page_blocks)
 }
 END_TEST
 
+/* An info manual rendered to text: underlined headings, and entries whose
+ * term is a quoted name at column 0 (a heading's shape, but not one). */
+static const char info_text[] =
+	"5 Shell Variables\n"
+	"*****************\n\n"
+	"5.2 Bash Variables\n"
+	"==================\n\n"
+	"'EPOCHSECONDS'\n"
+	"     Each time this parameter is referenced, it expands to the number\n"
+	"     of seconds since the Unix Epoch.\n\n"
+	"'PROMPT_COMMAND'\n"
+	"     Run before each prompt.\n\n"
+	"NAME\n"
+	"       tool - a man page heading still\n\n"
+	"9.4.5.\xC2\xA0Listing open files\n\n"
+	"You can list them.\n\n"
+	"1. Unpack the file\n\n"
+	"2. Run the script\n";
+
+START_TEST(test_info_text_blocks)
+{
+	struct lp_doc_model m;
+	char path[256];
+	size_t i;
+
+	read_into(&m, info_text, strlen(info_text), NULL);
+	ck_assert_int_eq(m.blocks[0].kind, LP_BLOCK_HEADING);
+	ck_assert_uint_eq(m.blocks[0].level, 1);
+	ck_assert_str_eq(btext(&m, 0), "5 Shell Variables");
+	ck_assert_int_eq(m.blocks[1].kind, LP_BLOCK_HEADING);
+	ck_assert_uint_eq(m.blocks[1].level, 2);
+	ck_assert_str_eq(btext(&m, 1), "5.2 Bash Variables");
+	ck_assert_int_eq(m.blocks[2].kind, LP_BLOCK_DEF_TERM);
+	ck_assert_str_eq(btext(&m, 2), "'EPOCHSECONDS'");
+	ck_assert_int_eq(m.blocks[3].kind, LP_BLOCK_DEF_BODY);
+	ck_assert_uint_eq(m.blocks[3].term, 2);
+	lp_doc_model_section_path(&m, 3, path, sizeof(path));
+	ck_assert_str_eq(path, "5 Shell Variables \xe2\x80\xba 5.2 Bash Variables \xe2\x80\xba "
+			       "'EPOCHSECONDS'");
+	ck_assert_int_eq(m.blocks[4].kind, LP_BLOCK_DEF_TERM);
+	ck_assert_str_eq(btext(&m, 4), "'PROMPT_COMMAND'");
+	for (i = 0; i < m.n_blocks && strcmp(btext(&m, i), "NAME"); i++)
+		;
+	ck_assert_uint_lt(i, m.n_blocks);
+	ck_assert_int_eq(m.blocks[i].kind, LP_BLOCK_HEADING);
+	/* a numbered heading alone in its paragraph; numbered steps are not */
+	for (i = 0; i < m.n_blocks && strncmp(btext(&m, i), "9.4.5.", 6); i++)
+		;
+	ck_assert_uint_lt(i, m.n_blocks);
+	ck_assert_int_eq(m.blocks[i].kind, LP_BLOCK_HEADING);
+	ck_assert_uint_eq(m.blocks[i].level, 3);
+	ck_assert_int_ne(m.blocks[i + 2].kind, LP_BLOCK_HEADING);
+	ck_assert_str_eq(btext(&m, i + 2), "1. Unpack the file");
+	/* no underline is a text block of its own */
+	ck_assert_ptr_null(strstr(clean(&m), "*****"));
+	lp_doc_model_release(&m);
+}
+END_TEST
+
 START_TEST(test_ascii_table)
 {
 	const char text[] = "+------+-----+\n| Name | Age |\n+======+=====+\n| Ann  | 31  |\n"
@@ -265,7 +324,8 @@ END_TEST
 START_TEST(test_question_names_term)
 {
 	static const char *const terms[] = { "Controlling the Prompt", "-v, --verbose",
-					     "--delete", "SHLVL", "umask", "Bash Startup Files" };
+					     "--delete", "SHLVL", "umask", "Bash Startup Files",
+					     "'EPOCHSECONDS'", "'for'", "'variable'" };
 	struct lp_doc doc;
 	struct lp_diag d;
 	int only;
@@ -289,6 +349,11 @@ START_TEST(test_question_names_term)
 	ck_assert(!lp_doc_names_term(&doc, 6, "What does shlvl count?", &only));
 	ck_assert(lp_doc_names_term(&doc, 8, "Which builtin is umask?", &only));
 	ck_assert(!lp_doc_names_term(&doc, 10, "Which files does Bash read at startup?", &only));
+	/* quote marks around a name are not part of it */
+	ck_assert(lp_doc_names_term(&doc, 12, "What is EPOCHSECONDS?", &only) && only);
+	/* a stop word or an asking word does not name an entry */
+	ck_assert(!lp_doc_names_term(&doc, 14, "How often does bash check for mail?", &only));
+	ck_assert(!lp_doc_names_term(&doc, 16, "Which variable holds the epoch?", &only));
 	doc.text = NULL;
 	lp_doc_model_release(&doc.src.model);
 	lp_doc_release(&doc);
@@ -524,6 +589,7 @@ int main(void)
 	tcase_add_test(tc, test_hyphen_breaks);
 	tcase_add_test(tc, test_word_list_keeps_compounds);
 	tcase_add_test(tc, test_man_page_blocks);
+	tcase_add_test(tc, test_info_text_blocks);
 	tcase_add_test(tc, test_ascii_table);
 	tcase_add_test(tc, test_split_keeps_rows);
 	tcase_add_test(tc, test_summary_skips_tables);

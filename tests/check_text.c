@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "core/utf8.h"
 #include "text/document.h"
+#include "text/focus.h"
 #include "text/lang.h"
 #include "text/sentence.h"
 #include "text/split.h"
@@ -775,6 +776,99 @@ START_TEST(test_lang_script)
 }
 END_TEST
 
+/* The focus tokens of q, joined by '|' (static). */
+static const char *focus_of(const char *q)
+{
+	static char out[512];
+	size_t pos = 0, n = 0;
+	struct lp_span t;
+
+	out[0] = '\0';
+	while (lp_focus_next(q, strlen(q), &pos, &t)) {
+		ck_assert_uint_lt(n + t.len + 2, sizeof(out));
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%.*s", n ? "|" : "",
+				      (int)t.len, q + t.off);
+	}
+	return out;
+}
+
+START_TEST(test_focus_tokens)
+{
+	ck_assert_str_eq(focus_of("What does the --delete option do?"), "--delete");
+	ck_assert_str_eq(focus_of("What does the SHLVL variable count?"), "SHLVL");
+	ck_assert_str_eq(focus_of("Is -v the same as 'PROMPT_COMMAND'?"), "-v|PROMPT_COMMAND");
+	ck_assert_str_eq(focus_of("What does RefCell<T> enforce?"), "RefCell<T>");
+	ck_assert_str_eq(focus_of("Which file, ~/.bashrc or /etc/profile, comes first?"),
+			 "~/.bashrc|/etc/profile");
+	ck_assert_str_eq(focus_of("Which Debian release is codenamed \"Nebula\"?"), "Nebula");
+	ck_assert_str_eq(focus_of("What is PS1 in sshd_config, e.g. here?"), "PS1|sshd_config");
+	ck_assert_str_eq(focus_of("ssh 的 -o 选项有什么用？"), "-o");
+	/* ordinary words, capitalised names and a single capital are not */
+	ck_assert_str_eq(focus_of("How does Bash read a file when N is 2, i.e. twice?"), "");
+	ck_assert_str_eq(focus_of("Which company sells support - and why?"), "");
+}
+END_TEST
+
+START_TEST(test_focus_held)
+{
+	static const char text[] = "'SHLVL' is incremented. Use --delete\xE2\x80\x90" "after or "
+				   "\xE2\x88\x92\xE2\x88\x92verbose; see ~/.bash\n  profile";
+
+	ck_assert(lp_focus_held(text, strlen(text), "SHLVL", 5));
+	ck_assert(!lp_focus_held(text, strlen(text), "shlvl", 5));
+	ck_assert(!lp_focus_held(text, strlen(text), "SHLV", 4));
+	/* "--delete" is only the head of "--delete-after" (a U+2010 hyphen) */
+	ck_assert(!lp_focus_held(text, strlen(text), "--delete", 8));
+	ck_assert(lp_focus_held(text, strlen(text), "--delete-after", 14));
+	/* U+2212 twice, as man renders "--" */
+	ck_assert(lp_focus_held(text, strlen(text), "--verbose", 9));
+	ck_assert(!lp_focus_held(text, strlen(text), "-verbose", 8));
+	/* a space of a phrase matches a line break and indentation */
+	ck_assert(lp_focus_held(text, strlen(text), "~/.bash profile", 15));
+	ck_assert(!lp_focus_held(text, 0, "SHLVL", 5));
+}
+END_TEST
+
+START_TEST(test_focus_asks)
+{
+	ck_assert_int_eq(lp_focus_asks("How many arguments may a function take?", NULL), LP_ASKS_QUANTITY);
+	ck_assert_int_eq(lp_focus_asks("What block size does ulimit use for -c?", NULL), LP_ASKS_QUANTITY);
+	ck_assert_int_eq(lp_focus_asks("Which Python version introduced lambda?", NULL), LP_ASKS_QUANTITY);
+	ck_assert_int_eq(lp_focus_asks("Which port does the daemon listen on?", NULL), LP_ASKS_QUANTITY);
+	ck_assert_int_eq(lp_focus_asks("Debian 参考手册的印刷版售价是多少元？", NULL), LP_ASKS_QUANTITY);
+	ck_assert_int_eq(lp_focus_asks("Which variable expands to the number of seconds?", NULL),
+			 LP_ASKS_NAME);
+	ck_assert_int_eq(lp_focus_asks("Which shell option stops > from overwriting a file?", NULL),
+			 LP_ASKS_NAME);
+	ck_assert_int_eq(lp_focus_asks("What command lists the jobs?", NULL), LP_ASKS_NAME);
+	ck_assert_int_eq(lp_focus_asks("哪个命令可以列出作业？", NULL), LP_ASKS_NAME);
+	ck_assert_int_eq(lp_focus_asks("What does the --delete option do?", NULL), LP_ASKS_OTHER);
+	ck_assert_int_eq(lp_focus_asks("What is the default value of IFS?", NULL), LP_ASKS_OTHER);
+	ck_assert_int_eq(lp_focus_asks("Why is the sky blue?", NULL), LP_ASKS_OTHER);
+	{
+		const char *q = "Which shell option stops > from overwriting?";
+		struct lp_span k;
+
+		ck_assert_int_eq(lp_focus_asks(q, &k), LP_ASKS_NAME);
+		ck_assert_int_eq(strncmp(q + k.off, "option", k.len), 0);
+		ck_assert_uint_eq(k.len, 6);
+		q = "用什么命令启用它？";
+		ck_assert_int_eq(lp_focus_asks(q, &k), LP_ASKS_NAME);
+		ck_assert_int_eq(strncmp(q + k.off, "命令", k.len), 0);
+	}
+}
+END_TEST
+
+START_TEST(test_focus_numbers)
+{
+	ck_assert(lp_focus_has_number("The default is 60 seconds.", 26));
+	ck_assert(lp_focus_has_number("It runs twice a day.", 20));
+	ck_assert(lp_focus_has_number("每年举行一次", strlen("每年举行一次")));
+	ck_assert(!lp_focus_has_number("None of the options is someone's.", 33));
+	ck_assert(!lp_focus_has_number("It is done often.", 17));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("text");
@@ -791,6 +885,12 @@ int main(void)
 	tcase_add_test(tc, test_sentence_invalid_bytes_terminate);
 	tcase_add_test(tc, test_sentence_linear_on_long_line);
 	tcase_add_test(tc, test_lang_script);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("focus");
+	tcase_add_test(tc, test_focus_tokens);
+	tcase_add_test(tc, test_focus_held);
+	tcase_add_test(tc, test_focus_asks);
+	tcase_add_test(tc, test_focus_numbers);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("document");
 	tcase_set_timeout(tc, 60);

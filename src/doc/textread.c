@@ -27,9 +27,18 @@ static void line_at(const char *t, size_t len, size_t pos, struct line *l)
 	unsigned col = 0;
 	size_t i = pos;
 
-	while (i < len && (t[i] == ' ' || t[i] == '\t')) {
-		col = t[i] == '\t' ? tab_stop(col) : col + 1;
-		i++;
+	/* a no-break space (U+00A0) indents as a space does */
+	for (;;) {
+		if (i < len && (t[i] == ' ' || t[i] == '\t')) {
+			col = t[i] == '\t' ? tab_stop(col) : col + 1;
+			i++;
+		} else if (i + 1 < len && (unsigned char)t[i] == 0xC2 &&
+			   (unsigned char)t[i + 1] == 0xA0) {
+			col++;
+			i += 2;
+		} else {
+			break;
+		}
 	}
 	nl = memchr(t + i, '\n', len - i);
 	l->s = pos;
@@ -519,8 +528,14 @@ static unsigned heading_level(const struct reader *r, size_t i)
 	if (e - l->cs > 60 || words_in(r->t, l->cs, e) > 8 || ends_sentence(r->t[e - 1]))
 		return 0;
 	if (l->indent == 0) {
+		/* a name in quotes or with an identifier's marks ("'SHLVL'",
+		 * "PROMPT_COMMAND", "-x") is an entry's term, not a heading */
+		if (r->t[l->cs] == '-' || memchr(r->t + l->cs, '_', e - l->cs))
+			return 0;
 		for (size_t k = l->cs; k < e; k++) {
 			if (r->t[k] >= 'a' && r->t[k] <= 'z')
+				return 0;
+			if (strchr("'`\"$=[<", r->t[k]))
 				return 0;
 			upper += r->t[k] >= 'A' && r->t[k] <= 'Z';
 		}
@@ -530,6 +545,76 @@ static unsigned heading_level(const struct reader *r, size_t i)
 	    r->t[l->cs] >= 'A' && r->t[l->cs] <= 'Z')
 		return 2;
 	return 0;
+}
+
+/* An underlined heading ("3.2 Shell Commands" over "=================",
+ * as info, reStructuredText and plain-text manuals write them): line i is
+ * short and the line below is one mark repeated about as wide. Returns
+ * the level ('*' 1, '=' 2, '-' 3, '.' or '~' 4) or 0. */
+static unsigned underlined_level(const struct reader *r, size_t i)
+{
+	static const char marks[] = "*=-.~";
+	const struct line *l = &r->lines[i], *u;
+	size_t e, ue, w, uw;
+
+	if (i + 1 >= r->n)
+		return 0;
+	u = &r->lines[i + 1];
+	e = trim_end(r->t, l->cs, l->e);
+	ue = trim_end(r->t, u->cs, u->e);
+	if (e == l->cs || e - l->cs > 100 || ue - u->cs < 3 || u->indent != l->indent ||
+	    !strchr(marks, r->t[u->cs]) || !r->t[u->cs])
+		return 0;
+	for (size_t k = u->cs; k < ue; k++)
+		if (r->t[k] != r->t[u->cs])
+			return 0;
+	w = lp_utf8_count((const unsigned char *)r->t + l->cs, e - l->cs);
+	uw = ue - u->cs;
+	if (uw * 10 < w * 7 || uw > w + 4)
+		return 0;
+	return (unsigned)(strchr(marks, r->t[u->cs]) - marks) + 1 - (r->t[u->cs] == '~');
+}
+
+/* A numbered heading alone in its paragraph ("9.4.5. Listing open
+ * files", "3.2 Shell Commands", as DocBook and texinfo render them to
+ * text): a short line that starts with a section number of two parts or
+ * more and does not end like a sentence. Returns the level (the number's
+ * parts, at most 6) or 0. */
+static unsigned numbered_level(const struct reader *r)
+{
+	const struct line *l = &r->lines[0];
+	size_t e = trim_end(r->t, l->cs, l->e), k = l->cs;
+	unsigned parts = 0;
+
+	if (r->n != 1 || e - l->cs > 80 || ends_sentence(r->t[e - 1]) || r->t[e - 1] == ':' ||
+	    (e - l->cs >= 3 && (!memcmp(r->t + e - 3, "\xE3\x80\x82", 3) /* 。 */ ||
+				!memcmp(r->t + e - 3, "\xEF\xBC\x9A", 3) /* ： */)))
+		return 0;
+	while (k < e && r->t[k] >= '0' && r->t[k] <= '9') {
+		size_t d = k;
+
+		while (k < e && r->t[k] >= '0' && r->t[k] <= '9')
+			k++;
+		if (k - d > 3)
+			return 0;
+		parts++;
+		if (k < e && r->t[k] == '.')
+			k++;
+		else
+			break;
+	}
+	/* "N.N" at least: "1. Unpack the file" is a numbered step */
+	if (parts < 2 || k + 1 >= e)
+		return 0;
+	if (r->t[k] == ' ')
+		k++;
+	else if ((unsigned char)r->t[k] == 0xC2 && (unsigned char)r->t[k + 1] == 0xA0)
+		k += 2; /* a no-break space */
+	else
+		return 0;
+	if (k >= e || r->t[k] == ' ')
+		return 0;
+	return parts > 6 ? 6 : parts;
 }
 
 /* The column where line l's second cell starts (after a gap of two or
@@ -647,7 +732,7 @@ static enum lp_status pipe_table(struct reader *r, size_t i, int probe, size_t *
 
 	*taken = 0;
 	while (j < r->n && (is_border(r->t, &r->lines[j]) || is_pipe_row(r->t, &r->lines[j]))) {
-		rows += is_pipe_row(r->t, &r->lines[j]);
+		rows += is_pipe_row(r->t, &r->lines[j]) && !is_border(r->t, &r->lines[j]);
 		j++;
 	}
 	if (rows < 2 && !(rows == 1 && j - i >= 3))
@@ -656,8 +741,8 @@ static enum lp_status pipe_table(struct reader *r, size_t i, int probe, size_t *
 		const struct line *l = &r->lines[k];
 		size_t cs[MAX_CELLS], ce[MAX_CELLS], nc = 0, p = l->cs + 1;
 
-		if (!is_pipe_row(r->t, l))
-			continue;
+		if (!is_pipe_row(r->t, l) || is_border(r->t, l))
+			continue; /* "|-----+-----|" is a rule, not a row */
 		while (p < l->e && nc < MAX_CELLS) {
 			const char *bar = memchr(r->t + p, '|', l->e - p);
 			size_t q = bar ? (size_t)(bar - r->t) : l->e;
@@ -947,13 +1032,17 @@ static enum lp_status flush_paragraph(struct reader *r, struct lp_diag *d)
 
 	if (!r->n)
 		return LP_OK;
-	if ((lv = heading_level(r, 0))) {
+	/* a man page's heading, a numbered one, or one over its underline */
+	if ((lv = heading_level(r, 0)) || (lv = numbered_level(r)))
+		i = 1;
+	else if ((lv = underlined_level(r, 0)))
+		i = 2;
+	if (lv) {
 		size_t e = trim_end(r->t, r->lines[0].cs, r->lines[0].e);
 
 		if ((s = emit(r, LP_BLOCK_HEADING, lv, 0, r->lines[0].cs, 0, e, d)))
 			return s;
 		r->term_indent = -1;
-		i = 1;
 	}
 	s = i < r->n ? paragraph(r, i, d) : LP_OK;
 	r->n = 0;

@@ -386,6 +386,8 @@ static json_t *report_object(struct lp_doc *doc, const struct lp_run_stats *st,
 	put(o, "cited", cited_json(doc, ok), ok);
 	put(o, "quote", quote_json(doc, ok), ok);
 	put(o, "answer_check", str_or_null(doc->answer_check), ok);
+	put(o, "abstained", doc->answer_check ? json_boolean(!strcmp(doc->answer_check, "abstain"))
+					      : json_null(), ok);
 	put(o, "result", json_string(result), ok);
 	put(o, "verification", verification_json(&doc->verify, ok), ok);
 	put(o, "memory", memory_json(st, ok), ok);

@@ -63,6 +63,8 @@
 #include "retrieve/evidence.h"
 #include "stages/model_stage.h"
 #include "stages/stage.h"
+#include "text/focus.h"
+#include "text/match.h"
 #include "text/lang.h"
 
 /* Share of a quote's words that must occur, in order, in a source
@@ -75,6 +77,15 @@
  * the question. On 18 questions over three manuals the best-ranked
  * sentence held the answer 10 times at 20, 9 at 0, 2 and 6. */
 #define LP_ANSWER_CHUNK_PRIOR 20.0
+
+/* Focus tokens of a question looked at (text/focus.h). */
+#define LP_ANSWER_MAX_FOCUS 8
+
+/* Longest entry term given as the answer to "Which variable ...?". */
+#define LP_ANSWER_TERM_BYTES 80
+
+/* Passages cited when the stage abstains: the nearest to the question. */
+#define LP_ANSWER_NEAREST 3
 
 /* Tokens step 1 may write: one sentence and its id. */
 #define QUOTE_TOKENS 96
@@ -100,6 +111,12 @@ struct phrasebook {
 	/* the Check line: how the quote was found (quote, quote-retry,
 	 * extract, ranked), and what is added when it became the answer */
 	const char *checks[4], *replaced;
+	const char *term;        /* Check: the answer is the entry's name */
+	const char *named;       /* Check: the answer is the name the sentence gives */
+	const char *abstain;     /* the answer when the document does not say */
+	/* Check, when abstaining: the focus the document never names (%.*s),
+	 * the focus the nearest sentence does not name, no number */
+	const char *why_absent, *why_far, *why_number;
 };
 
 static const struct phrasebook english = {
@@ -121,6 +138,14 @@ static const struct phrasebook english = {
 	  "for the question",
 	  "this is the source's best match for the question" },
 	"; the model's answer did not stand on it, so it is the answer",
+	"the answer is the name of the entry this sentence describes",
+	"the answer is the name this sentence gives",
+	"The document does not say.",
+	"no passage of the document names %.*s; the passages nearest to the question are "
+	"cited",
+	"the sentences nearest to the question do not name %.*s; those passages are cited",
+	"the question asks for a number and the sentences nearest to it hold none; those "
+	"passages are cited",
 };
 
 static const struct phrasebook chinese = {
@@ -134,6 +159,12 @@ static const struct phrasebook chinese = {
 	{ "模型给出的引文在原文中找到", "模型给出的引文在重试后于原文中找到",
 	  "模型给出的引文不在原文中；这是原文中与问题最匹配的句子", "这是原文中与问题最匹配的句子" },
 	"；模型的回答不以它为依据，因此以它作答",
+	"答案是这句话所描述条目的名称",
+	"答案是这句话给出的名称",
+	"文档中没有说明。",
+	"文档中没有出现 %.*s；列出的是与问题最接近的段落",
+	"与问题最接近的句子都没有提到 %.*s；列出的是这些段落",
+	"问题问的是数量，与问题最接近的句子中没有数字；列出的是这些段落",
 };
 
 struct answer_opts {
@@ -218,6 +249,10 @@ struct job {
 	struct lp_evidence_src *corpus; /* [doc->n_chunks] every chunk, for idf */
 	size_t *ids;      /* [n_ids] chunk ids given in the prompt, best first */
 	size_t n_ids;
+	struct lp_span focus[LP_ANSWER_MAX_FOCUS]; /* bytes of question (text/focus.h) */
+	size_t n_focus;
+	enum lp_asks asks;
+	struct lp_span kind; /* bytes of question: the kind of name asked for */
 	struct lp_buf user;
 	size_t n_in, n_out; /* tokens, all steps */
 };
@@ -286,7 +321,9 @@ static void prefer_entries(const struct job *j, const struct lp_evidence_src *sr
 	size_t last_t = LP_DOC_NONE;
 	int named = 0, only = 0, changed = 0;
 
-	if (!n || !m->n_kind[LP_BLOCK_DEF_BODY] || !j->question)
+	/* "Which builtin is a synonym for mapfile?" asks for another entry
+	 * than the one it names */
+	if (!n || !m->n_kind[LP_BLOCK_DEF_BODY] || !j->question || j->asks == LP_ASKS_NAME)
 		return;
 	top = sent[0].score > 0 ? sent[0].score : 1;
 	for (size_t i = 0; i < n; i++) {
@@ -309,6 +346,82 @@ static void prefer_entries(const struct job *j, const struct lp_evidence_src *sr
 	}
 	if (changed)
 		lp_evidence_sort(sent, n);
+}
+
+/* ---- focus: what the question names and asks for ---- */
+
+/* How many of the question's focus tokens the text around the sentence
+ * doc->text[off, off + len) names: the sentence, its block, its entry's
+ * term and its section path ("'BASHPID'" names the entry whose body
+ * says "$$"). */
+static size_t focus_near(const struct job *j, size_t off, size_t len)
+{
+	const struct lp_doc *doc = j->doc;
+	const struct lp_doc_model *m = &doc->src.model;
+	size_t b = m->n_blocks ? lp_doc_model_find(m, off) : LP_DOC_NONE, held = 0;
+	char path[512];
+
+	if (b != LP_DOC_NONE)
+		lp_doc_model_section_path(m, b, path, sizeof(path));
+	for (size_t i = 0; i < j->n_focus; i++) {
+		const char *t = j->question + j->focus[i].off;
+		size_t n = j->focus[i].len;
+		int h = lp_focus_held(doc->text + off, len, t, n);
+
+		if (!h && b != LP_DOC_NONE) {
+			const struct lp_doc_block *bl = &m->blocks[b];
+
+			h = lp_focus_held(doc->text + bl->off, bl->len, t, n) ||
+			    (bl->term != LP_DOC_NONE &&
+			     lp_focus_held(doc->text + m->blocks[bl->term].off,
+					   m->blocks[bl->term].len, t, n)) ||
+			    lp_focus_held(path, strlen(path), t, n);
+		}
+		held += h != 0;
+	}
+	return held;
+}
+
+/* 1 when the sentence sp of source c, or the one after it, holds a
+ * number: what a question asking for a quantity needs. */
+static int number_near(const struct lp_evidence_src *c, struct lp_span sp)
+{
+	size_t pos = sp.off + sp.len;
+	struct lp_span next;
+
+	return lp_focus_has_number(c->text + sp.off, sp.len) ||
+	       (lp_sentence_next(c->text, c->len, &pos, &next) &&
+		lp_focus_has_number(c->text + next.off, next.len));
+}
+
+/*
+ * What the question names and asks for, in the ranking: a sentence gains
+ * the best score times the share of the question's focus tokens named
+ * around it (focus_near), and when the question asks for a quantity, a
+ * sentence with no number near it falls below every one that has one.
+ */
+static void prefer_answer_type(const struct job *j, const struct lp_evidence_src *src,
+			       struct lp_evidence_sent *sent, size_t n)
+{
+	double top;
+
+	if (!n || (!j->n_focus && j->asks != LP_ASKS_QUANTITY))
+		return;
+	top = sent[0].score > 0 ? sent[0].score : 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct lp_evidence_src *c = &src[sent[i].src];
+		size_t off = (size_t)(c->text - j->doc->text) + sent[i].off;
+
+		if (sent[i].score <= 0)
+			continue;
+		if (j->n_focus)
+			sent[i].score += top * (double)focus_near(j, off, sent[i].len) /
+					 (double)j->n_focus;
+		if (j->asks == LP_ASKS_QUANTITY &&
+		    !number_near(c, (struct lp_span){ sent[i].off, sent[i].len }))
+			sent[i].score *= 1e-3;
+	}
+	lp_evidence_sort(sent, n);
 }
 
 /*
@@ -344,6 +457,7 @@ static void rank_by_structure(const struct job *j, const struct lp_evidence_src 
 			      struct lp_evidence_sent *sent, size_t n)
 {
 	demote_headings(j->doc, src, sent, n);
+	prefer_answer_type(j, src, sent, n);
 	prefer_entries(j, src, sent, n);
 }
 
@@ -936,6 +1050,271 @@ static const char *check_line(const struct job *j, const char *check, int replac
 	return check;
 }
 
+/*
+ * Abstain: "The document does not say." with the passages nearest to the
+ * question cited (the best of the working set), and `why` as the Check
+ * line. answer_check is "abstain".
+ */
+static enum lp_status abstain(struct job *j, const char *why, size_t *cited, struct lp_diag *d)
+{
+	size_t n = 0;
+	const size_t *best = lp_doc_best_first(j->doc, &n);
+
+	if (!best || !why)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the answer");
+	if (n > LP_ANSWER_NEAREST)
+		n = LP_ANSWER_NEAREST;
+	memcpy(cited, best, n * sizeof(*best));
+	j->doc->answer_check = "abstain";
+	lp_doc_event(j->doc, "abstain: %s", why);
+	return finish(j, j->pb->abstain, strlen(j->pb->abstain), NULL, cited, n, why, d);
+}
+
+/* The Check line of an abstention for focus token i. */
+static const char *why_focus(const struct job *j, const char *fmt, size_t i)
+{
+	return lp_arena_printf(&j->doc->arena, fmt, (int)j->focus[i].len,
+			       j->question + j->focus[i].off);
+}
+
+/* The first focus token of the question that the document never names,
+ * or n_focus when it names them all. */
+static size_t focus_absent(const struct job *j)
+{
+	for (size_t i = 0; i < j->n_focus; i++) {
+		const char *t = j->question + j->focus[i].off;
+
+		if (lp_focus_is_name(t, j->focus[i].len) &&
+		    !lp_focus_held(j->doc->text, j->doc->len, t, j->focus[i].len))
+			return i;
+	}
+	return j->n_focus;
+}
+
+/* Quote marks around t[0, *n) ('x', "x", `x`, ‘x’, “x”) taken off: 1 when
+ * there were some. */
+static int unquote(const char **t, size_t *n)
+{
+	static const char *const open[] = { "'", "\"", "`", "\xE2\x80\x98", "\xE2\x80\x9C" };
+	static const char *const close[] = { "'", "\"", "`", "\xE2\x80\x99", "\xE2\x80\x9D" };
+
+	for (size_t q = 0; q < sizeof(open) / sizeof(open[0]); q++) {
+		size_t a = strlen(open[q]), b = strlen(close[q]);
+
+		if (*n > a + b && !memcmp(*t, open[q], a) && !memcmp(*t + *n - b, close[q], b)) {
+			*t += a;
+			*n -= a + b;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The first focus token that is a name (lp_focus_is_name) and is not
+ * named around the quote f (focus_near), or n_focus. */
+static size_t focus_far(const struct job *j, const struct found *f)
+{
+	struct job one = *j;
+
+	for (size_t i = 0; i < j->n_focus; i++) {
+		one.focus[0] = j->focus[i];
+		one.n_focus = 1;
+		if (lp_focus_is_name(j->question + j->focus[i].off, j->focus[i].len) &&
+		    !focus_near(&one, f->off, f->len))
+			return i;
+	}
+	return j->n_focus;
+}
+
+/*
+ * When the question asks for a name ("Which variable counts ...?") and
+ * the sentence is the body of an entry that the question does not name,
+ * the entry's term is the answer: 1 and its text in *t, *n, without the
+ * quote marks a manual puts around it ("'SHLVL'").
+ */
+static int entry_answer(const struct job *j, const struct found *f, const char **t, size_t *n)
+{
+	const struct lp_doc *doc = j->doc;
+	const struct lp_doc_model *m = &doc->src.model;
+	size_t b, term;
+	int only;
+
+	if (j->asks != LP_ASKS_NAME || !m->n_kind[LP_BLOCK_DEF_BODY] ||
+	    (b = lp_doc_model_find(m, f->off)) == LP_DOC_NONE ||
+	    m->blocks[b].kind != LP_BLOCK_DEF_BODY || (term = m->blocks[b].term) == LP_DOC_NONE ||
+	    lp_doc_names_term(doc, term, j->question, &only))
+		return 0;
+	*t = doc->text + m->blocks[term].off;
+	*n = m->blocks[term].len;
+	*t = trim(*t, n);
+	unquote(t, n);
+	/* a name, not a table's cells or a sentence */
+	return *n > 0 && *n <= LP_ANSWER_TERM_BYTES && !memchr(*t, '|', *n) && !memchr(*t, '\n', *n);
+}
+
+/* 1 when the question holds s[0, n), any case. */
+static int in_question(const struct job *j, const char *s, size_t n)
+{
+	size_t ql = strlen(j->question);
+
+	for (size_t i = 0; n && i + n <= ql; i++)
+		if (!strncasecmp(j->question + i, s, n))
+			return 1;
+	return 0;
+}
+
+/* The token of s[lo, hi) that ends at `end` (before = 1) or starts at
+ * `start`, without quote marks and closing punctuation: *t, *n; returns
+ * 1 when it was in quote marks. */
+static int token_at(const char *s, size_t lo, size_t hi, size_t at, int before, const char **t,
+		    size_t *n)
+{
+	size_t a = at, b = at;
+
+	if (before) {
+		while (a > lo && !isspace((unsigned char)s[a - 1]))
+			a--;
+	} else {
+		while (b < hi && !isspace((unsigned char)s[b]))
+			b++;
+	}
+	/* closing punctuation, but not the ")" of "fsck(8)" */
+	while (b > a && strchr(".,;:)?!", s[b - 1]) &&
+	       !(s[b - 1] == ')' && memchr(s + a, '(', b - a)))
+		b--;
+	*t = s + a;
+	*n = b - a;
+	return unquote(t, n);
+}
+
+/* Whether t[0, n) can be the name the question asks for: a short word
+ * that is no stop word, holds no space and is not in the question. */
+static int can_be_name(const struct job *j, const char *t, size_t n)
+{
+	char low[32];
+
+	if (n < 2 || n > LP_ANSWER_TERM_BYTES || in_question(j, t, n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (isspace((unsigned char)t[i]) || t[i] == '|')
+			return 0;
+		if (i < sizeof(low))
+			low[i] = (char)tolower((unsigned char)t[i]);
+	}
+	return n > sizeof(low) || !lp_match_is_stopword(low, n);
+}
+
+/* How well a quoted span fits the kind of name asked for: a command line
+ * holds an option ("tune2fs -c0 /dev/sda"), a file or directory is a
+ * path; 1 for anything else, 0 when the question holds it. */
+static int span_fit(const struct job *j, const char *a, size_t n)
+{
+	const char *k = j->question + j->kind.off;
+	size_t kl = j->kind.len;
+	int command = (kl == 7 && !strncasecmp(k, "command", 7)) ||
+		      (kl == 6 && !memcmp(k, "\xE5\x91\xBD\xE4\xBB\xA4", 6)); /* 命令 */
+	int path = (kl >= 4 && (!strncasecmp(k, "file", 4) || !strncasecmp(k, "dire", 4))) ||
+		   (kl == 6 && (!memcmp(k, "\xE6\x96\x87\xE4\xBB\xB6", 6) || /* 文件 */
+				!memcmp(k, "\xE7\x9B\xAE\xE5\xBD\x95", 6)));  /* 目录 */
+
+	if (!n || n > LP_ANSWER_TERM_BYTES || in_question(j, a, n))
+		return 0;
+	if (command)
+		return 1 + (memmem(a, n, " -", 2) != NULL);
+	if (path)
+		return 1 + (a[0] == '/' || a[0] == '~');
+	return 1;
+}
+
+/*
+ * The name the quote gives for the kind the question asks about. In
+ * order: the first cell of a table row ("lsof -p pid | lists the files
+ * a process opened"); a quoted word beside the kind word ("the
+ * 'noclobber' option"); the span in quote marks that best fits the kind
+ * ("... using \"tune2fs -c0 /dev/sda\""); a bare word beside the kind word
+ * ("the keyword def introduces"). Nothing the question holds. 1 and its
+ * bytes in *t, *n.
+ */
+static int name_in_quote(const struct job *j, const struct found *f, const char **t, size_t *n)
+{
+	static const char *const opens[] = { "\xE2\x80\x9C", "\xE2\x80\x98", "\"", "`" };
+	static const char *const closes[] = { "\xE2\x80\x9D", "\xE2\x80\x99", "\"", "`" };
+	const struct lp_doc_model *m = &j->doc->src.model;
+	const char *s = j->doc->text, *k = j->question + j->kind.off;
+	size_t lo = f->off, hi = f->off + f->len, kl = j->kind.len, b;
+	const char *bare = NULL;
+	size_t bare_len = 0;
+	int best = 0;
+
+	if (j->asks != LP_ASKS_NAME || !kl)
+		return 0;
+	b = m->n_blocks ? lp_doc_model_find(m, f->off) : LP_DOC_NONE;
+	if (b != LP_DOC_NONE && m->blocks[b].kind == LP_BLOCK_TABLE_ROW &&
+	    m->blocks[b].n_cells >= 2) {
+		const struct lp_doc_cell *c = &m->cells[m->blocks[b].first_cell];
+
+		*t = s + c->off;
+		*n = c->len;
+		*t = trim(*t, n);
+		if (*n && *n <= LP_ANSWER_TERM_BYTES && !in_question(j, *t, *n))
+			return 1;
+	}
+	for (size_t i = lo; isalpha((unsigned char)*k) && i + kl <= hi; i++) {
+		size_t e = i + kl;
+
+		if (strncasecmp(s + i, k, kl) || (i > lo && isalnum((unsigned char)s[i - 1])))
+			continue;
+		if (e < hi && s[e] == 's')
+			e++;
+		if (e < hi && isalnum((unsigned char)s[e]))
+			continue;
+		for (int before = 1; before >= 0; before--) {
+			size_t at = before ? i : e;
+			const char *w;
+			size_t wl;
+			int quoted;
+
+			while (before ? at > lo && s[at - 1] == ' ' : at < hi && s[at] == ' ')
+				at += before ? (size_t)-1 : 1;
+			quoted = token_at(s, lo, hi, at, before, &w, &wl);
+			if (!can_be_name(j, w, wl))
+				continue;
+			if (quoted) {
+				*t = w;
+				*n = wl;
+				return 1;
+			}
+			if (!bare) {
+				bare = w;
+				bare_len = wl;
+			}
+		}
+	}
+	for (size_t q = 0; q < sizeof(opens) / sizeof(opens[0]); q++) {
+		size_t ol = strlen(opens[q]), cl = strlen(closes[q]);
+		const char *a = memmem(s + lo, hi - lo, opens[q], ol), *z;
+
+		while (a) {
+			int fit;
+
+			a += ol;
+			if (!(z = memmem(a, (size_t)(s + hi - a), closes[q], cl)))
+				break;
+			if ((fit = span_fit(j, a, (size_t)(z - a))) > best) {
+				best = fit;
+				*t = a;
+				*n = (size_t)(z - a);
+			}
+			a = memmem(z + cl, (size_t)(s + hi - z - cl), opens[q], ol);
+		}
+	}
+	if (best)
+		return 1;
+	*t = bare;
+	*n = bare_len;
+	return bare != NULL;
+}
+
 /* Quote, then answer. */
 static enum lp_status run_quote(struct job *j, size_t *cited, struct lp_diag *d)
 {
@@ -951,6 +1330,30 @@ static enum lp_status run_quote(struct job *j, size_t *cited, struct lp_diag *d)
 		return st;
 	if (!f.len) /* no sentence at all: nothing to answer from */
 		return finish(j, "", 0, NULL, cited, 0, NULL, d);
+	{
+		const struct lp_chunk *c = &doc->chunks[f.chunk];
+		struct lp_evidence_src in = { f.chunk, doc->text + c->off, c->len, 0 };
+		const char *name;
+		size_t name_len;
+
+		if (j->asks == LP_ASKS_QUANTITY &&
+		    !number_near(&in, (struct lp_span){ f.off - c->off, f.len }))
+			return abstain(j, j->pb->why_number, cited, d);
+		size_t far = focus_far(j, &f);
+
+		if (far < j->n_focus)
+			return abstain(j, why_focus(j, j->pb->why_far, far), cited, d);
+		if (entry_answer(j, &f, &name, &name_len)) {
+			cited[0] = f.chunk;
+			doc->answer_check = lp_arena_printf(&doc->arena, "%s+term", check);
+			return finish(j, name, name_len, &f, cited, 1, j->pb->term, d);
+		}
+		if (name_in_quote(j, &f, &name, &name_len)) {
+			cited[0] = f.chunk;
+			doc->answer_check = lp_arena_printf(&doc->arena, "%s+name", check);
+			return finish(j, name, name_len, &f, cited, 1, j->pb->named, d);
+		}
+	}
 	/* the sentence alone first: given the next one as well, a small model
 	 * often answers with what that one says ("126" for "not found") */
 	if ((st = reply(j, &f, &ans, d))) {
@@ -993,7 +1396,7 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 {
 	const struct answer_opts *o = opts;
 	struct job j = { .doc = doc, .o = o };
-	size_t *cited;
+	size_t *cited, i_absent;
 	enum lp_status st;
 	int han;
 
@@ -1016,8 +1419,15 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 	for (size_t i = 0; i < doc->n_chunks; i++)
 		j.corpus[i] = (struct lp_evidence_src){ i, doc->text + doc->chunks[i].off,
 							doc->chunks[i].len, 0 };
+	for (size_t pos = 0; j.n_focus < LP_ANSWER_MAX_FOCUS &&
+			     lp_focus_next(j.question, strlen(j.question), &pos, &j.focus[j.n_focus]);)
+		j.n_focus++;
+	j.asks = lp_focus_asks(j.question, &j.kind);
 	lp_buf_init(&j.user);
-	st = o->quote != QUOTE_OFF ? run_quote(&j, cited, d) : run_direct(&j, cited, d);
+	if ((i_absent = focus_absent(&j)) < j.n_focus)
+		st = abstain(&j, why_focus(&j, j.pb->why_absent, i_absent), cited, d);
+	else
+		st = o->quote != QUOTE_OFF ? run_quote(&j, cited, d) : run_direct(&j, cited, d);
 	lp_buf_release(&j.user);
 	if (!st)
 		lp_doc_note(doc, "answer from %zu chunk%s (%s), %zu/%zu tokens in/out, cites %zu, "

@@ -11,6 +11,8 @@
 #include "core/mem.h"
 #include "engine/engine.h"
 #include "model/session.h"
+#include "text/focus.h"
+#include "text/match.h"
 
 void lp_doc_init(struct lp_doc *doc, const struct lp_pipeline *p)
 {
@@ -266,18 +268,64 @@ static int names_key(const char *q, const char *t, size_t n)
 	return 0;
 }
 
+/* Times a one-word term may occur in the document and still name its
+ * entry by itself: "umask" does, "return" and "history" (hundreds of
+ * times, as ordinary words) do not. */
+#define LP_DOC_NAME_USES 20
+
+/* The words that say what kind of entry the next or previous word names:
+ * "the read builtin", "option nullglob". */
+static const char *const entry_kinds[] = { "builtin", "command", "option", "variable",
+					   "keyword", "function", "utility", "program",
+					   "flag", "directive", "parameter", NULL };
+
+/* 1 when w[0, n) is one of the words (any case). */
+static int one_of(const char *const *words, const char *w, size_t n)
+{
+	for (size_t a = 0; words[a]; a++)
+		if (strlen(words[a]) == n && !strncasecmp(w, words[a], n))
+			return 1;
+	return 0;
+}
+
+/* 1 when the question q holds t[0, n) in quotes or beside a kind word. */
+static int named_as_entry(const char *q, const char *t, size_t n)
+{
+	for (const char *p = strstr(q, t); p; p = strstr(p + 1, t)) {
+		const char *a = p + n, *b = p;
+		size_t al = 0, bl = 0;
+
+		if ((p > q && strchr("'`\"", p[-1])) || (*a && strchr("'`\"", *a)))
+			return 1;
+		while (*a == ' ')
+			a++;
+		while (isalpha((unsigned char)a[al]))
+			al++;
+		while (b > q && b[-1] == ' ')
+			b--;
+		while (b - bl > q && isalpha((unsigned char)b[-1 - (long)bl]))
+			bl++;
+		if ((al && one_of(entry_kinds, a, al)) || (bl && one_of(entry_kinds, b - bl, bl)))
+			return 1;
+	}
+	return 0;
+}
+
 /*
- * Whether the token t[0, n) of a term can name its entry: an option
- * ("--delete", "-v"), a name in capitals or with digits or underscores
- * ("SHLVL", "PROMPT_COMMAND", "x86"), or the term's only word ("umask").
- * An ordinary word of a longer term ("the" of "Controlling the Prompt",
- * a menu line) is not: a question holding it does not name the entry.
+ * Whether the token t[0, n) of a term can name its entry in question q:
+ * an option ("--delete", "-v"), a name in capitals or with digits or
+ * underscores ("SHLVL", "PROMPT_COMMAND", "x86"), or the term's only word
+ * ("umask") when it is no stop word and rare in the document, or the
+ * question quotes it or says its kind ("the history builtin"). An
+ * ordinary word of a longer term ("the" of "Controlling the Prompt", a
+ * menu line) is not: a question holding it does not name the entry.
  */
-static int key_like(const char *t, size_t n, int only_word)
+static int key_like(const struct lp_doc *doc, const char *q, const char *t, size_t n,
+		    int only_word)
 {
 	int upper = 0, lower = 0, other = 0;
 
-	if (only_word || t[0] == '-')
+	if (t[0] == '-')
 		return 1;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)t[i];
@@ -285,7 +333,12 @@ static int key_like(const char *t, size_t n, int only_word)
 		lower += islower(c) != 0;
 		other += isdigit(c) || c == '_';
 	}
-	return other || (upper && !lower);
+	if (other || (upper && !lower))
+		return 1;
+	if (!only_word || lp_match_is_stopword(t, n))
+		return 0;
+	return named_as_entry(q, t, n) ||
+	       lp_focus_count(doc->text, doc->len, t, n, LP_DOC_NAME_USES + 1) <= LP_DOC_NAME_USES;
 }
 
 int lp_doc_names_term(const struct lp_doc *doc, size_t t, const char *q, int *only)
@@ -302,10 +355,19 @@ int lp_doc_names_term(const struct lp_doc *doc, size_t t, const char *q, int *on
 		const char *k = s;
 		size_t n = 0;
 
+		const char *next;
+
 		while (k + n < e && k[n] != ' ' && k[n] != ',' && k[n] != '=' && k[n] != '[' &&
 		       k[n] != '\n')
 			n++;
-		if (n && key_like(k, n, one_word) && names_key(q, k, n)) {
+		next = k + n;
+		/* the quote marks a manual puts around a name ("'SHLVL'") */
+		while (n >= 2 && strchr("'`\"", k[0]) && k[n - 1] == k[0]) {
+			k++;
+			n -= 2;
+		}
+		if (n && !one_of(asking, k, n) && names_key(q, k, n) &&
+		    key_like(doc, q, k, n, one_word)) {
 			/* the rest of the question, word by word */
 			*only = 1;
 			for (const char *w = q; *w;) {
@@ -318,15 +380,13 @@ int lp_doc_names_term(const struct lp_doc *doc, size_t t, const char *q, int *on
 					wl++;
 				if (!wl)
 					break;
-				known = wl == n && !strncmp(w, k, n);
-				for (int a = 0; !known && asking[a]; a++)
-					known = strlen(asking[a]) == wl && !strncasecmp(w, asking[a], wl);
+				known = (wl == n && !strncmp(w, k, n)) || one_of(asking, w, wl);
 				*only &= known;
 				w += wl;
 			}
 			return 1;
 		}
-		s = k + n;
+		s = next;
 		while (s < e && (*s == ' ' || *s == ',' || *s == '\n'))
 			s++;
 		if (s < e && (*s == '=' || *s == '['))

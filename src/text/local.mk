@@ -36,7 +36,8 @@ liblpipe_la_SOURCES += \
 	src/text/keyphrase.c src/text/keyphrase.h \
 	src/text/points.c src/text/points.h \
 	src/text/outline.c src/text/outline.h \
-	src/text/ground.c src/text/ground.h
+	src/text/ground.c src/text/ground.h \
+	src/text/focus.c src/text/focus.h
 
 check_PROGRAMS += tests/check_points
 TESTS += tests/check_points

@@ -94,6 +94,54 @@ expect "an entry's sentence" 0
 grep -q "search path for cd" "$OUT" && ! grep -q "home directory" "$OUT" &&
 	ok "the next entry after a blank line is left out" ||
 	fail "the answer took in the next entry: $(cat "$OUT")"
+[ "$(head -n 1 "$OUT")" = "CDPATH" ] && ok "a question asking for a name gets the entry's term" ||
+	fail "not answered with the entry's term: $(cat "$OUT")"
+
+# a name the sentence gives: beside the kind word, in quote marks, or a
+# table row's first cell
+NAMES=$WORK/names.txt
+cat >"$NAMES" <<'TXT'
+When the 'noclobber' option is set, the > operator does not overwrite a file.
+
+Set the maximum mount count to 0 with "tune2fs -c0 /dev/sda1" in "/etc/fstab".
+
+    |lsof -p 1   |list the files that process 1 has open  |
+    |df -h       |show how full each filesystem is        |
+TXT
+answers_name() { # QUESTION NAME
+	lp run "$P1" "$NAMES" -q "$1"
+	[ "$(head -n 1 "$OUT")" = "$2" ] && ok "the name: $1" ||
+		fail "not answered '$2': $1: $(cat "$OUT")"
+}
+answers_name "Which option stops > from overwriting a file?" "noclobber"
+answers_name "Which command sets the maximum mount count?" "tune2fs -c0 /dev/sda1"
+answers_name "Which command shows how full each filesystem is?" "df -h"
+
+# what the document does not say: a name it never holds, a sentence that
+# does not name the focus, a quantity without a number
+abstains() { # QUESTION DOC WHAT...
+	q=$1 doc=$2
+	shift 2
+	lp run "$P1" "$doc" -q "$q" --format json
+	expect "abstain: $q" 0
+	if python3 - "$OUT" "$@" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1], encoding="utf-8"))
+a = r["answer"]
+assert a.split("\n")[0] in ("The document does not say.", "文档中没有说明。"), a
+assert r["abstained"] is True and r["answer_check"] == "abstain", r
+assert r["cited"] and a.rstrip().endswith("]"), a
+for w in sys.argv[2:]:
+    assert w in a, (w, a)
+PY
+	then ok "abstains: $q"; else fail "did not abstain: $q: $(cat "$OUT")"; fi
+}
+abstains "What is the default value of BASH_TURBO?" "$ENT" "no passage" "BASH_TURBO"
+abstains "How many directories may CDPATH hold?" "$ENT" "number"
+abstains "What does the --recursive option of cd do?" "$ENT" "--recursive"
+lp run "$P1" "$ENT" -q "What is the home directory?" --format json
+expect "an answer" 0
+expect_out "an answer is not an abstention" '"abstained": false'
 lp run "$P1" "$ENT" -q "How can you list the files opened by a process?"
 expect "a sentence that announces a command" 0
 grep -q 'sudo lsof -p 1' "$OUT" && ok "the command after 'the following:' is taken in" ||
@@ -105,6 +153,7 @@ printf 'tmpfs 是一个临时文件系统。它的文件都保存在虚拟内存
 lp run "$P" "$ZH" -q "tmpfs 把文件存放在哪里？"
 expect "a Chinese document" 0
 expect_out "the check line is in Chinese" 'Check: 这是原文中与问题最匹配的句子'
+abstains "tmpfs 的 MAX_SIZE 默认是多少？" "$ZH" "MAX_SIZE"
 
 # bad keys are caught when the pipeline loads
 lp check "$P" --set stages.answer.quote=maybe

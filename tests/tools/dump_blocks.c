@@ -3,7 +3,7 @@
  * as JSON lines, for bench/extract (which compares them with Debian's
  * extractors) and for looking at what a reader makes of a file.
  *
- *   dump_blocks markdown|html|pdf FILE [--count] [--budget BYTES]
+ *   dump_blocks markdown|html|pdf|text FILE [--count] [--budget BYTES]
  *
  * Each block: {"kind":..,"level":..,"page":..,"off":..,"len":..,
  * "header":..,"text":..,"cells":[..]}. --count prints nothing per block.
@@ -46,13 +46,6 @@ struct dump {
 	size_t blocks, bytes;
 };
 
-static const char *kind_name(enum lp_block_kind k)
-{
-	static const char *names[] = { "heading", "paragraph", "list_item", "definition_term",
-				       "definition_body", "table_row", "code", "quote" };
-	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
-}
-
 static void put_json(const char *s, size_t n)
 {
 	putchar('"');
@@ -82,7 +75,7 @@ static enum lp_status dump_block(struct lp_doc_sink *sink, const struct lp_block
 		return LP_OK;
 	printf("{\"kind\":\"%s\",\"level\":%u,\"page\":%u,\"off\":%zu,\"len\":%zu,"
 	       "\"header\":%s,\"text\":",
-	       kind_name(b->kind), b->level, b->page, b->src_off, b->src_len,
+	       lp_block_kind_name(b->kind), b->level, b->page, b->src_off, b->src_len,
 	       b->header ? "true" : "false");
 	put_json(b->text, b->len);
 	if (b->n_cells) {
@@ -110,7 +103,7 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: dump_blocks markdown|html|pdf FILE [--count] [--budget BYTES]\n");
+		fprintf(stderr, "usage: dump_blocks markdown|html|pdf|text FILE [--count] [--budget BYTES]\n");
 		return 2;
 	}
 	for (int i = 3; i < argc; i++) {
@@ -137,6 +130,8 @@ int main(int argc, char **argv)
 		st = lp_read_html(argv[2], bytes, (size_t)sb.st_size, &dp.sink, &d);
 	else if (!strcmp(argv[1], "pdf"))
 		st = lp_read_pdf(argv[2], bytes, (size_t)sb.st_size, &dp.sink, &d);
+	else if (!strcmp(argv[1], "text"))
+		st = lp_read_text(argv[2], bytes, (size_t)sb.st_size, &dp.sink, &d);
 	else
 		return fprintf(stderr, "dump_blocks: unknown format '%s'\n", argv[1]), 2;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
