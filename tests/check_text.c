@@ -869,6 +869,36 @@ START_TEST(test_focus_numbers)
 }
 END_TEST
 
+/* lp_focus_quantity_held on a NUL-terminated text. */
+static int quantity(const char *q, const char *text)
+{
+	return lp_focus_quantity_held(q, text, strlen(text));
+}
+
+START_TEST(test_focus_quantity_kinds)
+{
+	const char *v = "Which Python version introduced lambda?";
+	const char *y = "Which year was it released?";
+	const char *p = "How much does the book cost in print?";
+	const char *z = "What block size does ulimit use?";
+
+	ck_assert(quantity(v, "It came with Python 2.2 and later."));
+	ck_assert(!quantity(v, "It takes 2 arguments."));
+	ck_assert(quantity(y, "It was released in 1993, in August."));
+	ck_assert(!quantity(y, "It has 512 pages."));
+	ck_assert(quantity(p, "It sells for $25 in print."));
+	ck_assert(quantity("印刷版售价是多少元？", "售价 30 元"));
+	ck_assert(!quantity(p, "Chapter 3 covers printing."));
+	ck_assert(quantity(z, "Blocks are 512-byte units in POSIX mode."));
+	ck_assert(quantity(z, "The size is 4 KiB."));
+	ck_assert(quantity(z, "Set record size to BLOCKSx512 bytes."));
+	ck_assert(!quantity(z, "Built for x86 machines."));
+	ck_assert(!quantity(z, "See section 6.11 for the mode."));
+	ck_assert(quantity("How many jobs may run?", "Up to 64 jobs."));
+	ck_assert(!quantity("How many jobs may run?", "Jobs run in the background."));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("text");
@@ -891,6 +921,7 @@ int main(void)
 	tcase_add_test(tc, test_focus_held);
 	tcase_add_test(tc, test_focus_asks);
 	tcase_add_test(tc, test_focus_numbers);
+	tcase_add_test(tc, test_focus_quantity_kinds);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("document");
 	tcase_set_timeout(tc, 60);

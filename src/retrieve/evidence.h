@@ -47,6 +47,8 @@ struct lp_evidence_sent {
 	size_t off, len;
 	double score;  /* its source's prior plus the idf of the question terms
 			* it holds */
+	double cover;  /* the share of the question terms' idf it holds, 0..1:
+			* how much of what the question asks about it names */
 };
 
 /*

@@ -323,3 +323,95 @@ int lp_focus_has_number(const char *text, size_t len)
 	}
 	return 0;
 }
+
+/* The kinds of quantity lp_focus_quantity_held tells apart. */
+enum quantity { Q_ANY, Q_VERSION, Q_YEAR, Q_PRICE, Q_SIZE };
+
+static enum quantity quantity_of(const char *q)
+{
+	static const char *const version[] = { "version", "\xE7\x89\x88\xE6\x9C\xAC", NULL };
+	static const char *const year[] = { " year", "\xE5\x93\xAA\xE4\xB8\x80\xE5\xB9\xB4",
+					    "\xE5\x93\xAA\xE5\xB9\xB4", NULL }; /* 哪一年, 哪年 */
+	static const char *const price[] = { " cost", " price", "\xE5\x94\xAE\xE4\xBB\xB7",
+					     "\xE5\xA4\x9A\xE5\xB0\x91\xE9\x92\xB1",
+					     "\xE5\xA4\x9A\xE5\xB0\x91\xE5\x85\x83", NULL };
+					     /* 售价, 多少钱, 多少元 */
+	static const char *const size[] = { " size", "how large", "how big", NULL };
+	char low[256];
+	size_t n = 0;
+
+	for (; q[n] && n + 1 < sizeof(low); n++)
+		low[n] = (char)tolower((unsigned char)q[n]);
+	low[n] = '\0';
+	if (holds_any(low, version))
+		return Q_VERSION;
+	if (holds_any(low, year))
+		return Q_YEAR;
+	if (holds_any(low, price))
+		return Q_PRICE;
+	if (holds_any(low, size))
+		return Q_SIZE;
+	return Q_ANY;
+}
+
+/* 1 when a unit of size follows the number that ends at text[i]. */
+static int size_unit_after(const char *text, size_t len, size_t i)
+{
+	static const char *const units[] = { "byte", "bit", "kb", "kib", "mb", "mib", "gb", "gib",
+					     "tb", "tib", "k", "m", "g", "block", "character",
+					     "char", "sector", "page", "kilobyte", "megabyte",
+					     "gigabyte", "word", "line", NULL };
+	size_t k = i, wl = 0;
+
+	while (k < len && (text[k] == ' ' || text[k] == '-'))
+		k++;
+	while (k + wl < len && isalpha((unsigned char)text[k + wl]))
+		wl++;
+	for (size_t u = 0; wl && units[u]; u++) {
+		size_t ul = strlen(units[u]);
+		/* the unit, or its plural */
+		if ((wl == ul || (wl == ul + 1 && text[k + ul] == 's')) &&
+		    !strncasecmp(text + k, units[u], ul))
+			return 1;
+	}
+	return k + 3 <= len && !memcmp(text + k, "\xE5\xAD\x97", 3); /* 字(节) */
+}
+
+int lp_focus_quantity_held(const char *q, const char *text, size_t len)
+{
+	enum quantity kind = quantity_of(q);
+
+	if (kind == Q_ANY)
+		return lp_focus_has_number(text, len);
+	if (kind == Q_PRICE) {
+		static const char *const money[] = { "$", "\xE2\x82\xAC", "\xC2\xA3", "\xC2\xA5",
+						     "dollar", "euro", "USD", "EUR",
+						     "\xE5\x85\x83", NULL }; /* € £ ¥ 元 */
+		for (size_t m = 0; money[m]; m++)
+			if (memmem(text, len, money[m], strlen(money[m])))
+				return 1;
+		return 0;
+	}
+	for (size_t i = 0; i < len; i++) {
+		size_t d = i;
+
+		/* a number, not the digits of a name ("x86"); "BLOCKSx512" is
+		 * a product */
+		if (!isdigit((unsigned char)text[i]) ||
+		    (i && isalnum((unsigned char)text[i - 1]) &&
+		     !(text[i - 1] == 'x' && i >= 2 && isupper((unsigned char)text[i - 2]))))
+			continue;
+		while (d < len && isdigit((unsigned char)text[d]))
+			d++;
+		if (kind == Q_VERSION && d + 1 < len && text[d] == '.' &&
+		    isdigit((unsigned char)text[d + 1]))
+			return 1;
+		if (kind == Q_YEAR && d - i == 4 && (text[i] == '1' || text[i] == '2') &&
+		    (d == len || !isalnum((unsigned char)text[d])))
+			return 1;
+		if (kind == Q_SIZE && size_unit_after(text, len, d))
+			return 1;
+		i = d;
+	}
+	return 0;
+}

@@ -71,4 +71,13 @@ enum lp_asks lp_focus_asks(const char *q, struct lp_span *kind);
  * ("two", "twice", "dozen") or a Chinese numeral (一 .. 十, 百, 千, 万). */
 int lp_focus_has_number(const char *text, size_t len);
 
+/*
+ * 1 when text[0..len) holds the kind of quantity the question q asks for:
+ * a version number ("5.2") for "Which version ...", a year ("1993") for
+ * "Which year ...", a price (a currency sign or word) for "How much does
+ * ... cost", a number with a unit of size ("512 bytes", "4 KiB") for "What
+ * size ...", else any number.
+ */
+int lp_focus_quantity_held(const char *q, const char *text, size_t len);
+
 #endif

@@ -137,7 +137,7 @@ PY
 	then ok "abstains: $q"; else fail "did not abstain: $q: $(cat "$OUT")"; fi
 }
 abstains "What is the default value of BASH_TURBO?" "$ENT" "no passage" "BASH_TURBO"
-abstains "How many directories may CDPATH hold?" "$ENT" "number"
+abstains "How many directories may CDPATH hold?" "$ENT" "quantity"
 abstains "What does the --recursive option of cd do?" "$ENT" "--recursive"
 lp run "$P1" "$ENT" -q "What is the home directory?" --format json
 expect "an answer" 0
