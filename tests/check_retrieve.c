@@ -691,6 +691,11 @@ START_TEST(test_evidence_rank)
 		ck_assert(s[i - 1].score >= s[i].score);
 	/* "Nothing else here." holds no question word */
 	ck_assert_double_eq(s[n - 1].score, 0);
+	ck_assert_double_eq(s[n - 1].cover, 0);
+	/* the best holds every word that is no stop word; the others less */
+	ck_assert_double_eq_tol(s[0].cover, 1.0, 1e-9);
+	for (size_t i = 1; i < n; i++)
+		ck_assert(s[i].cover < 1.0 && s[i].cover >= 0);
 	lp_mem_free(s);
 
 	/* a prior lifts every sentence of its source: the "other" chunk's

@@ -217,7 +217,7 @@ enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 	struct phrase_terms seq;
 	size_t phrases;
 	size_t df[64] = { 0 }, total_df;
-	double idf[64], idf_sum = 0;
+	double idf[64], cover_w[64], cover_sum = 0;
 	struct lp_evidence_sent *s;
 	struct lp_span sp;
 
@@ -258,7 +258,9 @@ enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 	}
 	for (size_t j = 0; j < n_q; j++) {
 		idf[j] = log(1.0 + ((double)total_df - (double)df[j] + 0.5) / ((double)df[j] + 0.5));
-		idf_sum += idf[j];
+		/* cover: a few units say nothing of how rare a word is */
+		cover_w[j] = total_df >= LP_EVIDENCE_COVER_UNITS ? idf[j] : 1.0;
+		cover_sum += cover_w[j];
 	}
 	for (k = 0; k < total; k++) {
 		double held = 0;
@@ -268,10 +270,11 @@ enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 		if (!masks[k])
 			continue; /* no question word: nothing to prefer it for */
 		for (size_t j = 0; j < n_q; j++)
-			if ((masks[k] >> j) & 1)
-				held += idf[j];
-		s[k].score += held;
-		s[k].cover = idf_sum > 0 ? held / idf_sum : 0;
+			if ((masks[k] >> j) & 1) {
+				s[k].score += idf[j];
+				held += cover_w[j];
+			}
+		s[k].cover = cover_sum > 0 ? held / cover_sum : 0;
 	}
 	lp_mem_free(masks);
 	qsort(s, total, sizeof(*s), cmp_sent);

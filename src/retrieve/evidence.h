@@ -48,8 +48,13 @@ struct lp_evidence_sent {
 	double score;  /* its source's prior plus the idf of the question terms
 			* it holds */
 	double cover;  /* the share of the question terms' idf it holds, 0..1:
-			* how much of what the question asks about it names */
+			* how much of what the question asks about it names
+			* (each term alike under LP_EVIDENCE_COVER_UNITS) */
 };
+
+/* Units (chunks) of the corpus below which cover weighs every question
+ * term alike: the idf of a term among a handful of chunks is noise. */
+#define LP_EVIDENCE_COVER_UNITS 16
 
 /*
  * Cut every source into sentences (sentence.h), a sentence that runs
