@@ -355,7 +355,7 @@ START_TEST(test_json_report)
 {
 	static const char *const keys[] = {
 		"lpipe_version", "pipeline", "document", "stages", "chunks", "selected",
-		"summary_levels", "summary", "answer", "cited", "quote", "answer_check", "abstained", "result",
+		"summary_levels", "summary", "answer", "cited", "quote", "answer_check", "abstained", "items", "result",
 		"verification", "memory", "status", "exit_code", NULL
 	};
 	const struct lp_stage_kind *kinds[] = { &k_split, &k_pick, &k_verify };

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "text/ground.h"
 
 /* A JSON string, or null for NULL. Returns NULL when jansson refuses it
  * (out of memory, invalid UTF-8): the caller treats that as a failure. */
@@ -356,6 +357,36 @@ static json_t *memory_json(const struct lp_run_stats *st, int *ok)
 }
 
 /* The chunk ids the answer cites: [] without an answer. */
+/* The extract stage's items, or null without one. */
+static json_t *items_json(const struct lp_doc *doc, int *ok)
+{
+	json_t *a;
+
+	if (!doc->items)
+		return json_null();
+	if (!(a = json_array()))
+		return NULL;
+	for (size_t i = 0; i < doc->n_items; i++) {
+		const struct lp_doc_item *it = &doc->items[i];
+		json_t *o = json_object();
+
+		if (o) {
+			put(o, "text", strn(doc->text + it->off, it->len), ok);
+			put(o, "count", json_integer((json_int_t)it->count), ok);
+			put(o, "chunk", json_integer((json_int_t)it->chunk), ok);
+			put(o, "offset", json_integer((json_int_t)it->off), ok);
+			put(o, "length", json_integer((json_int_t)it->len), ok);
+			put_where(o, doc, it->off, it->len, ok);
+			/* where's "kind" is the block's: under "block", the item's kept */
+			put(o, "block", json_incref(json_object_get(o, "kind")), ok);
+			put(o, "kind", json_string(lp_ground_kind_name((enum lp_ground_kind)it->kind)),
+			    ok);
+		}
+		push(a, o, ok);
+	}
+	return a;
+}
+
 static json_t *cited_json(const struct lp_doc *doc, int *ok)
 {
 	json_t *a = json_array();
@@ -388,6 +419,7 @@ static json_t *report_object(struct lp_doc *doc, const struct lp_run_stats *st,
 	put(o, "answer_check", str_or_null(doc->answer_check), ok);
 	put(o, "abstained", doc->answer_check ? json_boolean(!strcmp(doc->answer_check, "abstain"))
 					      : json_null(), ok);
+	put(o, "items", items_json(doc, ok), ok);
 	put(o, "result", json_string(result), ok);
 	put(o, "verification", verification_json(&doc->verify, ok), ok);
 	put(o, "memory", memory_json(st, ok), ok);

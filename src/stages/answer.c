@@ -81,13 +81,6 @@
 /* Focus tokens of a question looked at (text/focus.h). */
 #define LP_ANSWER_MAX_FOCUS 8
 
-/* The least share of the question's weight (idf of its words) that the
- * best sentence must hold, unless it names the question's focus: below it
- * the document does not address the question. On the dev split, under
- * 0.25 were 7 of the 10 unanswerable questions not caught otherwise, 2
- * wrong answers and no right one. */
-#define LP_ANSWER_MIN_COVER 0.25
-
 /* Longest entry term given as the answer to "Which variable ...?". */
 #define LP_ANSWER_TERM_BYTES 80
 
@@ -122,9 +115,8 @@ struct phrasebook {
 	const char *named;       /* Check: the answer is the name the sentence gives */
 	const char *abstain;     /* the answer when the document does not say */
 	/* Check, when abstaining: the focus the document never names (%.*s),
-	 * the focus the nearest sentence does not name, no number, a sentence
-	 * that holds little of the question */
-	const char *why_absent, *why_far, *why_number, *why_little;
+	 * the focus the nearest sentence does not name, no number */
+	const char *why_absent, *why_far, *why_number;
 };
 
 static const struct phrasebook english = {
@@ -154,8 +146,6 @@ static const struct phrasebook english = {
 	"the sentences nearest to the question do not name %.*s; those passages are cited",
 	"the question asks for a quantity and the sentences nearest to it hold none of its "
 	"kind; those passages are cited",
-	"the sentences nearest to the question hold little of what it asks about; those "
-	"passages are cited",
 };
 
 static const struct phrasebook chinese = {
@@ -175,7 +165,6 @@ static const struct phrasebook chinese = {
 	"文档中没有出现 %.*s；列出的是与问题最接近的段落",
 	"与问题最接近的句子都没有提到 %.*s；列出的是这些段落",
 	"问题问的是数量，与问题最接近的句子中没有数字；列出的是这些段落",
-	"与问题最接近的句子几乎不涉及问题所问的内容；列出的是这些段落",
 };
 
 struct answer_opts {
@@ -1352,10 +1341,6 @@ static enum lp_status run_quote(struct job *j, size_t *cited, struct lp_diag *d)
 
 		lp_doc_event(doc, "evidence: the sentence covers %.0f%% of the question",
 			     100.0 * f.cover);
-		lp_doc_event(doc, "evidence: the sentence covers %.0f%% of the question",
-			     100.0 * f.cover);
-		if (f.cover < LP_ANSWER_MIN_COVER && !(j->n_focus && focus_near(j, f.off, f.len)))
-			return abstain(j, j->pb->why_little, cited, d);
 		if (j->asks == LP_ASKS_QUANTITY &&
 		    !number_near(j, &in, (struct lp_span){ f.off - c->off, f.len }))
 			return abstain(j, j->pb->why_number, cited, d);

@@ -118,6 +118,16 @@ struct lp_stage_trace {
  * thousands of chunks that each need cutting keeps a trace of fixed size. */
 #define LP_DOC_EVENTS_PER_KIND 16
 
+/* A distinct token the extract stage found (its kind is an enum
+ * lp_ground_kind of text/ground.h): its first occurrence in text, the
+ * chunk that holds it, and how many times it occurs. */
+struct lp_doc_item {
+	unsigned kind;
+	size_t off, len;
+	size_t chunk;
+	size_t count;
+};
+
 struct lp_session;
 struct lp_engine;
 
@@ -156,6 +166,10 @@ struct lp_doc {
 				   * "ranked", with "+sentence" when the quoted
 				   * sentence became the answer; "none" without
 				   * a quote step (answer.c); or NULL */
+	struct lp_doc_item *items; /* [n_items] from an extract stage, in order of
+				    * first occurrence, or NULL */
+	size_t n_items;
+	size_t n_items_dropped;    /* distinct items over its max_items */
 	const char *must_keep;     /* set by verify with a rerun request: facts a
 				    * model summary must keep, or NULL */
 	struct lp_rerun rerun;     /* set by a stage, acted on by the runner */

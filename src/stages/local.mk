@@ -2,7 +2,7 @@
 liblpipe_la_SOURCES += \
 	src/stages/doc.c src/stages/doc.h \
 	src/stages/stage.h src/stages/registry.c \
-	src/stages/split.c
+	src/stages/split.c src/stages/extract.c
 
 # stages: summarize and verify
 liblpipe_la_SOURCES += \
@@ -39,5 +39,7 @@ tests_tools_gen_chat_model_SOURCES = tests/tools/gen_chat_model.c \
 	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
 tests_tools_gen_chat_model_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_tools_gen_chat_model_LDADD = $(TEST_LIBS)
-TESTS += tests/cli/chain.sh tests/cli/flat.sh tests/cli/answer.sh tests/cli/by_lang.sh
-EXTRA_DIST += tests/cli/chain.sh tests/cli/flat.sh tests/cli/answer.sh tests/cli/by_lang.sh
+TESTS += tests/cli/chain.sh tests/cli/flat.sh tests/cli/answer.sh tests/cli/by_lang.sh \
+	tests/cli/extract.sh
+EXTRA_DIST += tests/cli/chain.sh tests/cli/flat.sh tests/cli/answer.sh tests/cli/by_lang.sh \
+	tests/cli/extract.sh

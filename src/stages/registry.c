@@ -9,6 +9,7 @@ extern const struct lp_stage_kind lp_stage_verify;
 extern const struct lp_stage_kind lp_stage_truncate;
 extern const struct lp_stage_kind lp_stage_answer;
 extern const struct lp_stage_kind lp_stage_generate;
+extern const struct lp_stage_kind lp_stage_extract;
 
 /* One line per stage kind; keep in the order of a typical pipeline. */
 static const struct lp_stage_kind *const stage_kinds[] = {
@@ -18,6 +19,7 @@ static const struct lp_stage_kind *const stage_kinds[] = {
 	&lp_stage_summarize,
 	&lp_stage_answer,
 	&lp_stage_generate,
+	&lp_stage_extract,
 	&lp_stage_verify,
 	NULL
 };

@@ -50,7 +50,7 @@ import json, sys
 r = json.load(open(sys.argv[1], encoding="utf-8"))
 text = open(sys.argv[2], "rb").read()
 keys = ["lpipe_version", "pipeline", "document", "stages", "chunks", "selected",
-        "summary_levels", "summary", "answer", "cited", "quote", "answer_check", "abstained", "result",
+        "summary_levels", "summary", "answer", "cited", "quote", "answer_check", "abstained", "items", "result",
         "verification", "memory", "status", "exit_code"]
 assert list(r) == keys, list(r)
 assert set(r["pipeline"]) == {"path", "name", "config"}
