@@ -350,36 +350,52 @@ static void prefer_entries(const struct job *j, const struct lp_evidence_src *sr
 
 /* ---- focus: what the question names and asks for ---- */
 
-/* How many of the question's focus tokens the text around the sentence
- * doc->text[off, off + len) names: the sentence, its block, its entry's
- * term and its section path ("'BASHPID'" names the entry whose body
- * says "$$"). */
-static size_t focus_near(const struct job *j, size_t off, size_t len)
+/* Whether the text around the sentence doc->text[off, off + len) names
+ * t[0, n): the sentence, its block, its entry's term or its section path
+ * ("'BASHPID'" names the entry whose body says "$$"). */
+static int named_near(const struct lp_doc *doc, size_t off, size_t len, const char *t, size_t n)
 {
-	const struct lp_doc *doc = j->doc;
 	const struct lp_doc_model *m = &doc->src.model;
-	size_t b = m->n_blocks ? lp_doc_model_find(m, off) : LP_DOC_NONE, held = 0;
+	const struct lp_doc_block *bl;
+	size_t b;
 	char path[512];
 
-	if (b != LP_DOC_NONE)
-		lp_doc_model_section_path(m, b, path, sizeof(path));
-	for (size_t i = 0; i < j->n_focus; i++) {
-		const char *t = j->question + j->focus[i].off;
-		size_t n = j->focus[i].len;
-		int h = lp_focus_held(doc->text + off, len, t, n);
+	if (lp_focus_held(doc->text + off, len, t, n))
+		return 1;
+	if (!m->n_blocks || (b = lp_doc_model_find(m, off)) == LP_DOC_NONE)
+		return 0;
+	bl = &m->blocks[b];
+	if (lp_focus_held(doc->text + bl->off, bl->len, t, n) ||
+	    (bl->term != LP_DOC_NONE &&
+	     lp_focus_held(doc->text + m->blocks[bl->term].off, m->blocks[bl->term].len, t, n)))
+		return 1;
+	lp_doc_model_section_path(m, b, path, sizeof(path));
+	return lp_focus_held(path, strlen(path), t, n);
+}
 
-		if (!h && b != LP_DOC_NONE) {
-			const struct lp_doc_block *bl = &m->blocks[b];
+/* How many of the question's focus tokens are named around the sentence
+ * doc->text[off, off + len) (named_near). */
+static size_t focus_near(const struct job *j, size_t off, size_t len)
+{
+	size_t held = 0;
 
-			h = lp_focus_held(doc->text + bl->off, bl->len, t, n) ||
-			    (bl->term != LP_DOC_NONE &&
-			     lp_focus_held(doc->text + m->blocks[bl->term].off,
-					   m->blocks[bl->term].len, t, n)) ||
-			    lp_focus_held(path, strlen(path), t, n);
-		}
-		held += h != 0;
-	}
+	for (size_t i = 0; i < j->n_focus; i++)
+		held += named_near(j->doc, off, len, j->question + j->focus[i].off,
+				   j->focus[i].len);
 	return held;
+}
+
+/* 1 when every name the answer a[0, n) gives (its focus tokens: an option,
+ * a name in capitals, ...) is named around the sentence f: "The builtin
+ * -S sets the mask" does not stand on a sentence about -n. */
+static int names_stand(const struct job *j, const char *a, size_t n, size_t off, size_t len)
+{
+	struct lp_span t;
+
+	for (size_t pos = 0; lp_focus_next(a, n, &pos, &t);)
+		if (!named_near(j->doc, off, len, a + t.off, t.len))
+			return 0;
+	return 1;
 }
 
 /* 1 when the sentence sp of source c, or the one after it, holds the
@@ -970,7 +986,7 @@ static enum lp_status run_direct(struct job *j, size_t *cited, struct lp_diag *d
 }
 
 /* 1 when the answer's content words are mostly in the sentence f, and
- * every number of it is. */
+ * every number and every name of it is. */
 static int stands_on(const struct job *j, const char *ans, const struct found *f)
 {
 	size_t len = strlen(ans), n_terms;
@@ -986,7 +1002,8 @@ static int stands_on(const struct job *j, const char *ans, const struct found *f
 	if (n_q && echo == n_q)
 		return 0;
 	return len && held && held * 2 >= n_terms &&
-	       !lp_evidence_numbers_missing(a, len, text, f->len);
+	       !lp_evidence_numbers_missing(a, len, text, f->len) &&
+	       names_stand(j, a, len, f->off, f->len);
 }
 
 /* Step 1 by the model: ask for the quote, look for it, retry with half
