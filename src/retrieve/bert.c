@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
-#include "backend/cpu/blas.h"
 #include "core/fileio.h"
 #include "core/log.h"
 #include "core/mem.h"
@@ -262,8 +261,6 @@ enum lp_status lp_bert_load_on(const char *dir, struct lp_backend *be, struct lp
 	enum lp_status s;
 
 	*out = NULL;
-	if ((s = lp_blas_load(d)))
-		return s;
 	if (!(m = lp_mem_calloc(LP_MEM_OTHER, 1, sizeof(*m), d)))
 		return LP_E_NOMEM;
 	snprintf(path, sizeof(path), "%s/config.json", dir);
