@@ -137,9 +137,10 @@ TESTS += tests/fuzz/fuzz_model
 tests_fuzz_fuzz_model_SOURCES = tests/fuzz/fuzz_model.c tests/fuzz/standalone.c
 tests_fuzz_fuzz_model_LDADD = $(TEST_LIBS)
 
-# model: the memory planner (`lpipe plan`) and the probe (`lpipe probe`)
+# model: the memory planner (`lpipe plan`) and the probe's measurement
+# (`lpipe probe`; report/ shows it)
 liblpipe_la_SOURCES += src/model/plan.c src/model/plan.h \
-	src/report/probe.c src/report/probe_out.c src/report/probe.h
+	src/model/probe.c src/model/probe.h
 libcli_la_SOURCES += src/cli/cmd_probe.c src/cli/cmd_plan.c
 check_PROGRAMS += tests/check_probe
 TESTS += tests/check_probe
