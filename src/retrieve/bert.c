@@ -584,11 +584,6 @@ void lp_bert_set_threads(struct lp_bert *m, int n_threads)
 	m->n_threads = n_threads;
 }
 
-struct lp_backend *lp_bert_backend(const struct lp_bert *m)
-{
-	return m->run->be;
-}
-
 /* A model of its own CPU backend follows lp_bert_set_threads: reopen it
  * when the count changed (weights are aliased, so binding is cheap). */
 static enum lp_status follow_threads(struct lp_bert *m, struct lp_diag *d)
@@ -910,14 +905,6 @@ done:
 	lp_wp_ids_release(&all);
 	lp_mem_free(w);
 	return st;
-}
-
-enum lp_status lp_bert_embed_on(const struct lp_bert *m, struct lp_pool *pool,
-				const char *const *texts, const size_t *lens, size_t n,
-				float *out, struct lp_diag *d)
-{
-	(void)pool;
-	return lp_bert_embed(m, texts, lens, n, out, d);
 }
 
 enum lp_status lp_bert_embed_ids(const struct lp_bert *m, const int32_t *const *ids,
