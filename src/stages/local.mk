@@ -9,10 +9,9 @@ liblpipe_la_SOURCES += \
 	src/stages/summarize.c src/stages/verify.c \
 	src/stages/verify_ground.c src/stages/verify_ground.h
 
-# stages: the model chain (session, tree/refine summaries, answer, generate,
+# stages: the model chain (tree/refine summaries, answer, generate,
 # truncate)
 liblpipe_la_SOURCES += \
-	src/model/session.c src/model/session.h \
 	src/stages/model_stage.c src/stages/model_stage.h \
 	src/stages/summarize_model.c src/stages/summarize_model.h \
 	src/stages/summarize_run.h src/stages/summarize_prompts.c \
