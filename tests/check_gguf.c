@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/backend.h"
 #include "core/mem.h"
 #include "core/status.h"
 #include "model/gguf.h"

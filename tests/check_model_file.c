@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "backend/backend.h"
 #include "model/gguf.h"
 #include "quant/quant.h"
 

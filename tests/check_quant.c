@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/matvec.h"
 #include "quant/quant.h"

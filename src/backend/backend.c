@@ -18,7 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/cpu/cpu.h"
 #include "config.h"
 #include "core/log.h"
 #include "core/prefix.h"

@@ -397,9 +397,28 @@ enum lp_status lp_backend_open_auto(const struct lp_backend_params *p, struct lp
 /* Free a backend; NULL is a no-op. */
 void lp_backend_free(struct lp_backend *be);
 
+/* Dequantize `n` elements (a multiple of the block) of type `t` from `src`
+ * into `dst` on the host, with the fastest kernel the CPU supports: the
+ * same floats, bit for bit, as quant/quant.h's lp_dequantize_row_ref.
+ * Reentrant. (The CPU backend's; quant/ names no backend.) */
+void lp_dequantize_row(enum lp_qtype t, const void *src, float *dst, size_t n);
+
+/* scores[q * n + i] = dot(a[q], b[i]) for q < nq, i < n, rows of `dim`
+ * floats, row-major: one float product A B^T on the host, with the CPU
+ * backend's BLAS (a plain loop, same meaning, when OpenBLAS could not be
+ * loaded). Sizes fit an int (the caller checks). */
+void lp_backend_host_sgemm_nt(int nq, int n, int dim, const float *a, const float *b,
+			      float *scores);
+
 /* The CPU backend directly (what lp_backend_open("cpu") returns). */
 enum lp_status lp_backend_cpu_open(const struct lp_backend_params *p, struct lp_backend **out,
 				   struct lp_diag *d);
+
+/* Bytes of scratch a CPU backend of n_threads threads and gemm_min
+ * reserves for `lim` (what its ops->scratch_bytes returns): what a plan
+ * counts before any backend is open. */
+size_t lp_backend_cpu_scratch_bytes(int n_threads, uint32_t gemm_min,
+				    const struct lp_backend_limits *lim);
 
 /* Names of the backends this build has, space-separated: "cpu" or
  * "cpu cuda" (cuda: the module was built; it may still fail to open). */

@@ -14,7 +14,8 @@ TESTS += tests/cli/basics.sh tests/cli/pipelines.sh tests/cli/hostile.sh \
 	tests/cli/embed.sh tests/cli/device.sh tests/cli/layering.sh
 EXTRA_DIST += tests/cli/lib.sh tests/cli/basics.sh tests/cli/pipelines.sh tests/cli/device.sh \
 	tests/cli/hostile.sh tests/cli/output.sh tests/cli/golden.sh tests/cli/faults.sh \
-	tests/cli/hostile2.sh tests/cli/embed.sh tests/cli/layering.sh \
+	tests/cli/hostile2.sh tests/cli/embed.sh tests/cli/layering.sh tests/cli/layers.awk \
+	src/LAYERS \
 	tests/data/cli pipelines scripts/bootstrap .ci/run README.md
 
 check_PROGRAMS += tests/check_cli

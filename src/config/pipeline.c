@@ -15,10 +15,10 @@
 
 #include "config/config.h"
 #include "config/override.h"
+#include "config/stage_kind.h"
 #include "core/fileio.h"
 #include "core/mem.h"
 #include "core/prefix.h"
-#include "stages/stage.h"
 
 static const char *const top_keys[] = {
 	"version", "name", "model", "memory", "retrieval", "input", "output", "stages", NULL

@@ -29,8 +29,9 @@
 
 #include "config/node.h"
 #include "core/arena.h"
-#include "doc/readers.h"
 #include "core/status.h"
+#include "core/utf8.h"
+#include "doc/readers.h"
 
 struct lp_stage_kind;
 
@@ -41,7 +42,6 @@ enum lp_weights_cfg { LP_WEIGHTS_CFG_MAP, LP_WEIGHTS_CFG_STREAM };
 enum lp_model_backend { LP_BACKEND_LOCAL, LP_BACKEND_OPENAI };
 enum lp_scorer { LP_SCORER_BM25, LP_SCORER_HASH, LP_SCORER_DENSE, LP_SCORER_HYBRID };
 enum lp_fusion { LP_FUSION_RRF, LP_FUSION_WEIGHTED };
-enum lp_invalid_utf8 { LP_UTF8_ERROR, LP_UTF8_REPLACE };
 enum lp_format { LP_FORMAT_TEXT, LP_FORMAT_MARKDOWN, LP_FORMAT_JSON, LP_FORMAT_HTML };
 
 /* Document languages a pipeline may choose a model for: the tags of

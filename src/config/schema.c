@@ -5,8 +5,8 @@
 
 #include "config/config.h"
 #include "config/pipeline.h"
+#include "config/stage_kind.h"
 #include "core/buf.h"
-#include "stages/stage.h"
 
 /* Nested maps deeper than this are not looked into (none is yet). */
 #define MAX_DEPTH 4

@@ -552,41 +552,6 @@ void lp_mem_reset_peaks(void)
 	pthread_mutex_unlock(&mem_lock);
 }
 
-void lp_mem_summary(FILE *out)
-{
-	size_t cur_v[LP_MEM_NTAGS], peak_v[LP_MEM_NTAGS], total, total_peak, budget, gpu_peak,
-		gpu_budget;
-	char cur[32], peak[32];
-
-	/* one snapshot: other threads may be allocating */
-	pthread_mutex_lock(&mem_lock);
-	memcpy(cur_v, mem_current, sizeof(cur_v));
-	memcpy(peak_v, mem_peak, sizeof(peak_v));
-	total = mem_total;
-	total_peak = mem_total_peak;
-	budget = mem_budget_bytes;
-	gpu_peak = mem_gpu_peak;
-	gpu_budget = mem_gpu_budget;
-	pthread_mutex_unlock(&mem_lock);
-	fprintf(out, "%-10s %12s %12s\n", "tag", "current", "peak");
-	for (int i = 0; i < LP_MEM_NTAGS; i++)
-		if (!lp_mem_tag_is_gpu(i) || gpu_peak)
-			fprintf(out, "%-10s %12s %12s\n", tag_names[i],
-			lp_mem_format_size(cur_v[i], cur, sizeof(cur)),
-			lp_mem_format_size(peak_v[i], peak, sizeof(peak)));
-	fprintf(out, "%-10s %12s %12s\n", "total",
-		lp_mem_format_size(total, cur, sizeof(cur)),
-		lp_mem_format_size(total_peak, peak, sizeof(peak)));
-	if (budget)
-		fprintf(out, "%-10s %12s\n", "budget",
-			lp_mem_format_size(budget, cur, sizeof(cur)));
-	else
-		fprintf(out, "%-10s %12s\n", "budget", "none");
-	if (gpu_budget)
-		fprintf(out, "%-10s %12s\n", "gpu-budget",
-			lp_mem_format_size(gpu_budget, cur, sizeof(cur)));
-}
-
 size_t lp_mem_peak_rss(void)
 {
 	struct rusage ru;

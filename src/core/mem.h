@@ -155,8 +155,6 @@ size_t lp_mem_scope_peak_total(void);
 size_t lp_mem_scope_own_total(void);
 void lp_mem_scope_reset_peaks(void);
 
-/* Print the per-tag table: current, peak, budget (torch's memory_summary). */
-void lp_mem_summary(FILE *out);
 
 /* Process peak resident set size in bytes (from getrusage), 0 if unknown. */
 size_t lp_mem_peak_rss(void);

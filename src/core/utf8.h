@@ -11,6 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What a reader does with an invalid sequence: stop with an error that
+ * names its offset, or replace it by U+FFFD (a pipeline's
+ * input.invalid_utf8, text/document.h). */
+enum lp_invalid_utf8 { LP_UTF8_ERROR, LP_UTF8_REPLACE };
+
 /*
  * Decode one code point at s[0..len). Returns the number of bytes (1-4) and
  * stores the code point, or returns 0 for an invalid or truncated sequence

@@ -71,7 +71,7 @@ struct lp_engine {
 	int dense_busy;
 	unsigned long dense_last_use;
 	unsigned long tick;
-	size_t n_opened, n_dense_loads;
+	size_t n_opened;
 	int closing;                   /* lp_engine_free was called while
 				        * something was held: the last release
 				        * frees the engine */
@@ -363,10 +363,8 @@ static enum lp_status load_dense(struct lp_engine *e, const char *device,
 		lp_diag_init(d);
 	}
 	lp_mem_scope_swap(scope);
-	if (!st) {
-		e->n_dense_loads++;
+	if (!st)
 		snprintf(e->dense_device, sizeof e->dense_device, "%s", device);
-	}
 	return st;
 }
 
@@ -437,7 +435,3 @@ size_t lp_engine_n_opened(struct lp_engine *e)
 	return read_count(e, &e->n_opened);
 }
 
-size_t lp_engine_n_dense_loads(struct lp_engine *e)
-{
-	return read_count(e, &e->n_dense_loads);
-}

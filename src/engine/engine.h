@@ -92,7 +92,5 @@ void lp_engine_dense_release(struct lp_engine *e, struct lp_embedder *x);
  * that loads its model once shows 1 and 1. */
 size_t lp_engine_n_sessions(struct lp_engine *e);
 size_t lp_engine_n_opened(struct lp_engine *e);
-/* Times the dense embedder was loaded so far. */
-size_t lp_engine_n_dense_loads(struct lp_engine *e);
 
 #endif

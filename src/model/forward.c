@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/cpu.h"
 #include "core/mem.h"
 #include "core/threadpool.h"
 #include "model/kvcache.h"

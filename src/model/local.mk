@@ -1,7 +1,6 @@
-# model: GGUF reader, tensor formats (see Makefile.am)
+# model: GGUF reader (see Makefile.am)
 liblpipe_la_SOURCES += \
-	src/model/gguf.c src/model/gguf.h \
-	src/quant/quant.c src/quant/quant.h src/quant/blocks.h
+	src/model/gguf.c src/model/gguf.h
 
 check_PROGRAMS += tests/check_gguf
 TESTS += tests/check_gguf
@@ -10,12 +9,6 @@ tests_check_gguf_SOURCES = tests/check_gguf.c \
 tests_check_gguf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_check_gguf_CFLAGS = $(TEST_CFLAGS)
 tests_check_gguf_LDADD = $(TEST_LIBS)
-
-check_PROGRAMS += tests/check_quant
-TESTS += tests/check_quant
-tests_check_quant_SOURCES = tests/check_quant.c
-tests_check_quant_CFLAGS = $(TEST_CFLAGS)
-tests_check_quant_LDADD = $(TEST_LIBS)
 
 check_PROGRAMS += tests/fuzz/fuzz_gguf
 TESTS += tests/fuzz/fuzz_gguf
@@ -137,9 +130,13 @@ TESTS += tests/fuzz/fuzz_model
 tests_fuzz_fuzz_model_SOURCES = tests/fuzz/fuzz_model.c tests/fuzz/standalone.c
 tests_fuzz_fuzz_model_LDADD = $(TEST_LIBS)
 
-# model: the memory planner (`lpipe plan`) and the probe (`lpipe probe`)
+# model: the session a model stage talks to (local or remote)
+liblpipe_la_SOURCES += src/model/session.c src/model/session.h
+
+# model: the memory planner (`lpipe plan`) and the probe's measurement
+# (`lpipe probe`; report/ shows it)
 liblpipe_la_SOURCES += src/model/plan.c src/model/plan.h \
-	src/report/probe.c src/report/probe_out.c src/report/probe.h
+	src/model/probe.c src/model/probe.h
 libcli_la_SOURCES += src/cli/cmd_probe.c src/cli/cmd_plan.c
 check_PROGRAMS += tests/check_probe
 TESTS += tests/check_probe

@@ -8,11 +8,6 @@
 
 #include "core/mem.h"
 
-const char *lp_arch_name(enum lp_arch a)
-{
-	return a == LP_ARCH_QWEN2 ? "qwen2" : "llama";
-}
-
 /* Loader state: the file, the error sink, and where converted vectors go. */
 struct loader {
 	const struct lp_gguf *g;
@@ -446,24 +441,6 @@ void lp_model_free(struct lp_model *m)
 	lp_mem_unreserve(LP_MEM_WEIGHTS, m->window_reserved);
 	free(m->layers);
 	free(m);
-}
-
-static size_t mat_bytes(const struct lp_tensor *t)
-{
-	return (size_t)t->rows * t->row_bytes;
-}
-
-size_t lp_model_weight_bytes(const struct lp_model *m)
-{
-	size_t n = mat_bytes(&m->tok_embd) + (m->tied_output ? 0 : mat_bytes(&m->output));
-
-	for (uint32_t il = 0; il < m->hp.n_layer; il++) {
-		const struct lp_layer *l = &m->layers[il];
-		n += mat_bytes(&l->wq) + mat_bytes(&l->wk) + mat_bytes(&l->wv) +
-		     mat_bytes(&l->wo) + mat_bytes(&l->w_gate) + mat_bytes(&l->w_up) +
-		     mat_bytes(&l->w_down);
-	}
-	return n;
 }
 
 int lp_model_streamed(const struct lp_model *m)

@@ -140,10 +140,6 @@ void lp_model_free(struct lp_model *m);
 enum lp_status lp_model_read_hparams(const struct lp_gguf *g, struct lp_hparams *hp,
 				     struct lp_diag *d);
 
-/* "llama" or "qwen2". */
-const char *lp_arch_name(enum lp_arch a);
-/* Bytes of mapped weight data the tensors of the model cover. */
-size_t lp_model_weight_bytes(const struct lp_model *m);
 
 /* 1 when the model streams its weights. */
 int lp_model_streamed(const struct lp_model *m);

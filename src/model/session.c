@@ -374,13 +374,6 @@ uint32_t lp_session_gpu_layers(const struct lp_session *s)
 	return s->gpu_layers;
 }
 
-const char *lp_session_device(const struct lp_session *s)
-{
-	if (s->remote)
-		return "openai";
-	return s->gpu_layers ? s->gpu->name : "cpu";
-}
-
 
 int lp_session_streamed(const struct lp_session *s)
 {

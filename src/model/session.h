@@ -121,9 +121,6 @@ void lp_session_free(struct lp_session *s);
 enum lp_status lp_session_regrow(struct lp_session *s, uint32_t need, struct lp_diag *d);
 /* Layers the session runs on the GPU (0 on the CPU). */
 uint32_t lp_session_gpu_layers(const struct lp_session *s);
-/* "cpu" or "cuda": where the session's layers run (the GPU's when any);
- * "openai" for a remote session. */
-const char *lp_session_device(const struct lp_session *s);
 
 /* Tokens of context the session got (after any shrinking). */
 uint32_t lp_session_n_ctx(const struct lp_session *s);

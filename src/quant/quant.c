@@ -11,7 +11,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "backend/cpu/kernels.h"
 #include "quant/blocks.h"
 
 int lp_qtype_supported(uint32_t t)
@@ -257,15 +256,6 @@ static void deq_q6_k(const struct lp_blk_q6_k *b, float *y, size_t nb)
 		for (int e = 0; e < LP_QK_K; e++)
 			y[e] = d * b[i].scales[e / 16] * (float)(q6_k_get(&b[i], e) - 32);
 	}
-}
-
-void lp_dequantize_row(enum lp_qtype t, const void *src, float *dst, size_t n)
-{
-	const struct lp_cpu_kernels *k = lp_cpu_kernels();
-
-	if (k->dequant && k->dequant(t, src, dst, n))
-		return;
-	lp_dequantize_row_ref(t, src, dst, n);
 }
 
 void lp_dequantize_row_ref(enum lp_qtype t, const void *src, float *dst, size_t n)

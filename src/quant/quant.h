@@ -7,7 +7,8 @@
  * Type numbers are GGUF's (ggml_type). Block-quantized types store
  * `lp_qtype_block_elems` elements in `lp_qtype_block_bytes` bytes; rows are
  * whole blocks. The scalar dequantizers are the reference: every fast path
- * (SIMD here, CUDA later) is tested against them on random data.
+ * (the CPU backend's SIMD kernels, the CUDA kernels) is tested against them
+ * on random data.
  *
  * Matrix-vector products quantize the activation vector once to 8 bits
  * (struct lp_q8_act, per-32 blocks for the legacy formats and per-256
@@ -41,10 +42,9 @@ float lp_bf16_to_fp32(uint16_t h);
 uint16_t lp_fp32_to_bf16(float f);
 
 /* Dequantize `n` elements (a multiple of the block) of type `t` from `src`
- * into `dst`, with the fastest kernel the CPU supports (the same floats as
- * the reference, bit for bit); lp_dequantize_row_ref is the scalar
- * reference. Both reentrant. */
-void lp_dequantize_row(enum lp_qtype t, const void *src, float *dst, size_t n);
+ * into `dst`: the scalar reference, reentrant. The fastest kernel the CPU
+ * supports, the same floats bit for bit, is backend/backend.h's
+ * lp_dequantize_row. */
 void lp_dequantize_row_ref(enum lp_qtype t, const void *src, float *dst, size_t n);
 /* Reference quantizer (round to nearest), used by tests and KV q8_0:
  * `n` floats into `dst` of lp_qtype_row_bytes(t, n) bytes. Supported for

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
-#include "backend/cpu/blas.h"
 #include "core/fileio.h"
 #include "core/log.h"
 #include "core/mem.h"
@@ -262,8 +261,6 @@ enum lp_status lp_bert_load_on(const char *dir, struct lp_backend *be, struct lp
 	enum lp_status s;
 
 	*out = NULL;
-	if ((s = lp_blas_load(d)))
-		return s;
 	if (!(m = lp_mem_calloc(LP_MEM_OTHER, 1, sizeof(*m), d)))
 		return LP_E_NOMEM;
 	snprintf(path, sizeof(path), "%s/config.json", dir);
@@ -587,11 +584,6 @@ void lp_bert_set_threads(struct lp_bert *m, int n_threads)
 	m->n_threads = n_threads;
 }
 
-struct lp_backend *lp_bert_backend(const struct lp_bert *m)
-{
-	return m->run->be;
-}
-
 /* A model of its own CPU backend follows lp_bert_set_threads: reopen it
  * when the count changed (weights are aliased, so binding is cheap). */
 static enum lp_status follow_threads(struct lp_bert *m, struct lp_diag *d)
@@ -913,14 +905,6 @@ done:
 	lp_wp_ids_release(&all);
 	lp_mem_free(w);
 	return st;
-}
-
-enum lp_status lp_bert_embed_on(const struct lp_bert *m, struct lp_pool *pool,
-				const char *const *texts, const size_t *lens, size_t n,
-				float *out, struct lp_diag *d)
-{
-	(void)pool;
-	return lp_bert_embed(m, texts, lens, n, out, d);
 }
 
 enum lp_status lp_bert_embed_ids(const struct lp_bert *m, const int32_t *const *ids,

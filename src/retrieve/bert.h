@@ -94,8 +94,6 @@ enum lp_status lp_bert_load_on(const char *dir, struct lp_backend *be, struct lp
 			       struct lp_diag *d);
 /* NULL is a no-op. */
 void lp_bert_free(struct lp_bert *m);
-/* The backend the model runs on. */
-struct lp_backend *lp_bert_backend(const struct lp_bert *m);
 
 /* Embedding width (384 for MiniLM-L6). */
 size_t lp_bert_dim(const struct lp_bert *m);
@@ -127,14 +125,6 @@ void lp_bert_set_threads(struct lp_bert *m, int n_threads);
  */
 enum lp_status lp_bert_embed(const struct lp_bert *m, const char *const *texts,
 			     const size_t *lens, size_t n, float *out, struct lp_diag *d);
-
-/*
- * lp_bert_embed; `pool` is ignored (kept for callers of the earlier
- * interface: the model's backend has its own threads). Same returns.
- */
-enum lp_status lp_bert_embed_on(const struct lp_bert *m, struct lp_pool *pool,
-				const char *const *texts, const size_t *lens, size_t n,
-				float *out, struct lp_diag *d);
 
 /*
  * Embed n token sequences given as ids (each with its own [CLS]/[SEP], 1 ..

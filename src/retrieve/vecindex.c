@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "backend/cpu/blas.h"
+#include "backend/backend.h"
 #include "core/mem.h"
 
 struct lp_vecindex {
@@ -73,9 +73,7 @@ enum lp_status lp_vecindex_scores(const struct lp_vecindex *ix, const float *que
 	if (ix->n > INT_MAX || nq > INT_MAX || ix->dim > INT_MAX)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
 				   "vector index too large for one product");
-	lp_blas_sgemm(LP_BLAS_ROW_MAJOR, LP_BLAS_NO_TRANS, LP_BLAS_TRANS, (int)nq, (int)ix->n,
-		      (int)ix->dim, 1.0f, queries, (int)ix->dim, ix->rows, (int)ix->dim,
-		      0.0f, scores, (int)ix->n);
+	lp_backend_host_sgemm_nt((int)nq, (int)ix->n, (int)ix->dim, queries, ix->rows, scores);
 	return LP_OK;
 }
 

@@ -8,8 +8,9 @@
  * do), so a dot product is a cosine; the index does not check.
  *
  * Scoring a batch of queries is one matrix product, queries [nq, dim] times
- * rows^T [dim, n] -> scores [nq, n], through lp_blas_sgemm (which still
- * computes it, slowly, when OpenBLAS cannot be loaded), followed
+ * rows^T [dim, n] -> scores [nq, n], on the host through the CPU
+ * backend's BLAS (lp_backend_host_sgemm_nt, which still computes it,
+ * slowly, when OpenBLAS cannot be loaded), followed
  * by a top-k selection per query with a heap of k entries (O(n log k)).
  * Selection ranks by higher score; equal scores rank the lower row first;
  * NaN ranks below every number.

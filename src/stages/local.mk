@@ -9,12 +9,14 @@ liblpipe_la_SOURCES += \
 	src/stages/summarize.c src/stages/verify.c \
 	src/stages/verify_ground.c src/stages/verify_ground.h
 
-# stages: the model chain (session, tree/refine summaries, answer, generate,
+# stages: the model chain (tree/refine summaries, answer, generate,
 # truncate)
 liblpipe_la_SOURCES += \
-	src/model/session.c src/model/session.h \
 	src/stages/model_stage.c src/stages/model_stage.h \
 	src/stages/summarize_model.c src/stages/summarize_model.h \
+	src/stages/summarize_run.h src/stages/summarize_prompts.c \
+	src/stages/summarize_step.c src/stages/summarize_tree.c \
+	src/stages/summarize_points.c src/stages/summarize_refine.c \
 	src/stages/answer.c src/stages/generate.c src/stages/truncate.c
 
 check_PROGRAMS += tests/check_summarize

@@ -15,7 +15,7 @@
  * up, and the scratch of one extractive call is freed before the next.
  *
  * `tree` and `refine` summarise with the pipeline's model instead
- * (summarize_model.c); they need a model section.
+ * (summarize_model.c and the files it names); they need a model section.
  */
 #include <stdio.h>
 #include <string.h>

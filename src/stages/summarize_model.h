@@ -1,11 +1,13 @@
 /*
  * summarize_model.h - the summarize stage's model strategies (tree and
- * refine), called by summarize.c; also re-run by verify's on_fail retry.
+ * refine), called by summarize.c. A verify stage's on_fail: retry has the
+ * runner run the summarize stage again, with doc->must_keep set (verify
+ * finds that stage with lp_summarize_model_opts_of).
  *
  * Both strategies record their work in doc->levels (with per-level token
  * counts) and set doc->summary. Every model step is sized so that the
- * prompt plus max_tokens fits the context (see summarize_model.c for the
- * rules and the proof that the tree terminates).
+ * prompt plus max_tokens fits the context (summarize_step.c has the rules,
+ * summarize_tree.c the proof that the tree terminates).
  */
 #ifndef LP_STAGES_SUMMARIZE_MODEL_H
 #define LP_STAGES_SUMMARIZE_MODEL_H

@@ -110,29 +110,42 @@ static size_t tail_start(const struct counter *k, const char *t, size_t len, siz
 	return hi;
 }
 
+#define MARK "\n\n[...]\n\n" /* where text was cut out */
+
+static enum lp_status nomem(struct lp_diag *d)
+{
+	return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory truncating the text");
+}
+
+/* The text the stage cuts: the working set's chunks joined by blank lines
+ * (the whole text without chunks or a selection). */
 static enum lp_status working_text(struct lp_doc *doc, const char **text, size_t *len,
 				   struct lp_diag *d)
 {
 	struct lp_buf b;
 	const size_t *set;
 	size_t n;
+	int failed;
 
 	*text = doc->text ? doc->text : "";
 	*len = doc->len;
 	if (doc->n_chunks <= 1 && !doc->selection)
 		return LP_OK;
 	set = lp_doc_working_set(doc, &n);
+	failed = !set && doc->n_chunks;
 	lp_buf_init(&b);
-	for (size_t i = 0; set && i < n; i++)
-		if ((i && lp_buf_adds(&b, "\n\n")) ||
-		    lp_buf_add(&b, doc->text + doc->chunks[set[i]].off, doc->chunks[set[i]].len))
-			break;
-	*text = lp_arena_strndup(&doc->arena, b.data, b.len);
+	for (size_t i = 0; set && i < n && !failed; i++)
+		failed = (i && lp_buf_adds(&b, "\n\n")) ||
+			 lp_buf_add(&b, doc->text + doc->chunks[set[i]].off, doc->chunks[set[i]].len);
+	*text = failed ? NULL : lp_arena_strndup(&doc->arena, b.data, b.len);
 	*len = b.len;
 	lp_buf_release(&b);
-	return *text ? LP_OK : lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory");
+	return *text ? LP_OK : nomem(d);
 }
 
+/* The text: its head t[0..h), the mark, a summary of the middle t[h..tl)
+ * with another mark (middle: summary), and its tail t[tl..len). A failed
+ * append is LP_E_NOMEM, never a shorter text. */
 static enum lp_status assemble(struct lp_doc *doc, const struct truncate_opts *o,
 			       const char *t, size_t len, size_t h, size_t tl,
 			       struct lp_diag *d)
@@ -141,24 +154,25 @@ static enum lp_status assemble(struct lp_doc *doc, const struct truncate_opts *o
 	enum lp_status st = LP_OK;
 
 	lp_buf_init(&b);
-	lp_buf_add(&b, t, h);
-	lp_buf_adds(&b, "\n\n[...]\n\n");
-	if (o->middle_summary && tl > h) {
+	if (lp_buf_add(&b, t, h) || lp_buf_adds(&b, MARK))
+		st = nomem(d);
+	if (!st && o->middle_summary && tl > h) {
 		struct lp_extractive_opts eo = { (size_t)o->middle_words, 0, NULL, NULL };
 		char *s;
 		size_t n;
-		if (!(st = lp_extractive_summarize(t + h, tl - h, &eo, &s, &n, d)) && n) {
-			lp_buf_add(&b, s, n);
-			lp_buf_adds(&b, "\n\n[...]\n\n");
+		if (!(st = lp_extractive_summarize(t + h, tl - h, &eo, &s, &n, d))) {
+			if (n && (lp_buf_add(&b, s, n) || lp_buf_adds(&b, MARK)))
+				st = nomem(d);
+			lp_mem_free(s);
 		}
-		lp_mem_free(s);
 	}
-	lp_buf_add(&b, t + tl, len - tl);
+	if (!st && lp_buf_add(&b, t + tl, len - tl))
+		st = nomem(d);
 	if (!st) {
 		char *text = lp_arena_strndup(&doc->arena, b.data, b.len);
 		struct lp_chunk *c = lp_arena_alloc(&doc->arena, sizeof(*c));
 		if (!text || !c) {
-			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory");
+			st = nomem(d);
 		} else {
 			doc->text = text;
 			doc->len = b.len;

@@ -42,9 +42,9 @@
 
 #include <stddef.h>
 
-#include "config/pipeline.h"
 #include "core/fileio.h"
 #include "core/status.h"
+#include "core/utf8.h"
 #include "doc/model.h"
 #include "doc/readers.h"
 

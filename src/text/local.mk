@@ -36,6 +36,7 @@ liblpipe_la_SOURCES += \
 	src/text/keyphrase.c src/text/keyphrase.h \
 	src/text/points.c src/text/points.h \
 	src/text/outline.c src/text/outline.h \
+	src/text/choose.c src/text/choose.h \
 	src/text/ground.c src/text/ground.h \
 	src/text/focus.c src/text/focus.h
 
@@ -44,6 +45,12 @@ TESTS += tests/check_points
 tests_check_points_SOURCES = tests/check_points.c
 tests_check_points_CFLAGS = $(TEST_CFLAGS)
 tests_check_points_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/check_choose
+TESTS += tests/check_choose
+tests_check_choose_SOURCES = tests/check_choose.c
+tests_check_choose_CFLAGS = $(TEST_CFLAGS)
+tests_check_choose_LDADD = $(TEST_LIBS)
 
 check_PROGRAMS += tests/check_outline
 TESTS += tests/check_outline

@@ -8,7 +8,7 @@
  * its boilerplate ("The return status is zero unless ...") in every entry,
  * so the most central sentences are the least informative ones. The
  * summarize stage takes the lead sentence of each part first (see
- * stages/summarize_model.c), and names the term an entry defines.
+ * text/choose.h), and names the term an entry defines.
  *
  * A part starts at:
  *

@@ -54,6 +54,18 @@ Y
 sweep split "$SPLIT"
 sweep extractive-summary "$PIPELINES/extractive-summary.yaml"
 
+# truncate joins the chunks of the working set, then head, marker, a
+# summary of the middle and tail: a failed append is out of memory, never
+# a shorter text.
+TRUNCATE=$(pipeline truncate <<'Y'
+version: 1
+stages:
+  - split: {size: 64, overlap: 0}
+  - truncate: {head: 120, tail: 60, middle: summary, middle_words: 20}
+Y
+)
+sweep truncate "$TRUNCATE"
+
 # Loading the pipeline: every allocation made while the file is read and
 # each stage's options are parsed must fail as "out of memory" (exit 4),
 # never as a configuration error (2) or input error (3), and never be

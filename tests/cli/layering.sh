@@ -1,5 +1,7 @@
 #!/bin/sh
-# layering.sh - `lpipe run` and `lpipe batch` are clients of the public
+# layering.sh - the include graph of src/ follows src/LAYERS, the
+# architecture (tests/cli/layers.awk checks every #include of every folder
+# against it); and `lpipe run` and `lpipe batch` are clients of the public
 # library: their sources include only lpipe.h, the CLI's own headers and
 # the utilities the CLI shares with the library (atomic files, hashes,
 # messages, the progress line, status codes), never the pipeline's
@@ -8,6 +10,19 @@
 # see lpipe.h only.
 . "$top_srcdir/tests/cli/lib.sh"
 
+# every folder: its includes against src/LAYERS
+out=$(cd "$top_srcdir" && grep -rn '^#[ 	]*include[ 	]*"' src --include='*.c' --include='*.h' |
+	awk -f tests/cli/layers.awk src/LAYERS -)
+rc=$?
+echo "$out" | grep -v '^FAIL'
+if [ $rc -ne 0 ] || echo "$out" | grep -q '^FAIL'; then
+	echo "$out" | grep '^FAIL'
+	fail "the include graph breaks src/LAYERS (above)"
+else
+	ok "every include of src/ follows src/LAYERS"
+fi
+
+# the CLI's run and batch: lpipe.h and the CLI's own headers only
 allowed='^(api/lpipe\.h|cli/[a-z_]+\.h|core/(fileio|log|progress|sha256|status)\.h)$'
 for f in cmd_run.c cmd_batch.c batch_inputs.c batch_manifest.c batch_merge.c \
 	batch_outdir.c batch_sbatch.c batch.h shard.c shard.h commands.c commands.h \

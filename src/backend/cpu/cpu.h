@@ -20,11 +20,6 @@
 
 #include "backend/backend.h"
 
-/* Bytes of scratch a CPU backend of n_threads threads and gemm_min
- * reserves for `lim` (what ops->scratch_bytes returns). */
-size_t lp_backend_cpu_scratch_bytes(int n_threads, uint32_t gemm_min,
-				    const struct lp_backend_limits *lim);
-
 /* Convert rows [p0, p1) of a cache's keys and values to f32 (k_out and
  * v_out, (p1 - p0, kv_dim) each); F16C for F16 where the CPU has it. */
 void lp_backend_cpu_kv_to_f32(const struct lp_backend_kv *kv, uint32_t p0, uint32_t p1,

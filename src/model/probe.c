@@ -1,6 +1,6 @@
 /* probe.c - the measurement loop of `lpipe probe` and its growth analysis
- * (the CSV and SVG writers are in probe_out.c). */
-#include "report/probe.h"
+ * (the table, CSV and SVG are report/probe_out.c's). */
+#include "model/probe.h"
 
 #include <math.h>
 #include <stdio.h>

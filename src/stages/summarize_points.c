@@ -1,0 +1,526 @@
+/*
+ * summarize_points.c - the summarize stage's tree with map: points or
+ * compress: points checked and selected, never rewritten.
+ *
+ * Each chunk yields a few candidate points: the items of the model's
+ * list (points), or the chunk's lead sentences (text/choose.h), each
+ * shortened by the model when it is long (compress). A candidate loses
+ * its meta-talk sentences and, with grounded, is dropped when one of its
+ * facts does not occur in the chunk, or when it is not made of the
+ * chunk's words (points: fewer than POINT_MIN_SUPPORT of its content
+ * words occur in the chunk, or it is no shortened form of one of the
+ * sentences the model read, lp_points_faithful); a chunk left with none
+ * keeps its most central prose sentence, when it has one. The level above
+ * is no model step: lp_points_select keeps, under final_tokens, one point
+ * per chunk (or per run of chunks) before a second, and the result lists
+ * them in document order. A small model merging its own summaries keeps
+ * the first inputs and drops the rest; selection drops nothing it has
+ * room for and writes nothing new.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/progress.h"
+#include "stages/summarize_run.h"
+#include "text/choose.h"
+#include "text/extractive.h"
+#include "text/keyphrase.h"
+#include "text/match.h"
+#include "text/points.h"
+
+#define POINTS_MAX 16      /* list items read from one reply */
+#define CHUNK_KEYPHRASES LP_CHOOSE_KEYPHRASES /* a chunk's keyphrases, for choosing and scoring */
+#define POINT_COST_SLACK 2 /* tokens of the space or paragraph break */
+#define POINT_MIN_SUPPORT 0.75 /* grounded: share of a point's content
+				* words that must occur in its chunk */
+
+struct points {
+	struct lp_buf pts;   /* struct lp_point[], by input then rank */
+	struct lp_buf texts; /* const char *[] (doc arena), parallel to pts */
+	struct lp_buf heads; /* size_t[]: bytes of a text's "term: ", parallel */
+	size_t n;
+	size_t dropped_meta, dropped_ungrounded, dropped_unsupported;
+	size_t sentences, shortened; /* compress: sentences read, shortened */
+};
+
+/* *support: the share of the content words of p[0..len) that occur in
+ * the chunk; *score: that plus half a point per keyphrase of the chunk
+ * that p holds (at most two). */
+static enum lp_status point_score(struct lp_match *chunk, const char *p, size_t len,
+				  const char *const *kp, size_t n_kp, double *support,
+				  double *score, struct lp_diag *d)
+{
+	struct lp_match pm;
+	struct lp_token t;
+	size_t pos = 0, words = 0, found_words = 0, hits = 0;
+	enum lp_status st = LP_OK;
+
+	while (!st && lp_match_token_next(p, len, &pos, &t)) {
+		char low[64];
+		size_t n;
+		int found = 0;
+		if (t.kind == LP_TOKEN_PUNCT)
+			continue;
+		n = lp_match_lower(p + t.off, t.len, low, sizeof(low));
+		if (t.kind == LP_TOKEN_WORD && (n > sizeof(low) || n < 3 || lp_match_is_stopword(low, n)))
+			continue;
+		words++;
+		st = lp_match_contains(chunk, p + t.off, t.len, &found);
+		found_words += found;
+	}
+	if (!st)
+		st = lp_match_init(&pm, p, len, d);
+	for (size_t k = 0; k < n_kp && !st && hits < 2; k++) {
+		int found = 0;
+		st = lp_match_contains(&pm, kp[k], strlen(kp[k]), &found);
+		hits += found;
+	}
+	lp_match_release(&pm);
+	*support = words ? (double)found_words / (double)words : 0;
+	*score = *support + 0.5 * (double)hits;
+	return st ? lp_diag_set(d, st, NULL, 0, 0, "out of memory scoring a point") : LP_OK;
+}
+
+/* Is p[0..len) faithful (lp_points_faithful) to a sentence of text? */
+static int faithful_to_some(const char *p, size_t len, const char *text, size_t text_len)
+{
+	struct lp_span sp;
+	size_t pos = 0;
+
+	while (lp_sentence_next(text, text_len, &pos, &sp))
+		if (lp_points_faithful(p, len, text + sp.off, sp.len))
+			return 1;
+	return 0;
+}
+
+/* Add candidate c[0..len) of chunk `input` to ps, cleaned and checked
+ * against the chunk and, when `read` is not NULL, against the sentences
+ * of read[0..read_len) (what the model read); *added tells whether it was
+ * kept. */
+static enum lp_status add_candidate(struct lp_summarize_run *r, struct points *ps, struct lp_match *chunk,
+				    const char *const *kp, size_t n_kp, size_t input,
+				    size_t rank, size_t head, const char *c, size_t len,
+				    const char *read, size_t read_len, int *added,
+				    struct lp_diag *d)
+{
+	char *p = lp_arena_alloc(&r->scratch, len + 1);
+	struct lp_point pt = { input, rank, 0, 0 };
+	size_t n = 0, facts = 0, missing = 0;
+	double support;
+	enum lp_status st;
+	const char *kept;
+
+	*added = 0;
+	if (!p)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a point");
+	n = r->o->drop_meta ? lp_points_clean(c, len, p) : (memcpy(p, c, len), p[len] = 0, len);
+	if (lp_match_count_words(p, n) < 3) {
+		ps->dropped_meta++;
+		return LP_OK;
+	}
+	if (r->o->grounded &&
+	    lp_points_check(chunk, p, n, &facts, &missing))
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory checking a point");
+	if (missing) {
+		ps->dropped_ungrounded++;
+		return LP_OK;
+	}
+	for (size_t i = ps->n; i-- > 0;)
+		if (!strcmp(((const char **)ps->texts.data)[i], p))
+			return LP_OK; /* the same point twice (a repeated sentence) */
+	if ((st = point_score(chunk, p, n, kp, n_kp, &support, &pt.score, d)))
+		return st;
+	if (r->o->grounded && (support < POINT_MIN_SUPPORT ||
+			       (read && !faithful_to_some(p, n, read, read_len)))) {
+		ps->dropped_unsupported++;
+		return LP_OK;
+	}
+	pt.score -= 0.1 * (double)rank; /* the model's first, the most central */
+	pt.cost = lp_points_cost(p, n) + POINT_COST_SLACK;
+	kept = lp_arena_strndup(&r->doc->arena, p, n);
+	head = head < n && !memcmp(p, c, head) ? head : 0; /* cleaning kept the term */
+	if (!kept || lp_buf_add(&ps->pts, &pt, sizeof(pt)) ||
+	    lp_buf_add(&ps->texts, &kept, sizeof(kept)) ||
+	    lp_buf_add(&ps->heads, &head, sizeof(head)))
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a point");
+	ps->n++;
+	*added = 1;
+	return LP_OK;
+}
+
+
+/* map: points - the items of the model's list about text[0..len). */
+static enum lp_status map_points(struct lp_summarize_run *r, const char *label, const char *text,
+				 size_t len, struct lp_buf *cands, struct lp_diag *d)
+{
+	struct lp_summarize_step s;
+
+	lp_summarize_step_points(r, &s);
+	return lp_summarize_generate(r, &s, label, text, len, r->budget, cands, d);
+}
+
+/* map: compress, first half - the chunk's chosen sentences (text/choose.h),
+ * one per line in cands in document order, each after its term ("term: ")
+ * when it has one; ranks[j] is line j's place in the order chosen (0:
+ * first) and heads[j] the bytes of its "term: " (0: none). With the
+ * `points` a chunk takes by default, its leads go alone (no names): a long
+ * document's runs of chunks keep one point each, and a longer point leaves
+ * fewer runs a point. The points are shortened once selected
+ * (shorten_point). */
+static enum lp_status map_central(struct lp_summarize_run *r, const char *text, size_t len,
+				  int lead, size_t want, const char *const *keys, size_t n_keys,
+				  size_t first_name, struct lp_buf *cands, size_t *ranks,
+				  size_t *heads, struct lp_diag *d)
+{
+	struct lp_choose_opts co = { want, lead, r->o->drop_meta, keys, n_keys,
+				     want > r->o->points ? first_name : n_keys };
+	struct lp_choice *ch;
+	size_t n;
+	enum lp_status st = lp_choose_sentences(text, len, &co, &ch, &n, d);
+
+	if (st)
+		return st;
+	for (size_t j = 0; !st && j < n; j++) {
+		size_t start;
+		ranks[j] = ch[j].rank;
+		heads[j] = ch[j].term_len ? ch[j].term_len + 2 : 0;
+		if (lp_buf_adds(cands, "- ") ||
+		    (ch[j].term_len && (lp_buf_add(cands, text + ch[j].term_off, ch[j].term_len) ||
+					lp_buf_adds(cands, ": "))))
+			st = LP_E_NOMEM;
+		start = cands->len;
+		if (!st && (lp_buf_add(cands, text + ch[j].off, ch[j].len) || lp_buf_addc(cands, '\n')))
+			st = LP_E_NOMEM;
+		for (size_t k = start; !st && k < cands->len - 1; k++)
+			if (cands->data[k] == '\n')
+				cands->data[k] = ' '; /* one line per sentence */
+	}
+	lp_mem_free(ch);
+	return st ? lp_diag_set(d, st, NULL, 0, 0, "out of memory choosing sentences") : LP_OK;
+}
+
+/* Do the facts of s[0..len) (lp_points_check) all occur in src? A
+ * deletion inside a quoted string or a path makes a fact the source does
+ * not hold. 0 also when out of memory. */
+static int grounded_in(const char *s, size_t len, const char *src, size_t src_len)
+{
+	struct lp_match m;
+	struct lp_diag d;
+	size_t facts = 0, missing = 1;
+
+	lp_diag_init(&d);
+	if (lp_match_init(&m, src, src_len, &d) || lp_points_check(&m, s, len, &facts, &missing))
+		missing = 1;
+	lp_match_release(&m);
+	return !missing;
+}
+
+/* map: compress, second half - point `pt` shortened by the model when it
+ * is over LP_SUMMARIZE_COMPRESS_WORDS words (lp_points_cost's words) and
+ * the short form is shorter, says no more than it (lp_points_faithful), is a sentence of prose (not a title:
+ * "Job Control: Suspend Execution"), names no fact it does not hold, drops
+ * none of its facts (its options, names, paths, numbers: what a reader
+ * looks for) and is no meta-talk; else pt itself. Its first `head` bytes
+ * (a term, "bg: ") are kept as they are and not shown to the model.
+ * An arena string (doc), NULL when out of memory. */
+static const char *shorten_point(struct lp_summarize_run *r, struct points *ps, const char *pt,
+				 size_t head, struct lp_diag *d)
+{
+	const char *p = pt + head;
+	size_t len = strlen(p), words = lp_match_count_words(p, len);
+	struct lp_summarize_step s;
+	struct lp_buf gen;
+	struct lp_span sf;
+	const char *res = pt;
+
+	ps->sentences++;
+	/* words as the budget counts them: 1.7 Han characters make one */
+	if ((double)lp_points_cost(p, len) <=
+	    LP_POINTS_TOKENS_PER_WORD * LP_SUMMARIZE_COMPRESS_WORDS)
+		return pt;
+	lp_buf_init(&gen);
+	lp_summarize_step_sentence(r, &s);
+	if (lp_summarize_generate(r, &s, "point", p, len, r->budget, &gen, d)) {
+		lp_buf_release(&gen);
+		return NULL;
+	}
+	if (gen.len && lp_points_parse(gen.data, gen.len, &sf, 1) &&
+	    lp_match_count_words(gen.data + sf.off, sf.len) < words &&
+	    lp_points_faithful(gen.data + sf.off, sf.len, p, len) &&
+	    lp_points_is_prose(gen.data + sf.off, sf.len) &&
+	    !lp_points_is_meta(gen.data + sf.off, sf.len) &&
+	    grounded_in(gen.data + sf.off, sf.len, p, len) &&
+	    grounded_in(p, len, gen.data + sf.off, sf.len)) {
+		res = lp_arena_printf(&r->doc->arena, "%.*s%.*s", (int)head, pt, (int)sf.len,
+				      gen.data + sf.off);
+		ps->shortened++;
+	} else if (gen.len) {
+		lp_debug("compress: kept the sentence, not '%.*s'", (int)gen.len, gen.data);
+	}
+	lp_buf_release(&gen);
+	lp_arena_release(&r->scratch);
+	if (!res)
+		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a point");
+	return res;
+}
+
+/* Make the ranks of ps's points from `first` on 0, 1, ... in their order
+ * (candidates that were dropped leave gaps). */
+static void renumber_ranks(struct points *ps, size_t first)
+{
+	struct lp_point *p = (struct lp_point *)ps->pts.data;
+	size_t rank[POINTS_MAX + 1], n = ps->n - first;
+
+	for (size_t i = 0; i < n && n <= POINTS_MAX + 1; i++) {
+		rank[i] = 0;
+		for (size_t j = 0; j < n; j++)
+			rank[i] += p[first + j].rank < p[first + i].rank ||
+				   (p[first + j].rank == p[first + i].rank && j < i);
+	}
+	for (size_t i = 0; i < n && n <= POINTS_MAX + 1; i++)
+		p[first + i].rank = rank[i];
+}
+
+/* Append point t to b: after a space when it follows a point of the same
+ * chunk (`same`; nothing after a CJK sentence end), else as a new
+ * paragraph. Returns lp_buf's status (nonzero: out of memory). */
+static int append_point(struct lp_buf *b, const char *t, int same)
+{
+	int cjk_end = b->len >= 3 && (unsigned char)b->data[b->len - 1] >= 0x80;
+
+	if (b->len && ((same && !cjk_end && lp_buf_addc(b, ' ')) ||
+		       (!same && lp_buf_adds(b, "\n\n"))))
+		return 1;
+	return lp_buf_adds(b, t);
+}
+
+/* The points of chunk `input`: raw[0..raw_len) is the chunk, text[0..len)
+ * what the model reads of it. Sets *level_text to its points as a list. */
+static enum lp_status chunk_points(struct lp_summarize_run *r, struct points *ps, size_t input,
+				   size_t want, const char *label, const char *raw, size_t raw_len,
+				   const char *text, size_t len, const char **level_text,
+				   struct lp_diag *d)
+{
+	struct lp_match chunk;
+	struct lp_span spans[POINTS_MAX];
+	size_t ranks[POINTS_MAX], heads[POINTS_MAX] = { 0 };
+	struct lp_buf cands, list;
+	const char **kp = NULL, **keys = NULL;
+	size_t n_kp = 0, n_keys = 0, first_name = 0, n_spans, first = ps->n, rank = 0;
+	enum lp_status st = lp_match_init(&chunk, raw, raw_len, d);
+
+	lp_buf_init(&cands);
+	lp_buf_init(&list);
+	if (!st)
+		st = lp_keyphrase_extract(raw, raw_len, CHUNK_KEYPHRASES, &r->scratch, &kp, &n_kp, d);
+	if (!st && r->o->map == LP_SUMMARIZE_MAP_COMPRESS)
+		st = lp_choose_keys(raw, raw_len, kp, n_kp, &r->scratch, &keys, &n_keys,
+				    &first_name, d);
+	for (size_t k = 0; !st && k < n_keys; k++)
+		lp_debug("chunk %zu key: %s", input, keys[k]);
+	if (!st)
+		st = r->o->map == LP_SUMMARIZE_MAP_POINTS ?
+		     map_points(r, label, text, len, &cands, d) :
+		     map_central(r, raw, raw_len, input == 0, want, keys, n_keys,
+				 first_name, &cands, ranks, heads, d);
+	n_spans = st ? 0 : lp_points_parse(cands.data ? cands.data : "", cands.len, spans, POINTS_MAX);
+	for (size_t i = 0; i < n_spans && !st && rank < want; i++) {
+		int added;
+		int model = r->o->map == LP_SUMMARIZE_MAP_POINTS;
+		st = add_candidate(r, ps, &chunk, kp, n_kp, input, model ? rank : ranks[i],
+				   model ? 0 : heads[i], cands.data + spans[i].off, spans[i].len,
+				   model ? text : NULL, len, &added, d);
+		rank += (size_t)added;
+	}
+	if (!st)
+		renumber_ranks(ps, first);
+	if (!st && !rank) { /* nothing trusted: the chunk's most central sentence */
+		struct lp_extractive_opts eo = { LP_SUMMARIZE_COMPRESS_WORDS + 10, 1, lp_points_is_prose,
+						  NULL };
+		char *best;
+		size_t best_len;
+		int added = 0;
+		if (!(st = lp_extractive_summarize(text, len, &eo, &best, &best_len, d))) {
+			if (lp_points_is_prose(best, best_len))
+				st = add_candidate(r, ps, &chunk, kp, n_kp, input, 0, 0, best,
+						   best_len, NULL, 0, &added, d);
+			lp_mem_free(best);
+		}
+	}
+	for (size_t i = first; i < ps->n && !st; i++)
+		if (append_point(&list, ((const char **)ps->texts.data)[i], 1))
+			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a point");
+	if (!st && !(*level_text = lp_arena_strndup(&r->doc->arena, list.data ? list.data : "",
+						    list.len)))
+		st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a point");
+	lp_buf_release(&list);
+	lp_buf_release(&cands);
+	lp_match_release(&chunk);
+	return st;
+}
+
+/*
+ * Score every point by its centrality among all the points of the
+ * document (lp_extractive_rank, scaled so that the mean is 1), keeping
+ * the in-chunk part of the score (keyphrases, rank) as a tie-breaker: the
+ * point a run of chunks keeps is the one most like the rest of the
+ * document, so the summary speaks of what the document keeps coming back
+ * to rather than of one table.
+ */
+static enum lp_status rescore_points(struct points *ps, int lead, struct lp_diag *d)
+{
+	struct lp_point *pts = (struct lp_point *)ps->pts.data;
+	const char **texts = (const char **)ps->texts.data;
+	struct lp_span *spans = lp_mem_alloc(LP_MEM_SCRATCH, (ps->n + 1) * sizeof(*spans), d);
+	double *c = lp_mem_alloc(LP_MEM_SCRATCH, (ps->n + 1) * sizeof(*c), d);
+	struct lp_buf b;
+	enum lp_status st = spans && c ? LP_OK : LP_E_NOMEM;
+
+	lp_buf_init(&b);
+	for (size_t i = 0; i < ps->n && !st; i++) {
+		spans[i].off = b.len;
+		spans[i].len = strlen(texts[i]);
+		if (lp_buf_adds(&b, texts[i]) || lp_buf_adds(&b, "\n\n"))
+			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory ranking points");
+	}
+	if (!st && ps->n)
+		st = lp_extractive_rank(b.data, spans, ps->n, c, d);
+	for (size_t i = 0; i < ps->n && !st; i++)
+		pts[i].score = (double)ps->n * c[i] + 0.5 * (pts[i].score - 1);
+	if (!st && lead && ps->n && !pts[0].input && !pts[0].rank) /* the lead is kept */
+		pts[0].score += (double)ps->n;
+	lp_buf_release(&b);
+	lp_mem_free(spans);
+	lp_mem_free(c);
+	return st;
+}
+
+/* The last level: the points lp_points_select keeps within final_tokens,
+ * in document order: one paragraph per chunk. */
+static enum lp_status select_points(struct lp_summarize_run *r, struct points *ps,
+				    struct lp_summary_level *below, struct lp_summary_level *l,
+				    struct lp_diag *d)
+{
+	unsigned char *keep = lp_mem_alloc(LP_MEM_SCRATCH, ps->n + 1, d);
+	const char **texts = (const char **)ps->texts.data;
+	const size_t *heads = (const size_t *)ps->heads.data;
+	const struct lp_point *pts = (const struct lp_point *)ps->pts.data;
+	struct lp_progress pr;
+	struct lp_buf b;
+	size_t kept, last = ps->n;
+	enum lp_status st = LP_OK;
+
+	if (!keep)
+		return LP_E_NOMEM;
+	if ((st = rescore_points(ps, r->o->map == LP_SUMMARIZE_MAP_COMPRESS, d))) {
+		lp_mem_free(keep);
+		return st;
+	}
+	kept = lp_points_select((const struct lp_point *)ps->pts.data, ps->n, r->final_tokens, keep);
+	r->level = l;
+	lp_buf_init(&b);
+	lp_progress_begin(&pr, "shorten", "sentences", kept);
+	for (size_t i = 0, k = 0; i < ps->n && !st; i++) {
+		const char *t = texts[i];
+		if (!keep[i])
+			continue;
+		/* a term's entry is a paragraph of its own ("bg: Resume ...") */
+		int same = last < ps->n && pts[last].input == pts[i].input && !heads[i] &&
+			   !heads[last];
+		if (r->o->map == LP_SUMMARIZE_MAP_COMPRESS && !(t = shorten_point(r, ps, t, heads[i], d)))
+			st = d->status ? d->status : LP_E_NOMEM;
+		else if (append_point(&b, t, same))
+			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the summary");
+		last = i;
+		lp_progress_update(&pr, ++k);
+	}
+	lp_progress_end(&pr);
+	l->texts[0] = st ? NULL : lp_arena_strndup(&r->doc->arena, b.data ? b.data : "", b.len);
+	if (!st && !l->texts[0])
+		st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the summary");
+	l->first_input[0] = 0;
+	l->n_inputs[0] = below->n;
+	l->n = 1;
+	if (r->o->map == LP_SUMMARIZE_MAP_COMPRESS)
+		lp_doc_event(r->doc, "compress: %zu of %zu sentences shortened", ps->shortened,
+			     ps->sentences);
+	lp_doc_event(r->doc, "select: %zu of %zu points kept (final_tokens %zu); dropped: %zu "
+		     "meta-talk, %zu ungrounded, %zu unsupported", kept, ps->n, r->final_tokens,
+		     ps->dropped_meta, ps->dropped_ungrounded, ps->dropped_unsupported);
+	lp_buf_release(&b);
+	lp_mem_free(keep);
+	return st;
+}
+
+/* Points to take from a chunk of `bytes` of the `total` of all chunks:
+ * `points`, or more when a few chunks would leave final_tokens mostly
+ * empty (a point takes about POINT_TOKENS), shared by the chunks' sizes
+ * (a short last chunk does not get as many as a long one), at most
+ * POINTS_MAX. */
+#define POINT_TOKENS 28
+static size_t points_per_chunk(const struct lp_summarize_run *r, size_t bytes, size_t total)
+{
+	size_t fill = (size_t)((double)(r->final_tokens / POINT_TOKENS) * (double)bytes /
+			       (double)(total ? total : 1) + 0.5);
+
+	fill = fill > r->o->points ? fill : r->o->points;
+	return fill < POINTS_MAX ? fill : POINTS_MAX;
+}
+
+enum lp_status lp_summarize_points(struct lp_summarize_run *r, const size_t *set, size_t n,
+				   struct lp_diag *d)
+{
+	struct lp_doc *doc = r->doc;
+	size_t n0 = n ? n : 1;
+	struct points ps = { .n = 0 };
+	struct lp_progress pr;
+	enum lp_status st;
+	char label[48];
+	size_t total = 0;
+
+	for (size_t i = 0; i < n0; i++) {
+		size_t len;
+		lp_summarize_raw_chunk(doc, set, n, i, &len);
+		total += len;
+	}
+
+	doc->levels = lp_arena_alloc(&doc->arena, 2 * sizeof(*doc->levels));
+	if (!doc->levels)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for summary levels");
+	r->level = &doc->levels[0];
+	if ((st = lp_summarize_level_alloc(doc, &doc->levels[0], n0, d)) ||
+	    (st = lp_summarize_level_alloc(doc, &doc->levels[1], 1, d)))
+		return st;
+	lp_buf_init(&ps.pts);
+	lp_buf_init(&ps.texts);
+	lp_buf_init(&ps.heads);
+	lp_progress_begin(&pr, "map", "chunks", n0);
+	for (size_t i = 0; i < n0 && !st; i++) {
+		size_t len, raw_len;
+		const char *raw = lp_summarize_raw_chunk(doc, set, n, i, &raw_len), *t;
+		st = lp_summarize_hold_chunk(r, set, n, i, d);
+		t = st ? NULL : lp_summarize_chunk_text(r, set, n, i, 0, &len, d);
+		snprintf(label, sizeof(label), "chunk %zu", n ? set[i] : 0);
+		r->level->first_input[i] = i;
+		r->level->n_inputs[i] = 1;
+		if (!st)
+			st = t ? chunk_points(r, &ps, i, points_per_chunk(r, raw_len, total), label,
+					      raw, raw_len, t, len,
+					      &r->level->texts[i], d) : d->status;
+		r->level->n = i + 1;
+		lp_summarize_release_chunk(r, set, n, i);
+		lp_progress_update(&pr, i + 1);
+	}
+	lp_progress_end(&pr);
+	doc->n_levels = 1;
+	if (!st) {
+		st = select_points(r, &ps, &doc->levels[0], &doc->levels[1], d);
+		doc->n_levels = 2;
+	}
+	lp_buf_release(&ps.pts);
+	lp_buf_release(&ps.texts);
+	lp_buf_release(&ps.heads);
+	return st;
+}
