@@ -10,6 +10,7 @@
 #include "core/mem.h"
 #include "core/status.h"
 #include "core/utf8.h"
+#include "text/alone.h"
 #include "text/document.h"
 #include "text/focus.h"
 #include "text/lang.h"
@@ -899,6 +900,40 @@ START_TEST(test_focus_quantity_kinds)
 }
 END_TEST
 
+/* lp_alone_check on a NUL-terminated sentence. */
+static enum lp_alone alone(const char *s)
+{
+	return lp_alone_check(s, strlen(s));
+}
+
+START_TEST(test_alone)
+{
+	/* lead-ins without their list */
+	ck_assert_int_eq(alone("The following packages caught my eyes."), LP_ALONE_LEAD_IN);
+	ck_assert_int_eq(alone("If you want to make a package, read followings."), LP_ALONE_LEAD_IN);
+	ck_assert_int_eq(alone("Set it up as follows."), LP_ALONE_LEAD_IN);
+	ck_assert_int_eq(alone("Install it by the commands:"), LP_ALONE_LEAD_IN);
+	ck_assert_int_eq(alone("配置如下。"), LP_ALONE_LEAD_IN);
+	/* ... with it, or no pointer at all */
+	ck_assert_int_eq(alone("It reads the following files: /etc/profile, ~/.profile and "
+			       "~/.bashrc."), LP_ALONE_PRONOUN);
+	ck_assert_int_eq(alone("Bash reads the following files: /etc/profile, ~/.profile and "
+			       "~/.bashrc."), LP_ALONE_OK);
+	ck_assert_int_eq(alone("The followers of the project meet yearly."), LP_ALONE_OK);
+	/* pronoun openers */
+	ck_assert_int_eq(alone("It is a shell."), LP_ALONE_PRONOUN);
+	ck_assert_int_eq(alone("They run in the background."), LP_ALONE_PRONOUN);
+	ck_assert_int_eq(alone("This is the default."), LP_ALONE_PRONOUN);
+	ck_assert_int_eq(alone("这些命令需要 root 权限。"), LP_ALONE_PRONOUN);
+	/* a determiner, a possessive name, a word that only starts alike */
+	ck_assert_int_eq(alone("This option sets the mode."), LP_ALONE_OK);
+	ck_assert_int_eq(alone("It's name is kept."), LP_ALONE_OK);
+	ck_assert_int_eq(alone("Items are listed in order."), LP_ALONE_OK);
+	ck_assert_int_eq(alone("Theirs is not a word here."), LP_ALONE_OK);
+	ck_assert_int_eq(alone(""), LP_ALONE_OK);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("text");
@@ -922,6 +957,7 @@ int main(void)
 	tcase_add_test(tc, test_focus_asks);
 	tcase_add_test(tc, test_focus_numbers);
 	tcase_add_test(tc, test_focus_quantity_kinds);
+	tcase_add_test(tc, test_alone);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("document");
 	tcase_set_timeout(tc, 60);

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "core/mem.h"
+#include "text/alone.h"
 #include "text/extractive.h"
 #include "text/keyphrase.h"
 #include "text/match.h"
@@ -282,8 +283,10 @@ static enum lp_status read_sentences(struct central *c, const char *text, size_t
 		x->part = lp_outline_find(c->parts, c->n_parts, x->off);
 		past_title(text, &c->parts[x->part], x);
 		past_label(text, x);
+		/* a summary's sentence must stand alone (text/alone.h) */
 		x->ok = x->len && lp_points_is_prose(text + x->off, x->len) &&
-			!(o->drop_meta && lp_points_is_meta(text + x->off, x->len));
+			!(o->drop_meta && lp_points_is_meta(text + x->off, x->len)) &&
+			lp_alone_check(text + x->off, x->len) != LP_ALONE_LEAD_IN;
 		if (x->ok)
 			st = kp_mask(text + x->off, x->len, o->keys, o->n_keys, &x->kp, d);
 	}

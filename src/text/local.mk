@@ -37,6 +37,7 @@ liblpipe_la_SOURCES += \
 	src/text/points.c src/text/points.h \
 	src/text/outline.c src/text/outline.h \
 	src/text/choose.c src/text/choose.h \
+	src/text/alone.c src/text/alone.h \
 	src/text/ground.c src/text/ground.h \
 	src/text/focus.c src/text/focus.h
 
