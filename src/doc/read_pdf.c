@@ -8,7 +8,10 @@
  *    moving up (a new column), a list bullet, or after a short line that
  *    ends a sentence;
  *  - a paragraph of at most three lines in a font clearly larger than the
- *    body's is a HEADING, its level from the ratio of the sizes;
+ *    body's is a HEADING, its level from the ratio of the sizes; one or
+ *    two lines in a bold face at the body's size, not ending like a
+ *    sentence, are a level-3 HEADING (unless the body itself is mostly
+ *    bold); a change of face also starts a paragraph;
  *  - a word broken at a line end ("de-" + "fault", or a soft hyphen) is
  *    joined, unless the hyphenated form occurs whole on the page
  *    ("well-" + "known" where "well-known" is written elsewhere);
@@ -59,6 +62,7 @@ struct pdf_line {
 	size_t off, len;          /* bytes in the page's text */
 	double x1, y1, x2, y2;    /* bounding box, points, y down */
 	double size;              /* font size of its first character */
+	int bold;                 /* every character in a bold face */
 	int drop;                 /* a running header or footer */
 };
 
@@ -86,6 +90,7 @@ struct pdf_reader {
 				   * bottom line lies in each 4pt band */
 	double body;              /* body font size */
 	double size_hist[64];     /* characters per font size, 1pt bins */
+	double chars, bold_chars; /* sampled characters, of them in bold lines */
 };
 
 /* --- one page's lines ------------------------------------------------ */
@@ -112,15 +117,28 @@ static enum lp_status pdf_add_line(struct pdf_page *pg, const struct pdf_line *l
 	return LP_OK;
 }
 
-/* The font size of character `ci`, from poppler's runs (sorted). */
-static double pdf_size_at(GList **run, guint ci)
+/* The attributes of character `ci`, from poppler's runs (sorted), or
+ * NULL. */
+static const PopplerTextAttributes *pdf_attr_at(GList **run, guint ci)
 {
 	while (*run) {
 		PopplerTextAttributes *a = (*run)->data;
 		if ((guint)a->end_index >= ci)
-			return (guint)a->start_index <= ci ? a->font_size : 0;
+			return (guint)a->start_index <= ci ? a : NULL;
 		*run = (*run)->next;
 	}
+	return NULL;
+}
+
+/* Whether a font's name says a bold face ("Helvetica-Bold",
+ * "DejaVuSans-BoldOblique", "Inter-SemiBold", "Roboto-Black"). */
+static int pdf_bold_font(const char *name)
+{
+	static const char *const faces[] = { "bold", "black", "heavy", "demi", NULL };
+
+	for (size_t i = 0; name && faces[i]; i++)
+		if (strcasestr(name, faces[i]))
+			return 1;
 	return 0;
 }
 
@@ -134,6 +152,7 @@ static enum lp_status pdf_load_page(struct pdf_reader *r, int p, struct pdf_page
 	struct pdf_line l;
 	enum lp_status st = LP_OK;
 	size_t i = 0, len;
+	int any;
 
 	memset(pg, 0, sizeof(*pg));
 	if (!page)
@@ -150,6 +169,8 @@ static enum lp_status pdf_load_page(struct pdf_reader *r, int p, struct pdf_page
 		memset(&l, 0, sizeof(l));
 		l.x1 = l.y1 = 1e9;
 		l.x2 = l.y2 = -1e9;
+		l.bold = 1;
+		any = 0;
 		/* one line: up to '\n', its box from its characters' boxes */
 		for (; i < len && pg->text[i] != '\n'; ci++) {
 			unsigned char c = (unsigned char)pg->text[i];
@@ -159,11 +180,18 @@ static enum lp_status pdf_load_page(struct pdf_reader *r, int p, struct pdf_page
 				l.y1 = fmin(l.y1, rc->y1);
 				l.x2 = fmax(l.x2, rc->x2);
 				l.y2 = fmax(l.y2, rc->y2);
-				if (!l.size)
-					l.size = pdf_size_at(&run, ci);
+				{
+					const PopplerTextAttributes *a = pdf_attr_at(&run, ci);
+
+					if (a && !l.size)
+						l.size = a->font_size;
+					l.bold &= a && pdf_bold_font(a->font_name);
+					any = 1;
+				}
 			}
 			i += (size_t)(g_utf8_next_char(pg->text + i) - (pg->text + i));
 		}
+		l.bold &= any;
 		l.off = start;
 		l.len = i - start;
 		while (l.len && (pg->text[l.off] == ' ' || pg->text[l.off] == '\t')) {
@@ -296,6 +324,9 @@ static void pdf_note_page(struct pdf_reader *r, const struct pdf_page *pg, int p
 		int bin = (int)lround(l->size);
 		if (bin > 0 && bin < 64)
 			r->size_hist[bin] += (double)l->len;
+		r->chars += (double)l->len;
+		if (l->bold)
+			r->bold_chars += (double)l->len;
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct pdf_line *l;
@@ -397,6 +428,8 @@ static int pdf_same_paragraph(const struct pdf_page *pg, const struct pdf_line *
 
 	if (a->size > 0 && b->size > 0 && fabs(a->size - b->size) > 0.15 * fmax(a->size, b->size))
 		return 0;
+	if (a->bold != b->bold) /* a bold heading over its text */
+		return 0;
 	if (b->y1 < a->y1 - 0.5 * size) /* moved up: a new column or a float */
 		return 0;
 	if (gap > 0.8 * size)
@@ -461,6 +494,15 @@ static enum lp_block_kind pdf_kind(const struct pdf_reader *r, const struct pdf_
 	    !memmem(pg->text + l->off, l->len, "....", 4)) {
 		double ratio = l->size / r->body;
 		*level = ratio >= 1.6 ? 1 : ratio >= 1.3 ? 2 : 3;
+		return LP_BLOCK_HEADING;
+	}
+	/* a short bold line at the body's size, where the body is not bold:
+	 * a subheading ("Font configuration") */
+	if (l->bold && r->chars > 0 && r->bold_chars < 0.5 * r->chars && n <= 2 && chars < 150 &&
+	    !pdf_ends_sentence(pg->text + pg->lines[first + n - 1].off,
+			       pg->lines[first + n - 1].len) &&
+	    !memmem(pg->text + l->off, l->len, "....", 4)) {
+		*level = 3;
 		return LP_BLOCK_HEADING;
 	}
 	if (pdf_bullet(pg->text + l->off, l->len)) {

@@ -93,7 +93,7 @@ static enum lp_status dump_block(struct lp_doc_sink *sink, const struct lp_block
 
 int main(int argc, char **argv)
 {
-	struct dump dp = { { dump_block, &dp }, 0, 0, 0 };
+	struct dump dp = { { dump_block, &dp, NULL }, 0, 0, 0 };
 	struct lp_diag d;
 	struct timespec t0, t1;
 	struct stat sb;

@@ -46,10 +46,12 @@ def esc(s):
 
 
 def page_content(lines):
-    """lines: (font size, x, y, text) in PDF points from the bottom left."""
+    """lines: (font size, x, y, text[, font]) in PDF points from the bottom
+    left; font F1 (Helvetica, the default) or F2 (Helvetica-Bold)."""
     ops = []
-    for size, x, y, text in lines:
-        ops.append(b"BT /F1 %d Tf %d %d Td (%s) Tj ET" % (size, x, y, esc(text)))
+    for size, x, y, text, *font in lines:
+        ops.append(b"BT /%s %d Tf %d %d Td (%s) Tj ET" % (
+            (font[0] if font else "F1").encode(), size, x, y, esc(text)))
     return b"\n".join(ops)
 
 
@@ -75,6 +77,10 @@ def text_pages():
         if p == 1:
             lines.append((20, 72, y, "Getting Started"))
             y -= 40
+        if p == 2:
+            # a subheading in bold at the body's size
+            lines.append((11, 72, y, "Reading Files", "F2"))
+            y -= 24
         lines.append((11, 72, y, "This page is called %s." % name))
         y -= 14
         for line in BODY:
@@ -92,12 +98,14 @@ def document(contents, page_extra=b"", resources=None):
     objs = [b"<< /Type /Catalog /Pages 2 0 R >>",
             b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
                 b" ".join(b"%d 0 R" % (3 + 2 * i) for i in range(n)), n)]
-    res = resources or b"<< /Font << /F1 %d 0 R >> >>" % font
+    res = resources or b"<< /Font << /F1 %d 0 R /F2 %d 0 R >> >>" % (font, font + 1)
     for i, c in enumerate(contents):
         objs.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
                     b"/Resources %s /Contents %d 0 R %s>>" % (res, 4 + 2 * i, page_extra))
         objs.append(stream(c))
     objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica "
+                b"/Encoding /WinAnsiEncoding >>")
+    objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold "
                 b"/Encoding /WinAnsiEncoding >>")
     return objs
 
