@@ -207,6 +207,7 @@ void lp_doc_where(const struct lp_doc *doc, size_t off, size_t len, struct lp_do
 	w->src_off = (size_t)-1;
 	w->src_len = 0;
 	{
+		const struct lp_doc_block *a = &m->blocks[first], *z = &m->blocks[first + n - 1];
 		size_t hi = 0;
 
 		for (size_t i = first; i < first + n; i++) {
@@ -217,7 +218,13 @@ void lp_doc_where(const struct lp_doc *doc, size_t off, size_t len, struct lp_do
 			if (b->src_off + b->src_len > hi)
 				hi = b->src_off + b->src_len;
 		}
-		w->src_len = hi - w->src_off;
+		/* a block that is the source's own bytes maps byte for byte: the
+		 * range's ends, not its blocks', where they fall in one */
+		if (a->verbatim && off > a->off && off < a->off + a->len)
+			w->src_off = a->src_off + (off - a->off);
+		if (z->verbatim && off + len > z->off && off + len < z->off + z->len)
+			hi = z->src_off + (off + len - z->off);
+		w->src_len = hi > w->src_off ? hi - w->src_off : 0;
 	}
 }
 

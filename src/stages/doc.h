@@ -212,9 +212,11 @@ size_t *lp_doc_best_first(struct lp_doc *doc, size_t *n);
 /*
  * Where text[off, off + len) came from, by the document model
  * (doc/model.h): the kind of its first block, its section path ("OPTIONS ›
- * --delete", "" under no heading), its first page (0: unpaged) and the
- * original bytes of the blocks it overlaps. A document without blocks
- * reports a paragraph at the same offsets.
+ * --delete", "" under no heading), its first page (0: unpaged) and its
+ * original bytes: exact where the range starts or ends inside a block
+ * that is the source's own bytes (verbatim), else the bytes of the blocks
+ * it overlaps (a repaired or converted block maps only as a whole). A
+ * document without blocks reports a paragraph at the same offsets.
  */
 struct lp_doc_where {
 	enum lp_block_kind kind;

@@ -14,7 +14,7 @@ DOC=$WORK/mail.txt
 cat >"$DOC" <<'TXT'
 The shell reads its startup files when it starts.
 
-How often the shell checks for mail is set by MAILCHECK. The default is 60 seconds.
+Programs read the mail. How often the shell checks for mail is set by MAILCHECK. The default is 60 seconds.
 
 Tilde expansion replaces a leading tilde with the home directory.
 TXT
@@ -34,7 +34,7 @@ Q="How often does the shell check for mail?"
 lp run "$P" "$DOC" -q "$Q" --format json
 expect "quote: ranked runs" 0
 expect_out "the check names the ranked sentence" '"answer_check": "ranked'
-if python3 - "$OUT" <<'PY'
+if python3 - "$OUT" "$DOC" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1], encoding="utf-8"))
 a = r["answer"]
@@ -44,6 +44,10 @@ assert quote == ['Quote: "How often the shell checks for mail is set by MAILCHEC
 assert len(r["cited"]) == 1, r["cited"]
 assert a.endswith("\nSources: [chunk %d]" % r["cited"][0]), a
 assert r["cited"][0] in [s["id"] for s in r["selected"]]
+# the quote maps to its own bytes of the file, not its paragraph's
+q = r["quote"]
+raw = open(sys.argv[2], "rb").read()
+assert raw[q["source_offset"]:q["source_offset"] + q["source_length"]].decode() == q["text"], q
 PY
 then ok "the quote is the source's sentence, its chunk the one source"; else
 	fail "quote or sources wrong"; fi
