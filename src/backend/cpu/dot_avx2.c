@@ -61,7 +61,7 @@ static inline void prefetch_at(const void *p, size_t ahead, size_t bytes)
 
 /* 32 nibbles of 16 bytes: low nibbles in bytes 0..15, high in 16..31.
  * A broadcast load and a blend instead of a lane insert keep this off the
- * shuffle port (see fp16_tab). */
+ * shuffle port (see lp_cpu_fp16_tab). */
 static inline __m256i unpack_nibbles16(const uint8_t *p)
 {
 	__m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
@@ -152,18 +152,18 @@ static inline __m256 q4_block(const uint8_t *qs, const int8_t *qa)
  * converting in a register and broadcasting both need the shuffle port, the
  * bottleneck of these kernels. 256 KiB, filled once (lp_cpu_avx2_init).
  */
-static float fp16_tab[1 << 16];
+float lp_cpu_fp16_tab[1 << 16];
 
 void lp_cpu_avx2_init(void)
 {
 	for (uint32_t h = 0; h < (1u << 16); h++)
-		fp16_tab[h] = lp_fp16_to_fp32((uint16_t)h);
+		lp_cpu_fp16_tab[h] = lp_fp16_to_fp32((uint16_t)h);
 }
 
 /* d_w * d_a in all 8 lanes. */
 static inline __m256 block_scale(uint16_t dw, const float *da)
 {
-	return _mm256_mul_ps(_mm256_broadcast_ss(&fp16_tab[dw]), _mm256_broadcast_ss(da));
+	return _mm256_mul_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[dw]), _mm256_broadcast_ss(da));
 }
 
 /*
@@ -208,14 +208,14 @@ static float dot_q4_1(const void *w, const void *a, size_t n)
 		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
 		acc1 = _mm256_fmadd_ps(block_scale(x[i + 1].d, &y[i + 1].d),
 				       q4_block(x[i + 1].qs, y[i + 1].qs), acc1);
-		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[x[i].m]),
 					_mm256_broadcast_ss(&y[i].s), mins0);
-		mins1 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i + 1].m]),
+		mins1 = _mm256_fmadd_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[x[i + 1].m]),
 					_mm256_broadcast_ss(&y[i + 1].s), mins1);
 	}
 	for (; i < nb; i++) {
 		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
-		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[x[i].m]),
 					_mm256_broadcast_ss(&y[i].s), mins0);
 	}
 	return hsum_ps(_mm256_add_ps(acc0, acc1)) + _mm256_cvtss_f32(_mm256_add_ps(mins0, mins1));
@@ -288,15 +288,15 @@ static float dot_q5_1(const void *w, const void *a, size_t n)
 				       q5_block(x[i].qs, x[i].qh, y[i].qs), acc0);
 		acc1 = _mm256_fmadd_ps(block_scale(x[i + 1].d, &y[i + 1].d),
 				       q5_block(x[i + 1].qs, x[i + 1].qh, y[i + 1].qs), acc1);
-		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[x[i].m]),
 					_mm256_broadcast_ss(&y[i].s), mins0);
-		mins1 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i + 1].m]),
+		mins1 = _mm256_fmadd_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[x[i + 1].m]),
 					_mm256_broadcast_ss(&y[i + 1].s), mins1);
 	}
 	for (; i < nb; i++) {
 		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d),
 				       q5_block(x[i].qs, x[i].qh, y[i].qs), acc0);
-		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[x[i].m]),
 					_mm256_broadcast_ss(&y[i].s), mins0);
 	}
 	return hsum_ps(_mm256_add_ps(acc0, acc1)) + _mm256_cvtss_f32(_mm256_add_ps(mins0, mins1));
@@ -336,7 +336,7 @@ static inline __m256 q8_row_step(const struct lp_blk_q8_0 *x, __m256i v, __m256 
 	__m256i w = _mm256_loadu_si256((const __m256i *)x->qs);
 	__m256 p = _mm256_cvtepi32_ps(dot_u8_i8(_mm256_abs_epi8(w), _mm256_sign_epi8(v, w)));
 
-	return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_broadcast_ss(&fp16_tab[x->d]), da), p, acc);
+	return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[x->d]), da), p, acc);
 }
 
 /*
