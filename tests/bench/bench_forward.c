@@ -3,13 +3,15 @@
  * evaluates N_PROMPT fixed token ids as one prompt, then N_GEN single
  * tokens (fed, not sampled, so that no sampler is timed), and prints
  * "pp_tps X" and "tg_tps Y" (tokens per second), then "weights_bytes" (the
- * tracked weights), "rss_bytes" (resident now) and "rss_peak_bytes".
+ * tracked weights), "rss_bytes" (resident now) and "rss_peak_bytes", and
+ * "kernels" with the name of the CPU kernel set (avx512, avx2, scalar).
  * `stream` opens the model with its weights streamed a layer at a time. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "backend/cpu/matvec.h"
 #include "core/mem.h"
 #include "model/forward.h"
 #include "model/gguf.h"
@@ -82,6 +84,8 @@ int main(int argc, char **argv)
 	printf("weights_bytes %zu\nrss_bytes %zu\nrss_peak_bytes %zu\n",
 	       lp_mem_current(LP_MEM_WEIGHTS), lp_mem_current_rss(), lp_mem_peak_rss());
 	print_status();
+	/* the CPU kernel set (a word, not a figure: bench/llm prints it) */
+	printf("kernels %s\n", lp_matvec_kernel_name());
 	free(ids);
 	lp_ctx_free(c);
 	lp_model_free(m);
