@@ -140,9 +140,19 @@ START_TEST(test_matmul_decode)
 }
 END_TEST
 
+/* The GEMM path: dequantized weights by float activations, 1e-5; or the
+ * int8 batch product of the kernel set (kernels.h), on the mat-vec's 8-bit
+ * activations, with the mat-vec's tolerance. */
+static double tol_prefill(enum lp_qtype t)
+{
+	const struct lp_q8_gemm *q8 = lp_cpu_kernels()->q8_gemm;
+
+	return q8 && q8->has(t) ? tol_matvec(t) : 1e-5;
+}
+
 START_TEST(test_matmul_prefill)
 {
-	check_matmul(types[_i], 19, 16, 1e-5);
+	check_matmul(types[_i], 19, 16, tol_prefill(types[_i]));
 }
 END_TEST
 
@@ -305,8 +315,80 @@ START_TEST(test_forced_set)
 	for (size_t t = 0; t < N_TYPES; t++) {
 		check_matmul(types[t], 1, 16, tol_matvec(types[t]));
 		check_matmul(types[t], 3, 16, tol_matvec(types[t]));
-		check_matmul(types[t], 19, 16, 1e-5);
+		check_matmul(types[t], 19, 16, tol_prefill(types[t]));
 	}
+}
+END_TEST
+
+/*
+ * The int8 batch product of a set against the scalar mat-vec, token by
+ * token, on the same 8-bit activations: the same integer sums per block,
+ * so within 1e-5 * sum |w a| + 1e-6; for token counts below, at and past
+ * a pack group (1, 19, 32, 70), 37 rows (not a multiple of the 4 a tile
+ * takes), rows split between two calls as threads split them, and
+ * nothing written past the rows asked for.
+ */
+START_TEST(test_q8_gemm)
+{
+	const struct lp_cpu_kernels *k = simd_set(_i), *ref = lp_cpu_kernels_scalar();
+	static const size_t tokens[] = { 1, 19, 32, 70 }, widths[] = { 32, 160, 1056 };
+	enum { ROWS = 37, LDY = ROWS + 3 };
+	int checked = 0;
+
+	if (!k || !k->q8_gemm)
+		return;
+	for (size_t ti = 0; ti < N_TYPES; ti++) {
+		enum lp_qtype t = types[ti];
+		if (!k->q8_gemm->has(t))
+			continue;
+		for (size_t wi = 0; wi < 3; wi++)
+			for (size_t ni = 0; ni < 4; ni++) {
+				size_t cols = widths[wi], n = tokens[ni], rb = lp_qtype_row_bytes(t, cols);
+				size_t ab = lp_q8_act_bytes(t, cols);
+				float *wf = rand_vec(ROWS * cols, 1.0f), *x = rand_vec(n * cols, 2.0f);
+				float *y = malloc(n * LDY * sizeof(float)), *deq = malloc(cols * sizeof(float));
+				uint8_t *w = malloc(ROWS * rb), *blocks = malloc(n * ab);
+				void *pack = malloc(lp_q8_gemm_pack_bytes(n, cols));
+				void *wbuf = malloc(lp_q8_gemm_wbuf_bytes(cols));
+				struct lp_q8_act *xq = malloc(n * sizeof(*xq));
+				lp_dot_fn dref = lp_cpu_dot(ref, t);
+
+				for (size_t r = 0; r < ROWS; r++)
+					lp_quantize_row(t, wf + r * cols, w + r * rb, cols);
+				for (size_t i = 0; i < n; i++) {
+					xq[i] = (struct lp_q8_act){ 0, blocks + i * ab, ab };
+					lp_q8_act_quantize_ref(t, x + i * cols, cols, &xq[i]);
+				}
+				for (size_t i = 0; i < n * LDY; i++)
+					y[i] = 12345.0f;
+				k->q8_gemm->pack(xq, n, cols, pack, 0, 1);
+				k->q8_gemm->pack(xq, n, cols, pack, 1, (n + LP_Q8_GROUP - 1) / LP_Q8_GROUP);
+				k->q8_gemm->rows(t, w, rb, cols, pack, n, y, LDY, 0, 13, wbuf);
+				k->q8_gemm->rows(t, w, rb, cols, pack, n, y, LDY, 13, ROWS, wbuf);
+				for (size_t r = 0; r < ROWS; r++) {
+					lp_dequantize_row_ref(t, w + r * rb, deq, cols);
+					for (size_t i = 0; i < n; i++) {
+						double mag = 0, xmax = 0;
+						float want = dref(w + r * rb, xq[i].blocks, cols);
+						for (size_t c = 0; c < cols; c++)
+							xmax = fmax(xmax, fabs(x[i * cols + c]));
+						for (size_t c = 0; c < cols; c++)
+							mag += fabs((double)deq[c]) * (fabs(x[i * cols + c]) + xmax / 254);
+						ck_assert_msg(fabs((double)y[i * LDY + r] - want) <= 1e-5 * mag + 1e-6,
+							      "%s %s %zu cols, %zu tokens, row %zu token %zu: "
+							      "%.9g vs %.9g", k->name, lp_qtype_name(t), cols, n, r,
+							      i, y[i * LDY + r], want);
+					}
+				}
+				for (size_t i = 0; i < n; i++)
+					for (size_t r = ROWS; r < LDY; r++)
+						ck_assert(y[i * LDY + r] == 12345.0f);
+				checked++;
+				free(wf), free(x), free(y), free(deq), free(w), free(blocks), free(pack);
+				free(wbuf), free(xq);
+			}
+	}
+	ck_assert_int_gt(checked, 0);
 }
 END_TEST
 
@@ -961,6 +1043,7 @@ static Suite *suite(void)
 	suite_add_tcase(s, ops);
 	tcase_add_loop_test(kern, test_kernel_sets, 0, 2);
 	tcase_add_loop_test(kern, test_forced_set, 0, 3);
+	tcase_add_loop_test(kern, test_q8_gemm, 0, 2);
 	tcase_set_timeout(kern, 60);
 	suite_add_tcase(s, kern);
 	tcase_add_loop_test(fw, test_gpu_layers_split, 0, 3);

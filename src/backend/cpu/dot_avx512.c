@@ -292,9 +292,247 @@ LEGACY(q5_0, f_q5_0)
 LEGACY(q5_1, f_q5_1)
 #undef LEGACY
 
+/* ---- int8 products of a batch (kernels.h: struct lp_q8_gemm) ---- */
+
+/*
+ * The mat-vec takes a row against one token; a batch of tokens is better
+ * taken the other way round: with 16 tokens in the 16 int32 lanes of a
+ * vector, vpdpbusd adds the products of four weights of one row (the same
+ * 4 bytes broadcast to every lane) with four activations of each token,
+ * and a block of 32 columns is 8 such steps into the same integer sums,
+ * whose scales are then those of one block of one row: a float multiply
+ * and add per block of 32 columns, row and 16 tokens, instead of one per
+ * block, row and token. (The mat-vec's layout, a row and one token per
+ * vector, needs those float steps for every 32 products.)
+ *
+ * The weights become unsigned bytes, as vpdpbusd wants: the values of
+ * Q4_0/Q4_1 (0..15) and Q5_0/Q5_1 (0..31) as they are, Q8_0's plus 128;
+ * the offsets (8, 16 and 128) come back through the activation sums,
+ * sum (q - o) a = sum q a - o sum a, in integers, as the reference does.
+ * A block's integer sum is then the reference's exactly, and so is its
+ * float step (d_w d_a isum, plus m s for the formats with a minimum).
+ *
+ * A pack block (group g, column block b) holds, for k-step q < 8, the
+ * 4 activations 4q..4q+3 of token i at q * 128 + 4 i (two vectors of 16
+ * tokens per step), then the 32 tokens' d, s and integer sums.
+ */
+#define PK_D (LP_Q8_GROUP * 32)
+#define PK_S (PK_D + 4 * LP_Q8_GROUP)
+#define PK_SUM (PK_S + 4 * LP_Q8_GROUP)
+
+static void q8_pack(const struct lp_q8_act *xq, size_t n, size_t cols, void *pack, size_t g0,
+		    size_t g1)
+{
+	size_t nb = cols / 32;
+
+	for (size_t g = g0; g < g1; g++) {
+		uint8_t *dst = (uint8_t *)pack + g * nb * LP_Q8_PACK_BYTES;
+		memset(dst, 0, nb * LP_Q8_PACK_BYTES);
+		for (size_t i = 0; i < LP_Q8_GROUP && g * LP_Q8_GROUP + i < n; i++) {
+			const struct lp_act_q8_32 *y = xq[g * LP_Q8_GROUP + i].blocks;
+			for (size_t b = 0; b < nb; b++) {
+				uint8_t *pb = dst + b * LP_Q8_PACK_BYTES;
+				int32_t sum = 0;
+				for (int q = 0; q < 8; q++)
+					memcpy(pb + q * 4 * LP_Q8_GROUP + 4 * i, y[b].qs + 4 * q, 4);
+				for (int j = 0; j < 32; j++)
+					sum += y[b].qs[j];
+				memcpy(pb + PK_D + 4 * i, &y[b].d, 4);
+				memcpy(pb + PK_S + 4 * i, &y[b].s, 4);
+				memcpy(pb + PK_SUM + 4 * i, &sum, 4);
+			}
+		}
+	}
+}
+
+static int q8_has(enum lp_qtype t)
+{
+	return t == LP_Q_Q4_0 || t == LP_Q_Q4_1 || t == LP_Q_Q5_0 || t == LP_Q_Q5_1 ||
+	       t == LP_Q_Q8_0;
+}
+
+static const struct legacy *legacy_of(enum lp_qtype t)
+{
+	switch (t) {
+	case LP_Q_Q4_0: return &f_q4_0;
+	case LP_Q_Q4_1: return &f_q4_1;
+	case LP_Q_Q5_0: return &f_q5_0;
+	case LP_Q_Q5_1: return &f_q5_1;
+	default: return NULL;
+	}
+}
+
+/*
+ * One weight row as unsigned bytes (32 per block, in element order), its
+ * blocks' d (float) and m (float, 0 for the formats without), for the
+ * offset `*off` the activation sums must take back.
+ */
+static void q8_unpack_row(enum lp_qtype t, const uint8_t *row, size_t nb, uint8_t *q, float *d,
+			  float *m, int *off)
+{
+	const struct legacy *f = legacy_of(t);
+
+	if (!f) {  /* Q8_0 */
+		const struct lp_blk_q8_0 *x = (const void *)row;
+		*off = 128;
+		for (size_t b = 0; b < nb; b++) {
+			__m256i v = _mm256_loadu_si256((const __m256i *)x[b].qs);
+			_mm256_storeu_si256((__m256i *)(q + 32 * b),
+					    _mm256_xor_si256(v, _mm256_set1_epi8((char)0x80)));
+			d[b] = lp_cpu_fp16_tab[x[b].d];
+			m[b] = 0.0f;
+		}
+		return;
+	}
+	*off = f->has_min ? 0 : (int)f->offset;
+	for (size_t b = 0; b < nb; b++) {
+		const uint8_t *blk = row + b * f->bytes;
+		uint16_t h;
+		_mm256_storeu_si256((__m256i *)(q + 32 * b), legacy_values(f, blk));
+		memcpy(&h, blk, 2);
+		d[b] = lp_cpu_fp16_tab[h];
+		if (f->has_min)
+			memcpy(&h, blk + 2, 2);
+		m[b] = f->has_min ? lp_cpu_fp16_tab[h] : 0.0f;
+	}
+}
+
+/*
+ * Four rows (q: 4 x cols bytes, d, m: 4 x nb) against the 32 tokens of
+ * one pack group: acc[2r + h] holds row r's results for tokens 16h..16h+15.
+ * Written out row by row (the ROW macros) so that the 8 integer and 8
+ * float sums stay in registers: as arrays in loops, gcc kept them on the
+ * stack.
+ */
+#define ROW_STEP(r) do { \
+		int32_t w4; \
+		memcpy(&w4, q + (r) * cols + 32 * b + 4 * k, 4); \
+		__m512i w = _mm512_set1_epi32(w4); \
+		i##r##0 = _mm512_dpbusd_epi32(i##r##0, w, x0); \
+		i##r##1 = _mm512_dpbusd_epi32(i##r##1, w, x1); \
+	} while (0)
+/* d_w d_a isum (+ m s), the reference's order */
+#define ROW_END(r) do { \
+		__m512 dw = _mm512_set1_ps(d[(r) * nb + b]); \
+		a##r##0 = _mm512_fmadd_ps(_mm512_mul_ps(dw, da0), _mm512_cvtepi32_ps(i##r##0), a##r##0); \
+		a##r##1 = _mm512_fmadd_ps(_mm512_mul_ps(dw, da1), _mm512_cvtepi32_ps(i##r##1), a##r##1); \
+		if (has_min) { \
+			__m512 mw = _mm512_set1_ps(m[(r) * nb + b]); \
+			a##r##0 = _mm512_fmadd_ps(mw, sa0, a##r##0); \
+			a##r##1 = _mm512_fmadd_ps(mw, sa1, a##r##1); \
+		} \
+	} while (0)
+
+static inline __attribute__((always_inline)) void
+q8_tile(const uint8_t *q, size_t cols, const float *d, const float *m, int off, int has_min,
+	const uint8_t *pg, size_t nb, __m512 acc[8])
+{
+	__m512 a00 = _mm512_setzero_ps(), a01 = a00, a10 = a00, a11 = a00;
+	__m512 a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+	const __m512i noff = _mm512_set1_epi32(-off);
+
+	for (size_t b = 0; b < nb; b++) {
+		const uint8_t *pb = pg + b * LP_Q8_PACK_BYTES;
+		/* the offsets' part, - off * sum a, as every row's starting sum */
+		__m512i s0 = _mm512_mullo_epi32(_mm512_loadu_si512(pb + PK_SUM), noff);
+		__m512i s1 = _mm512_mullo_epi32(_mm512_loadu_si512(pb + PK_SUM + 64), noff);
+		__m512i i00 = s0, i01 = s1, i10 = s0, i11 = s1, i20 = s0, i21 = s1, i30 = s0, i31 = s1;
+		__m512 da0, da1, sa0, sa1;
+
+		for (int k = 0; k < 8; k++) {
+			__m512i x0 = _mm512_loadu_si512(pb + k * 4 * LP_Q8_GROUP);
+			__m512i x1 = _mm512_loadu_si512(pb + k * 4 * LP_Q8_GROUP + 64);
+			ROW_STEP(0);
+			ROW_STEP(1);
+			ROW_STEP(2);
+			ROW_STEP(3);
+		}
+		da0 = _mm512_loadu_ps(pb + PK_D);
+		da1 = _mm512_loadu_ps(pb + PK_D + 64);
+		sa0 = _mm512_loadu_ps(pb + PK_S);
+		sa1 = _mm512_loadu_ps(pb + PK_S + 64);
+		ROW_END(0);
+		ROW_END(1);
+		ROW_END(2);
+		ROW_END(3);
+	}
+	acc[0] = a00, acc[1] = a01, acc[2] = a10, acc[3] = a11;
+	acc[4] = a20, acc[5] = a21, acc[6] = a30, acc[7] = a31;
+}
+#undef ROW_STEP
+#undef ROW_END
+
+/* Four rows of 16 tokens each (a0..a3) into Y, token-major: the four
+ * rows of a token are 4 adjacent floats, so they are transposed to one
+ * 128-bit store per token. Within each 128-bit lane, after the unpacks
+ * and shuffles u[k] holds tokens k, k + 4, k + 8, k + 12 in its lanes. */
+static inline void store4x16(__m512 a0, __m512 a1, __m512 a2, __m512 a3, float *y, size_t ldy)
+{
+	__m512 t0 = _mm512_unpacklo_ps(a0, a1), t1 = _mm512_unpackhi_ps(a0, a1);
+	__m512 t2 = _mm512_unpacklo_ps(a2, a3), t3 = _mm512_unpackhi_ps(a2, a3);
+	__m512 u[4] = { _mm512_shuffle_ps(t0, t2, 0x44), _mm512_shuffle_ps(t0, t2, 0xEE),
+			_mm512_shuffle_ps(t1, t3, 0x44), _mm512_shuffle_ps(t1, t3, 0xEE) };
+
+	for (int k = 0; k < 4; k++) {
+		_mm_storeu_ps(y + (size_t)k * ldy, _mm512_castps512_ps128(u[k]));
+		_mm_storeu_ps(y + (size_t)(k + 4) * ldy, _mm512_extractf32x4_ps(u[k], 1));
+		_mm_storeu_ps(y + (size_t)(k + 8) * ldy, _mm512_extractf32x4_ps(u[k], 2));
+		_mm_storeu_ps(y + (size_t)(k + 12) * ldy, _mm512_extractf32x4_ps(u[k], 3));
+	}
+}
+
+static void q8_rows(enum lp_qtype t, const void *W, size_t row_bytes, size_t cols,
+		    const void *pack, size_t n, float *Y, size_t ldy, size_t r0, size_t r1,
+		    void *wbuf)
+{
+	size_t nb = cols / 32, ng = (n + LP_Q8_GROUP - 1) / LP_Q8_GROUP;
+	uint8_t *q = wbuf;
+	float *d = (float *)(((uintptr_t)(q + 4 * cols) + 63) & ~(uintptr_t)63), *m = d + 4 * nb;
+	int off = 0, has_min = t == LP_Q_Q4_1 || t == LP_Q_Q5_1;
+
+	for (size_t r = r0; r < r1; r += 4) {
+		size_t nr = r1 - r < 4 ? r1 - r : 4;
+		/* rows past r1 are zeros: computed, never stored */
+		for (size_t i = 0; i < 4; i++) {
+			if (i < nr) {
+				q8_unpack_row(t, (const uint8_t *)W + (r + i) * row_bytes, nb,
+					      q + i * cols, d + i * nb, m + i * nb, &off);
+			} else {
+				memset(q + i * cols, 0, cols);
+				memset(d + i * nb, 0, nb * sizeof(float));
+				memset(m + i * nb, 0, nb * sizeof(float));
+			}
+		}
+		for (size_t g = 0; g < ng; g++) {
+			const uint8_t *pg = (const uint8_t *)pack + g * nb * LP_Q8_PACK_BYTES;
+			__m512 acc[8];
+			float out[16];
+			if (has_min)
+				q8_tile(q, cols, d, m, off, 1, pg, nb, acc);
+			else
+				q8_tile(q, cols, d, m, off, 0, pg, nb, acc);
+			for (size_t h = 0; h < 2; h++) {
+				size_t t0 = g * LP_Q8_GROUP + 16 * h;
+				if (nr == 4 && t0 + 16 <= n) {
+					store4x16(acc[h], acc[2 + h], acc[4 + h], acc[6 + h],
+						  Y + t0 * ldy + r, ldy);
+					continue;
+				}
+				for (size_t i = 0; i < nr; i++) {
+					_mm512_storeu_ps(out, acc[2 * i + h]);
+					for (size_t k = 0; k < 16 && t0 + k < n; k++)
+						Y[(t0 + k) * ldy + r + i] = out[k];
+				}
+			}
+		}
+	}
+}
+
+static const struct lp_q8_gemm q8_gemm = { q8_has, q8_pack, q8_rows };
+
 /* NULL fields are the AVX2 set's, filled in by lp_cpu_kernels_avx512()
  * (kernels.c): see the top of this file for why. */
 struct lp_cpu_kernels lp_cpu_kernels_avx512_set = {
 	"avx512", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, NULL,
-	NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+	NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &q8_gemm,
 };
