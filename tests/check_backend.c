@@ -331,7 +331,8 @@ END_TEST
 START_TEST(test_q8_gemm)
 {
 	const struct lp_cpu_kernels *k = simd_set(_i), *ref = lp_cpu_kernels_scalar();
-	static const size_t tokens[] = { 1, 19, 32, 70 }, widths[] = { 32, 160, 1056 };
+	static const size_t tokens[] = { 1, 19, 32, 70 }, legacy_w[] = { 32, 160, 1056 };
+	static const size_t k_w[] = { 256, 768, 2816 };
 	enum { ROWS = 37, LDY = ROWS + 3 };
 	int checked = 0;
 
@@ -343,7 +344,8 @@ START_TEST(test_q8_gemm)
 			continue;
 		for (size_t wi = 0; wi < 3; wi++)
 			for (size_t ni = 0; ni < 4; ni++) {
-				size_t cols = widths[wi], n = tokens[ni], rb = lp_qtype_row_bytes(t, cols);
+				size_t cols = lp_qtype_block_elems(t) == 256 ? k_w[wi] : legacy_w[wi];
+				size_t n = tokens[ni], rb = lp_qtype_row_bytes(t, cols);
 				size_t ab = lp_q8_act_bytes(t, cols);
 				float *wf = rand_vec(ROWS * cols, 1.0f), *x = rand_vec(n * cols, 2.0f);
 				float *y = malloc(n * LDY * sizeof(float)), *deq = malloc(cols * sizeof(float));
@@ -361,8 +363,8 @@ START_TEST(test_q8_gemm)
 				}
 				for (size_t i = 0; i < n * LDY; i++)
 					y[i] = 12345.0f;
-				k->q8_gemm->pack(xq, n, cols, pack, 0, 1);
-				k->q8_gemm->pack(xq, n, cols, pack, 1, (n + LP_Q8_GROUP - 1) / LP_Q8_GROUP);
+				k->q8_gemm->pack(t, xq, n, cols, pack, 0, 1);
+				k->q8_gemm->pack(t, xq, n, cols, pack, 1, (n + LP_Q8_GROUP - 1) / LP_Q8_GROUP);
 				k->q8_gemm->rows(t, w, rb, cols, pack, n, y, LDY, 0, 13, wbuf);
 				k->q8_gemm->rows(t, w, rb, cols, pack, n, y, LDY, 13, ROWS, wbuf);
 				for (size_t r = 0; r < ROWS; r++) {

@@ -338,7 +338,7 @@ static void pack_task(void *arg, size_t g0, size_t g1, int tid)
 {
 	const struct matmul_job *j = arg;
 
-	j->q8->pack(j->xq, j->n, j->W->cols, j->xpack, g0, g1);
+	j->q8->pack(j->W->type, j->xq, j->n, j->W->cols, j->xpack, g0, g1);
 }
 
 /* Rows [r0, r1) of the int8 batch product, on this thread's part of wf. */

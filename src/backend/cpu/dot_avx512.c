@@ -306,7 +306,10 @@ LEGACY(q5_1, f_q5_1)
  * vector, needs those float steps for every 32 products.)
  *
  * The weights become unsigned bytes, as vpdpbusd wants: the values of
- * Q4_0/Q4_1 (0..15) and Q5_0/Q5_1 (0..31) as they are, Q8_0's plus 128;
+ * Q4_0/Q4_1/Q4_K (0..15) and Q5_0/Q5_1 (0..31) as they are, Q8_0's plus
+ * 128; Q4_K's blocks of 32 take d * scale as their d and - dmin * min as
+ * their m (its activations, in blocks of 256, are packed as 8 blocks of
+ * 32 sharing d, with the sums of their groups of 16);
  * the offsets (8, 16 and 128) come back through the activation sums,
  * sum (q - o) a = sum q a - o sum a, in integers, as the reference does.
  * A block's integer sum is then the reference's exactly, and so is its
@@ -320,8 +323,32 @@ LEGACY(q5_1, f_q5_1)
 #define PK_S (PK_D + 4 * LP_Q8_GROUP)
 #define PK_SUM (PK_S + 4 * LP_Q8_GROUP)
 
-static void q8_pack(const struct lp_q8_act *xq, size_t n, size_t cols, void *pack, size_t g0,
-		    size_t g1)
+/* Block b (of 32) of a quantized row: its bytes, d, s and integer sum.
+ * For the K types a block of 256 holds 8 of them, which share its d; the
+ * sums are those of its two groups of 16. */
+static inline const int8_t *act_block(enum lp_qtype t, const void *blocks, size_t b, float *d,
+				      float *s, int32_t *sum)
+{
+	if (t == LP_Q_Q4_K) {
+		const struct lp_act_q8_256 *y = (const struct lp_act_q8_256 *)blocks + b / 8;
+		int j = (int)(b % 8);
+		*sum = y->bsums[2 * j] + y->bsums[2 * j + 1];
+		*d = y->d;
+		*s = y->d * (float)*sum;
+		return y->qs + 32 * j;
+	} else {
+		const struct lp_act_q8_32 *y = (const struct lp_act_q8_32 *)blocks + b;
+		*sum = 0;
+		for (int j = 0; j < 32; j++)
+			*sum += y->qs[j];
+		*d = y->d;
+		*s = y->s;
+		return y->qs;
+	}
+}
+
+static void q8_pack(enum lp_qtype t, const struct lp_q8_act *xq, size_t n, size_t cols,
+		    void *pack, size_t g0, size_t g1)
 {
 	size_t nb = cols / 32;
 
@@ -329,16 +356,16 @@ static void q8_pack(const struct lp_q8_act *xq, size_t n, size_t cols, void *pac
 		uint8_t *dst = (uint8_t *)pack + g * nb * LP_Q8_PACK_BYTES;
 		memset(dst, 0, nb * LP_Q8_PACK_BYTES);
 		for (size_t i = 0; i < LP_Q8_GROUP && g * LP_Q8_GROUP + i < n; i++) {
-			const struct lp_act_q8_32 *y = xq[g * LP_Q8_GROUP + i].blocks;
+			const void *blocks = xq[g * LP_Q8_GROUP + i].blocks;
 			for (size_t b = 0; b < nb; b++) {
 				uint8_t *pb = dst + b * LP_Q8_PACK_BYTES;
-				int32_t sum = 0;
+				float d, sd;
+				int32_t sum;
+				const int8_t *qs = act_block(t, blocks, b, &d, &sd, &sum);
 				for (int q = 0; q < 8; q++)
-					memcpy(pb + q * 4 * LP_Q8_GROUP + 4 * i, y[b].qs + 4 * q, 4);
-				for (int j = 0; j < 32; j++)
-					sum += y[b].qs[j];
-				memcpy(pb + PK_D + 4 * i, &y[b].d, 4);
-				memcpy(pb + PK_S + 4 * i, &y[b].s, 4);
+					memcpy(pb + q * 4 * LP_Q8_GROUP + 4 * i, qs + 4 * q, 4);
+				memcpy(pb + PK_D + 4 * i, &d, 4);
+				memcpy(pb + PK_S + 4 * i, &sd, 4);
 				memcpy(pb + PK_SUM + 4 * i, &sum, 4);
 			}
 		}
@@ -348,7 +375,7 @@ static void q8_pack(const struct lp_q8_act *xq, size_t n, size_t cols, void *pac
 static int q8_has(enum lp_qtype t)
 {
 	return t == LP_Q_Q4_0 || t == LP_Q_Q4_1 || t == LP_Q_Q5_0 || t == LP_Q_Q5_1 ||
-	       t == LP_Q_Q8_0;
+	       t == LP_Q_Q8_0 || t == LP_Q_Q4_K;
 }
 
 static const struct legacy *legacy_of(enum lp_qtype t)
@@ -363,6 +390,23 @@ static const struct legacy *legacy_of(enum lp_qtype t)
 }
 
 /*
+ * The eight 6-bit scales and mins of a Q4_K block (the layout
+ * lp_k_scale_min reads byte by byte), unpacked with word operations.
+ */
+static inline void k_unpack(const uint8_t *packed, uint8_t sc[8], uint8_t m[8])
+{
+	uint32_t u[3], s[2], mm[2];
+
+	memcpy(u, packed, 12);
+	s[0] = u[0] & 0x3f3f3f3f;
+	mm[0] = u[1] & 0x3f3f3f3f;
+	s[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+	mm[1] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
+	memcpy(sc, s, 8);
+	memcpy(m, mm, 8);
+}
+
+/*
  * One weight row as unsigned bytes (32 per block, in element order), its
  * blocks' d (float) and m (float, 0 for the formats without), for the
  * offset `*off` the activation sums must take back.
@@ -372,6 +416,30 @@ static void q8_unpack_row(enum lp_qtype t, const uint8_t *row, size_t nb, uint8_
 {
 	const struct legacy *f = legacy_of(t);
 
+	if (t == LP_Q_Q4_K) {
+		/* per block of 32: the nibbles, d * scale and - dmin * min, so that
+		 * sum w a = d_w d_a isum + m s as for Q4_1 */
+		const struct lp_blk_q4_k *x = (const void *)row;
+		const __m256i m4 = _mm256_set1_epi8(0x0F);
+		*off = 0;
+		for (size_t i = 0; i < nb / 8; i++) {
+			uint8_t sc[8], mn[8];
+			float dd = lp_cpu_fp16_tab[x[i].d], dm = lp_cpu_fp16_tab[x[i].dmin];
+			k_unpack(x[i].scales, sc, mn);
+			for (int c = 0; c < 4; c++) {
+				__m256i v = _mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * c));
+				uint8_t *o = q + 256 * i + 64 * c;
+				_mm256_storeu_si256((__m256i *)o, _mm256_and_si256(v, m4));
+				_mm256_storeu_si256((__m256i *)(o + 32),
+						    _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+			}
+			for (int j = 0; j < 8; j++) {
+				d[8 * i + j] = dd * (float)sc[j];
+				m[8 * i + j] = -(dm * (float)mn[j]);
+			}
+		}
+		return;
+	}
 	if (!f) {  /* Q8_0 */
 		const struct lp_blk_q8_0 *x = (const void *)row;
 		*off = 128;
@@ -488,7 +556,7 @@ static void q8_rows(enum lp_qtype t, const void *W, size_t row_bytes, size_t col
 	size_t nb = cols / 32, ng = (n + LP_Q8_GROUP - 1) / LP_Q8_GROUP;
 	uint8_t *q = wbuf;
 	float *d = (float *)(((uintptr_t)(q + 4 * cols) + 63) & ~(uintptr_t)63), *m = d + 4 * nb;
-	int off = 0, has_min = t == LP_Q_Q4_1 || t == LP_Q_Q5_1;
+	int off = 0, has_min = t == LP_Q_Q4_1 || t == LP_Q_Q5_1 || t == LP_Q_Q4_K;
 
 	for (size_t r = r0; r < r1; r += 4) {
 		size_t nr = r1 - r < 4 ? r1 - r : 4;

@@ -53,16 +53,15 @@ struct lp_cpu_kernels {
 	 * floats as lp_dequantize_row_ref; returns 0 (doing nothing) for a
 	 * type it does not handle, 1 otherwise. NULL where the set has none */
 	int (*dequant)(enum lp_qtype t, const void *src, float *dst, size_t n);
-	/* the int8 product of batched prefill (below), NULL where the set
-	 * has none */
+	/* the int8 product of batched prefill (below; the AVX-512 set's
+	 * takes the legacy types and Q4_K), NULL where the set has none */
 	const struct lp_q8_gemm *q8_gemm;
 };
 
 /*
  * Int8 products of a batch: Y[t][r] = dot(row r of W, row t of X) for the
  * tokens of a batch at once, on the same 8-bit activations as the mat-vec
- * (lp_q8_act_quantize's lp_act_q8_32 blocks) and the same integer sums per
- * block, so a token's result differs from the mat-vec's only in the order
+ * (lp_q8_act_quantize's blocks) and the same integer sums per block, so a token's result differs from the mat-vec's only in the order
  * of the float sums. The activations are first packed by `pack`, token
  * groups of LP_Q8_GROUP at a time, so that one vector holds a 4-byte
  * piece of 16 tokens; `rows` then multiplies rows of W with every group.
@@ -77,10 +76,10 @@ struct lp_cpu_kernels {
 struct lp_q8_gemm {
 	/* whether `rows` takes weights of type t */
 	int (*has)(enum lp_qtype t);
-	/* pack groups [g0, g1) of the n quantized rows xq (cols elements,
-	 * a multiple of 32) into pack */
-	void (*pack)(const struct lp_q8_act *xq, size_t n, size_t cols, void *pack, size_t g0,
-		     size_t g1);
+	/* pack groups [g0, g1) of the n rows xq, quantized for weight type t
+	 * (cols elements, a multiple of t's block), into pack */
+	void (*pack)(enum lp_qtype t, const struct lp_q8_act *xq, size_t n, size_t cols,
+		     void *pack, size_t g0, size_t g1);
 	/* Y[t * ldy + r] for t < n and r in [r0, r1), W of type t (rows
 	 * row_bytes apart); wbuf: scratch of lp_q8_gemm_wbuf_bytes(cols) */
 	void (*rows)(enum lp_qtype t, const void *W, size_t row_bytes, size_t cols,
