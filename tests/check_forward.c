@@ -313,8 +313,8 @@ END_TEST
  * float rounding (positions 0..7; 8..11 are lp_matvec decode steps and
  * keep the per-type tolerance). Measured 3e-7 to 5e-7; tolerance 1e-5.
  * Where the kernel set has an int8 batch product for the type (the
- * AVX-512 set: the legacy types and Q4_K, kernels.h), prefill takes the
- * decode steps' 8-bit activations, and their tolerance.
+ * AVX-512 set: the legacy types, Q4_K and Q6_K, kernels.h), prefill
+ * takes the decode steps' 8-bit activations, and their tolerance.
  */
 START_TEST(test_gemm_prefill_every_type)
 {

@@ -317,30 +317,38 @@ LEGACY(q5_1, f_q5_1)
  *
  * A pack block (group g, column block b) holds, for k-step q < 8, the
  * 4 activations 4q..4q+3 of token i at q * 128 + 4 i (two vectors of 16
- * tokens per step), then the 32 tokens' d, s and integer sums.
+ * tokens per step), then the 32 tokens' d, s and integer sums, of all 32
+ * activations and of the first 16.
+ *
+ * Q6_K (0..63, offset 32) has a signed scale per 16 columns: its blocks
+ * of 32 are two halves, each with its own integer sum, offset and d.
  */
 #define PK_D (LP_Q8_GROUP * 32)
 #define PK_S (PK_D + 4 * LP_Q8_GROUP)
 #define PK_SUM (PK_S + 4 * LP_Q8_GROUP)
+#define PK_SUM16 (PK_SUM + 4 * LP_Q8_GROUP)  /* of the first 16 (Q6_K's scales) */
 
 /* Block b (of 32) of a quantized row: its bytes, d, s and integer sum.
  * For the K types a block of 256 holds 8 of them, which share its d; the
  * sums are those of its two groups of 16. */
 static inline const int8_t *act_block(enum lp_qtype t, const void *blocks, size_t b, float *d,
-				      float *s, int32_t *sum)
+				      float *s, int32_t *sum, int32_t *sum16)
 {
-	if (t == LP_Q_Q4_K) {
+	if (lp_qtype_block_elems(t) == 256) {
 		const struct lp_act_q8_256 *y = (const struct lp_act_q8_256 *)blocks + b / 8;
 		int j = (int)(b % 8);
+		*sum16 = y->bsums[2 * j];
 		*sum = y->bsums[2 * j] + y->bsums[2 * j + 1];
 		*d = y->d;
 		*s = y->d * (float)*sum;
 		return y->qs + 32 * j;
 	} else {
 		const struct lp_act_q8_32 *y = (const struct lp_act_q8_32 *)blocks + b;
-		*sum = 0;
+		*sum = *sum16 = 0;
 		for (int j = 0; j < 32; j++)
 			*sum += y->qs[j];
+		for (int j = 0; j < 16; j++)
+			*sum16 += y->qs[j];
 		*d = y->d;
 		*s = y->s;
 		return y->qs;
@@ -360,13 +368,14 @@ static void q8_pack(enum lp_qtype t, const struct lp_q8_act *xq, size_t n, size_
 			for (size_t b = 0; b < nb; b++) {
 				uint8_t *pb = dst + b * LP_Q8_PACK_BYTES;
 				float d, sd;
-				int32_t sum;
-				const int8_t *qs = act_block(t, blocks, b, &d, &sd, &sum);
+				int32_t sum, sum16;
+				const int8_t *qs = act_block(t, blocks, b, &d, &sd, &sum, &sum16);
 				for (int q = 0; q < 8; q++)
 					memcpy(pb + q * 4 * LP_Q8_GROUP + 4 * i, qs + 4 * q, 4);
 				memcpy(pb + PK_D + 4 * i, &d, 4);
 				memcpy(pb + PK_S + 4 * i, &sd, 4);
 				memcpy(pb + PK_SUM + 4 * i, &sum, 4);
+				memcpy(pb + PK_SUM16 + 4 * i, &sum16, 4);
 			}
 		}
 	}
@@ -375,7 +384,7 @@ static void q8_pack(enum lp_qtype t, const struct lp_q8_act *xq, size_t n, size_
 static int q8_has(enum lp_qtype t)
 {
 	return t == LP_Q_Q4_0 || t == LP_Q_Q4_1 || t == LP_Q_Q5_0 || t == LP_Q_Q5_1 ||
-	       t == LP_Q_Q8_0 || t == LP_Q_Q4_K;
+	       t == LP_Q_Q8_0 || t == LP_Q_Q4_K || t == LP_Q_Q6_K;
 }
 
 static const struct legacy *legacy_of(enum lp_qtype t)
@@ -416,6 +425,31 @@ static void q8_unpack_row(enum lp_qtype t, const uint8_t *row, size_t nb, uint8_
 {
 	const struct legacy *f = legacy_of(t);
 
+	if (t == LP_Q_Q6_K) {
+		/* per 16 columns: d * scale (d and m then hold two floats a block) */
+		const struct lp_blk_q6_k *x = (const void *)row;
+		const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
+		*off = 32;
+		for (size_t i = 0; i < nb / 8; i++) {
+			float dd = lp_cpu_fp16_tab[x[i].d];
+			for (int h = 0; h < 2; h++)
+				for (int k = 0; k < 4; k++) {
+					__m256i l = _mm256_loadu_si256((const __m256i *)(x[i].ql + 64 * h +
+											 32 * (k & 1)));
+					__m256i hb = _mm256_loadu_si256((const __m256i *)(x[i].qh + 32 * h));
+					__m256i lo = k < 2 ? _mm256_and_si256(l, m4)
+							   : _mm256_and_si256(_mm256_srli_epi16(l, 4), m4);
+					hb = _mm256_and_si256(_mm256_srl_epi16(hb, _mm_cvtsi32_si128(2 * k)), m2);
+					_mm256_storeu_si256((__m256i *)(q + 256 * i + 128 * h + 32 * k),
+							    _mm256_or_si256(lo, _mm256_slli_epi16(hb, 4)));
+				}
+			for (int j = 0; j < 16; j++) {
+				d[16 * i + j] = dd * (float)x[i].scales[j];
+				m[16 * i + j] = 0.0f;
+			}
+		}
+		return;
+	}
 	if (t == LP_Q_Q4_K) {
 		/* per block of 32: the nibbles, d * scale and - dmin * min, so that
 		 * sum w a = d_w d_a isum + m s as for Q4_1 */
@@ -479,54 +513,72 @@ static void q8_unpack_row(enum lp_qtype t, const uint8_t *row, size_t nb, uint8_
 		i##r##0 = _mm512_dpbusd_epi32(i##r##0, w, x0); \
 		i##r##1 = _mm512_dpbusd_epi32(i##r##1, w, x1); \
 	} while (0)
-/* d_w d_a isum (+ m s), the reference's order */
-#define ROW_END(r) do { \
-		__m512 dw = _mm512_set1_ps(d[(r) * nb + b]); \
+/* d_w d_a isum (+ m s), the reference's order; j: the d of this sum */
+#define ROW_END(r, j) do { \
+		__m512 dw = _mm512_set1_ps(d[(r) * nd + (j)]); \
 		a##r##0 = _mm512_fmadd_ps(_mm512_mul_ps(dw, da0), _mm512_cvtepi32_ps(i##r##0), a##r##0); \
 		a##r##1 = _mm512_fmadd_ps(_mm512_mul_ps(dw, da1), _mm512_cvtepi32_ps(i##r##1), a##r##1); \
 		if (has_min) { \
-			__m512 mw = _mm512_set1_ps(m[(r) * nb + b]); \
+			__m512 mw = _mm512_set1_ps(m[(r) * nd + (j)]); \
 			a##r##0 = _mm512_fmadd_ps(mw, sa0, a##r##0); \
 			a##r##1 = _mm512_fmadd_ps(mw, sa1, a##r##1); \
 		} \
 	} while (0)
+/* steps [k0, k1) of block b from the starting sums s0, s1, then their
+ * float step with the j-th d of each row */
+#define BLOCK_PART(k0, k1, j) do { \
+		__m512i i00 = s0, i01 = s1, i10 = s0, i11 = s1; \
+		__m512i i20 = s0, i21 = s1, i30 = s0, i31 = s1; \
+		for (int k = (k0); k < (k1); k++) { \
+			__m512i x0 = _mm512_loadu_si512(pb + k * 4 * LP_Q8_GROUP); \
+			__m512i x1 = _mm512_loadu_si512(pb + k * 4 * LP_Q8_GROUP + 64); \
+			ROW_STEP(0); \
+			ROW_STEP(1); \
+			ROW_STEP(2); \
+			ROW_STEP(3); \
+		} \
+		ROW_END(0, j); \
+		ROW_END(1, j); \
+		ROW_END(2, j); \
+		ROW_END(3, j); \
+	} while (0)
+
+/* sums (16 tokens) at `at` times -off */
+static inline __m512i neg_off(const uint8_t *at, __m512i noff)
+{
+	return _mm512_mullo_epi32(_mm512_loadu_si512(at), noff);
+}
 
 static inline __attribute__((always_inline)) void
 q8_tile(const uint8_t *q, size_t cols, const float *d, const float *m, int off, int has_min,
-	const uint8_t *pg, size_t nb, __m512 acc[8])
+	int halves, const uint8_t *pg, size_t nb, __m512 acc[8])
 {
 	__m512 a00 = _mm512_setzero_ps(), a01 = a00, a10 = a00, a11 = a00;
 	__m512 a20 = a00, a21 = a00, a30 = a00, a31 = a00;
 	const __m512i noff = _mm512_set1_epi32(-off);
+	size_t nd = halves ? 2 * nb : nb;  /* d's per row */
 
 	for (size_t b = 0; b < nb; b++) {
 		const uint8_t *pb = pg + b * LP_Q8_PACK_BYTES;
+		__m512 da0 = _mm512_loadu_ps(pb + PK_D), da1 = _mm512_loadu_ps(pb + PK_D + 64);
+		__m512 sa0 = _mm512_loadu_ps(pb + PK_S), sa1 = _mm512_loadu_ps(pb + PK_S + 64);
 		/* the offsets' part, - off * sum a, as every row's starting sum */
-		__m512i s0 = _mm512_mullo_epi32(_mm512_loadu_si512(pb + PK_SUM), noff);
-		__m512i s1 = _mm512_mullo_epi32(_mm512_loadu_si512(pb + PK_SUM + 64), noff);
-		__m512i i00 = s0, i01 = s1, i10 = s0, i11 = s1, i20 = s0, i21 = s1, i30 = s0, i31 = s1;
-		__m512 da0, da1, sa0, sa1;
-
-		for (int k = 0; k < 8; k++) {
-			__m512i x0 = _mm512_loadu_si512(pb + k * 4 * LP_Q8_GROUP);
-			__m512i x1 = _mm512_loadu_si512(pb + k * 4 * LP_Q8_GROUP + 64);
-			ROW_STEP(0);
-			ROW_STEP(1);
-			ROW_STEP(2);
-			ROW_STEP(3);
+		if (halves) {
+			__m512i h0 = neg_off(pb + PK_SUM16, noff), h1 = neg_off(pb + PK_SUM16 + 64, noff);
+			__m512i s0 = h0, s1 = h1;
+			BLOCK_PART(0, 4, 2 * b);
+			s0 = _mm512_sub_epi32(neg_off(pb + PK_SUM, noff), h0);
+			s1 = _mm512_sub_epi32(neg_off(pb + PK_SUM + 64, noff), h1);
+			BLOCK_PART(4, 8, 2 * b + 1);
+		} else {
+			__m512i s0 = neg_off(pb + PK_SUM, noff), s1 = neg_off(pb + PK_SUM + 64, noff);
+			BLOCK_PART(0, 8, b);
 		}
-		da0 = _mm512_loadu_ps(pb + PK_D);
-		da1 = _mm512_loadu_ps(pb + PK_D + 64);
-		sa0 = _mm512_loadu_ps(pb + PK_S);
-		sa1 = _mm512_loadu_ps(pb + PK_S + 64);
-		ROW_END(0);
-		ROW_END(1);
-		ROW_END(2);
-		ROW_END(3);
 	}
 	acc[0] = a00, acc[1] = a01, acc[2] = a10, acc[3] = a11;
 	acc[4] = a20, acc[5] = a21, acc[6] = a30, acc[7] = a31;
 }
+#undef BLOCK_PART
 #undef ROW_STEP
 #undef ROW_END
 
@@ -555,7 +607,9 @@ static void q8_rows(enum lp_qtype t, const void *W, size_t row_bytes, size_t col
 {
 	size_t nb = cols / 32, ng = (n + LP_Q8_GROUP - 1) / LP_Q8_GROUP;
 	uint8_t *q = wbuf;
-	float *d = (float *)(((uintptr_t)(q + 4 * cols) + 63) & ~(uintptr_t)63), *m = d + 4 * nb;
+	/* d and m: nd floats a row, two a block for Q6_K's halves */
+	size_t nd = t == LP_Q_Q6_K ? 2 * nb : nb;
+	float *d = (float *)(((uintptr_t)(q + 4 * cols) + 63) & ~(uintptr_t)63), *m = d + 4 * nd;
 	int off = 0, has_min = t == LP_Q_Q4_1 || t == LP_Q_Q5_1 || t == LP_Q_Q4_K;
 
 	for (size_t r = r0; r < r1; r += 4) {
@@ -564,21 +618,23 @@ static void q8_rows(enum lp_qtype t, const void *W, size_t row_bytes, size_t col
 		for (size_t i = 0; i < 4; i++) {
 			if (i < nr) {
 				q8_unpack_row(t, (const uint8_t *)W + (r + i) * row_bytes, nb,
-					      q + i * cols, d + i * nb, m + i * nb, &off);
+					      q + i * cols, d + i * nd, m + i * nd, &off);
 			} else {
 				memset(q + i * cols, 0, cols);
-				memset(d + i * nb, 0, nb * sizeof(float));
-				memset(m + i * nb, 0, nb * sizeof(float));
+				memset(d + i * nd, 0, nd * sizeof(float));
+				memset(m + i * nd, 0, nd * sizeof(float));
 			}
 		}
 		for (size_t g = 0; g < ng; g++) {
 			const uint8_t *pg = (const uint8_t *)pack + g * nb * LP_Q8_PACK_BYTES;
 			__m512 acc[8];
 			float out[16];
-			if (has_min)
-				q8_tile(q, cols, d, m, off, 1, pg, nb, acc);
+			if (t == LP_Q_Q6_K)
+				q8_tile(q, cols, d, m, off, 0, 1, pg, nb, acc);
+			else if (has_min)
+				q8_tile(q, cols, d, m, off, 1, 0, pg, nb, acc);
 			else
-				q8_tile(q, cols, d, m, off, 0, pg, nb, acc);
+				q8_tile(q, cols, d, m, off, 0, 0, pg, nb, acc);
 			for (size_t h = 0; h < 2; h++) {
 				size_t t0 = g * LP_Q8_GROUP + 16 * h;
 				if (nr == 4 && t0 + 16 <= n) {

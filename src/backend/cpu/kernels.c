@@ -137,10 +137,10 @@ size_t lp_q8_gemm_pack_bytes(size_t n, size_t cols)
 	return (n + LP_Q8_GROUP - 1) / LP_Q8_GROUP * (cols / 32) * LP_Q8_PACK_BYTES;
 }
 
-/* four rows of unpacked bytes, and two floats per block of each */
+/* four rows of unpacked bytes, and two floats per 16 columns of each */
 size_t lp_q8_gemm_wbuf_bytes(size_t cols)
 {
-	return 4 * cols + 4 * 2 * (cols / 32) * sizeof(float) + 64;
+	return 4 * cols + 4 * 2 * (cols / 16) * sizeof(float) + 64;
 }
 
 lp_dot4_fn lp_cpu_dot4(const struct lp_cpu_kernels *k, enum lp_qtype t)

@@ -54,7 +54,7 @@ struct lp_cpu_kernels {
 	 * type it does not handle, 1 otherwise. NULL where the set has none */
 	int (*dequant)(enum lp_qtype t, const void *src, float *dst, size_t n);
 	/* the int8 product of batched prefill (below; the AVX-512 set's
-	 * takes the legacy types and Q4_K), NULL where the set has none */
+	 * takes the legacy types, Q4_K and Q6_K), NULL where the set has none */
 	const struct lp_q8_gemm *q8_gemm;
 };
 
@@ -71,7 +71,7 @@ struct lp_cpu_kernels {
  * Both are reentrant; threads may split the groups (pack) or the rows.
  */
 #define LP_Q8_GROUP 32
-#define LP_Q8_PACK_BYTES (LP_Q8_GROUP * 32 + 3 * LP_Q8_GROUP * 4)
+#define LP_Q8_PACK_BYTES (LP_Q8_GROUP * 32 + 4 * LP_Q8_GROUP * 4)
 
 struct lp_q8_gemm {
 	/* whether `rows` takes weights of type t */
