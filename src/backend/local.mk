@@ -30,7 +30,8 @@ tests_check_blas_LDADD = $(TEST_LIBS)
 # the rest of the library runs on any x86-64 (dispatch is at run time).
 if LP_X86_64
 noinst_LTLIBRARIES += liblpipe_avx2.la
-liblpipe_avx2_la_SOURCES = src/backend/cpu/dot_avx2.c src/backend/cpu/dequant_avx2.c
+liblpipe_avx2_la_SOURCES = src/backend/cpu/dot_avx2.c src/backend/cpu/dequant_avx2.c \
+	src/backend/cpu/simd_x86.h
 liblpipe_avx2_la_CFLAGS = $(AM_CFLAGS) -fPIC -mavx2 -mfma -mf16c
 liblpipe_la_LIBADD += liblpipe_avx2.la
 endif

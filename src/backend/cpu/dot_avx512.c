@@ -46,27 +46,8 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "backend/cpu/simd_x86.h"
 #include "quant/blocks.h"
-
-/* Read ahead of the rows, as the AVX2 kernels do (see dot_avx2.c). */
-#define PF_AHEAD 4096
-
-static inline void prefetch_at(const void *p, size_t ahead, size_t bytes)
-{
-	uintptr_t a = (uintptr_t)p + ahead;
-
-	for (size_t o = 0; o < bytes; o += 64)
-		_mm_prefetch((const char *)(a + o), _MM_HINT_T0);
-}
-
-static inline float hsum256(__m256 v)
-{
-	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-
-	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-	s = _mm_add_ss(s, _mm_movehdup_ps(s));
-	return _mm_cvtss_f32(s);
-}
 
 /* Lanes [0, n) of 16 (n <= 16). */
 static inline __mmask16 first16(size_t n)
@@ -100,26 +81,6 @@ static inline __m512 load_f16(const uint16_t *p, __mmask16 m)
 	return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
 }
 
-static float dot_f16(const void *w, const void *a, size_t n)
-{
-	const uint16_t *x = w;
-	const float *y = a;
-	__m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-	size_t i = 0;
-
-	for (; i + 32 <= n; i += 32) {
-		prefetch_at(x + i, PF_AHEAD, 64);
-		acc0 = _mm512_fmadd_ps(load_f16(x + i, 0xFFFF), _mm512_loadu_ps(y + i), acc0);
-		acc1 = _mm512_fmadd_ps(load_f16(x + i + 16, 0xFFFF), _mm512_loadu_ps(y + i + 16),
-				       acc1);
-	}
-	for (; i < n; i += 16) {
-		__mmask16 m = first16(n - i);
-		acc0 = _mm512_fmadd_ps(load_f16(x + i, m), _mm512_maskz_loadu_ps(m, y + i), acc0);
-	}
-	return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
-}
-
 /* bf16 is the top half of a float: widening is exact. */
 static inline __m512 load_bf16(const uint16_t *p, __mmask16 m)
 {
@@ -128,7 +89,9 @@ static inline __m512 load_bf16(const uint16_t *p, __mmask16 m)
 	return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
 }
 
-static float dot_bf16(const void *w, const void *a, size_t n)
+/* F16 or BF16 weights (bf: which), widened to float 16 at a time. */
+static inline __attribute__((always_inline)) float
+dot_half(const void *w, const void *a, size_t n, int bf)
 {
 	const uint16_t *x = w;
 	const float *y = a;
@@ -137,15 +100,27 @@ static float dot_bf16(const void *w, const void *a, size_t n)
 
 	for (; i + 32 <= n; i += 32) {
 		prefetch_at(x + i, PF_AHEAD, 64);
-		acc0 = _mm512_fmadd_ps(load_bf16(x + i, 0xFFFF), _mm512_loadu_ps(y + i), acc0);
-		acc1 = _mm512_fmadd_ps(load_bf16(x + i + 16, 0xFFFF), _mm512_loadu_ps(y + i + 16),
-				       acc1);
+		acc0 = _mm512_fmadd_ps(bf ? load_bf16(x + i, 0xFFFF) : load_f16(x + i, 0xFFFF),
+				       _mm512_loadu_ps(y + i), acc0);
+		acc1 = _mm512_fmadd_ps(bf ? load_bf16(x + i + 16, 0xFFFF) : load_f16(x + i + 16, 0xFFFF),
+				       _mm512_loadu_ps(y + i + 16), acc1);
 	}
 	for (; i < n; i += 16) {
 		__mmask16 m = first16(n - i);
-		acc0 = _mm512_fmadd_ps(load_bf16(x + i, m), _mm512_maskz_loadu_ps(m, y + i), acc0);
+		acc0 = _mm512_fmadd_ps(bf ? load_bf16(x + i, m) : load_f16(x + i, m),
+				       _mm512_maskz_loadu_ps(m, y + i), acc0);
 	}
 	return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
+static float dot_f16(const void *w, const void *a, size_t n)
+{
+	return dot_half(w, a, n, 0);
+}
+
+static float dot_bf16(const void *w, const void *a, size_t n)
+{
+	return dot_half(w, a, n, 1);
 }
 
 /* ---- legacy blocks of 32 ---- */
@@ -159,22 +134,12 @@ static inline __m256 block_scale(uint16_t dw, const float *da)
 	return _mm256_mul_ps(_mm256_broadcast_ss(FP16(dw)), _mm256_broadcast_ss(da));
 }
 
-/* 32 nibbles of 16 bytes: element j < 16 is the low nibble of byte j,
- * element 16 + j its high nibble (the legacy layout). */
-static inline __m256i nibbles(const uint8_t *p)
-{
-	__m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
-	__m256i both = _mm256_blend_epi32(b, _mm256_srli_epi16(b, 4), 0xF0);
-
-	return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
-}
-
 /* Q5 values 0..31: the nibbles plus 16 where bit j of the little-endian
  * word qh is set, the word itself being the byte mask. */
 static inline __m256i q5_values(const uint8_t *qs, const uint8_t *qh)
 {
 	uint32_t h;
-	__m256i q = nibbles(qs);
+	__m256i q = unpack_nibbles16(qs);
 
 	memcpy(&h, qh, 4);
 	return _mm256_mask_add_epi8(q, (__mmask32)h, q, _mm256_set1_epi8(0x10));
@@ -213,7 +178,7 @@ static inline __m256i legacy_values(const struct legacy *f, const uint8_t *blk)
 {
 	const uint8_t *qh = blk + 2 + 2 * f->has_min;
 
-	return f->has_qh ? q5_values(qh + 4, qh) : nibbles(qh);
+	return f->has_qh ? q5_values(qh + 4, qh) : unpack_nibbles16(qh);
 }
 
 /* One block of one row: acc += d_w d_a (q . a), side += m s or d_w s. */
@@ -271,7 +236,7 @@ legacy_dot(const struct legacy *f, const void *w, const void *a, size_t n)
 			side[0] = _mm256_add_ps(block_scale(d, &y[i].s), side[0]);
 		}
 	}
-	dot = hsum256(_mm256_add_ps(acc[0], acc[1]));
+	dot = hsum_ps(_mm256_add_ps(acc[0], acc[1]));
 	return f->has_min ? dot + _mm256_cvtss_f32(_mm256_add_ps(side[0], side[1]))
 			  : dot - f->offset * _mm256_cvtss_f32(side[0]);
 }
@@ -396,23 +361,6 @@ static const struct legacy *legacy_of(enum lp_qtype t)
 	case LP_Q_Q5_1: return &f_q5_1;
 	default: return NULL;
 	}
-}
-
-/*
- * The eight 6-bit scales and mins of a Q4_K block (the layout
- * lp_k_scale_min reads byte by byte), unpacked with word operations.
- */
-static inline void k_unpack(const uint8_t *packed, uint8_t sc[8], uint8_t m[8])
-{
-	uint32_t u[3], s[2], mm[2];
-
-	memcpy(u, packed, 12);
-	s[0] = u[0] & 0x3f3f3f3f;
-	mm[0] = u[1] & 0x3f3f3f3f;
-	s[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
-	mm[1] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
-	memcpy(sc, s, 8);
-	memcpy(m, mm, 8);
 }
 
 /*

@@ -61,8 +61,9 @@ struct lp_cpu_kernels {
 /*
  * Int8 products of a batch: Y[t][r] = dot(row r of W, row t of X) for the
  * tokens of a batch at once, on the same 8-bit activations as the mat-vec
- * (lp_q8_act_quantize's blocks) and the same integer sums per block, so a token's result differs from the mat-vec's only in the order
- * of the float sums. The activations are first packed by `pack`, token
+ * (lp_q8_act_quantize's blocks) and the same integer sums per block, so
+ * a token's result differs from the mat-vec's only in the order of the
+ * float sums. The activations are first packed by `pack`, token
  * groups of LP_Q8_GROUP at a time, so that one vector holds a 4-byte
  * piece of 16 tokens; `rows` then multiplies rows of W with every group.
  *
