@@ -181,7 +181,8 @@ static inline __m256i legacy_values(const struct legacy *f, const uint8_t *blk)
 	return f->has_qh ? q5_values(qh + 4, qh) : unpack_nibbles16(qh);
 }
 
-/* One block of one row: acc += d_w d_a (q . a), side += m s or d_w s. */
+/* One block of one row: acc += d_w d_a (q . a), side += m s (the formats
+ * with a minimum) or d_w s (the offset formats), each a multiply-add. */
 static inline __attribute__((always_inline)) void
 legacy_step(const struct legacy *f, const uint8_t *blk, const struct lp_act_q8_32 *y,
 	    __m256 *acc, __m256 *side)
@@ -189,30 +190,9 @@ legacy_step(const struct legacy *f, const uint8_t *blk, const struct lp_act_q8_3
 	uint16_t d, m;
 
 	memcpy(&d, blk, 2);
+	memcpy(&m, blk + 2 * f->has_min, 2);
 	*acc = _mm256_fmadd_ps(block_scale(d, &y->d), udot(legacy_values(f, blk), y->qs), *acc);
-	if (f->has_min) {
-		memcpy(&m, blk + 2, 2);
-		*side = _mm256_fmadd_ps(_mm256_broadcast_ss(FP16(m)), _mm256_broadcast_ss(&y->s),
-					*side);
-	}
-}
-
-/* The offset formats' side sum adds two blocks' d_w s at once, as the
- * AVX2 kernels do; the min formats keep one sum per accumulator. */
-static inline __attribute__((always_inline)) void
-legacy_pair(const struct legacy *f, const uint8_t *blk, const struct lp_act_q8_32 *y,
-	    __m256 acc[2], __m256 side[2])
-{
-	uint16_t d0, d1;
-
-	legacy_step(f, blk, y, &acc[0], &side[0]);
-	legacy_step(f, blk + f->bytes, y + 1, &acc[1], &side[1]);
-	if (!f->has_min) {
-		memcpy(&d0, blk, 2);
-		memcpy(&d1, blk + f->bytes, 2);
-		side[0] = _mm256_add_ps(side[0], _mm256_add_ps(block_scale(d0, &y[0].s),
-							       block_scale(d1, &y[1].s)));
-	}
+	*side = _mm256_fmadd_ps(_mm256_broadcast_ss(FP16(m)), _mm256_broadcast_ss(&y->s), *side);
 }
 
 static inline __attribute__((always_inline)) float
@@ -222,23 +202,18 @@ legacy_dot(const struct legacy *f, const void *w, const void *a, size_t n)
 	const uint8_t *x = w;
 	__m256 acc[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() }, side[2] = { acc[0], acc[1] };
 	size_t nb = n / LP_QK, i = 0;
-	float dot;
+	float dot, sides;
 
 	for (; i + 2 <= nb; i += 2) {
 		prefetch_at(x + i * f->bytes, PF_AHEAD, 2 * f->bytes);
-		legacy_pair(f, x + i * f->bytes, &y[i], acc, side);
-	}
-	if (i < nb) {
-		uint16_t d;
 		legacy_step(f, x + i * f->bytes, &y[i], &acc[0], &side[0]);
-		if (!f->has_min) {
-			memcpy(&d, x + i * f->bytes, 2);
-			side[0] = _mm256_add_ps(block_scale(d, &y[i].s), side[0]);
-		}
+		legacy_step(f, x + (i + 1) * f->bytes, &y[i + 1], &acc[1], &side[1]);
 	}
+	if (i < nb)
+		legacy_step(f, x + i * f->bytes, &y[i], &acc[0], &side[0]);
 	dot = hsum_ps(_mm256_add_ps(acc[0], acc[1]));
-	return f->has_min ? dot + _mm256_cvtss_f32(_mm256_add_ps(side[0], side[1]))
-			  : dot - f->offset * _mm256_cvtss_f32(side[0]);
+	sides = _mm256_cvtss_f32(_mm256_add_ps(side[0], side[1]));  /* lanes equal */
+	return f->has_min ? dot + sides : dot - f->offset * sides;
 }
 
 static const struct legacy f_q4_0 = { sizeof(struct lp_blk_q4_0), 0, 0, 8.0f };
