@@ -1,5 +1,6 @@
 /*
- * dot_avx512.c - AVX-512 (F, BW, VL, VNNI) dot products (x86-64 only).
+ * dot_avx512.c - AVX-512 (F, BW, VL, VNNI) dot products and the int8
+ * batch product of prompts (x86-64 only).
  *
  * Built in its own convenience library with -mavx512f -mavx512bw
  * -mavx512vl -mavx512vnni (and the AVX2 set's -mavx2 -mfma -mf16c) when the
@@ -20,21 +21,22 @@
  * VNNI and measured slower than the AVX2 set's vpmaddubsw + vpmaddwd on
  * this project's Zen 4 (one thread, 1536 x 1536 in cache: Q8_0 0.76x,
  * Q4_K 0.78x, Q6_K 0.86x of the AVX2 kernel, also with two and four
- * vpdpwssd chains), vpdpbusd there taking about 1.6 cycles a ymm
- * instruction; so this set takes the AVX2 kernels for Q8_0, Q4_K, Q5_K
- * and Q6_K (and the AVX2 activation quantizers and dequantizer), and its
- * own where they won: the legacy types and the float types.
+ * vpdpwssd chains); so this set's mat-vec takes the AVX2 kernels for
+ * Q8_0, Q4_K, Q5_K and Q6_K (and the AVX2 activation quantizers and
+ * dequantizer), and its own where they won: the legacy and float types.
+ * Its int8 batch product of prompts (at the end of this file) takes all
+ * but Q5_K: there vpdpbusd does the whole of the work.
  *
  * The integer kernels compute the scalar reference's integer sums per
  * block exactly (the order of integer additions does not matter) and then
  * one float multiply-add per block, as the AVX2 set does; they differ from
  * the reference only by the order of the float sums.
  *
- * The quantized kernels stay 256 bits wide: a block of 32 8-bit
+ * The quantized mat-vec kernels stay 256 bits wide: a block of 32 8-bit
  * activations is one ymm register, and on Zen 4 (which runs a 512-bit
  * operation as two 256-bit halves) wider vectors would only add the
  * shuffles that pair two blocks' scales. The float kernels, whose rows
- * are contiguous, take 512 bits.
+ * are contiguous, and the batch product (16 tokens a vector) take 512.
  *
  * AVX-512 BF16 (vdpbf16ps) is not used: it multiplies bf16 by bf16, so the
  * float activations would be rounded to 8 bits of mantissa first, and no
