@@ -12,6 +12,8 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/matvec.h"
 #include "core/mem.h"
 #include "model/forward.h"
 #include "model/gguf.h"
@@ -138,9 +140,19 @@ START_TEST(test_matmul_decode)
 }
 END_TEST
 
+/* The GEMM path: dequantized weights by float activations, 1e-5; or the
+ * int8 batch product of the kernel set (kernels.h), on the mat-vec's 8-bit
+ * activations, with the mat-vec's tolerance. */
+static double tol_prefill(enum lp_qtype t)
+{
+	const struct lp_q8_gemm *q8 = lp_cpu_kernels()->q8_gemm;
+
+	return q8 && q8->has(t) ? tol_matvec(t) : 1e-5;
+}
+
 START_TEST(test_matmul_prefill)
 {
-	check_matmul(types[_i], 19, 16, 1e-5);
+	check_matmul(types[_i], 19, 16, tol_prefill(types[_i]));
 }
 END_TEST
 
@@ -165,6 +177,226 @@ START_TEST(test_get_rows)
 	}
 	free(wf), free(out), free(want), free(w);
 	lp_backend_free(be);
+}
+END_TEST
+
+/* ---- kernel sets ------------------------------------------------------- */
+
+/* The SIMD sets in order of speed; NULL where not built or not run here. */
+static const struct lp_cpu_kernels *simd_set(int i)
+{
+	return i == 0 ? lp_cpu_kernels_avx2() : lp_cpu_kernels_avx512();
+}
+
+static int is_float(enum lp_qtype t)
+{
+	return t == LP_Q_F32 || t == LP_Q_F16 || t == LP_Q_BF16;
+}
+
+/*
+ * Widths of odd shape for type t: one block, an odd number of blocks,
+ * and a long row; floats also take widths that are no multiple of 8 or
+ * 16 (the vector tails).
+ */
+static size_t kernel_widths(enum lp_qtype t, size_t w[4])
+{
+	if (is_float(t)) {
+		w[0] = 7, w[1] = 33, w[2] = 1001, w[3] = 1536;
+		return 4;
+	}
+	if (lp_qtype_block_elems(t) == 256) {
+		w[0] = 256, w[1] = 768, w[2] = 2816;
+		return 3;
+	}
+	w[0] = 32, w[1] = 160, w[2] = 1056, w[3] = 4864;
+	return 4;
+}
+
+/*
+ * Every dot kernel of a SIMD set against the scalar set's on the same
+ * weights and quantized activations, 37 rows (an odd count) per width:
+ * the integer sums per block are exact in both, so they differ only in the
+ * order of the float sums: |fast - ref| <= 1e-5 * sum |w_i a_i| + 1e-6.
+ * The four-row kernels give the one-row kernel's floats bit for bit. The
+ * activation quantizers and the dequantizer do exact arithmetic: the
+ * reference's bytes and floats bit for bit.
+ */
+START_TEST(test_kernel_sets)
+{
+	const struct lp_cpu_kernels *k = simd_set(_i), *ref = lp_cpu_kernels_scalar();
+	enum { ROWS = 37 };
+
+	if (!k)
+		return;  /* not built, or this CPU lacks it */
+	for (size_t ti = 0; ti < N_TYPES; ti++) {
+		enum lp_qtype t = types[ti];
+		size_t widths[4], nw = kernel_widths(t, widths);
+		for (size_t wi = 0; wi < nw; wi++) {
+			size_t cols = widths[wi], rb = lp_qtype_row_bytes(t, cols);
+			float *wf = rand_vec(ROWS * cols, 1.0f), *x = rand_vec(cols, 2.0f);
+			float *deq = malloc(cols * sizeof(float)), *deq_fast = malloc(cols * sizeof(float));
+			double xmax = 0;
+			uint8_t *w = malloc(ROWS * rb);
+			size_t ab = lp_q8_act_bytes(t, cols) + 1;
+			struct lp_q8_act a = { 0, malloc(ab), ab }, af = { 0, malloc(ab), ab };
+			const void *act = is_float(t) ? (const void *)x : a.blocks;
+			lp_dot_fn dot = lp_cpu_dot(k, t), dref = lp_cpu_dot(ref, t);
+			lp_dot4_fn dot4 = lp_cpu_dot4(k, t);
+			void (*quant)(const float *, size_t, void *) =
+				lp_qtype_block_elems(t) == 256 ? k->act_q8_256 : k->act_q8_32;
+
+			x[0] = 0.0f;
+			for (size_t c = 0; c < cols; c++)
+				xmax = fmax(xmax, fabs(x[c]));
+			for (size_t r = 0; r < ROWS; r++)
+				lp_quantize_row(t, wf + r * cols, w + r * rb, cols);
+			if (!is_float(t)) {
+				lp_q8_act_quantize_ref(t, x, cols, &a);
+				if (quant) {
+					quant(x, cols, af.blocks);
+					ck_assert_msg(!memcmp(a.blocks, af.blocks, lp_q8_act_bytes(t, cols)),
+						      "%s %s act bytes", k->name, lp_qtype_name(t));
+				}
+			}
+			for (size_t r = 0; r < ROWS; r++) {
+				const uint8_t *row = w + r * rb;
+				double mag = 0;
+				float yf = dot(row, act, cols), yr = dref(row, act, cols);
+				lp_dequantize_row_ref(t, row, deq, cols);
+				if (k->dequant && k->dequant(t, row, deq_fast, cols))
+					ck_assert_msg(!memcmp(deq, deq_fast, cols * sizeof(float)),
+						      "%s %s dequant row %zu", k->name, lp_qtype_name(t), r);
+				/* sum |w_i a_i| over the activations the kernels see: an
+				 * 8-bit one is within half a step (xmax / 254) of x */
+				for (size_t c = 0; c < cols; c++)
+					mag += fabs((double)deq[c]) *
+					       (fabs(x[c]) + (is_float(t) ? 0 : xmax / 254));
+				ck_assert_msg(fabs((double)yf - yr) <= 1e-5 * mag + 1e-6,
+					      "%s %s %zu cols row %zu: %.9g vs ref %.9g", k->name,
+					      lp_qtype_name(t), cols, r, yf, yr);
+				if (dot4 && r + 4 <= ROWS && r % 4 == 0) {
+					float y4[4];
+					dot4(row, rb, act, cols, y4);
+					for (int q = 0; q < 4; q++)
+						ck_assert(y4[q] == dot(row + q * rb, act, cols));
+				}
+			}
+			free(wf), free(x), free(deq), free(deq_fast), free(w);
+			free(a.blocks), free(af.blocks);
+		}
+	}
+}
+END_TEST
+
+static const char *const set_names[] = { "scalar", "avx2", "avx512" };
+
+/*
+ * LPIPE_CPU=scalar|avx2|avx512 forces that set, or the fastest below it
+ * that the CPU runs; other values force nothing. In a forked test (Check's
+ * default) the variable is set before the process first chooses, and the
+ * backend's products on every type are checked on the forced set.
+ */
+START_TEST(test_forced_set)
+{
+	const struct lp_cpu_kernels *best = lp_cpu_kernels_forced(NULL), *want;
+	const char *fork = getenv("CK_FORK");
+
+	want = _i == 2 && lp_cpu_kernels_avx512() ? lp_cpu_kernels_avx512() :
+	       _i >= 1 && lp_cpu_kernels_avx2() ? lp_cpu_kernels_avx2() : lp_cpu_kernels_scalar();
+	ck_assert_ptr_eq(lp_cpu_kernels_forced(set_names[_i]), want);
+	ck_assert_ptr_eq(lp_cpu_kernels_forced("no-such-set"), best);
+	ck_assert_ptr_eq(best, lp_cpu_kernels_avx512() ? lp_cpu_kernels_avx512() :
+			       lp_cpu_kernels_avx2() ? lp_cpu_kernels_avx2() :
+			       lp_cpu_kernels_scalar());
+	if (fork && !strcmp(fork, "no"))
+		return;  /* the set was chosen before this test */
+	setenv("LPIPE_CPU", set_names[_i], 1);
+	ck_assert_str_eq(lp_matvec_kernel_name(), want->name);
+	for (size_t t = 0; t < N_TYPES; t++) {
+		check_matmul(types[t], 1, 16, tol_matvec(types[t]));
+		check_matmul(types[t], 3, 16, tol_matvec(types[t]));
+		check_matmul(types[t], 19, 16, tol_prefill(types[t]));
+	}
+}
+END_TEST
+
+/* One case of test_q8_gemm: n tokens of cols columns of type t. */
+static void check_q8_case(const struct lp_cpu_kernels *k, enum lp_qtype t, size_t cols, size_t n)
+{
+	enum { ROWS = 37, LDY = ROWS + 3 };
+	size_t rb = lp_qtype_row_bytes(t, cols), ab = lp_q8_act_bytes(t, cols);
+	size_t ng = (n + LP_Q8_GROUP - 1) / LP_Q8_GROUP;
+	float *wf = rand_vec(ROWS * cols, 1.0f), *x = rand_vec(n * cols, 2.0f);
+	float *y = malloc(n * LDY * sizeof(float)), *deq = malloc(cols * sizeof(float));
+	double *xmax = calloc(n, sizeof(double));
+	uint8_t *w = malloc(ROWS * rb), *blocks = malloc(n * ab);
+	void *pack = malloc(lp_q8_gemm_pack_bytes(n, cols));
+	void *wbuf = malloc(lp_q8_gemm_wbuf_bytes(cols));
+	struct lp_q8_act *xq = malloc(n * sizeof(*xq));
+	lp_dot_fn dref = lp_cpu_dot(lp_cpu_kernels_scalar(), t);
+
+	for (size_t r = 0; r < ROWS; r++)
+		lp_quantize_row(t, wf + r * cols, w + r * rb, cols);
+	for (size_t i = 0; i < n; i++) {
+		xq[i] = (struct lp_q8_act){ 0, blocks + i * ab, ab };
+		lp_q8_act_quantize_ref(t, x + i * cols, cols, &xq[i]);
+		for (size_t c = 0; c < cols; c++)
+			xmax[i] = fmax(xmax[i], fabs(x[i * cols + c]));
+	}
+	for (size_t i = 0; i < n * LDY; i++)
+		y[i] = 12345.0f;
+	k->q8_gemm->pack(t, xq, n, cols, pack, 0, 1);
+	k->q8_gemm->pack(t, xq, n, cols, pack, 1, ng);
+	k->q8_gemm->rows(t, w, rb, cols, pack, n, y, LDY, 0, 13, wbuf);
+	k->q8_gemm->rows(t, w, rb, cols, pack, n, y, LDY, 13, ROWS, wbuf);
+	for (size_t r = 0; r < ROWS; r++) {
+		lp_dequantize_row_ref(t, w + r * rb, deq, cols);
+		for (size_t i = 0; i < n; i++) {
+			const float *xi = x + i * cols;
+			float want = dref(w + r * rb, xq[i].blocks, cols), got = y[i * LDY + r];
+			double mag = 0;
+			/* an 8-bit activation is within half a step of x */
+			for (size_t c = 0; c < cols; c++)
+				mag += fabs((double)deq[c]) * (fabs(xi[c]) + xmax[i] / 254);
+			ck_assert_msg(fabs((double)got - want) <= 1e-5 * mag + 1e-6,
+				      "%s %s %zu cols, %zu tokens, row %zu token %zu: %.9g vs %.9g",
+				      k->name, lp_qtype_name(t), cols, n, r, i, got, want);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t r = ROWS; r < LDY; r++)
+			ck_assert(y[i * LDY + r] == 12345.0f);
+	free(wf), free(x), free(y), free(deq), free(xmax), free(w), free(blocks), free(pack);
+	free(wbuf), free(xq);
+}
+
+/*
+ * The int8 batch product of a set against the scalar mat-vec, token by
+ * token, on the same 8-bit activations: the same integer sums per block,
+ * so within 1e-5 * sum |w a| + 1e-6; for token counts below, at and past
+ * a pack group (1, 19, 32, 70), 37 rows (not a multiple of the 4 a tile
+ * takes), rows split between two calls as threads split them, and
+ * nothing written past the rows asked for.
+ */
+START_TEST(test_q8_gemm)
+{
+	const struct lp_cpu_kernels *k = simd_set(_i);
+	static const size_t tokens[] = { 1, 19, 32, 70 }, legacy_w[] = { 32, 160, 1056 };
+	static const size_t k_w[] = { 256, 768, 2816 };
+	int checked = 0;
+
+	if (!k || !k->q8_gemm)
+		return;
+	for (size_t ti = 0; ti < N_TYPES; ti++) {
+		enum lp_qtype t = types[ti];
+		if (!k->q8_gemm->has(t))
+			continue;
+		for (size_t wi = 0; wi < 3; wi++)
+			for (size_t ni = 0; ni < 4; ni++, checked++)
+				check_q8_case(k, t, lp_qtype_block_elems(t) == 256 ? k_w[wi] : legacy_w[wi],
+					      tokens[ni]);
+	}
+	ck_assert_int_gt(checked, 0);
 }
 END_TEST
 
@@ -800,6 +1032,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("backend");
 	TCase *ops = tcase_create("ops"), *fw = tcase_create("split");
+	TCase *kern = tcase_create("kernels");
 
 	tcase_add_loop_test(ops, test_matmul_decode, 0, N_TYPES);
 	tcase_add_loop_test(ops, test_matmul_prefill, 0, N_TYPES);
@@ -816,6 +1049,11 @@ static Suite *suite(void)
 	tcase_add_test(ops, test_buffers);
 	tcase_add_test(ops, test_registry);
 	suite_add_tcase(s, ops);
+	tcase_add_loop_test(kern, test_kernel_sets, 0, 2);
+	tcase_add_loop_test(kern, test_forced_set, 0, 3);
+	tcase_add_loop_test(kern, test_q8_gemm, 0, 2);
+	tcase_set_timeout(kern, 60);
+	suite_add_tcase(s, kern);
 	tcase_add_loop_test(fw, test_gpu_layers_split, 0, 3);
 	tcase_add_test(fw, test_gpu_budget);
 	suite_add_tcase(s, fw);

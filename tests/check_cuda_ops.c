@@ -642,8 +642,12 @@ static double top2_gap(const float *v, uint32_t n)
  * Prompts of 1, 17 and 40 tokens, then 64 greedy tokens (32 with
  * LPIPE_TEST_SIZE=small), on the CPU and
  * with gpu_layers 0, 3 and 6 of 6 on the device: the prompt's last logits
- * within the tolerance (1e-3 for f32 weights, 2e-2 for Q4_1, relative to
- * max |logit|), and the same greedy tokens, except that decoding may part
+ * within the tolerance (1e-3 for f32 weights, 3e-2 for Q4_1, relative to
+ * max |logit|: the CPU's int8 batch product, where its kernel set has one,
+ * gives a prompt of 16 tokens or more the decode's 8-bit activations, as
+ * check_forward's per-type tolerance allows, and measured 0.0202 against
+ * the device at 17 tokens; 2e-2 before), and the same greedy tokens,
+ * except that decoding may part
  * at a near tie (the CPU's best two logits closer than half the tolerance
  * times max |logit|), after which the rest is not compared.
  */
@@ -658,7 +662,7 @@ START_TEST(test_forward)
 	struct lp_gguf *g = NULL;
 	struct lp_model *m = NULL;
 	struct lp_diag dg;
-	double tol = t == LP_Q_F32 ? 1e-3 : 2e-2;
+	double tol = t == LP_Q_F32 ? 1e-3 : 3e-2;
 
 	ck_assert_int_ge(fd, 0);
 	close(fd);

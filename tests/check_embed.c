@@ -700,9 +700,9 @@ END_TEST
 /* The scalar exponentials and norms, which CPUs without AVX2 run. */
 START_TEST(test_bert_tiny_scalar)
 {
-	setenv("LPIPE_CPU_KERNELS", "scalar", 1);
+	setenv("LPIPE_CPU", "scalar", 1);
 	check_tiny_vs_reference("F32");
-	unsetenv("LPIPE_CPU_KERNELS");
+	unsetenv("LPIPE_CPU");
 }
 END_TEST
 

@@ -429,9 +429,10 @@ static void check_matvec(enum lp_qtype t, size_t n_rows, size_t n_cols,
 START_TEST(test_matvec_random)
 {
 	static const size_t shapes[][2] = { { 7, 256 }, { 33, 512 }, { 5, 1536 }, { 3, 2816 } };
-	const struct lp_cpu_kernels *sets[2] = { lp_cpu_kernels_scalar(), lp_cpu_kernels_avx2() };
+	const struct lp_cpu_kernels *sets[3] = { lp_cpu_kernels_scalar(), lp_cpu_kernels_avx2(),
+						 lp_cpu_kernels_avx512() };
 
-	for (int s = 0; s < 2; s++) {
+	for (int s = 0; s < 3; s++) {
 		if (!sets[s])
 			continue;
 		for (size_t i = 0; i < N_TYPES; i++)
@@ -446,9 +447,10 @@ START_TEST(test_matvec_legacy_widths)
 {
 	static const enum lp_qtype t[] = { LP_Q_Q4_0, LP_Q_Q4_1, LP_Q_Q5_0, LP_Q_Q5_1,
 					   LP_Q_Q8_0, LP_Q_F32, LP_Q_F16, LP_Q_BF16 };
-	const struct lp_cpu_kernels *sets[2] = { lp_cpu_kernels_scalar(), lp_cpu_kernels_avx2() };
+	const struct lp_cpu_kernels *sets[3] = { lp_cpu_kernels_scalar(), lp_cpu_kernels_avx2(),
+						 lp_cpu_kernels_avx512() };
 
-	for (int s = 0; s < 2; s++) {
+	for (int s = 0; s < 3; s++) {
 		if (!sets[s])
 			continue;
 		for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -470,11 +472,12 @@ END_TEST
  * of its set gives, for odd and even block counts. */
 START_TEST(test_dot4_matches_dot)
 {
-	const struct lp_cpu_kernels *sets[2] = { lp_cpu_kernels_scalar(), lp_cpu_kernels_avx2() };
+	const struct lp_cpu_kernels *sets[3] = { lp_cpu_kernels_scalar(), lp_cpu_kernels_avx2(),
+						 lp_cpu_kernels_avx512() };
 	static const size_t widths[] = { 256, 288, 576, 1536 };
 	int checked = 0;
 
-	for (int s = 0; s < 2; s++) {
+	for (int s = 0; s < 3; s++) {
 		if (!sets[s])
 			continue;
 		for (size_t i = 0; i < N_TYPES; i++) {
@@ -670,10 +673,18 @@ START_TEST(test_kernel_names)
 {
 	const char *n = lp_matvec_kernel_name();
 
-	ck_assert(!strcmp(n, "scalar") || !strcmp(n, "avx2"));
+	int forced = getenv("LPIPE_CPU") || getenv("LPIPE_CPU_KERNELS");
+
+	ck_assert(!strcmp(n, "scalar") || !strcmp(n, "avx2") || !strcmp(n, "avx512"));
 	ck_assert_str_eq(lp_cpu_kernels_scalar()->name, "scalar");
 	if (lp_cpu_kernels_avx2())
-		ck_assert_str_eq(n, getenv("LPIPE_CPU_KERNELS") ? n : "avx2");
+		ck_assert_str_eq(lp_cpu_kernels_avx2()->name, "avx2");
+	if (lp_cpu_kernels_avx512())
+		ck_assert_str_eq(lp_cpu_kernels_avx512()->name, "avx512");
+	/* unforced, the fastest set the CPU runs */
+	if (!forced)
+		ck_assert_str_eq(n, lp_cpu_kernels_avx512() ? "avx512" :
+				    lp_cpu_kernels_avx2() ? "avx2" : "scalar");
 }
 END_TEST
 

@@ -30,9 +30,20 @@ tests_check_blas_LDADD = $(TEST_LIBS)
 # the rest of the library runs on any x86-64 (dispatch is at run time).
 if LP_X86_64
 noinst_LTLIBRARIES += liblpipe_avx2.la
-liblpipe_avx2_la_SOURCES = src/backend/cpu/dot_avx2.c src/backend/cpu/dequant_avx2.c
+liblpipe_avx2_la_SOURCES = src/backend/cpu/dot_avx2.c src/backend/cpu/dequant_avx2.c \
+	src/backend/cpu/simd_x86.h
 liblpipe_avx2_la_CFLAGS = $(AM_CFLAGS) -fPIC -mavx2 -mfma -mf16c
 liblpipe_la_LIBADD += liblpipe_avx2.la
+endif
+
+# The AVX-512 kernels likewise, with their own flags, when configure found
+# that the compiler takes them (LP_AVX512).
+if LP_AVX512
+noinst_LTLIBRARIES += liblpipe_avx512.la
+liblpipe_avx512_la_SOURCES = src/backend/cpu/dot_avx512.c
+liblpipe_avx512_la_CFLAGS = $(AM_CFLAGS) -fPIC -mavx2 -mfma -mf16c \
+	-mavx512f -mavx512bw -mavx512vl -mavx512vnni
+liblpipe_la_LIBADD += liblpipe_avx512.la
 endif
 
 # Benchmark: built by make check (so it keeps compiling) but not run there;

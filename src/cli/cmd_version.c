@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/matvec.h"
 #include "config.h"
 #include "config/pipeline.h"
 #include "core/status.h"
@@ -18,8 +19,11 @@ const char lp_usage_version[] =
 	"lpipe-cuda.so, which `lpipe device` tries), then \"pipelines: DIR\", the\n"
 	"folder a bare pipeline name is looked up in (`lpipe run summarize FILE`),\n"
 	"in a build with cuda \"cuda module: PATH\", the installed module, and\n"
-	"last \"readers: text ...\", the document formats this build reads\n"
-	"(text, and markdown, html, pdf when their libraries were found).\n";
+	"\"readers: text ...\", the document formats this build reads (text, and\n"
+	"markdown, html, pdf when their libraries were found), and last \"cpu\n"
+	"kernels: SET\", the CPU kernel set the model's products run on here\n"
+	"(avx512, avx2 or scalar: the fastest this CPU runs, or what LPIPE_CPU\n"
+	"forces).\n";
 
 int cmd_version(int argc, char **argv)
 {
@@ -37,5 +41,6 @@ int cmd_version(int argc, char **argv)
 		if (lp_reader_available(f))
 			printf(" %s", lp_doc_format_name(f));
 	putchar('\n');
+	printf("cpu kernels: %s\n", lp_matvec_kernel_name());
 	return LP_EXIT_OK; /* lp_cli_close_stdout checks the writes */
 }

@@ -39,8 +39,8 @@
  *
  * Results do not depend on the thread count or the device beyond float
  * rounding (cosine >= 0.9999 between CPU and GPU). Softmax, GELU and layer
- * norm use AVX2 on the CPU when it has it and LPIPE_CPU_KERNELS is not
- * "scalar".
+ * norm use AVX2 on the CPU when it has it and LPIPE_CPU (or
+ * LPIPE_CPU_KERNELS) is not "scalar".
  *
  * A model object is read-only after load (but for the two setters below);
  * concurrent lp_bert_embed calls on one model are safe (they take turns:

@@ -3,24 +3,39 @@
  * evaluates N_PROMPT fixed token ids as one prompt, then N_GEN single
  * tokens (fed, not sampled, so that no sampler is timed), and prints
  * "pp_tps X" and "tg_tps Y" (tokens per second), then "weights_bytes" (the
- * tracked weights), "rss_bytes" (resident now) and "rss_peak_bytes".
+ * tracked weights), "rss_bytes" (resident now) and "rss_peak_bytes", and
+ * "kernels" with the name of the CPU kernel set (avx512, avx2, scalar);
+ * also "pp_cpu_s" and "tg_cpu_s", the process's CPU seconds of each phase.
  * `stream` opens the model with its weights streamed a layer at a time. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "backend/cpu/matvec.h"
 #include "core/mem.h"
 #include "model/forward.h"
 #include "model/gguf.h"
 #include "model/model.h"
 
-static double now_s(void)
+static double clock_s(clockid_t id)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(id, &t);
 	return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static double now_s(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
+}
+
+/* CPU seconds of the whole process (every thread): on a loaded machine
+ * they swing less than wall times (spinning threads count in them). */
+static double cpu_s(void)
+{
+	return clock_s(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 /* The resident-set lines of /proc/self/status, as "rss_file_kb N". */
@@ -47,7 +62,7 @@ int main(int argc, char **argv)
 	struct lp_ctx_params p = lp_ctx_default_params();
 	int32_t *ids;
 	long n_prompt, n_gen;
-	double t0, t1, t2;
+	double t0, t1, t2, c0, c1, c2;
 
 	int stream;
 
@@ -70,18 +85,21 @@ int main(int argc, char **argv)
 	ids = malloc((size_t)(n_prompt + n_gen) * sizeof(*ids));
 	for (long i = 0; i < n_prompt + n_gen; i++)
 		ids[i] = (int32_t)((i * 7919 + 13) % m->hp.n_vocab);
-	t0 = now_s();
+	t0 = now_s(), c0 = cpu_s();
 	if (lp_ctx_eval(c, ids, (size_t)n_prompt, 0, NULL, &d))
 		goto fail;
-	t1 = now_s();
+	t1 = now_s(), c1 = cpu_s();
 	for (long i = 0; i < n_gen; i++)
 		if (lp_ctx_eval(c, ids + n_prompt + i, 1, (uint32_t)(n_prompt + i), NULL, &d))
 			goto fail;
-	t2 = now_s();
+	t2 = now_s(), c2 = cpu_s();
 	printf("pp_tps %.2f\ntg_tps %.2f\n", n_prompt / (t1 - t0), n_gen / (t2 - t1));
+	printf("pp_cpu_s %.4f\ntg_cpu_s %.4f\n", c1 - c0, c2 - c1);
 	printf("weights_bytes %zu\nrss_bytes %zu\nrss_peak_bytes %zu\n",
 	       lp_mem_current(LP_MEM_WEIGHTS), lp_mem_current_rss(), lp_mem_peak_rss());
 	print_status();
+	/* the CPU kernel set (a word, not a figure: bench/llm prints it) */
+	printf("kernels %s\n", lp_matvec_kernel_name());
 	free(ids);
 	lp_ctx_free(c);
 	lp_model_free(m);

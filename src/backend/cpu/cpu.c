@@ -17,6 +17,7 @@
 
 #include "backend/cpu/blas.h"
 #include "backend/cpu/gemm.h"
+#include "backend/cpu/kernels.h"
 #include "backend/cpu/matvec.h"
 #include "core/threadpool.h"
 
@@ -49,6 +50,8 @@ struct cpu {
 	struct lp_q8_act *acts;        /* (n_rows) views into act */
 	float *rope_cos, *rope_sin;    /* (n_rows, n_rot / 2) */
 	float *enc_att;                /* (n_threads, enc_len^2) encoder scores */
+	uint8_t *xpack;                /* a batch's activations packed for q8_gemm */
+	const struct lp_q8_gemm *q8;   /* the kernel set's int8 batch product, or NULL */
 
 	/* the rope table's key: angles for rows at rope_pos .. + rope_n */
 	uint32_t rope_pos, rope_n, rope_rot;
@@ -98,8 +101,11 @@ static size_t layout(struct cpu *c, int n_threads, uint32_t gemm_min,
 	size_t wfn = gemm_min <= nb ? gemm_block_floats(lim->max_rows, lim->max_cols,
 							(size_t)n_threads) : 0;
 	size_t enc = (size_t)lim->enc_len * lim->enc_len;
+	/* the int8 batch product packs the batch's activations once */
+	const struct lp_q8_gemm *q8 = lp_cpu_kernels()->q8_gemm;
+	size_t xpn = wfn && q8 ? lp_q8_gemm_pack_bytes(nb, lim->max_cols) : 0;
 	float *cosv, *sinv, *att_tmp, *kf, *vf, *wf, *enc_att;
-	uint8_t *act;
+	uint8_t *act, *xpack;
 	struct lp_q8_act *acts;
 #define TAKE(ptr, count) do { \
 		(ptr) = base ? (void *)(base + off) : NULL; \
@@ -114,6 +120,7 @@ static size_t layout(struct cpu *c, int n_threads, uint32_t gemm_min,
 	TAKE(act, nb * stride);
 	TAKE(acts, nb);
 	TAKE(enc_att, (size_t)n_threads * enc);
+	TAKE(xpack, xpn);
 #undef TAKE
 	if (c) {
 		c->rope_cos = cosv;
@@ -128,6 +135,8 @@ static size_t layout(struct cpu *c, int n_threads, uint32_t gemm_min,
 		c->act_stride = stride;
 		c->acts = acts;
 		c->enc_att = enc_att;
+		c->xpack = xpn ? xpack : NULL;
+		c->q8 = xpn ? q8 : NULL;
 	}
 	return off;
 }
@@ -267,6 +276,8 @@ struct matmul_job {
 	size_t n, ldy;
 	float *wf;                   /* gemm: (n_threads, wf_floats) */
 	size_t wf_floats;
+	const struct lp_q8_gemm *q8; /* the int8 batch product, or NULL */
+	uint8_t *xpack;              /* its packed activations */
 };
 
 static int is_float_type(enum lp_qtype t)
@@ -323,12 +334,48 @@ static void gemm_task(void *arg, size_t r0, size_t r1, int tid)
 	}
 }
 
+static void pack_task(void *arg, size_t g0, size_t g1, int tid)
+{
+	const struct matmul_job *j = arg;
+
+	j->q8->pack(j->W->type, j->xq, j->n, j->W->cols, j->xpack, g0, g1);
+}
+
+/* Rows [r0, r1) of the int8 batch product, on this thread's part of wf. */
+static void q8_task(void *arg, size_t r0, size_t r1, int tid)
+{
+	const struct matmul_job *j = arg;
+	const struct lp_backend_mat *W = j->W;
+
+	j->q8->rows(W->type, W->data, W->row_bytes, W->cols, j->xpack, j->n, j->Y, j->ldy, r0, r1,
+		    j->wf + (size_t)tid * j->wf_floats);
+}
+
+/* Quantize the n input rows for W's type into the scratch, in the pool. */
+static void quantize_rows(struct cpu *c, struct matmul_job *j)
+{
+	for (size_t t = 0; t < j->n; t++)
+		c->acts[t] = (struct lp_q8_act){ 0, c->act + t * c->act_stride, c->act_stride };
+	j->xq = c->acts;
+	lp_pool_for(c->pool, j->n, 4, quantize_task, j);
+}
+
 static void cpu_matmul(struct lp_backend *be, const struct lp_backend_mat *W, const float *X,
 		       size_t n, float *Y, size_t ldy)
 {
 	struct cpu *c = cpu_of(be);
-	struct matmul_job j = { W, X, NULL, Y, n, ldy, c->wf, c->wf_floats };
+	struct matmul_job j = { W, X, NULL, Y, n, ldy, c->wf, c->wf_floats, NULL, NULL };
 
+	if (n >= c->gemm_min && c->q8 && c->q8->has(W->type) &&
+	    lp_q8_gemm_wbuf_bytes(W->cols) <= c->wf_floats * sizeof(float)) {
+		size_t th = (size_t)lp_pool_size(c->pool);
+		j.q8 = c->q8;
+		j.xpack = c->xpack;
+		quantize_rows(c, &j);
+		lp_pool_for(c->pool, (n + LP_Q8_GROUP - 1) / LP_Q8_GROUP, 1, pack_task, &j);
+		lp_pool_for(c->pool, W->rows, gemm_chunk_rows(W->rows, th), q8_task, &j);
+		return;
+	}
 	if (n >= c->gemm_min) {
 		size_t th = (size_t)lp_pool_size(c->pool);
 		size_t chunk = gemm_chunk_rows(W->rows, th);
@@ -339,13 +386,8 @@ static void cpu_matmul(struct lp_backend *be, const struct lp_backend_mat *W, co
 		lp_pool_for(c->pool, W->rows, chunk, gemm_task, &j);
 		return;
 	}
-	if (!is_float_type(W->type)) {
-		for (size_t t = 0; t < n; t++)
-			c->acts[t] = (struct lp_q8_act){ 0, c->act + t * c->act_stride,
-							 c->act_stride };
-		j.xq = c->acts;
-		lp_pool_for(c->pool, n, 4, quantize_task, &j);
-	}
+	if (!is_float_type(W->type))
+		quantize_rows(c, &j);
 	lp_pool_for(c->pool, W->rows, 8, matmul_task, &j);
 }
 

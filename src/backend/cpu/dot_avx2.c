@@ -16,16 +16,8 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "backend/cpu/simd_x86.h"
 #include "quant/blocks.h"
-
-static inline float hsum_ps(__m256 v)
-{
-	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-
-	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-	s = _mm_add_ss(s, _mm_movehdup_ps(s));
-	return _mm_cvtss_f32(s);
-}
 
 static inline __m256i ones16(void)
 {
@@ -36,38 +28,6 @@ static inline __m256i ones16(void)
 static inline __m256i dot_u8_i8(__m256i u, __m256i s)
 {
 	return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), ones16());
-}
-
-/*
- * Decode streams every weight once per token, and waiting for memory, not
- * arithmetic, bounds it: the hardware prefetchers do not run far enough
- * ahead (and lose track of the four interleaved rows of the dot4 kernels).
- * So each kernel asks for the bytes PF_AHEAD past those it reads now,
- * spread over its loop a few lines at a time (a burst of prefetches at the
- * start of a row measured slower than none). Prefetching past the end of
- * a matrix is harmless: prefetches never fault.
- */
-#define PF_AHEAD 4096
-
-/* Prefetch `bytes` from `ahead` bytes past p (integer arithmetic: the
- * address may lie outside any object). */
-static inline void prefetch_at(const void *p, size_t ahead, size_t bytes)
-{
-	uintptr_t a = (uintptr_t)p + ahead;
-
-	for (size_t o = 0; o < bytes; o += 64)
-		_mm_prefetch((const char *)(a + o), _MM_HINT_T0);
-}
-
-/* 32 nibbles of 16 bytes: low nibbles in bytes 0..15, high in 16..31.
- * A broadcast load and a blend instead of a lane insert keep this off the
- * shuffle port (see fp16_tab). */
-static inline __m256i unpack_nibbles16(const uint8_t *p)
-{
-	__m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
-	__m256i both = _mm256_blend_epi32(b, _mm256_srli_epi16(b, 4), 0xF0);
-
-	return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
 }
 
 /* ---- float weights ---- */
@@ -152,18 +112,18 @@ static inline __m256 q4_block(const uint8_t *qs, const int8_t *qa)
  * converting in a register and broadcasting both need the shuffle port, the
  * bottleneck of these kernels. 256 KiB, filled once (lp_cpu_avx2_init).
  */
-static float fp16_tab[1 << 16];
+float lp_cpu_fp16_tab[1 << 16];
 
 void lp_cpu_avx2_init(void)
 {
 	for (uint32_t h = 0; h < (1u << 16); h++)
-		fp16_tab[h] = lp_fp16_to_fp32((uint16_t)h);
+		lp_cpu_fp16_tab[h] = lp_fp16_to_fp32((uint16_t)h);
 }
 
 /* d_w * d_a in all 8 lanes. */
 static inline __m256 block_scale(uint16_t dw, const float *da)
 {
-	return _mm256_mul_ps(_mm256_broadcast_ss(&fp16_tab[dw]), _mm256_broadcast_ss(da));
+	return _mm256_mul_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[dw]), _mm256_broadcast_ss(da));
 }
 
 /*
@@ -208,14 +168,14 @@ static float dot_q4_1(const void *w, const void *a, size_t n)
 		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
 		acc1 = _mm256_fmadd_ps(block_scale(x[i + 1].d, &y[i + 1].d),
 				       q4_block(x[i + 1].qs, y[i + 1].qs), acc1);
-		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[x[i].m]),
 					_mm256_broadcast_ss(&y[i].s), mins0);
-		mins1 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i + 1].m]),
+		mins1 = _mm256_fmadd_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[x[i + 1].m]),
 					_mm256_broadcast_ss(&y[i + 1].s), mins1);
 	}
 	for (; i < nb; i++) {
 		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d), q4_block(x[i].qs, y[i].qs), acc0);
-		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[x[i].m]),
 					_mm256_broadcast_ss(&y[i].s), mins0);
 	}
 	return hsum_ps(_mm256_add_ps(acc0, acc1)) + _mm256_cvtss_f32(_mm256_add_ps(mins0, mins1));
@@ -288,15 +248,15 @@ static float dot_q5_1(const void *w, const void *a, size_t n)
 				       q5_block(x[i].qs, x[i].qh, y[i].qs), acc0);
 		acc1 = _mm256_fmadd_ps(block_scale(x[i + 1].d, &y[i + 1].d),
 				       q5_block(x[i + 1].qs, x[i + 1].qh, y[i + 1].qs), acc1);
-		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[x[i].m]),
 					_mm256_broadcast_ss(&y[i].s), mins0);
-		mins1 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i + 1].m]),
+		mins1 = _mm256_fmadd_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[x[i + 1].m]),
 					_mm256_broadcast_ss(&y[i + 1].s), mins1);
 	}
 	for (; i < nb; i++) {
 		acc0 = _mm256_fmadd_ps(block_scale(x[i].d, &y[i].d),
 				       q5_block(x[i].qs, x[i].qh, y[i].qs), acc0);
-		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&fp16_tab[x[i].m]),
+		mins0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[x[i].m]),
 					_mm256_broadcast_ss(&y[i].s), mins0);
 	}
 	return hsum_ps(_mm256_add_ps(acc0, acc1)) + _mm256_cvtss_f32(_mm256_add_ps(mins0, mins1));
@@ -336,7 +296,7 @@ static inline __m256 q8_row_step(const struct lp_blk_q8_0 *x, __m256i v, __m256 
 	__m256i w = _mm256_loadu_si256((const __m256i *)x->qs);
 	__m256 p = _mm256_cvtepi32_ps(dot_u8_i8(_mm256_abs_epi8(w), _mm256_sign_epi8(v, w)));
 
-	return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_broadcast_ss(&fp16_tab[x->d]), da), p, acc);
+	return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_broadcast_ss(&lp_cpu_fp16_tab[x->d]), da), p, acc);
 }
 
 /*
@@ -389,26 +349,6 @@ static void dot4_q8_0(const void *w, size_t rb, const void *a, size_t n, float y
 }
 
 /* ---- K super-blocks of 256 ---- */
-
-/*
- * The eight 6-bit scales and mins of a Q4_K/Q5_K block, unpacked with
- * 32-bit word operations (the same layout lp_k_scale_min reads byte by
- * byte): bytes 0-3 hold scales 0-3 and the top bits of scales 4-7, bytes
- * 4-7 the mins 0-3 and the top bits of mins 4-7, bytes 8-11 the low
- * nibbles of scales (low) and mins (high) 4-7.
- */
-static inline void k_unpack(const uint8_t *packed, uint8_t sc[8], uint8_t m[8])
-{
-	uint32_t u[3], s[2], mm[2];
-
-	memcpy(u, packed, 12);
-	s[0] = u[0] & 0x3f3f3f3f;
-	mm[0] = u[1] & 0x3f3f3f3f;
-	s[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
-	mm[1] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
-	memcpy(sc, s, 8);
-	memcpy(m, mm, 8);
-}
 
 /* Shuffle masks broadcasting int16 lane j of a 128-bit lane to all 16. */
 static inline __m256i lane16_mask(int j)
@@ -664,5 +604,5 @@ static void act_q8_256(const float *x, size_t n, void *blocks)
 const struct lp_cpu_kernels lp_cpu_kernels_avx2_set = {
 	"avx2", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0,
 	dot_q4_k, dot_q5_k, dot_q6_k, dot4_q8_0, NULL, act_q8_32, act_q8_256,
-	lp_cpu_avx2_dequant,
+	lp_cpu_avx2_dequant, NULL,
 };

@@ -1,7 +1,7 @@
 /*
  * encoder.c - the CPU backend's encoder and retrieval ops: LayerNorm and
- * GELU (AVX2 and FMA when the CPU has them and LPIPE_CPU_KERNELS is not
- * "scalar"), the masked attention of a padded encoder batch, mean pooling,
+ * GELU (AVX2 and FMA when the CPU has them and LPIPE_CPU, or
+ * LPIPE_CPU_KERNELS, is not "scalar"), the masked attention of a padded encoder batch, mean pooling,
  * top-k and the hashed projection. Element-wise work is split by rows
  * between the pool's threads; attention by (sequence, head).
  */
@@ -28,7 +28,10 @@ int lp_backend_cpu_enc_avx2(void)
 
 	if (v >= 0)
 		return v;
-	force = getenv("LPIPE_CPU_KERNELS");
+	/* LPIPE_CPU=scalar (or LPIPE_CPU_KERNELS=scalar) forces C here too */
+	force = getenv("LPIPE_CPU");
+	if (!force)
+		force = getenv("LPIPE_CPU_KERNELS");
 	__builtin_cpu_init();
 	v = !(force && !strcmp(force, "scalar")) && __builtin_cpu_supports("avx2") &&
 	    __builtin_cpu_supports("fma");

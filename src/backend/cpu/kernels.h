@@ -7,11 +7,19 @@
  * quantized types (see quant/blocks.h). `n` is a multiple of the
  * type's block.
  *
- * The scalar set is the reference; the AVX2 set (built in its own
- * convenience library with -mavx2 -mfma -mf16c so the rest of lpipe stays
- * portable) is chosen by lp_cpu_kernels when the CPU has AVX2 and FMA.
- * The setting LPIPE_CPU_KERNELS=scalar in the environment forces the scalar
- * set (for comparison and benchmarks). All kernels are reentrant.
+ * The scalar set is the reference. The AVX2 set and the AVX-512 set (F,
+ * BW, VL and VNNI) are each built in a convenience library of their own,
+ * with the flags they need, so the rest of lpipe stays portable; the
+ * AVX-512 set is built only when the compiler takes those flags.
+ * lp_cpu_kernels chooses, once, the fastest set the CPU runs: avx512, then
+ * avx2, then scalar.
+ *
+ * The environment forces a set, for tests and benchmarks:
+ * LPIPE_CPU=avx512|avx2|scalar takes that set, or the fastest one below it
+ * that the CPU runs when it cannot run that one (so LPIPE_CPU=avx512 on an
+ * AVX2 machine gives avx2); any other value is ignored. The older
+ * LPIPE_CPU_KERNELS=scalar still forces the scalar set when LPIPE_CPU is
+ * unset. All kernels are reentrant.
  */
 #ifndef LP_BACKEND_CPU_KERNELS_H
 #define LP_BACKEND_CPU_KERNELS_H
@@ -32,7 +40,7 @@ typedef void (*lp_dot4_fn)(const void *w, size_t row_bytes, const void *a, size_
 			   float y[4]);
 
 struct lp_cpu_kernels {
-	const char *name;  /* "scalar", "avx2" */
+	const char *name;  /* "scalar", "avx2", "avx512" */
 	lp_dot_fn f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k;
 	/* four-row kernels, NULL where the set has none for the type */
 	lp_dot4_fn q8_0_x4, q6_k_x4;
@@ -45,7 +53,44 @@ struct lp_cpu_kernels {
 	 * floats as lp_dequantize_row_ref; returns 0 (doing nothing) for a
 	 * type it does not handle, 1 otherwise. NULL where the set has none */
 	int (*dequant)(enum lp_qtype t, const void *src, float *dst, size_t n);
+	/* the int8 product of batched prefill (below; the AVX-512 set's
+	 * takes the legacy types, Q4_K and Q6_K), NULL where the set has none */
+	const struct lp_q8_gemm *q8_gemm;
 };
+
+/*
+ * Int8 products of a batch: Y[t][r] = dot(row r of W, row t of X) for the
+ * tokens of a batch at once, on the same 8-bit activations as the mat-vec
+ * (lp_q8_act_quantize's blocks) and the same integer sums per block, so
+ * a token's result differs from the mat-vec's only in the order of the
+ * float sums. The activations are first packed by `pack`, token
+ * groups of LP_Q8_GROUP at a time, so that one vector holds a 4-byte
+ * piece of 16 tokens; `rows` then multiplies rows of W with every group.
+ *
+ * Pack: LP_Q8_PACK_BYTES per (group, block of 32 columns), groups after
+ * one another, the blocks of a group in order; tokens past n are zeros.
+ * Both are reentrant; threads may split the groups (pack) or the rows.
+ */
+#define LP_Q8_GROUP 32
+#define LP_Q8_PACK_BYTES (LP_Q8_GROUP * 32 + 4 * LP_Q8_GROUP * 4)
+
+struct lp_q8_gemm {
+	/* whether `rows` takes weights of type t */
+	int (*has)(enum lp_qtype t);
+	/* pack groups [g0, g1) of the n rows xq, quantized for weight type t
+	 * (cols elements, a multiple of t's block), into pack */
+	void (*pack)(enum lp_qtype t, const struct lp_q8_act *xq, size_t n, size_t cols,
+		     void *pack, size_t g0, size_t g1);
+	/* Y[t * ldy + r] for t < n and r in [r0, r1), W of type t (rows
+	 * row_bytes apart); wbuf: scratch of lp_q8_gemm_wbuf_bytes(cols) */
+	void (*rows)(enum lp_qtype t, const void *W, size_t row_bytes, size_t cols,
+		     const void *pack, size_t n, float *Y, size_t ldy, size_t r0, size_t r1,
+		     void *wbuf);
+};
+
+/* Bytes of `pack` for n tokens of cols elements, and of `rows`' wbuf. */
+size_t lp_q8_gemm_pack_bytes(size_t n, size_t cols);
+size_t lp_q8_gemm_wbuf_bytes(size_t cols);
 
 /* The fastest set this CPU supports (decided once; thread-safe). */
 const struct lp_cpu_kernels *lp_cpu_kernels(void);
@@ -58,11 +103,27 @@ lp_dot_fn lp_cpu_dot(const struct lp_cpu_kernels *k, enum lp_qtype t);
 /* The four-row kernel of set `k` for type `t`, or NULL when it has none. */
 lp_dot4_fn lp_cpu_dot4(const struct lp_cpu_kernels *k, enum lp_qtype t);
 
+/* The AVX-512 set, or NULL when not built in or the CPU lacks AVX-512
+ * F/BW/VL/VNNI (or the AVX2 set's features, which it also uses). */
+const struct lp_cpu_kernels *lp_cpu_kernels_avx512(void);
+/* The set LPIPE_CPU (or LPIPE_CPU_KERNELS) names, as lp_cpu_kernels would
+ * take it: `force` is the variable's value, NULL or unknown for none.
+ * lp_cpu_kernels is this of the environment, decided once. */
+const struct lp_cpu_kernels *lp_cpu_kernels_forced(const char *force);
+
 /* Defined in dot_avx2.c (only when built for x86-64); the set needs
  * lp_cpu_avx2_init() once before use (lp_cpu_kernels_avx2 does it). */
 extern const struct lp_cpu_kernels lp_cpu_kernels_avx2_set;
 void lp_cpu_avx2_init(void);
 /* Defined in dequant_avx2.c: the AVX2 set's dequant. */
 int lp_cpu_avx2_dequant(enum lp_qtype t, const void *src, float *dst, size_t n);
+/* fp16 -> float of every half, filled by lp_cpu_avx2_init: a scale's
+ * broadcast to a vector is then one load. */
+extern float lp_cpu_fp16_tab[1 << 16];
+
+/* Defined in dot_avx512.c (only when the compiler takes AVX-512); the
+ * activation quantizers and dequant are the AVX2 set's, filled in by
+ * lp_cpu_kernels_avx512() before it first returns the set. */
+extern struct lp_cpu_kernels lp_cpu_kernels_avx512_set;
 
 #endif

@@ -20,7 +20,8 @@ void lp_q8_act_quantize(enum lp_qtype t, const float *x, size_t n, struct lp_q8_
  * (lp_qtype_row_bytes apart). `xq` is x quantized for `t` by
  * lp_q8_act_quantize (ignored, and may be NULL, for float types; `x` is
  * then used). Uses the fastest kernel the CPU supports (checked at run
- * time; LPIPE_CPU_KERNELS=scalar in the environment forces the scalar one);
+ * time; LPIPE_CPU=avx2|scalar in the environment forces a slower one, see
+ * kernels.h);
  * lp_matvec_ref is the scalar reference with the same semantics. Both are
  * single-threaded and reentrant.
  */
@@ -37,7 +38,7 @@ void lp_matvec_ref(enum lp_qtype t, const void *W, size_t n_rows, size_t n_cols,
 void lp_matvec_rows(enum lp_qtype t, const void *W, size_t n_cols, const float *x,
 		    const struct lp_q8_act *xq, float *y, size_t row_begin, size_t row_end);
 
-/* Name of the kernel lp_matvec dispatches to ("avx2", "avx512", "scalar"). */
+/* Name of the kernel set lp_matvec dispatches to ("avx512", "avx2", "scalar"). */
 const char *lp_matvec_kernel_name(void);
 
 #endif
