@@ -420,6 +420,10 @@ enum lp_status lp_backend_cpu_open(const struct lp_backend_params *p, struct lp_
 size_t lp_backend_cpu_scratch_bytes(int n_threads, uint32_t gemm_min,
 				    const struct lp_backend_limits *lim);
 
+/* The CPU kernel set the products run on here ("avx512", "avx2",
+ * "scalar"): CPUID's choice, or LPIPE_CPU's. */
+const char *lp_backend_cpu_kernels(void);
+
 /* Names of the backends this build has, space-separated: "cpu" or
  * "cpu cuda" (cuda: the module was built; it may still fail to open). */
 const char *lp_backend_built(void);

@@ -4,7 +4,6 @@
 #include <stdio.h>
 
 #include "backend/backend.h"
-#include "backend/cpu/matvec.h"
 #include "config.h"
 #include "config/pipeline.h"
 #include "core/status.h"
@@ -41,6 +40,6 @@ int cmd_version(int argc, char **argv)
 		if (lp_reader_available(f))
 			printf(" %s", lp_doc_format_name(f));
 	putchar('\n');
-	printf("cpu kernels: %s\n", lp_matvec_kernel_name());
+	printf("cpu kernels: %s\n", lp_backend_cpu_kernels());
 	return LP_EXIT_OK; /* lp_cli_close_stdout checks the writes */
 }

@@ -141,6 +141,11 @@ static size_t layout(struct cpu *c, int n_threads, uint32_t gemm_min,
 	return off;
 }
 
+const char *lp_backend_cpu_kernels(void)
+{
+	return lp_matvec_kernel_name();
+}
+
 size_t lp_backend_cpu_scratch_bytes(int n_threads, uint32_t gemm_min,
 				    const struct lp_backend_limits *lim)
 {
