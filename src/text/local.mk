@@ -69,3 +69,8 @@ check_PROGRAMS += tests/fuzz/fuzz_keyphrase
 TESTS += tests/fuzz/fuzz_keyphrase
 tests_fuzz_fuzz_keyphrase_SOURCES = tests/fuzz/fuzz_keyphrase.c tests/fuzz/standalone.c
 tests_fuzz_fuzz_keyphrase_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/fuzz/fuzz_question
+TESTS += tests/fuzz/fuzz_question
+tests_fuzz_fuzz_question_SOURCES = tests/fuzz/fuzz_question.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_question_LDADD = $(TEST_LIBS)

@@ -1,0 +1,63 @@
+/*
+ * fuzz_question.c - what a question asks (text/focus.h) and whether a
+ * sentence stands alone (text/alone.h), on any bytes.
+ *
+ * The input is the question and the text both: the focus tokens of the
+ * input are looked for in the input itself, its kind of answer and
+ * quantity are read, and cuts of it are checked for standing alone.
+ * Invariants, a violation aborts: tokens are in order, non-empty and
+ * inside the input; a token without white space is held by the input (a
+ * quoted phrase may hold a run of spaces, which matches as one); counts never
+ * exceed their cap; nothing reads outside the input (ASan, and the copy
+ * below is exactly as long as the input, plus the NUL lp_focus_asks
+ * needs).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/alone.h"
+#include "text/focus.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *q = malloc(size + 1);
+	size_t pos = 0, end = 0;
+	struct lp_span tok, kind;
+
+	if (!q)
+		return 0;
+	memcpy(q, data, size);
+	q[size] = '\0';
+	while (lp_focus_next(q, size, &pos, &tok)) {
+		if (!tok.len || tok.off < end || tok.off + tok.len > size || pos < tok.off + tok.len)
+			abort();
+		end = tok.off + tok.len;
+		/* a token without white space is held by its own text (a
+		 * phrase's run of spaces would match only one) */
+		if (!memchr(q + tok.off, ' ', tok.len) && !lp_focus_held(q, size, q + tok.off, tok.len))
+			abort();
+		if (lp_focus_count(q, size, q + tok.off, tok.len, 3) > 3)
+			abort();
+		(void)lp_focus_is_name(q + tok.off, tok.len);
+	}
+	switch (lp_focus_asks(q, &kind)) {
+	case LP_ASKS_NAME:
+		if (!kind.len || kind.off + kind.len > strlen(q))
+			abort();
+		break;
+	case LP_ASKS_QUANTITY:
+	case LP_ASKS_OTHER:
+		if (kind.len)
+			abort();
+		break;
+	default:
+		abort();
+	}
+	(void)lp_focus_has_number(q, size);
+	(void)lp_focus_quantity_held(q, q, size);
+	for (size_t i = 0; i <= size; i += 1 + size / 8)
+		(void)lp_alone_check(q + i, size - i);
+	free(q);
+	return 0;
+}
