@@ -867,6 +867,9 @@ START_TEST(test_focus_numbers)
 	ck_assert(lp_focus_has_number("每年举行一次", strlen("每年举行一次")));
 	ck_assert(!lp_focus_has_number("None of the options is someone's.", 33));
 	ck_assert(!lp_focus_has_number("It is done often.", 17));
+	ck_assert(!lp_focus_has_number("Use the dircolors(1) command or fsck(8).", 40));
+	ck_assert(!lp_focus_has_number("(1). If FORMAT is set", 21));
+	ck_assert(lp_focus_has_number("Up to (2) items.", 16));
 }
 END_TEST
 

@@ -294,6 +294,16 @@ enum lp_asks lp_focus_asks(const char *q, struct lp_span *kind)
 	return holds_any(low, amounts) ? LP_ASKS_QUANTITY : LP_ASKS_OTHER;
 }
 
+/* 1 when the digit at text[i] is a manual section after a name
+ * ("dircolors(1)", "fsck(8)"), or the tail of one the sentence cut left
+ * at its start ("(1). If FORMAT ..."): it counts nothing. */
+static int section_ref(const char *text, size_t len, size_t i)
+{
+	return i >= 1 && text[i - 1] == '(' && (i == 1 || isalnum((unsigned char)text[i - 2])) &&
+	       i + 1 < len && (text[i + 1] == ')' || (isalpha((unsigned char)text[i + 1]) &&
+						      i + 2 < len && text[i + 2] == ')'));
+}
+
 int lp_focus_has_number(const char *text, size_t len)
 {
 	static const char *const words[] = { "zero", "one", "two", "three", "four", "five",
@@ -305,7 +315,7 @@ int lp_focus_has_number(const char *text, size_t len)
 					   "八", "九", "十", "百", "千", "万", "零", NULL };
 
 	for (size_t i = 0; i < len; i++) {
-		if (isdigit((unsigned char)text[i]))
+		if (isdigit((unsigned char)text[i]) && !section_ref(text, len, i))
 			return 1;
 		if (isalpha((unsigned char)text[i]) && (!i || !isalpha((unsigned char)text[i - 1]))) {
 			size_t wl = 0;
@@ -397,7 +407,7 @@ int lp_focus_quantity_held(const char *q, const char *text, size_t len)
 
 		/* a number, not the digits of a name ("x86"); "BLOCKSx512" is
 		 * a product */
-		if (!isdigit((unsigned char)text[i]) ||
+		if (!isdigit((unsigned char)text[i]) || section_ref(text, len, i) ||
 		    (i && isalnum((unsigned char)text[i - 1]) &&
 		     !(text[i - 1] == 'x' && i >= 2 && isupper((unsigned char)text[i - 2]))))
 			continue;

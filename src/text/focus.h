@@ -67,8 +67,9 @@ int lp_focus_is_name(const char *tok, size_t n);
  * otherwise {0, 0}. */
 enum lp_asks lp_focus_asks(const char *q, struct lp_span *kind);
 
-/* 1 when text[0..len) holds a number: a digit, an English number word
- * ("two", "twice", "dozen") or a Chinese numeral (一 .. 十, 百, 千, 万). */
+/* 1 when text[0..len) holds a number: a digit (not a manual section,
+ * "dircolors(1)"), an English number word ("two", "twice", "dozen") or a
+ * Chinese numeral (一 .. 十, 百, 千, 万). */
 int lp_focus_has_number(const char *text, size_t len);
 
 /*
