@@ -846,6 +846,10 @@ START_TEST(test_focus_asks)
 	ck_assert_int_eq(lp_focus_asks("What does the --delete option do?", NULL), LP_ASKS_OTHER);
 	ck_assert_int_eq(lp_focus_asks("What is the default value of IFS?", NULL), LP_ASKS_OTHER);
 	ck_assert_int_eq(lp_focus_asks("Why is the sky blue?", NULL), LP_ASKS_OTHER);
+	ck_assert_int_eq(lp_focus_asks("What does exit code 1 mean after --compare?", NULL),
+			 LP_ASKS_OTHER);
+	ck_assert_int_eq(lp_focus_asks("What exit code does tar return on a fatal error?", NULL),
+			 LP_ASKS_QUANTITY);
 	{
 		const char *q = "Which shell option stops > from overwriting?";
 		struct lp_span k;

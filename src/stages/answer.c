@@ -1172,13 +1172,18 @@ static int entry_answer(const struct job *j, const struct found *f, const char *
 	return *n > 0 && *n <= LP_ANSWER_TERM_BYTES && !memchr(*t, '|', *n) && !memchr(*t, '\n', *n);
 }
 
-/* 1 when the question holds s[0, n), any case. */
+/* 1 when the question holds s[0, n), any case, not inside a longer word
+ * ("def" is not in "definition"). */
 static int in_question(const struct job *j, const char *s, size_t n)
 {
-	size_t ql = strlen(j->question);
+	const char *q = j->question;
+	size_t ql = strlen(q);
 
 	for (size_t i = 0; n && i + n <= ql; i++)
-		if (!strncasecmp(j->question + i, s, n))
+		if (!strncasecmp(q + i, s, n) &&
+		    !(i && isalnum((unsigned char)q[i - 1]) && isalnum((unsigned char)s[0])) &&
+		    !(i + n < ql && isalnum((unsigned char)q[i + n]) &&
+		      isalnum((unsigned char)s[n - 1])))
 			return 1;
 	return 0;
 }
@@ -1246,14 +1251,28 @@ static int span_fit(const struct job *j, const char *a, size_t n)
 	return 1;
 }
 
+/* 1 when the document writes t[0, n) in a code block: a name a reader
+ * types ("def"), not a word of the prose around the kind word ("the c
+ * option requires ..."). */
+static int in_code(const struct lp_doc *doc, const char *t, size_t n)
+{
+	const struct lp_doc_model *m = &doc->src.model;
+
+	for (size_t i = 0; m->n_kind[LP_BLOCK_CODE] && i < m->n_blocks; i++)
+		if (m->blocks[i].kind == LP_BLOCK_CODE &&
+		    lp_focus_held(doc->text + m->blocks[i].off, m->blocks[i].len, t, n))
+			return 1;
+	return 0;
+}
+
 /*
  * The name the quote gives for the kind the question asks about. In
  * order: the first cell of a table row ("lsof -p pid | lists the files
  * a process opened"); a quoted word beside the kind word ("the
  * 'noclobber' option"); the span in quote marks that best fits the kind
  * ("... using \"tune2fs -c0 /dev/sda\""); a bare word beside the kind word
- * ("the keyword def introduces"). Nothing the question holds. 1 and its
- * bytes in *t, *n.
+ * that the document writes in its code ("the keyword def introduces").
+ * Nothing the question holds. 1 and its bytes in *t, *n.
  */
 static int name_in_quote(const struct job *j, const struct found *f, const char **t, size_t *n)
 {
@@ -1304,7 +1323,7 @@ static int name_in_quote(const struct job *j, const struct found *f, const char 
 				*n = wl;
 				return 1;
 			}
-			if (!bare) {
+			if (!bare && in_code(j->doc, w, wl)) {
 				bare = w;
 				bare_len = wl;
 			}

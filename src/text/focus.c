@@ -271,6 +271,9 @@ enum lp_asks lp_focus_asks(const char *q, struct lp_span *kind)
 
 		if (!strncmp(w, "is the name of", 14))
 			return LP_ASKS_NAME;
+		/* "What does exit code 1 mean?" asks for a meaning, not a number */
+		if (strstr(low, " mean") || strstr(low, " stand for"))
+			return LP_ASKS_OTHER;
 		/* "What is the keyword elif short for?" asks about a name */
 		if (!strncmp(w, "is ", 3) || !strncmp(w, "are ", 4) || !strncmp(w, "does ", 5) ||
 		    !strncmp(w, "do ", 3))

@@ -121,6 +121,30 @@ answers_name "Which option stops > from overwriting a file?" "noclobber"
 answers_name "Which command sets the maximum mount count?" "tune2fs -c0 /dev/sda1"
 answers_name "Which command shows how full each filesystem is?" "df -h"
 
+# a bare word beside the kind word is a name only when the document's
+# code writes it ("def"), not a word of prose ("requires")
+if "$LPIPE" version | grep -q '^readers:.*markdown'; then
+	MD=$WORK/code.md
+	cat >"$MD" <<'MD'
+# Functions
+
+The keyword def introduces a function definition.
+
+```
+def fib(n):
+    return n
+```
+
+The c option requires an archive name.
+MD
+	lp run "$P1" "$MD" -q "Which keyword introduces a function definition?"
+	[ "$(head -n 1 "$OUT")" = "def" ] && ok "a bare name the code writes" ||
+		fail "not answered 'def': $(cat "$OUT")"
+	lp run "$P1" "$MD" -q "Which option names the archive?"
+	! grep -q '^requires$' "$OUT" && ok "a word of prose is no name" ||
+		fail "answered a word of prose: $(cat "$OUT")"
+fi
+
 # what the document does not say: a name it never holds, a sentence that
 # does not name the focus, a quantity without a number
 abstains() { # QUESTION DOC WHAT...
