@@ -1251,12 +1251,16 @@ static int span_fit(const struct job *j, const char *a, size_t n)
 	return 1;
 }
 
-/* 1 when the document writes t[0, n) in a code block: a name a reader
- * types ("def"), not a word of the prose around the kind word ("the c
- * option requires ..."). */
+/* 1 when t[0, n) is a name a reader types: a command cited with its
+ * manual section ("reportbug(1)"), or a word the document writes in a
+ * code block ("def"); not a word of the prose around the kind word ("the
+ * c option requires ..."). */
 static int in_code(const struct lp_doc *doc, const char *t, size_t n)
 {
 	const struct lp_doc_model *m = &doc->src.model;
+
+	if (n >= 4 && t[n - 1] == ')' && isdigit((unsigned char)t[n - 2]) && t[n - 3] == '(')
+		return 1;
 
 	for (size_t i = 0; m->n_kind[LP_BLOCK_CODE] && i < m->n_blocks; i++)
 		if (m->blocks[i].kind == LP_BLOCK_CODE &&
