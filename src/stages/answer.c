@@ -350,38 +350,55 @@ static void prefer_entries(const struct job *j, const struct lp_evidence_src *sr
 
 /* ---- focus: what the question names and asks for ---- */
 
-/* Whether the text around the sentence doc->text[off, off + len) names
- * t[0, n): the sentence, its block, its entry's term or its section path
+/* The text around a sentence that may name what a question asks about:
+ * the sentence, its block, its entry's term and its section path
  * ("'BASHPID'" names the entry whose body says "$$"). */
-static int named_near(const struct lp_doc *doc, size_t off, size_t len, const char *t, size_t n)
+struct near {
+	const char *sent, *block, *term;
+	size_t sent_len, block_len, term_len;
+	char path[512];
+};
+
+/* The surroundings of the sentence doc->text[off, off + len), read once
+ * for every token looked for in them. */
+static void near_of(const struct lp_doc *doc, size_t off, size_t len, struct near *nr)
 {
 	const struct lp_doc_model *m = &doc->src.model;
-	const struct lp_doc_block *bl;
-	size_t b;
-	char path[512];
+	size_t b = m->n_blocks ? lp_doc_model_find(m, off) : LP_DOC_NONE;
 
-	if (lp_focus_held(doc->text + off, len, t, n))
-		return 1;
-	if (!m->n_blocks || (b = lp_doc_model_find(m, off)) == LP_DOC_NONE)
-		return 0;
-	bl = &m->blocks[b];
-	if (lp_focus_held(doc->text + bl->off, bl->len, t, n) ||
-	    (bl->term != LP_DOC_NONE &&
-	     lp_focus_held(doc->text + m->blocks[bl->term].off, m->blocks[bl->term].len, t, n)))
-		return 1;
-	lp_doc_model_section_path(m, b, path, sizeof(path));
-	return lp_focus_held(path, strlen(path), t, n);
+	memset(nr, 0, sizeof(*nr));
+	nr->sent = doc->text + off;
+	nr->sent_len = len;
+	if (b == LP_DOC_NONE)
+		return;
+	nr->block = doc->text + m->blocks[b].off;
+	nr->block_len = m->blocks[b].len;
+	if (m->blocks[b].term != LP_DOC_NONE) {
+		nr->term = doc->text + m->blocks[m->blocks[b].term].off;
+		nr->term_len = m->blocks[m->blocks[b].term].len;
+	}
+	lp_doc_model_section_path(m, b, nr->path, sizeof(nr->path));
+}
+
+/* Whether the surroundings name t[0, n). */
+static int named_near(const struct near *nr, const char *t, size_t n)
+{
+	return lp_focus_held(nr->sent, nr->sent_len, t, n) ||
+	       (nr->block && lp_focus_held(nr->block, nr->block_len, t, n)) ||
+	       (nr->term && lp_focus_held(nr->term, nr->term_len, t, n)) ||
+	       lp_focus_held(nr->path, strlen(nr->path), t, n);
 }
 
 /* How many of the question's focus tokens are named around the sentence
- * doc->text[off, off + len) (named_near). */
+ * doc->text[off, off + len). */
 static size_t focus_near(const struct job *j, size_t off, size_t len)
 {
+	struct near nr;
 	size_t held = 0;
 
+	near_of(j->doc, off, len, &nr);
 	for (size_t i = 0; i < j->n_focus; i++)
-		held += named_near(j->doc, off, len, j->question + j->focus[i].off,
-				   j->focus[i].len);
+		held += named_near(&nr, j->question + j->focus[i].off, j->focus[i].len);
 	return held;
 }
 
@@ -390,10 +407,12 @@ static size_t focus_near(const struct job *j, size_t off, size_t len)
  * -S sets the mask" does not stand on a sentence about -n. */
 static int names_stand(const struct job *j, const char *a, size_t n, size_t off, size_t len)
 {
+	struct near nr;
 	struct lp_span t;
 
+	near_of(j->doc, off, len, &nr);
 	for (size_t pos = 0; lp_focus_next(a, n, &pos, &t);)
-		if (!named_near(j->doc, off, len, a + t.off, t.len))
+		if (!named_near(&nr, a + t.off, t.len))
 			return 0;
 	return 1;
 }
@@ -1131,16 +1150,16 @@ static int unquote(const char **t, size_t *n)
 }
 
 /* The first focus token that is a name (lp_focus_is_name) and is not
- * named around the quote f (focus_near), or n_focus. */
+ * named around the quote f, or n_focus. */
 static size_t focus_far(const struct job *j, const struct found *f)
 {
-	struct job one = *j;
+	struct near nr;
 
+	near_of(j->doc, f->off, f->len, &nr);
 	for (size_t i = 0; i < j->n_focus; i++) {
-		one.focus[0] = j->focus[i];
-		one.n_focus = 1;
-		if (lp_focus_is_name(j->question + j->focus[i].off, j->focus[i].len) &&
-		    !focus_near(&one, f->off, f->len))
+		const char *t = j->question + j->focus[i].off;
+
+		if (lp_focus_is_name(t, j->focus[i].len) && !named_near(&nr, t, j->focus[i].len))
 			return i;
 	}
 	return j->n_focus;

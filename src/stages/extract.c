@@ -287,6 +287,13 @@ static enum lp_status listing(struct merge *m, unsigned kinds, struct lp_diag *d
 	return LP_OK;
 }
 
+static int cmp_index(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *d)
 {
 	const struct extract_opts *o = opts;
@@ -304,12 +311,7 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 	if (!(order = lp_arena_alloc(&doc->arena, n * sizeof(*order))))
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the working set");
 	memcpy(order, set, n * sizeof(*order));
-	for (size_t i = 1; i < n; i++)
-		for (size_t k = i; k && doc->chunks[order[k - 1]].off > doc->chunks[order[k]].off; k--) {
-			size_t t = order[k];
-			order[k] = order[k - 1];
-			order[k - 1] = t;
-		}
+	qsort(order, n, sizeof(*order), cmp_index); /* chunk ids are in document order */
 	for (size_t i = 0; !st && i < n; i++)
 		st = scan_chunk(&m, order[i], &taken, o->kinds, d);
 	if (st == LP_E_NOMEM && d->status == LP_OK)
