@@ -247,6 +247,37 @@ START_TEST(test_info_text_blocks)
 }
 END_TEST
 
+/* A title centred on the page is a heading, not an entry's term; an
+ * indented example line under it is no title. */
+START_TEST(test_centred_title)
+{
+	static const char text[] =
+		"                    THE SAMPLE PUBLIC NOTICE\n"
+		"                       Version 2, 1 May 2000\n\n"
+		" Everyone may copy and hand on this notice, but not change it.\n\n"
+		"                            Preamble\n\n"
+		"  The notice says what a reader may do with the text.\n\n"
+		"              rsync -avz foo:src/bar /data/tmp\n\n"
+		"       --verbose, -v\n"
+		"              Tell more about what is done.\n";
+	struct lp_doc_model m;
+	size_t i;
+
+	read_into(&m, text, strlen(text), NULL);
+	ck_assert_int_eq(m.blocks[0].kind, LP_BLOCK_HEADING);
+	ck_assert_uint_eq(m.blocks[0].level, 1);
+	ck_assert_str_eq(btext(&m, 0), "THE SAMPLE PUBLIC NOTICE");
+	ck_assert_int_eq(m.blocks[1].kind, LP_BLOCK_PARAGRAPH);
+	ck_assert_int_eq(m.blocks[2].kind, LP_BLOCK_PARAGRAPH);
+	ck_assert_int_eq(m.blocks[3].kind, LP_BLOCK_HEADING);
+	ck_assert_str_eq(btext(&m, 3), "Preamble");
+	for (i = 4; i < m.n_blocks; i++)
+		if (!strncmp(btext(&m, i), "rsync", 5) || !strncmp(btext(&m, i), "--verbose", 9))
+			ck_assert_int_ne(m.blocks[i].kind, LP_BLOCK_HEADING);
+	lp_doc_model_release(&m);
+}
+END_TEST
+
 START_TEST(test_ascii_table)
 {
 	const char text[] = "+------+-----+\n| Name | Age |\n+======+=====+\n| Ann  | 31  |\n"
@@ -590,6 +621,7 @@ int main(void)
 	tcase_add_test(tc, test_word_list_keeps_compounds);
 	tcase_add_test(tc, test_man_page_blocks);
 	tcase_add_test(tc, test_info_text_blocks);
+	tcase_add_test(tc, test_centred_title);
 	tcase_add_test(tc, test_ascii_table);
 	tcase_add_test(tc, test_split_keeps_rows);
 	tcase_add_test(tc, test_summary_skips_tables);

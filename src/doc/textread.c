@@ -1,5 +1,6 @@
 #include "doc/textread.h"
 
+#include <ctype.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -547,6 +548,40 @@ static unsigned heading_level(const struct reader *r, size_t i)
 	return 0;
 }
 
+/* A title centred on the page ("GNU GENERAL PUBLIC LICENSE", "Preamble",
+ * as licences and plain-text books set them): the paragraph's first line,
+ * indented CENTRED_MIN_INDENT columns or more, its middle within
+ * CENTRED_SLACK of the middle of a CENTRED_WIDTH-column page, made of
+ * words that start with a capital or a digit (short function words
+ * aside) and no marks of code or commands. Returns 1 or 0. */
+#define CENTRED_MIN_INDENT 10
+#define CENTRED_WIDTH 72
+#define CENTRED_SLACK 6
+static int is_centred(const struct reader *r, size_t i)
+{
+	const struct line *l = &r->lines[i];
+	size_t e = trim_end(r->t, l->cs, l->e), w = e - l->cs, words = 0;
+	long mid2 = 2 * (long)l->indent + (long)w - CENTRED_WIDTH;
+
+	if (l->indent < CENTRED_MIN_INDENT || w > 60 || ends_sentence(r->t[e - 1]) ||
+	    mid2 > 2 * CENTRED_SLACK || mid2 < -2 * CENTRED_SLACK)
+		return 0;
+	for (size_t k = l->cs; k < e;) {
+		size_t b = k;
+		while (k < e && r->t[k] != ' ')
+			k++;
+		for (size_t c = b; c < k; c++)
+			if (!isalnum((unsigned char)r->t[c]) && !strchr(",.:'&()", r->t[c]))
+				return 0;
+		if (k - b > 3 && !isupper((unsigned char)r->t[b]) && !isdigit((unsigned char)r->t[b]))
+			return 0;
+		words += k > b;
+		while (k < e && r->t[k] == ' ')
+			k++;
+	}
+	return words > 0;
+}
+
 /* An underlined heading ("3.2 Shell Commands" over "=================",
  * as info, reStructuredText and plain-text manuals write them): line i is
  * short and the line below is one mark repeated about as wide. Returns
@@ -1032,8 +1067,9 @@ static enum lp_status flush_paragraph(struct reader *r, struct lp_diag *d)
 
 	if (!r->n)
 		return LP_OK;
-	/* a man page's heading, a numbered one, or one over its underline */
-	if ((lv = heading_level(r, 0)) || (lv = numbered_level(r)))
+	/* a man page's heading, a numbered one, a centred title, or one over
+	 * its underline */
+	if ((lv = heading_level(r, 0)) || (lv = numbered_level(r)) || (lv = is_centred(r, 0)))
 		i = 1;
 	else if ((lv = underlined_level(r, 0)))
 		i = 2;

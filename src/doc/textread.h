@@ -16,9 +16,11 @@
  *    an upper-case letter or a digit ("UTF-" + "8"), or U+2011 (a
  *    non-breaking hyphen) is kept, and the line break alone is removed;
  *    otherwise the word is joined.
- *  - headings: a short upper-case line at column 0 ("OPTIONS", level 1), or
+ *  - headings: a short upper-case line at column 0 ("OPTIONS", level 1),
  *    a short capitalised line at column 3 above deeper text (a man page's
- *    subsection, level 2).
+ *    subsection, level 2), or a title centred on a 72-column page, indented
+ *    10 columns or more, of capitalised words ("GNU GENERAL PUBLIC
+ *    LICENSE", "Preamble"; level 1), not the term of an entry.
  *  - definition lists: a short term line above deeper-indented lines
  *    ("--verbose, -v" / "   This option increases ..."), or a hanging term
  *    whose body starts on the same line at the column of the lines below
