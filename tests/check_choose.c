@@ -13,18 +13,19 @@
 
 /* The choices of text as "rank[term]sentence" lines, chosen by keys[0..n_keys)
  * (names from first_name on). */
-static const char *choose_by(const char *text, size_t want, int lead, int drop_meta,
-			     const char *const *keys, size_t n_keys, size_t first_name)
+static const char *choose_must(const char *text, size_t want, int lead, int drop_meta,
+			       const char *const *keys, size_t n_keys, size_t first_name,
+			       const char *const *must, size_t n_must)
 {
 	static char out[4096];
-	struct lp_choose_opts o = { want, lead, drop_meta, keys, n_keys, first_name };
+	struct lp_choose_opts o = { want, lead, drop_meta, keys, n_keys, first_name, must, n_must };
 	struct lp_choice *c;
 	struct lp_diag d;
 	size_t n, at = 0;
 
 	lp_diag_init(&d);
 	ck_assert_int_eq(lp_choose_sentences(text, strlen(text), &o, &c, &n, &d), LP_OK);
-	ck_assert_uint_le(n, want);
+	ck_assert_uint_le(n, want + n_must);
 	out[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		ck_assert_uint_le(c[i].off + c[i].len, strlen(text));
@@ -38,6 +39,12 @@ static const char *choose_by(const char *text, size_t want, int lead, int drop_m
 	if (getenv("CHECK_CHOOSE_SHOW"))
 		fprintf(stderr, "---\n%s", out);
 	return out;
+}
+
+static const char *choose_by(const char *text, size_t want, int lead, int drop_meta,
+			     const char *const *keys, size_t n_keys, size_t first_name)
+{
+	return choose_must(text, want, lead, drop_meta, keys, n_keys, first_name, NULL, 0);
 }
 
 static const char *choose(const char *text, size_t want, int lead, int drop_meta)
@@ -151,6 +158,63 @@ START_TEST(test_with_next)
 }
 END_TEST
 
+/* A pronoun opener is taken only after its lead, never for itself. */
+START_TEST(test_pronoun)
+{
+	static const char alone[] =
+		"It keeps a table of the jobs it started, each with a number.\n\n"
+		"The shell can stop a job and start it again later in the background.\n";
+	static const char after[] =
+		"The shell reads the system profile file when it starts as a login shell. "
+		"It then looks for '~/.bash_profile' in the home directory.\n";
+	static const char *const keys[] = { "~/.bash_profile" };
+
+	ck_assert_str_eq(choose(alone, 1, 1, 1),
+			 "0[]The shell can stop a job and start it again later in the "
+			 "background.\n");
+	ck_assert_str_eq(choose("It keeps a table of the jobs it started, each with a number.\n",
+				1, 1, 1), "");
+	ck_assert_str_eq(choose_by(after, 1, 1, 1, keys, 1, 0),
+			 "0[]The shell reads the system profile file when it starts as a login "
+			 "shell. It then looks for '~/.bash_profile' in the home directory.\n");
+}
+END_TEST
+
+/* A sentence that runs from a centred title's part into the text below
+ * is the text's: no term glued on. */
+START_TEST(test_title_run_on)
+{
+	static const char text[] =
+		"                    THE SAMPLE PUBLIC NOTICE\n"
+		"                       Version 2, 1 May 2000\n\n"
+		" Everyone may copy and hand on this notice, but changing it is not allowed.\n\n"
+		" The notice says what a reader may do with the text that carries it.\n";
+
+	ck_assert_str_eq(choose(text, 1, 1, 1),
+			 "0[]Everyone may copy and hand on this notice, but changing it is not "
+			 "allowed.\n");
+}
+END_TEST
+
+/* A must phrase no sentence taken holds brings its first sentence, beyond
+ * want and first in the order chosen; one already held brings none. */
+START_TEST(test_must)
+{
+	static const char text[] =
+		"The keeper trims the lamp wick before the night comes.\n\n"
+		"The keeper winds the clock of the lens at every change of the watch.\n\n"
+		"The keeper oils the frobnicator of the lamp before the night comes.\n";
+	static const char *const must[] = { "frobnicator", "lamp wick" };
+
+	ck_assert_str_eq(choose_must(text, 1, 1, 1, NULL, 0, 0, must, 2),
+			 "1[]The keeper trims the lamp wick before the night comes.\n"
+			 "0[]The keeper oils the frobnicator of the lamp before the night "
+			 "comes.\n");
+	ck_assert_str_eq(choose_must(text, 1, 1, 1, NULL, 0, 0, must + 1, 1),
+			 "0[]The keeper trims the lamp wick before the night comes.\n");
+}
+END_TEST
+
 /* Keyphrases first, then the names the text repeats that no keyphrase is. */
 START_TEST(test_keys)
 {
@@ -189,6 +253,9 @@ int main(void)
 	tcase_add_test(tc, test_label_repeat);
 	tcase_add_test(tc, test_with_next);
 	tcase_add_test(tc, test_keys);
+	tcase_add_test(tc, test_pronoun);
+	tcase_add_test(tc, test_title_run_on);
+	tcase_add_test(tc, test_must);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

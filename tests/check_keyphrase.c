@@ -141,10 +141,11 @@ START_TEST(test_regex)
 }
 END_TEST
 
-/* Extract n phrases; returns them joined by '|'. */
-static const char *extract(const char *text, size_t n)
+/* Up to n phrases of text over `parts` parts, joined by '|'. */
+static const char *extract_parts(const char *text, size_t parts, size_t n)
 {
 	static char out[4096];
+	struct lp_span whole = { 0, strlen(text) };
 	struct lp_arena a;
 	struct lp_diag d;
 	const char **v;
@@ -152,14 +153,68 @@ static const char *extract(const char *text, size_t n)
 
 	lp_arena_init(&a);
 	lp_diag_init(&d);
-	ck_assert_int_eq(lp_keyphrase_extract(text, strlen(text), n, &a, &v, &k, &d), LP_OK);
-	ck_assert_uint_le(k, n);
+	ck_assert_int_eq(lp_keyphrase_extract_spans(text, &whole, 1, parts, n, &a, &v, &k, NULL,
+						    NULL, &d), LP_OK);
 	out[0] = '\0';
 	for (size_t i = 0; i < k; i++)
 		o += (size_t)snprintf(out + o, sizeof(out) - o, "%s%s", i ? "|" : "", v[i]);
 	lp_arena_release(&a);
 	return out;
 }
+
+/* Extract n phrases; returns them joined by '|'. */
+static const char *extract(const char *text, size_t n)
+{
+	return extract_parts(text, 0, n);
+}
+
+/* Where phrase is in the '|' list (-1: not there). */
+static int place(const char *list, const char *phrase)
+{
+	size_t n = strlen(phrase);
+	int at = 0;
+
+	for (const char *p = list; *p; at++) {
+		const char *bar = strchr(p, '|');
+		size_t len = bar ? (size_t)(bar - p) : strlen(p);
+		if (len == n && !strncmp(p, phrase, n))
+			return at;
+		if (!bar)
+			break;
+		p = bar + 1;
+	}
+	return -1;
+}
+
+/* A document's topics (parts > 1): a phrase one part repeats loses to one
+ * every part holds, and a common lower-case word to a name. */
+START_TEST(test_topics_spread)
+{
+	static char text[40000];
+	const char *terms, *topics;
+	size_t o = 0;
+
+	for (int i = 0; i < 30; i++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o,
+				      "Multipurpose Internet Mail Extensions. ");
+	for (int part = 0; part < 16; part++) {
+		o += (size_t)snprintf(text + o, sizeof(text) - o,
+				      "The package manager is in it. The value is with Debian. ");
+		for (int f = 0; f < 70; f++) /* stop words only: no phrase */
+			o += (size_t)snprintf(text + o, sizeof(text) - o, "and so it is, ");
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "\n\n");
+	}
+	terms = extract_parts(text, 0, 4);
+	ck_assert_int_eq(place(terms, "Multipurpose Internet Mail Extensions"), 0);
+	ck_assert_int_lt(place(terms, "value"), place(terms, "Debian"));
+	topics = extract_parts(text, 16, 4);
+	ck_assert_int_eq(place(topics, "package manager"), 0);
+	ck_assert_int_gt(place(topics, "Multipurpose Internet Mail Extensions"), 0);
+	ck_assert_int_ge(place(topics, "Debian"), 0);
+	ck_assert(place(topics, "value") < 0 ||
+		  place(topics, "value") > place(topics, "Debian"));
+}
+END_TEST
 
 static int has(const char *list, const char *phrase)
 {
@@ -943,6 +998,7 @@ int main(void)
 	tcase_add_test(tc, test_verify_parse_errors);
 	tcase_add_test(tc, test_verify_describe);
 	tcase_add_test(tc, test_terms);
+	tcase_add_test(tc, test_topics_spread);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

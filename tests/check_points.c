@@ -3,6 +3,7 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/status.h"
@@ -218,15 +219,15 @@ START_TEST(test_select_rounds)
 	size_t m = make(p, 5, 3, 10, 99), per_input[5] = {0};
 
 	/* a reduce seeing 5 inputs keeps each before a second from any */
-	ck_assert_uint_eq(lp_points_select(p, m, 65, keep), 6);
+	ck_assert_uint_eq(lp_points_select(p, m, 65, NULL, keep), 6);
 	for (size_t i = 0; i < m; i++)
 		per_input[p[i].input] += keep[i];
 	for (size_t i = 0; i < 5; i++)
 		ck_assert_uint_ge(per_input[i], 1);
 	ck_assert_uint_eq(per_input[0], 2); /* the round that did not fit: the first */
 	/* room for all */
-	ck_assert_uint_eq(lp_points_select(p, m, 150, keep), 15);
-	ck_assert_uint_eq(lp_points_select(p, 0, 150, keep), 0);
+	ck_assert_uint_eq(lp_points_select(p, m, 150, NULL, keep), 15);
+	ck_assert_uint_eq(lp_points_select(p, 0, 150, NULL, keep), 0);
 }
 END_TEST
 
@@ -238,7 +239,7 @@ START_TEST(test_select_groups)
 	int group[5] = {0};
 
 	/* room for 5 of 10 inputs: pairs of inputs, the best point of each */
-	ck_assert_uint_eq(lp_points_select(p, m, 50, keep), 5);
+	ck_assert_uint_eq(lp_points_select(p, m, 50, NULL, keep), 5);
 	for (size_t i = 0; i < m; i++)
 		if (keep[i]) {
 			group[p[i].input / 2]++;
@@ -250,8 +251,41 @@ START_TEST(test_select_groups)
 	/* input 3's rank-1 point scores best in its pair */
 	ck_assert(keep[3 * 2 + 1]);
 	/* a budget below one point keeps none; one point's worth keeps one */
-	ck_assert_uint_eq(lp_points_select(p, m, 5, keep), 0);
-	ck_assert_uint_eq(lp_points_select(p, m, 10, keep), 1);
+	ck_assert_uint_eq(lp_points_select(p, m, 5, NULL, keep), 0);
+	ck_assert_uint_eq(lp_points_select(p, m, 10, NULL, keep), 1);
+}
+END_TEST
+
+/* With topics to cover, a point that adds one beats a slightly better
+ * scored one that adds none, and a topic already held adds nothing. */
+START_TEST(test_select_cover)
+{
+	struct lp_point p[64];
+	unsigned char keep[64];
+	uint64_t holds[64] = {0};
+	const double w[2] = { 1.0, 0.9 };
+	const struct lp_points_cover c = { holds, w, 2 };
+	size_t m = make(p, 3, 2, 10, 99);
+
+	/* rounds: the rank-1 round does not fit whole; input 2's point holds
+	 * topic 1, so it goes before input 0's */
+	holds[2 * 2 + 1] = 2;
+	ck_assert_uint_eq(lp_points_select(p, m, 40, NULL, keep), 4);
+	ck_assert(keep[0 * 2 + 1] && !keep[2 * 2 + 1]);
+	ck_assert_uint_eq(lp_points_select(p, m, 40, &c, keep), 4);
+	ck_assert(!keep[0 * 2 + 1] && keep[2 * 2 + 1]);
+	/* runs: 10 inputs in 5 pairs; input 4's rank-1 point (score 0.9)
+	 * holds topic 1, its rank-0 point (1.0) none */
+	memset(holds, 0, sizeof(holds));
+	m = make(p, 10, 2, 10, 99);
+	holds[4 * 2 + 1] = 2;
+	holds[0] = holds[1 * 2] = 1; /* both of the first pair hold topic 0 */
+	holds[7 * 2 + 1] = 1;        /* held already when its pair's turn comes */
+	ck_assert_uint_eq(lp_points_select(p, m, 50, NULL, keep), 5);
+	ck_assert(keep[4 * 2] && !keep[4 * 2 + 1]);
+	ck_assert_uint_eq(lp_points_select(p, m, 50, &c, keep), 5);
+	ck_assert(!keep[4 * 2] && keep[4 * 2 + 1]);
+	ck_assert(keep[0] && keep[6 * 2] && !keep[7 * 2 + 1]);
 }
 END_TEST
 
@@ -284,6 +318,7 @@ int main(void)
 	tcase_add_test(tc, test_faithful);
 	tcase_add_test(tc, test_select_rounds);
 	tcase_add_test(tc, test_select_groups);
+	tcase_add_test(tc, test_select_cover);
 	tcase_add_test(tc, test_cost);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -931,6 +931,8 @@ START_TEST(test_alone)
 	ck_assert_int_eq(alone("It is a shell."), LP_ALONE_PRONOUN);
 	ck_assert_int_eq(alone("They run in the background."), LP_ALONE_PRONOUN);
 	ck_assert_int_eq(alone("This is the default."), LP_ALONE_PRONOUN);
+	ck_assert_int_eq(alone("These apply to every file."), LP_ALONE_PRONOUN);
+	ck_assert_int_eq(alone("That happens at boot."), LP_ALONE_PRONOUN);
 	ck_assert_int_eq(alone("这些命令需要 root 权限。"), LP_ALONE_PRONOUN);
 	/* a determiner, a possessive name, a word that only starts alike */
 	ck_assert_int_eq(alone("This option sets the mode."), LP_ALONE_OK);

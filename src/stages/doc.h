@@ -17,6 +17,7 @@
 #define LP_STAGES_DOC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config/pipeline.h"
 #include "core/arena.h"
@@ -173,6 +174,9 @@ struct lp_doc {
 	const char *must_keep;     /* set by verify with a rerun request: facts a
 				    * model summary must keep, or NULL */
 	struct lp_rerun rerun;     /* set by a stage, acted on by the runner */
+	const char **topics;       /* stages/topics.h, kept for the next stage */
+	size_t n_topics, topics_asked;
+	uint64_t topics_key;       /* of the text they were drawn from */
 
 	struct lp_verify_result verify;
 

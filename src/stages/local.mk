@@ -7,6 +7,7 @@ liblpipe_la_SOURCES += \
 # stages: summarize and verify
 liblpipe_la_SOURCES += \
 	src/stages/summarize.c src/stages/verify.c \
+	src/stages/topics.c src/stages/topics.h \
 	src/stages/verify_ground.c src/stages/verify_ground.h
 
 # stages: the model chain (tree/refine summaries, answer, generate,

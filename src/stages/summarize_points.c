@@ -19,11 +19,13 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/log.h"
 #include "core/mem.h"
 #include "core/progress.h"
 #include "stages/summarize_run.h"
+#include "stages/topics.h"
 #include "text/choose.h"
 #include "text/extractive.h"
 #include "text/keyphrase.h"
@@ -43,6 +45,10 @@ struct points {
 	size_t n;
 	size_t dropped_meta, dropped_ungrounded, dropped_unsupported;
 	size_t sentences, shortened; /* compress: sentences read, shortened */
+	const char **topics;  /* what the summary covers, in doc->arena: the
+			       * phrases a verify rerun misses, then the
+			       * document's topics (stages/topics.h) */
+	size_t n_topics, n_missing;
 };
 
 /* *support: the share of the content words of p[0..len) that occur in
@@ -161,6 +167,20 @@ static enum lp_status map_points(struct lp_summarize_run *r, const char *label, 
 	return lp_summarize_generate(r, &s, label, text, len, r->budget, cands, d);
 }
 
+/* Does the document model read the text at p (inside doc->text) as a
+ * heading? The chunk's outline (text/outline.h) sees only its text: a
+ * centred title over a deeper line looks like an entry's term there. */
+static int heading_at(const struct lp_doc *doc, const char *p)
+{
+	const struct lp_doc_model *m = &doc->src.model;
+	size_t b;
+
+	if (!doc->text || p < doc->text || p >= doc->text + doc->len)
+		return 0;
+	b = lp_doc_model_find(m, (size_t)(p - doc->text));
+	return b != LP_DOC_NONE && b < m->n_blocks && m->blocks[b].kind == LP_BLOCK_HEADING;
+}
+
 /* map: compress, first half - the chunk's chosen sentences (text/choose.h),
  * one per line in cands in document order, each after its term ("term: ")
  * when it has one; ranks[j] is line j's place in the order chosen (0:
@@ -171,11 +191,12 @@ static enum lp_status map_points(struct lp_summarize_run *r, const char *label, 
  * (shorten_point). */
 static enum lp_status map_central(struct lp_summarize_run *r, const char *text, size_t len,
 				  int lead, size_t want, const char *const *keys, size_t n_keys,
-				  size_t first_name, struct lp_buf *cands, size_t *ranks,
-				  size_t *heads, struct lp_diag *d)
+				  size_t first_name, const char *const *must, size_t n_must,
+				  struct lp_buf *cands, size_t *ranks, size_t *heads,
+				  struct lp_diag *d)
 {
 	struct lp_choose_opts co = { want, lead, r->o->drop_meta, keys, n_keys,
-				     want > r->o->points ? first_name : n_keys };
+				     want > r->o->points ? first_name : n_keys, must, n_must };
 	struct lp_choice *ch;
 	size_t n;
 	enum lp_status st = lp_choose_sentences(text, len, &co, &ch, &n, d);
@@ -184,6 +205,8 @@ static enum lp_status map_central(struct lp_summarize_run *r, const char *text, 
 		return st;
 	for (size_t j = 0; !st && j < n; j++) {
 		size_t start;
+		if (ch[j].term_len && heading_at(r->doc, text + ch[j].term_off))
+			ch[j].term_len = 0; /* a title, not a term: nothing to glue on */
 		ranks[j] = ch[j].rank;
 		heads[j] = ch[j].term_len ? ch[j].term_len + 2 : 0;
 		if (lp_buf_adds(cands, "- ") ||
@@ -309,11 +332,20 @@ static enum lp_status chunk_points(struct lp_summarize_run *r, struct points *ps
 	struct lp_buf cands, list;
 	const char **kp = NULL, **keys = NULL;
 	size_t n_kp = 0, n_keys = 0, first_name = 0, n_spans, first = ps->n, rank = 0;
+	/* the phrases a verify rerun misses are taken beyond want, in room
+	 * made for them */
+	size_t n_must = ps->n_missing < POINTS_MAX / 2 ? ps->n_missing : POINTS_MAX / 2;
 	enum lp_status st = lp_match_init(&chunk, raw, raw_len, d);
 
+	if (want + n_must > POINTS_MAX)
+		want = POINTS_MAX - n_must;
 	lp_buf_init(&cands);
 	lp_buf_init(&list);
-	if (!st)
+	/* the document's topics stand for the chunk's keyphrases: a summary
+	 * keeps what the document is about, not what one section repeats */
+	kp = ps->topics;
+	n_kp = ps->n_topics < CHUNK_KEYPHRASES ? ps->n_topics : CHUNK_KEYPHRASES;
+	if (!st && !n_kp)
 		st = lp_keyphrase_extract(raw, raw_len, CHUNK_KEYPHRASES, &r->scratch, &kp, &n_kp, d);
 	if (!st && r->o->map == LP_SUMMARIZE_MAP_COMPRESS)
 		st = lp_choose_keys(raw, raw_len, kp, n_kp, &r->scratch, &keys, &n_keys,
@@ -324,9 +356,9 @@ static enum lp_status chunk_points(struct lp_summarize_run *r, struct points *ps
 		st = r->o->map == LP_SUMMARIZE_MAP_POINTS ?
 		     map_points(r, label, text, len, &cands, d) :
 		     map_central(r, raw, raw_len, input == 0, want, keys, n_keys,
-				 first_name, &cands, ranks, heads, d);
+				 first_name, ps->topics, n_must, &cands, ranks, heads, d);
 	n_spans = st ? 0 : lp_points_parse(cands.data ? cands.data : "", cands.len, spans, POINTS_MAX);
-	for (size_t i = 0; i < n_spans && !st && rank < want; i++) {
+	for (size_t i = 0; i < n_spans && !st && rank < want + n_must; i++) {
 		int added;
 		int model = r->o->map == LP_SUMMARIZE_MAP_POINTS;
 		st = add_candidate(r, ps, &chunk, kp, n_kp, input, model ? rank : ranks[i],
@@ -397,6 +429,87 @@ static enum lp_status rescore_points(struct points *ps, int lead, struct lp_diag
 	return st;
 }
 
+/*
+ * The document's topics (stages/topics.h) and which points hold them, for
+ * lp_points_select to cover: topic k weighs 1 - k / TOPICS_COVERED, about
+ * a point's mean score for the first, so that a point that adds a topic
+ * beats one slightly more central that adds none. c->n is 0 when the
+ * document has none.
+ */
+#define TOPICS_COVERED 20
+#define COVER_MAX 64         /* bits of lp_points_cover's holds */
+#define MISSING_WEIGHT 3.0   /* a phrase a verify rerun asks for */
+
+/* ps->topics: on a rerun that on_fail: retry asked for, the phrases the
+ * last verification found missing (doc->verify; not regex patterns),
+ * first and weighing MISSING_WEIGHT, so that the chunks offer them and
+ * the selection takes them before any topic; then the document's
+ * topics not among them. */
+static enum lp_status cover_list(struct lp_doc *doc, struct points *ps, struct lp_diag *d)
+{
+	const struct lp_verify_result *v = &doc->verify;
+	const char **topics, **list;
+	size_t n, m = 0;
+	enum lp_status st = lp_doc_topics(doc, TOPICS_COVERED, &topics, &n, d);
+
+	if (st || !doc->must_keep) {
+		ps->topics = topics;
+		ps->n_topics = n;
+		return st;
+	}
+	if (!(list = lp_arena_alloc(&doc->arena, (v->n_phrases + n + 1) * sizeof(*list))))
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the summary's topics");
+	for (size_t i = 0; i < v->n_phrases && m < COVER_MAX; i++)
+		if (!v->phrases[i].survived && strcmp(v->phrases[i].origin, "regex"))
+			list[m++] = v->phrases[i].text;
+	ps->n_missing = m;
+	for (size_t k = 0; k < n; k++) {
+		size_t j = 0;
+		while (j < ps->n_missing && strcasecmp(list[j], topics[k]))
+			j++;
+		if (j == ps->n_missing)
+			list[m++] = topics[k];
+	}
+	ps->topics = list;
+	ps->n_topics = m;
+	return LP_OK;
+}
+static enum lp_status cover_topics(const struct points *ps, struct lp_points_cover *c,
+				   struct lp_diag *d)
+{
+	const char **topics = ps->topics, **texts = (const char **)ps->texts.data;
+	uint64_t *holds;
+	double *w;
+	size_t n = ps->n_topics < COVER_MAX ? ps->n_topics : COVER_MAX;
+	enum lp_status st = LP_OK;
+
+	if (!n)
+		return LP_OK;
+	holds = lp_mem_alloc(LP_MEM_SCRATCH, (ps->n + 1) * sizeof(*holds), d);
+	w = lp_mem_alloc(LP_MEM_SCRATCH, n * sizeof(*w), d);
+	c->holds = holds;
+	c->w = w;
+	if (!holds || !w)
+		return LP_E_NOMEM;
+	for (size_t k = 0; k < n; k++)
+		w[k] = k < ps->n_missing ? MISSING_WEIGHT
+					 : 1.0 - (double)(k - ps->n_missing) / TOPICS_COVERED;
+	for (size_t i = 0; i < ps->n && !st; i++) {
+		struct lp_match m;
+		holds[i] = 0;
+		if ((st = lp_match_init(&m, texts[i], strlen(texts[i]), d)))
+			break;
+		for (size_t k = 0; k < n && !st; k++) {
+			int found = 0;
+			st = lp_match_contains(&m, topics[k], strlen(topics[k]), &found);
+			holds[i] |= (uint64_t)(found != 0) << k;
+		}
+		lp_match_release(&m);
+	}
+	c->n = st ? 0 : n;
+	return st ? lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory covering topics") : LP_OK;
+}
+
 /* The last level: the points lp_points_select keeps within final_tokens,
  * in document order: one paragraph per chunk. */
 static enum lp_status select_points(struct lp_summarize_run *r, struct points *ps,
@@ -407,9 +520,10 @@ static enum lp_status select_points(struct lp_summarize_run *r, struct points *p
 	const char **texts = (const char **)ps->texts.data;
 	const size_t *heads = (const size_t *)ps->heads.data;
 	const struct lp_point *pts = (const struct lp_point *)ps->pts.data;
+	struct lp_points_cover cover = { NULL, NULL, 0 };
 	struct lp_progress pr;
 	struct lp_buf b;
-	size_t kept, last = ps->n;
+	size_t kept = 0, last = ps->n;
 	enum lp_status st = LP_OK;
 
 	if (!keep)
@@ -418,7 +532,15 @@ static enum lp_status select_points(struct lp_summarize_run *r, struct points *p
 		lp_mem_free(keep);
 		return st;
 	}
-	kept = lp_points_select((const struct lp_point *)ps->pts.data, ps->n, r->final_tokens, keep);
+	if (!(st = cover_topics(ps, &cover, d)))
+		kept = lp_points_select((const struct lp_point *)ps->pts.data, ps->n, r->final_tokens,
+					cover.n ? &cover : NULL, keep);
+	lp_mem_free((void *)cover.holds);
+	lp_mem_free((void *)cover.w);
+	if (st) {
+		lp_mem_free(keep);
+		return st;
+	}
 	r->level = l;
 	lp_buf_init(&b);
 	lp_progress_begin(&pr, "shorten", "sentences", kept);
@@ -496,6 +618,8 @@ enum lp_status lp_summarize_points(struct lp_summarize_run *r, const size_t *set
 	lp_buf_init(&ps.pts);
 	lp_buf_init(&ps.texts);
 	lp_buf_init(&ps.heads);
+	if ((st = cover_list(doc, &ps, d)))
+		return st;
 	lp_progress_begin(&pr, "map", "chunks", n0);
 	for (size_t i = 0; i < n0 && !st; i++) {
 		size_t len, raw_len;

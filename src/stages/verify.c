@@ -27,16 +27,10 @@
  * nothing), retry asks for a rerun like on_fail retry and removes what is
  * still ungrounded once the retries are spent, warn only reports it.
  *
- * The auto phrases come from the whole document while it is at most
- * VERIFY_MAX_SOURCE bytes. Above that they come from working-set chunks
- * spread evenly over it (every k-th), whole chunks up to that size in all:
- * the candidate tables grow with the distinct phrases of the text scanned,
- * so scanning a fixed amount keeps this stage's memory the same for any
- * longer document; the chunks the summary was built from are the fair place
- * to look for what it should keep, and spreading them keeps the phrases of
- * the whole document in view, not of its beginning. The chunks are read in
- * place (never copied together) and released from the resident set as the
- * scan passes them.
+ * The auto phrases are the document's topics (stages/topics.h): its
+ * keyphrases weighed by how widely they spread through it, the ones a
+ * summary of a few hundred words can keep, drawn from a bounded amount of
+ * its prose whatever its length.
  *
  * on_fail: warn logs the failure and returns LP_OK; fail returns
  * LP_E_VERIFY (the run still writes its output: the CLI decides the exit
@@ -61,12 +55,11 @@
 #include "stages/model_stage.h"
 #include "stages/stage.h"
 #include "stages/summarize_model.h"
+#include "stages/topics.h"
 #include "stages/verify_ground.h"
 #include "text/keyphrase.h"
 #include "text/match.h"
 
-#define VERIFY_MAX_SOURCE (1u << 20)
-#define VERIFY_MIN_SOURCE (16u << 10) /* on_oom shrink stops halving here */
 #define VERIFY_MIN_SURVIVAL 0.6
 
 enum on_fail { ON_FAIL_WARN, ON_FAIL_FAIL, ON_FAIL_RETRY };
@@ -216,51 +209,6 @@ static void describe(const void *opts, struct lp_buf *out)
 	lp_buf_addc(out, '}');
 }
 
-/* The pieces of doc->text auto phrases are drawn from (*spans, tracked:
- * free it): the whole document when it is at most `cap` bytes, else whole
- * working-set chunks, every k-th, at most `cap` bytes in all. *len is the
- * bytes they hold. */
-static enum lp_status auto_source(struct lp_doc *doc, size_t cap, struct lp_span **spans,
-				  size_t *n_spans, size_t *len, struct lp_diag *d)
-{
-	const size_t *set;
-	size_t n, total = 0, want, m = 0;
-
-	*n_spans = 0;
-	*len = 0;
-	if (doc->len <= cap || !doc->n_chunks) {
-		if (!(*spans = lp_mem_alloc(LP_MEM_SCRATCH, sizeof(**spans), d)))
-			return LP_E_NOMEM;
-		(*spans)[0].off = 0;
-		(*spans)[0].len = doc->len;
-		*n_spans = 1;
-		*len = doc->len;
-		return LP_OK;
-	}
-	set = lp_doc_working_set(doc, &n);
-	if (!set)
-		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the working set");
-	for (size_t i = 0; i < n; i++)
-		total += doc->chunks[set[i]].len;
-	/* how many chunks of the mean length fit */
-	want = total > cap ? (size_t)((double)n * (double)cap / (double)total) : n;
-	if (!want)
-		want = 1;
-	if (!(*spans = lp_mem_alloc(LP_MEM_SCRATCH, want * sizeof(**spans), d)))
-		return LP_E_NOMEM;
-	for (size_t j = 0; j < want; j++) {
-		const struct lp_chunk *c = &doc->chunks[set[(size_t)((double)j * (double)n / (double)want)]];
-		if (*len + c->len > cap)
-			continue; /* whole chunks only: never cut a character */
-		(*spans)[m].off = c->off;
-		(*spans)[m].len = c->len;
-		*len += c->len;
-		m++;
-	}
-	*n_spans = m;
-	return LP_OK;
-}
-
 struct checker {
 	struct lp_doc *doc;
 	struct lp_verify_result *r;
@@ -325,83 +273,17 @@ static int is_must(const struct verify_opts *o, const char *phrase, struct lp_bu
 	return 0;
 }
 
-/* spans[0..*n) without the code blocks and table rows in them (doc/
- * model.h): automatic keyphrases name what the document says, and a
- * table's cells or a listing's tokens would crowd them out. */
-static enum lp_status prose_spans(const struct lp_doc *doc, struct lp_span **spans, size_t *n,
-				  struct lp_diag *d)
-{
-	const struct lp_doc_model *m = &doc->src.model;
-	struct lp_span *v = *spans, *out;
-	size_t cap = *n, k = 0;
-
-	if (!m->n_kind[LP_BLOCK_CODE] && !m->n_kind[LP_BLOCK_TABLE_ROW])
-		return LP_OK;
-	for (size_t i = 0; i < *n; i++) {
-		size_t first, nb = lp_doc_model_range(m, v[i].off, v[i].len, &first);
-
-		for (size_t b = first; b < first + nb; b++)
-			cap += lp_doc_block_is_data(&m->blocks[b]);
-	}
-	if (!(out = lp_mem_alloc(LP_MEM_SCRATCH, (cap ? cap : 1) * sizeof(*out), d)))
-		return LP_E_NOMEM;
-	for (size_t i = 0; i < *n; i++) {
-		size_t first, nb = lp_doc_model_range(m, v[i].off, v[i].len, &first);
-		size_t at = v[i].off, end = v[i].off + v[i].len;
-
-		for (size_t b = first; b < first + nb; b++) {
-			const struct lp_doc_block *blk = &m->blocks[b];
-			size_t bs = blk->off > at ? blk->off : at, be = blk->off + blk->len;
-
-			if (!lp_doc_block_is_data(blk) || be <= at)
-				continue;
-			if (bs > at)
-				out[k++] = (struct lp_span){ at, bs - at };
-			at = be < end ? be : end;
-		}
-		if (end > at)
-			out[k++] = (struct lp_span){ at, end - at };
-	}
-	lp_mem_free(v);
-	*spans = out;
-	*n = k;
-	return LP_OK;
-}
-
 static enum lp_status add_auto(struct checker *k, const struct verify_opts *o,
 			       struct lp_diag *d)
 {
 	const char **found = NULL;
-	struct lp_span *spans;
-	size_t len, n_spans, n_found = 0, added = 0;
+	size_t n_found = 0, added = 0;
 	struct lp_buf a, b;
 	enum lp_status st;
 
 	if (!o->n_auto)
 		return LP_OK;
-	for (size_t cap = VERIFY_MAX_SOURCE;; cap /= 2) {
-		struct lp_verify_source_pass sp = { k->doc, 0 };
-		spans = NULL;
-		st = auto_source(k->doc, cap, &spans, &n_spans, &len, d);
-		if (!st)
-			st = prose_spans(k->doc, &spans, &n_spans, d);
-		if (!st)
-			st = lp_keyphrase_extract_spans(k->doc->text ? k->doc->text : "", spans,
-							n_spans, (size_t)o->n_auto + o->n_must,
-							&k->doc->arena, &found, &n_found,
-							lp_verify_source_done, &sp, d);
-		lp_mem_free(spans);
-		/* the chosen phrases were copied out of the text: release it */
-		lp_document_done(&k->doc->src, 0, k->doc->len);
-		/* on_oom shrink: draw from less text (the working set first) */
-		if (st != LP_E_NOMEM || !lp_stage_shrink(k->doc) || cap < VERIFY_MIN_SOURCE)
-			break;
-		if (cap > len)
-			cap = len;
-		lp_doc_event(k->doc, "shrink: keyphrases drawn from at most %zu bytes (budget)",
-			     cap / 2);
-		lp_diag_init(d);
-	}
+	st = lp_doc_topics(k->doc, (size_t)o->n_auto + o->n_must, &found, &n_found, d);
 	lp_buf_init(&a);
 	lp_buf_init(&b);
 	for (size_t i = 0; i < n_found && added < (size_t)o->n_auto && !st; i++) {

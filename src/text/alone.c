@@ -87,12 +87,27 @@ enum lp_alone lp_alone_check(const char *s, size_t len)
 					       NULL };
 	static const char *const always[] = { "It", "They", "He", "She", "Its", "Their", NULL };
 	static const char *const demo[] = { "This", "These", "Those", "That", NULL };
-	static const char *const verbs[] = { "is", "are", "was", "were", "be", "has", "have",
-					     "had", "does", "do", "did", "can", "could", "will",
-					     "would", "should", "may", "might", "must", "allows",
-					     "allow", "makes", "make", "means", "provides", "gives",
-					     "shows", "uses", "lets", "includes", "contains",
-					     "requires", "returns", "also", NULL };
+	/* the verb-like words of the evaluation's stand-alone check
+	 * (scripts/quality_metrics.py, VERBS) */
+	static const char *const verbs[] = { "is", "are", "was", "were", "be", "been", "being",
+					     "am", "has", "have", "had", "having", "do", "does",
+					     "did", "can", "could", "will", "would", "shall",
+					     "should", "may", "might", "must", "need", "needs",
+					     "let", "lets", "allow", "allows", "allowed",
+					     "make", "makes", "made", "mean", "means", "meant",
+					     "provide", "provides", "provided", "give", "gives",
+					     "gave", "show", "shows", "shown", "use", "uses",
+					     "used", "run", "runs", "ran", "set", "sets", "get",
+					     "gets", "got", "keep", "keeps", "kept", "take",
+					     "takes", "took", "say", "says", "said", "describe",
+					     "describes", "work", "works", "apply", "applies",
+					     "include", "includes", "contain", "contains",
+					     "require", "requires", "return", "returns", "read",
+					     "reads", "write", "writes", "start", "starts",
+					     "stop", "stops", "create", "creates", "change",
+					     "changes", "call", "calls", "tell", "tells",
+					     "cause", "causes", "become", "becomes", "happen",
+					     "happens", "also", "then", NULL };
 	static const char *const zh[] = { "\xE5\xAE\x83", /* 它 */ "\xE4\xBB\x96\xE4\xBB\xAC",
 					  /* 他们 */ "\xE8\xBF\x99\xE4\xBA\x9B", /* 这些 */
 					  "\xE6\xAD\xA4\xE5\xA4\x96", /* 此外 */

@@ -22,6 +22,7 @@ struct sent {
 	double central;   /* lp_extractive_rank */
 	uint32_t kp;      /* keyphrases of the chunk it holds */
 	int ok, taken;    /* eligible; chosen */
+	int pronoun;      /* opens with a pronoun: eligible only after its lead */
 };
 
 struct central {
@@ -61,6 +62,12 @@ static int repeats(const struct central *c, size_t i)
 			return 1;
 	}
 	return 0;
+}
+
+/* May sentence x be taken on its own (not as its lead's next)? */
+static int alone(const struct sent *x)
+{
+	return x->ok && !x->pronoun;
 }
 
 /* Is a better than b: more fresh keyphrases, then more central? */
@@ -110,7 +117,7 @@ static void with_next(struct central *c, size_t i)
 static size_t lead_of(const struct central *c, size_t p)
 {
 	for (size_t i = 0; i < c->n; i++)
-		if (c->s[i].part == p && c->s[i].ok && !c->s[i].taken && !repeats(c, i))
+		if (c->s[i].part == p && alone(&c->s[i]) && !c->s[i].taken && !repeats(c, i))
 			return i;
 	return c->n;
 }
@@ -179,7 +186,7 @@ static enum lp_status choose_sentences(struct central *c, size_t want, int lead,
 						 bytes[best_part] * (slots[p] + 1))) {
 				size_t pick = c->n;
 				for (size_t i = 0; i < c->n; i++)
-					if (c->s[i].part == p && c->s[i].ok && !c->s[i].taken &&
+					if (c->s[i].part == p && alone(&c->s[i]) && !c->s[i].taken &&
 					    (pick == c->n || better(c, i, pick)) && !repeats(c, i))
 						pick = i;
 				if (pick == c->n) {
@@ -245,6 +252,38 @@ static void past_label(const char *text, struct sent *x)
 	x->len -= i;
 }
 
+/* For each must phrase no sentence taken holds, the first eligible one
+ * that holds it. */
+static enum lp_status choose_must(struct central *c, const struct lp_choose_opts *o,
+				  struct lp_diag *d)
+{
+	uint32_t held = 0, *mask = lp_mem_calloc(LP_MEM_SCRATCH, c->n, sizeof(*mask), d);
+	enum lp_status st = mask ? LP_OK : LP_E_NOMEM;
+
+	for (size_t i = 0; !st && i < c->n; i++)
+		if (c->s[i].ok || c->s[i].taken)
+			st = kp_mask(c->text + c->s[i].off, c->s[i].len, o->must, o->n_must,
+				     &mask[i], d);
+	for (size_t i = 0; !st && i < c->n; i++)
+		if (c->s[i].taken)
+			held |= mask[i];
+	for (size_t k = 0; !st && k < o->n_must && k < LP_CHOOSE_MAX_KEYS; k++) {
+		size_t i = 0;
+		if (held >> k & 1)
+			continue;
+		while (i < c->n && (!(mask[i] >> k & 1) || !alone(&c->s[i]) || c->s[i].taken))
+			i++;
+		if (i < c->n) { /* asked for: it ranks first */
+			take(c, i);
+			memmove(c->chosen + 1, c->chosen, (c->n_chosen - 1) * sizeof(*c->chosen));
+			c->chosen[0] = i;
+			held |= mask[i];
+		}
+	}
+	lp_mem_free(mask);
+	return st;
+}
+
 /* The sentences of text[0..len) with their part, centrality, keyphrases
  * and eligibility, into c (tracked scratch). */
 static enum lp_status read_sentences(struct central *c, const char *text, size_t len,
@@ -285,8 +324,12 @@ static enum lp_status read_sentences(struct central *c, const char *text, size_t
 		past_label(text, x);
 		/* a summary's sentence must stand alone (text/alone.h) */
 		x->ok = x->len && lp_points_is_prose(text + x->off, x->len) &&
-			!(o->drop_meta && lp_points_is_meta(text + x->off, x->len)) &&
-			lp_alone_check(text + x->off, x->len) != LP_ALONE_LEAD_IN;
+			!(o->drop_meta && lp_points_is_meta(text + x->off, x->len));
+		if (x->ok) {
+			enum lp_alone a = lp_alone_check(text + x->off, x->len);
+			x->ok = a != LP_ALONE_LEAD_IN;
+			x->pronoun = a == LP_ALONE_PRONOUN;
+		}
 		if (x->ok)
 			st = kp_mask(text + x->off, x->len, o->keys, o->n_keys, &x->kp, d);
 	}
@@ -309,6 +352,8 @@ enum lp_status lp_choose_sentences(const char *text, size_t len, const struct lp
 	st = read_sentences(&c, text, len, o, d);
 	if (!st && c.n)
 		st = choose_sentences(&c, o->want, o->lead, d);
+	if (!st && c.n && o->n_must)
+		st = choose_must(&c, o, d);
 	if (!st && c.n_chosen &&
 	    !(ch = lp_mem_alloc(LP_MEM_SCRATCH, c.n_chosen * sizeof(*ch), d)))
 		st = LP_E_NOMEM;

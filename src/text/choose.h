@@ -16,7 +16,8 @@
  *    `want` runs, and each run gives the lead that holds the most
  *    keys of the chunk not yet held (ties: the more central), with its
  *    next sentence when that one names a key neither holds; the keys are
- *    the chunk's keyphrases and the names it repeats (lp_choose_keys);
+ *    keyphrases (the summarize stage gives the document's topics,
+ *    stages/topics.h) and the names the chunk repeats (lp_choose_keys);
  *  - the rest, one at a time, to the part with the most prose per
  *    sentence taken from it: its sentence that holds the most keys not
  *    yet held, ties to the more central.
@@ -24,9 +25,10 @@
  * A sentence that nearly repeats one taken (lp_points_similar) is
  * skipped, and so is a lead-in without its list (text/alone.h: "The
  * following packages caught my eyes."), which says nothing out of place.
- * A pronoun opener is kept: refusing it too lost more of the documents'
- * keyphrases on the dev split (0.68 to 0.61) than it won in sentences
- * that stand alone. A sentence is cut off the title or term line of its part when
+ * A sentence that opens with a pronoun as its subject ("It also reads
+ * ...", "This means ...") is taken only as its lead's next sentence,
+ * where what it stands for comes just before. A sentence is cut off the
+ * title or term line of its part when
  * it runs over it, and past a one-word label alone on the line above it
  * ("Tip", "Note"). A sentence of a definition entry comes with its term,
  * so that the caller can say what it defines ("bg: Resume each suspended
@@ -56,6 +58,8 @@ struct lp_choose_opts {
 	size_t first_name;        /* keys[first_name..] are names: a lead takes
 				   * its next sentence when that one names one
 				   * (>= n_keys: never) */
+	const char *const *must;  /* phrases to keep: see lp_choose_sentences */
+	size_t n_must;            /* the first LP_CHOOSE_MAX_KEYS are read */
 };
 
 /* One chosen sentence. */
@@ -66,7 +70,10 @@ struct lp_choice {
 };
 
 /*
- * Choose up to o->want sentences of text[0..len) (see above). On LP_OK,
+ * Choose up to o->want sentences of text[0..len) (see above), then, for
+ * each of o->must[0..n_must) that none of them holds, the first eligible
+ * sentence that holds it (beyond want, and first in the order chosen: a
+ * verification asked for it). On LP_OK,
  * *out is an array of *n choices in document order (tracked scratch: the
  * caller frees it with lp_mem_free; NULL when *n is 0). Returns LP_E_NOMEM
  * with `d` filled when memory or the budget runs out.

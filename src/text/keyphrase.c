@@ -18,6 +18,7 @@ enum kind { K_RAKE, K_NUMBER, K_IDENT, K_QUOTED, K_CJK, K_N };
 #define QUOTE_MAX_WORDS 6
 #define QUOTE_MAX_BYTES 80
 #define UNIT_MAX_BYTES 16
+#define COMMON_WORD_WEIGHT 0.25 /* with parts: see keyphrase.h */
 
 struct entry {
 	uint64_t h;          /* 0: empty slot */
@@ -27,6 +28,9 @@ struct entry {
 	uint32_t units;      /* words (RAKE) or characters (CJK) */
 	uint32_t freq[K_N];
 	uint32_t toc;        /* occurrences in list-like lines (see keyphrase.h) */
+	uint32_t caps;       /* one-word RAKE occurrences written capitalised */
+	uint32_t parts;      /* parts of the scanned text it occurs in */
+	uint32_t last_part;  /* the last of them, 1-based (0: none yet) */
 	double degree;       /* word table: summed lengths of its phrases */
 	double score;
 };
@@ -82,6 +86,10 @@ struct extractor {
 	size_t q_first, q_end, q_words;
 	struct line_state line, prev_line; /* the current and the last line */
 	unsigned xref;        /* tokens left in a cross-reference, 0: none */
+	size_t n_parts;       /* > 1: phrases are weighed by their spread */
+	size_t part_bytes;    /* bytes of scanned text a part */
+	size_t piece_off, piece_at; /* the piece being scanned starts at piece_off
+				     * in the text, piece_at in the scanned bytes */
 };
 
 static uint64_t hash_key(const char *s, size_t n)
@@ -192,6 +200,15 @@ static void add_candidate(struct extractor *x, enum kind k, size_t off, size_t e
 	if (!e)
 		return;
 	e->freq[k]++;
+	if (k == K_RAKE && units == 1 && x->text[off] >= 'A' && x->text[off] <= 'Z')
+		e->caps++;
+	if (x->n_parts > 1) {
+		size_t part = (x->piece_at + off - x->piece_off) / x->part_bytes + 1;
+		if (part != e->last_part) { /* parts are met in order */
+			e->parts++;
+			e->last_part = (uint32_t)part;
+		}
+	}
 	if (units > e->units)
 		e->units = units;
 	if (x->xref) {
@@ -699,6 +716,12 @@ static void score_entry(struct extractor *x, struct entry *e)
 	s = best(s, kind_score(e->freq[K_IDENT], share, 4.0));
 	if (e->freq[K_CJK] >= 2)
 		s = best(s, kind_score(e->freq[K_CJK], share, (double)e->units - 0.5));
+	if (x->n_parts > 1) { /* a document's topics: see keyphrase.h */
+		s *= (double)e->parts / (double)x->n_parts;
+		if (e->units == 1 && e->freq[K_RAKE] >= 4 * (e->freq[K_IDENT] + e->freq[K_QUOTED]) &&
+		    e->caps * 5 < e->freq[K_RAKE] * 4)
+			s *= COMMON_WORD_WEIGHT;
+	}
 	e->score = s;
 }
 
@@ -832,11 +855,12 @@ enum lp_status lp_keyphrase_extract(const char *text, size_t len, size_t n,
 {
 	struct lp_span whole = { 0, len };
 
-	return lp_keyphrase_extract_spans(text, &whole, 1, n, arena, out, n_out, NULL, NULL, d);
+	return lp_keyphrase_extract_spans(text, &whole, 1, 0, n, arena, out, n_out, NULL, NULL, d);
 }
 
 enum lp_status lp_keyphrase_extract_spans(const char *text, const struct lp_span *spans,
-					  size_t n_spans, size_t n, struct lp_arena *arena,
+					  size_t n_spans, size_t parts, size_t n,
+					  struct lp_arena *arena,
 					  const char ***out, size_t *n_out,
 					  lp_keyphrase_done_fn done, void *ctx,
 					  struct lp_diag *d)
@@ -856,10 +880,19 @@ enum lp_status lp_keyphrase_extract_spans(const char *text, const struct lp_span
 	lp_buf_init(&x.words.keys);
 	if (!(x.st = table_grow(&x.phrases, d)))
 		x.st = table_grow(&x.words, d);
+	if (parts > 1) {
+		size_t total = 0;
+		for (size_t i = 0; i < n_spans; i++)
+			total += spans[i].len;
+		x.n_parts = parts;
+		x.part_bytes = total / parts + 1;
+	}
 	for (size_t i = 0; i < n_spans && !x.st; i++) {
 		if (i)
 			piece_break(&x);
 		x.len = spans[i].off + spans[i].len;
+		x.piece_off = spans[i].off;
+		x.piece_at += i ? spans[i - 1].len : 0;
 		scan_piece(&x, spans[i].off, spans[i].len, done, ctx);
 	}
 	line_end(&x);

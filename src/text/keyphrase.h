@@ -92,7 +92,14 @@ typedef void (*lp_keyphrase_done_fn)(void *ctx, size_t off, size_t len);
 /*
  * Same over the pieces text[spans[i].off, + spans[i].len) of a larger text,
  * in order, as if each stood alone (no phrase, quote or number runs from
- * one into the next), without copying them together. Phrases are taken
+ * one into the next), without copying them together. With `parts` > 1
+ * the phrases are a document's topics rather than its terms: the pieces,
+ * end to end, are cut into that many equal parts, and a phrase's score is
+ * multiplied by the share of the parts it occurs in; a one-word phrase
+ * that is mostly a lower-case RAKE word (not an identifier, not quoted,
+ * capitalised in under 4 of 5 occurrences: "file", not "Debian") counts
+ * a quarter, since a common word spreads everywhere without being what
+ * the text is about. Phrases are taken
  * from the pieces, so the text outside them is never read. `done` (may be
  * NULL) is called after each piece, every LP_KEYPHRASE_STEP bytes within a
  * long one, and for the occurrence of each chosen phrase once it is copied
@@ -101,7 +108,8 @@ typedef void (*lp_keyphrase_done_fn)(void *ctx, size_t off, size_t len);
  */
 #define LP_KEYPHRASE_STEP ((size_t)256 << 10)
 enum lp_status lp_keyphrase_extract_spans(const char *text, const struct lp_span *spans,
-					  size_t n_spans, size_t n, struct lp_arena *arena,
+					  size_t n_spans, size_t parts, size_t n,
+					  struct lp_arena *arena,
 					  const char ***out, size_t *n_out,
 					  lp_keyphrase_done_fn done, void *ctx,
 					  struct lp_diag *d);

@@ -417,22 +417,95 @@ size_t lp_points_cost(const char *s, size_t len)
 			((double)words + (double)han / LP_POINTS_HAN_PER_WORD) + 0.5);
 }
 
-/* Index of the best-scored point of pts[a..b) that fits `left`; n when
- * none does. */
-static size_t best_in(const struct lp_point *pts, size_t a, size_t b, size_t left, size_t n)
+/* The weight of the topics point i holds that *covered does not. */
+static double gain(const struct lp_points_cover *c, size_t i, uint64_t covered)
+{
+	uint64_t fresh;
+	double g = 0;
+
+	if (!c)
+		return 0;
+	fresh = c->holds[i] & ~covered;
+	for (size_t k = 0; k < c->n && k < 64; k++)
+		if (fresh >> k & 1)
+			g += c->w[k];
+	return g;
+}
+
+/* Index of the best point of pts[a..b) that fits `left` (its score plus
+ * the weight of the topics it adds); n when none does. *g: that weight. */
+static size_t best_in(const struct lp_point *pts, size_t a, size_t b, size_t left, size_t n,
+		      const struct lp_points_cover *c, uint64_t covered, double *g)
 {
 	size_t best = n;
+	double best_v = 0;
 
-	for (size_t i = a; i < b; i++)
-		if (pts[i].cost <= left && (best == n || pts[i].score > pts[best].score))
+	*g = 0;
+	for (size_t i = a; i < b; i++) {
+		double gi = gain(c, i, covered), v = pts[i].score + gi;
+		if (pts[i].cost <= left && (best == n || v > best_v)) {
 			best = i;
+			best_v = v;
+			*g = gi;
+		}
+	}
 	return best;
 }
 
-size_t lp_points_select(const struct lp_point *pts, size_t n, size_t budget,
-			unsigned char *keep)
+static void take(const struct lp_point *pts, size_t i, const struct lp_points_cover *c,
+		 unsigned char *keep, size_t *used, size_t *kept, uint64_t *covered)
 {
-	size_t used = 0, kept = 0, rank0 = 0, n_rank0 = 0, n_inputs = 0, room, per, a = 0;
+	keep[i] |= 1;
+	*used += pts[i].cost;
+	(*kept)++;
+	if (c)
+		*covered |= c->holds[i];
+}
+
+/* The round that does not fit whole: its points one at a time, the one
+ * that adds the most topics first (then the better scored, then the
+ * earlier), while any fits. */
+static void last_round(const struct lp_point *pts, size_t n, size_t r, size_t budget,
+		       const struct lp_points_cover *c, unsigned char *keep, size_t *used,
+		       size_t *kept, uint64_t *covered)
+{
+	for (;;) {
+		size_t best = n;
+		double best_g = 0;
+		for (size_t i = 0; i < n; i++) {
+			double g;
+			if (pts[i].rank != r || keep[i] || *used + pts[i].cost > budget)
+				continue;
+			g = gain(c, i, *covered);
+			if (best == n || g > best_g ||
+			    (c && g == best_g && pts[i].score > pts[best].score))
+				best = i, best_g = g;
+		}
+		if (best == n)
+			return;
+		take(pts, best, c, keep, used, kept, covered);
+	}
+}
+
+/* The end of the group of `per` consecutive inputs that starts at a. */
+static size_t group_end(const struct lp_point *pts, size_t n, size_t a, size_t per)
+{
+	size_t b = a, seen = 0;
+
+	while (b < n && (seen < per || pts[b].input == pts[b - 1].input)) {
+		seen += b == a || pts[b].input != pts[b - 1].input;
+		b++;
+	}
+	return b;
+}
+
+#define SERVED 2 /* in keep[]: see lp_points_select */
+
+size_t lp_points_select(const struct lp_point *pts, size_t n, size_t budget,
+			const struct lp_points_cover *c, unsigned char *keep)
+{
+	size_t used = 0, kept = 0, rank0 = 0, n_rank0 = 0, n_inputs = 0, room, per;
+	uint64_t covered = 0;
 
 	memset(keep, 0, n);
 	for (size_t i = 0; i < n; i++) {
@@ -446,21 +519,21 @@ size_t lp_points_select(const struct lp_point *pts, size_t n, size_t budget,
 		return 0;
 	if (rank0 <= budget) {
 		for (size_t r = 0;; r++) {
-			int met = 0, all = 1;
-			for (size_t i = 0; i < n; i++) {
-				if (pts[i].rank != r)
-					continue;
-				met = 1;
-				if (used + pts[i].cost <= budget) {
-					keep[i] = 1;
-					used += pts[i].cost;
-					kept++;
-				} else {
-					all = 0;
+			size_t cost = 0, met = 0;
+			for (size_t i = 0; i < n; i++)
+				if (pts[i].rank == r) {
+					cost += pts[i].cost;
+					met++;
 				}
-			}
-			if (!met || !all)
+			if (!met)
 				return kept;
+			if (used + cost > budget) {
+				last_round(pts, n, r, budget, c, keep, &used, &kept, &covered);
+				return kept;
+			}
+			for (size_t i = 0; i < n; i++)
+				if (pts[i].rank == r)
+					take(pts, i, c, keep, &used, &kept, &covered);
 		}
 	}
 	/* groups of `per` consecutive inputs, one point each */
@@ -468,19 +541,32 @@ size_t lp_points_select(const struct lp_point *pts, size_t n, size_t budget,
 	room = budget / (per ? per : 1);
 	room = room ? room : 1;
 	per = (n_inputs + room - 1) / room;
-	while (a < n) {
-		size_t b = a, seen = 0, best;
-		while (b < n && (seen < per || pts[b].input == pts[b - 1].input)) {
-			seen += b == a || pts[b].input != pts[b - 1].input;
-			b++;
+	/* each group its best point; the group whose point adds the most
+	 * topics goes first, so that the budget runs out on the others. A
+	 * group whose turn is over has SERVED set on its first point. */
+	for (;;) {
+		size_t best_a = n, best_i = n;
+		double best_gain = -1;
+		for (size_t a = 0, b; a < n; a = b) {
+			double g;
+			size_t i;
+			b = group_end(pts, n, a, per);
+			if (keep[a] & SERVED)
+				continue;
+			i = best_in(pts, a, b, budget - used, n, c, covered, &g);
+			if (best_a == n || g > best_gain) {
+				best_a = a;
+				best_i = i;
+				best_gain = g;
+			}
 		}
-		best = best_in(pts, a, b, budget - used, n);
-		if (best < n) {
-			keep[best] = 1;
-			used += pts[best].cost;
-			kept++;
-		}
-		a = b;
+		if (best_a == n)
+			break;
+		if (best_i < n)
+			take(pts, best_i, c, keep, &used, &kept, &covered);
+		keep[best_a] |= SERVED;
 	}
+	for (size_t i = 0; i < n; i++)
+		keep[i] &= (unsigned char)~SERVED;
 	return kept;
 }

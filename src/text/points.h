@@ -28,6 +28,7 @@
 #define LP_TEXT_POINTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/status.h"
 #include "text/match.h"
@@ -116,6 +117,14 @@ struct lp_point {
 	size_t cost;   /* tokens it takes in the summary */
 };
 
+/* The topics the points hold, for lp_points_select: bit k of holds[i]
+ * is set when point i holds topic k, whose weight is w[k] (k < n <= 64). */
+struct lp_points_cover {
+	const uint64_t *holds;
+	const double *w;
+	size_t n;
+};
+
 /*
  * Choose points of pts[0..n) (grouped by input, inputs in order; within
  * an input in any order, its ranks 0, 1, ... without gaps) whose costs sum
@@ -123,10 +132,17 @@ struct lp_point {
  * it fits, as long as a round keeps all it meets. When the rank-0 points of
  * all inputs do not fit, inputs are grouped into runs of consecutive
  * inputs, as many runs as the budget holds points of average cost, and
- * each run keeps its best-scored point (one that fits). Sets keep[i] to 1
- * or 0 and returns the number kept; at least one when any point fits.
+ * each run keeps its best point (one that fits). Sets keep[i] to 1 or 0
+ * and returns the number kept; at least one when any point fits.
+ *
+ * With `cover` (may be NULL) the choice is a greedy cover of the topics:
+ * a run's best point is the one whose score plus the weight of the
+ * topics it adds (not held by a point kept before) is highest, and the
+ * run whose best adds the most goes first; in the round that does not fit
+ * whole, the points that add the most go first. Without it, runs go in
+ * order and the round's points in order.
  */
 size_t lp_points_select(const struct lp_point *pts, size_t n, size_t budget,
-			unsigned char *keep);
+			const struct lp_points_cover *cover, unsigned char *keep);
 
 #endif

@@ -55,6 +55,58 @@ lp run "$PIPELINES/summarize.yaml" "$DOC" --format markdown --set model.context=
 	--set stages.verify.on_fail=retry --set stages.verify.min_words=100000
 expect_out "markdown trace names the second pass" "- summarize (pass 2): " "- verify (pass 2): "
 
+# A title centred on the page is the document model's heading: the summary
+# does not glue it onto its sentences as if it were a term ("TITLE: ...").
+cat >"$WORK/centred.txt" <<'EOF'
+                    THE SAMPLE PUBLIC NOTICE
+                       Version 2, 1 May 2000
+
+ Everyone may copy and hand on this notice to others, but nobody may change it.
+
+                            Preamble
+
+  The notice says what a reader may do with the text that carries it.
+
+  A reader may print the text, lend it to a friend, and read it aloud to a class.
+EOF
+lp run "$PIPELINES/summarize.yaml" "$WORK/centred.txt" --set model.context=1024
+[ "$rc" -eq 1 ] && rc=0 # a short text fails min_words; the run completed
+expect "summary of a centred title" 0
+expect_out "the summary keeps the text's sentences" "Everyone may copy"
+if grep -qF "PUBLIC NOTICE:" "$OUT"; then
+	fail "the centred title is glued onto a sentence"
+else
+	ok "no centred title glued onto a sentence"
+fi
+
+# on_fail: retry with compress: the rerun takes, for each phrase the first
+# pass lost, a sentence that holds it, and keeps it in the selection.
+python3 - "$WORK/keeper.txt" <<'PY'
+import random, sys
+random.seed(3)
+subj = ["The keeper", "The lighthouse keeper", "The old keeper", "The keeper of the light",
+        "The night keeper"]
+verbs = ["trims the lamp wick", "winds the clock of the lens", "polishes the brass of the lamp",
+         "writes the log of the light", "climbs the stairs of the tower", "checks the oil of the lamp"]
+tail = ["before the night comes.", "at every change of the watch.",
+        "when the fog rolls in from the sea.", "while the ships pass the rocks.",
+        "as the old rules of the light ask."]
+out = ["%s %s %s" % (random.choice(subj), random.choice(verbs), random.choice(tail))
+       for _ in range(120)]
+out.insert(77, "The keeper oils the frobnicator-unit of the lamp before the night comes.")
+paras = [" ".join(out[i:i + 6]) for i in range(0, len(out), 6)]
+open(sys.argv[1], "w").write("\n\n".join(paras) + "\n")
+PY
+lp run "$PIPELINES/summarize.yaml" "$WORK/keeper.txt" --set model.context=1024 \
+	--set stages.verify.on_fail=retry --set stages.verify.keyphrases.must=frobnicator-unit
+expect "on_fail: retry, compress" 0
+if grep -v '^verification' "$OUT" | grep -qF "frobnicator-unit"; then
+	ok "the rerun keeps the phrase the first pass lost"
+else
+	fail "the rerun keeps the phrase the first pass lost"
+fi
+expect_out "the verification passes after the rerun" "11/11 keyphrases survived"
+
 # Failures: exit status, message, and -o untouched.
 echo previous >"$WORK/out.txt"
 LPIPE_MODEL=$WORK/missing.gguf lp run "$PIPELINES/summarize.yaml" "$DOC" -o "$WORK/out.txt"
