@@ -703,6 +703,57 @@ START_TEST(test_verify_auto)
 }
 END_TEST
 
+/* levels: N checks each level of the tree against its own inputs: level 0
+ * against the chunks, level 1 against level 0's texts; the lowest level
+ * under min_survival fails the run, naming the level. */
+static void two_levels(struct fixture *f, const char *chunk0, const char *chunk1)
+{
+	struct lp_summary_level *l = lp_arena_alloc(&f->doc.arena, 2 * sizeof(*l));
+	const char **t0 = lp_arena_alloc(&f->doc.arena, 2 * sizeof(*t0));
+	const char **t1 = lp_arena_alloc(&f->doc.arena, sizeof(*t1));
+	size_t *in = lp_arena_alloc(&f->doc.arena, 6 * sizeof(*in));
+
+	t0[0] = chunk0;
+	t0[1] = chunk1;
+	t1[0] = f->doc.summary;
+	in[0] = 0, in[1] = 1, in[2] = 1, in[3] = 1; /* level 0: chunk i alone */
+	in[4] = 0, in[5] = 2;                       /* level 1: both below */
+	l[0] = (struct lp_summary_level){ 2, t0, in, in + 2, 0, 0 };
+	l[1] = (struct lp_summary_level){ 1, t1, in + 4, in + 5, 0, 0 };
+	f->doc.levels = l;
+	f->doc.n_levels = 2;
+}
+
+START_TEST(test_verify_levels)
+{
+	struct fixture f;
+	const char *summary = "Bash writes the history list to the history file in HISTFILE.";
+
+	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {levels: 2}, min_survival: 0.5, "
+				    "on_fail: fail}"), LP_OK);
+	make_doc(&f, verify_src, summary);
+	two_levels(&f, verify_src, verify_src + f.doc.len / 2); /* each keeps its chunk */
+	ck_assert_int_eq(lp_stage_verify.run(&f.doc, f.opts, &f.d), LP_OK);
+	ck_assert_uint_eq(f.doc.verify.n_levels, 2);
+	ck_assert_uint_gt(f.doc.verify.levels[0].phrases, 0);
+	ck_assert_uint_ge(f.doc.verify.levels[0].survived, f.doc.verify.levels[0].phrases - 1);
+	ck_assert_uint_gt(f.doc.verify.levels[1].phrases, 0);
+	ck_assert(f.doc.verify.passed);
+	fixture_release(&f);
+
+	/* level 0 loses its chunks' phrases: the run fails there */
+	ck_assert_int_eq(parse_opts(&f, "{keyphrases: {levels: 2}, min_survival: 0.5, "
+				    "on_fail: fail}"), LP_OK);
+	make_doc(&f, verify_src, summary);
+	two_levels(&f, "Nothing of it is here.", "Nor here.");
+	ck_assert_int_eq(lp_stage_verify.run(&f.doc, f.opts, &f.d), LP_E_VERIFY);
+	ck_assert_int_eq(f.doc.verify.level_failed, 0);
+	ck_assert_uint_eq(f.doc.verify.levels[0].survived, 0);
+	ck_assert_ptr_nonnull(strstr(f.d.msg, "summary level 0 kept 0/"));
+	fixture_release(&f);
+}
+END_TEST
+
 /* Run verify with `yaml` over verify_src and `summary`; returns the status. */
 static enum lp_status verify_with(struct fixture *f, const char *yaml, const char *summary)
 {
@@ -993,6 +1044,7 @@ int main(void)
 	tcase_add_test(tc, test_verify_pass_and_fail);
 	tcase_add_test(tc, test_verify_min_words_and_warn);
 	tcase_add_test(tc, test_verify_auto);
+	tcase_add_test(tc, test_verify_levels);
 	tcase_add_test(tc, test_verify_result_without_summary);
 	tcase_add_test(tc, test_verify_huge_source_uses_working_set);
 	tcase_add_test(tc, test_verify_parse_errors);

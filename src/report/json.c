@@ -320,6 +320,19 @@ static json_t *verification_json(const struct lp_verify_result *v, int *ok)
 	put(o, "auto_survival_rate", real(v->auto_survival_rate), ok);
 	put(o, "min_survival", real(v->min_survival), ok);
 	put(o, "retries", json_integer(v->retries), ok);
+	if (v->n_levels) {
+		json_t *lv = json_array();
+		for (size_t l = 0; lv && l < v->n_levels; l++) {
+			json_t *e = json_object();
+			if (e) {
+				put(e, "level", json_integer((json_int_t)l), ok);
+				put(e, "phrases", json_integer((json_int_t)v->levels[l].phrases), ok);
+				put(e, "survived", json_integer((json_int_t)v->levels[l].survived), ok);
+			}
+			push(lv, e, ok);
+		}
+		put(o, "levels", lv, ok);
+	}
 	put(o, "grounding", grounding_json(v, ok), ok);
 	return o;
 }

@@ -88,6 +88,9 @@ static void verify_counts(const struct lp_verify_result *v, FILE *out)
 	if (v->grounded)
 		fprintf(out, ", %zu/%zu tokens grounded, %zu sentence%s removed", v->ground_found,
 			v->ground_tokens, v->n_removed, v->n_removed == 1 ? "" : "s");
+	for (size_t l = 0; l < v->n_levels; l++)
+		fprintf(out, "%s %zu/%zu", l ? "," : ", levels kept of their inputs' keyphrases:",
+			v->levels[l].survived, v->levels[l].phrases);
 }
 
 /* One line per ungrounded sentence: what the source does not hold. */

@@ -60,6 +60,13 @@ struct lp_ungrounded {
 	int removed;            /* taken out of the output (on_ungrounded) */
 };
 
+/* One level of a summary tree checked against its inputs
+ * (stages/verify_levels.h). */
+struct lp_verify_level {
+	size_t phrases;  /* keyphrases of the level's inputs, over its summaries */
+	size_t survived; /* of them, kept by the summary of those inputs */
+};
+
 struct lp_verify_result {
 	int done;                 /* a verify stage ran */
 	struct lp_keyphrase *phrases;
@@ -79,6 +86,10 @@ struct lp_verify_result {
 	struct lp_ungrounded *ungrounded; /* [n_ungrounded] in output order */
 	size_t n_ungrounded;
 	size_t n_removed;         /* of them, removed from the output */
+	struct lp_verify_level *levels; /* [n_levels]: keyphrases.levels, per tree
+					 * level; NULL when not asked */
+	size_t n_levels;
+	int level_failed;         /* lowest level under min_survival, -1: none */
 };
 
 /*

@@ -8,7 +8,8 @@ liblpipe_la_SOURCES += \
 liblpipe_la_SOURCES += \
 	src/stages/summarize.c src/stages/verify.c \
 	src/stages/topics.c src/stages/topics.h \
-	src/stages/verify_ground.c src/stages/verify_ground.h
+	src/stages/verify_ground.c src/stages/verify_ground.h \
+	src/stages/verify_levels.c src/stages/verify_levels.h
 
 # stages: the model chain (tree/refine summaries, answer, generate,
 # truncate)

@@ -93,8 +93,7 @@ static enum lp_status prose_spans(const struct lp_doc *doc, struct lp_span **spa
 	return LP_OK;
 }
 
-/* Parts to weigh spread by, for `len` bytes scanned. */
-static size_t topic_parts(size_t len)
+size_t lp_topic_parts(size_t len)
 {
 	size_t p = len / TOPICS_PART_BYTES;
 
@@ -139,7 +138,7 @@ enum lp_status lp_doc_topics(struct lp_doc *doc, size_t n, const char ***out, si
 			st = prose_spans(doc, &spans, &n_spans, d);
 		if (!st)
 			st = lp_keyphrase_extract_spans(doc->text ? doc->text : "", spans, n_spans,
-							topic_parts(len), n, &doc->arena, out,
+							lp_topic_parts(len), n, &doc->arena, out,
 							n_out, lp_verify_source_done, &sp, d);
 		lp_mem_free(spans);
 		/* the chosen phrases were copied out of the text: release it */

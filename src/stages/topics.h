@@ -40,6 +40,10 @@
 #define TOPICS_PART_BYTES 1024
 #define TOPICS_MAX_PARTS 16
 
+/* The parts to weigh spread by (lp_keyphrase_extract_spans) for `len`
+ * bytes of text: one per TOPICS_PART_BYTES, at most TOPICS_MAX_PARTS. */
+size_t lp_topic_parts(size_t len);
+
 /*
  * Up to `n` topics of doc, best first (*out: strings in doc->arena, NULL
  * when *n_out is 0). Returns LP_E_NOMEM with `d` filled when the budget

@@ -57,6 +57,7 @@
 #include "stages/summarize_model.h"
 #include "stages/topics.h"
 #include "stages/verify_ground.h"
+#include "stages/verify_levels.h"
 #include "text/keyphrase.h"
 #include "text/match.h"
 
@@ -72,6 +73,8 @@ static const char *const on_ungrounded_names[] = {"remove", "retry", "warn", NUL
 
 struct verify_opts {
 	long long n_auto;    /* phrases to extract from the source */
+	long long n_level;   /* keyphrases of each summary's inputs to check in it
+			      * (stages/verify_levels.h), 0: none */
 	const char **must;   /* [n_must] */
 	size_t n_must;
 	const char **regex;  /* [n_regex] PCRE2 patterns, checked at load time */
@@ -114,12 +117,13 @@ static enum lp_status check_phrases(struct lp_cfg_ctx *c, const struct lp_node *
 static enum lp_status parse_keyphrases(struct lp_cfg_ctx *c, const struct lp_node *kp,
 				       struct verify_opts *o)
 {
-	static const char *const keys[] = {"auto", "must", "regex", NULL};
+	static const char *const keys[] = {"auto", "must", "regex", "levels", NULL};
 
 	if (!kp)
 		return LP_OK;
 	if (lp_cfg_check_keys(c, kp, keys) ||
 	    lp_cfg_get_int(c, kp, "auto", 0, 0, 1000, &o->n_auto) ||
+	    lp_cfg_get_int(c, kp, "levels", 0, 0, 100, &o->n_level) ||
 	    lp_cfg_get_string_list(c, kp, "must", &o->must, &o->n_must) ||
 	    lp_cfg_get_string_list(c, kp, "regex", &o->regex, &o->n_regex))
 		return LP_E_CONFIG;
@@ -199,6 +203,8 @@ static void describe(const void *opts, struct lp_buf *out)
 	lp_buf_addf(out, "{keyphrases: {auto: %lld", o->n_auto);
 	add_quoted_list(out, "must", o->must, o->n_must);
 	add_quoted_list(out, "regex", o->regex, o->n_regex);
+	if (o->n_level)
+		lp_buf_addf(out, ", levels: %lld", o->n_level);
 	lp_buf_addf(out, "}, min_words: %lld, min_survival: %g, on_fail: %s", o->min_words,
 		    o->min_survival, on_fail_names[o->on_fail]);
 	if (o->grounded)
@@ -318,6 +324,12 @@ static const char *failure_text(struct lp_doc *doc, const struct lp_verify_resul
 	if (r->auto_survival_rate + 1e-9 < r->min_survival)
 		lp_buf_addf(&b, "%s %zu/%zu automatic keyphrases survived, fewer than min_survival "
 			    "%g", parts++ ? ";" : "", r->n_auto_survived, r->n_auto, r->min_survival);
+	if (r->level_failed >= 0) {
+		const struct lp_verify_level *l = &r->levels[r->level_failed];
+		lp_buf_addf(&b, "%s summary level %d kept %zu/%zu of its inputs' keyphrases, fewer "
+			    "than min_survival %g", parts++ ? ";" : "", r->level_failed, l->survived,
+			    l->phrases, r->min_survival);
+	}
 	if (r->n_ungrounded > r->n_removed)
 		lp_buf_addf(&b, "%s %zu ungrounded sentence%s kept", parts++ ? ";" : "",
 			    r->n_ungrounded - r->n_removed,
@@ -360,6 +372,7 @@ static void finish(struct lp_verify_result *r, const struct verify_opts *o)
 	r->auto_survival_rate = r->n_auto ? (double)r->n_auto_survived / (double)r->n_auto : 1.0;
 	r->min_survival = o->min_survival;
 	r->passed = phrases_pass(r) && r->n_ungrounded == r->n_removed;
+	r->level_failed = -1;
 	r->done = 1;
 }
 
@@ -587,6 +600,26 @@ static const char *note_text(struct lp_doc *doc, const struct lp_verify_result *
 			       r->n_removed == 1 ? "" : "s", retried);
 }
 
+/* Each level of the tree against its inputs (stages/verify_levels.h): an
+ * event per level, and the lowest level under min_survival fails. */
+static enum lp_status check_levels(struct lp_doc *doc, size_t n, struct lp_diag *d)
+{
+	struct lp_verify_result *r = &doc->verify;
+	enum lp_status st = lp_verify_levels(doc, n, d);
+
+	for (size_t l = 0; !st && l < r->n_levels; l++) {
+		const struct lp_verify_level *v = &r->levels[l];
+		lp_doc_event(doc, "level %zu: kept %zu/%zu of its inputs' keyphrases", l, v->survived,
+			     v->phrases);
+		if (r->level_failed < 0 && v->phrases &&
+		    (double)v->survived + 1e-9 < r->min_survival * (double)v->phrases) {
+			r->level_failed = (int)l;
+			r->passed = 0;
+		}
+	}
+	return st;
+}
+
 static enum lp_status judge(struct lp_doc *doc, const struct verify_opts *o,
 			    struct lp_verify_ground *g, size_t self, struct lp_diag *d)
 {
@@ -617,6 +650,8 @@ static enum lp_status judge(struct lp_doc *doc, const struct verify_opts *o,
 	}
 	if (r->n_survived < r->n_phrases)
 		find_losses(doc, o->on_fail == ON_FAIL_RETRY);
+	if (o->n_level && (st = check_levels(doc, (size_t)o->n_level, d)))
+		return st;
 	set_note(doc, "verify", note_text(doc, r));
 	if (r->passed)
 		return LP_OK;
