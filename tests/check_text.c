@@ -793,6 +793,31 @@ static const char *focus_of(const char *q)
 	return out;
 }
 
+/* The question's content words a text never uses, by stem. */
+START_TEST(test_focus_absent_words)
+{
+	static const char text[] = "tar saves many files together into a single tape or disk "
+				   "archive. Compression of the archive is by gzip; encryption "
+				   "is not offered.";
+	struct lp_span w[2];
+	const char *q = "Which option encrypts the archive with a password?";
+
+	/* "encrypts" is used by "encryption"; "password" is not */
+	ck_assert_uint_eq(lp_focus_absent_words(q, text, strlen(text), w, 2), 1);
+	ck_assert_uint_eq(w[0].len, 8);
+	ck_assert(!strncmp(q + w[0].off, "password", 8));
+	q = "Which company sells commercial support for tar archives?";
+	ck_assert_uint_eq(lp_focus_absent_words(q, text, strlen(text), w, 2), 4);
+	ck_assert(!strncmp(q + w[0].off, "company", 7) && !strncmp(q + w[1].off, "sells", 5));
+	/* asking words, short words, and names glued to marks do not count */
+	q = "What does the default value of the --zstd option mean for tar?";
+	ck_assert_uint_eq(lp_focus_absent_words(q, text, strlen(text), w, 2), 0);
+	/* a stem is used only at a word's start */
+	ck_assert_uint_eq(lp_focus_absent_words("Where is the rchive kept?", text, strlen(text),
+						w, 2), 2);
+}
+END_TEST
+
 START_TEST(test_focus_tokens)
 {
 	ck_assert_str_eq(focus_of("What does the --delete option do?"), "--delete");
@@ -962,6 +987,7 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("focus");
 	tcase_add_test(tc, test_focus_tokens);
+	tcase_add_test(tc, test_focus_absent_words);
 	tcase_add_test(tc, test_focus_held);
 	tcase_add_test(tc, test_focus_asks);
 	tcase_add_test(tc, test_focus_numbers);

@@ -115,8 +115,9 @@ struct phrasebook {
 	const char *named;       /* Check: the answer is the name the sentence gives */
 	const char *abstain;     /* the answer when the document does not say */
 	/* Check, when abstaining: the focus the document never names (%.*s),
-	 * the focus the nearest sentence does not name, no number */
-	const char *why_absent, *why_far, *why_number;
+	 * the focus the nearest sentence does not name, no number, two words
+	 * of the question the document never uses (%.*s, %.*s) */
+	const char *why_absent, *why_far, *why_number, *why_words;
 };
 
 static const struct phrasebook english = {
@@ -146,6 +147,8 @@ static const struct phrasebook english = {
 	"the sentences nearest to the question do not name %.*s; those passages are cited",
 	"the question asks for a quantity and the sentences nearest to it hold none of its "
 	"kind; those passages are cited",
+	"the document never uses the words '%.*s' and '%.*s' of the question; the passages "
+	"nearest to it are cited",
 };
 
 static const struct phrasebook chinese = {
@@ -165,6 +168,7 @@ static const struct phrasebook chinese = {
 	"文档中没有出现 %.*s；列出的是与问题最接近的段落",
 	"与问题最接近的句子都没有提到 %.*s；列出的是这些段落",
 	"问题问的是数量，与问题最接近的句子中没有数字；列出的是这些段落",
+	"文档中从未出现问题里的 “%.*s” 和 “%.*s”；列出的是与问题最接近的段落",
 };
 
 struct answer_opts {
@@ -1461,6 +1465,7 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 	const struct answer_opts *o = opts;
 	struct job j = { .doc = doc, .o = o };
 	size_t *cited, i_absent;
+	struct lp_span absent[LP_FOCUS_ABSENT_WORDS];
 	enum lp_status st;
 	int han;
 
@@ -1490,6 +1495,11 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 	lp_buf_init(&j.user);
 	if ((i_absent = focus_absent(&j)) < j.n_focus)
 		st = abstain(&j, why_focus(&j, j.pb->why_absent, i_absent), cited, d);
+	else if (!han && lp_focus_absent_words(j.question, doc->text, doc->len, absent,
+					       LP_FOCUS_ABSENT_WORDS) >= LP_FOCUS_ABSENT_WORDS)
+		st = abstain(&j, lp_arena_printf(&doc->arena, j.pb->why_words, (int)absent[0].len,
+						 j.question + absent[0].off, (int)absent[1].len,
+						 j.question + absent[1].off), cited, d);
 	else
 		st = o->quote != QUOTE_OFF ? run_quote(&j, cited, d) : run_direct(&j, cited, d);
 	lp_buf_release(&j.user);

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "text/match.h"
+
 /* Longest focus token or quoted phrase looked at, in bytes. */
 #define FOCUS_MAX 64
 
@@ -427,4 +429,70 @@ int lp_focus_quantity_held(const char *q, const char *text, size_t len)
 		i = d;
 	}
 	return 0;
+}
+
+/* Words every question uses, or that name what a manual is made of: their
+ * absence says nothing of the question's subject. */
+static const char *const asking_words[] = {
+	"what", "which", "when", "where", "does", "doing", "done", "used", "uses", "using",
+	"option", "options", "command", "commands", "value", "values", "default", "defaults",
+	"version", "versions", "document", "documents", "text", "file", "files", "name",
+	"names", "named", "called", "mean", "means", "number", "many", "much", "kind", "type",
+	"types", "given", "give", "gives", "tell", "tells", "show", "shows", "make", "makes",
+	"work", "works", "happen", "happens", "said", "says", "following", NULL
+};
+
+static int is_ascii_letter(unsigned char c)
+{
+	return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
+
+/* Does a word of text[0..len) start with w[0..n) (case aside)? */
+static int some_word_starts(const char *text, size_t len, const char *w, size_t n)
+{
+	for (size_t i = 0; i + n <= len; i++) {
+		if ((text[i] | 0x20) != (w[0] | 0x20) ||
+		    (i && is_ascii_letter((unsigned char)text[i - 1])))
+			continue;
+		if (!strncasecmp(text + i, w, n))
+			return 1;
+	}
+	return 0;
+}
+
+size_t lp_focus_absent_words(const char *q, const char *text, size_t len, struct lp_span *out,
+			     size_t cap)
+{
+	size_t n_out = 0, i = 0, qlen = strlen(q);
+
+	while (i < qlen) {
+		size_t a = i, n;
+		char low[32];
+		int asking = 0;
+		if (!is_ascii_letter((unsigned char)q[i])) {
+			i++;
+			continue;
+		}
+		while (i < qlen && is_ascii_letter((unsigned char)q[i]))
+			i++;
+		n = i - a;
+		/* a word glued to a mark or a digit is a name, the focus's */
+		if (n < 4 || n >= sizeof(low) || (i < qlen && (q[i] == '_' || q[i] == '-' ||
+							     isdigit((unsigned char)q[i]))) ||
+		    (a && (q[a - 1] == '-' || q[a - 1] == '_' || q[a - 1] == '$')))
+			continue;
+		for (size_t k = 0; k < n; k++)
+			low[k] = (char)((unsigned char)q[a + k] | 0x20);
+		low[n] = '\0';
+		for (size_t k = 0; asking_words[k] && !asking; k++)
+			asking = !strcmp(low, asking_words[k]);
+		if (asking || lp_match_is_stopword(low, n))
+			continue;
+		if (!some_word_starts(text, len, q + a, n >= 6 ? 5 : n)) {
+			if (n_out < cap)
+				out[n_out] = (struct lp_span){ a, n };
+			n_out++;
+		}
+	}
+	return n_out;
 }

@@ -81,4 +81,21 @@ int lp_focus_has_number(const char *text, size_t len);
  */
 int lp_focus_quantity_held(const char *q, const char *text, size_t len);
 
+/*
+ * A question about what the document never talks of: the content words of
+ * the English question q (letters, 4 or more, not stop words nor the
+ * words every question uses: "option", "command", "value", "default",
+ * "version", "document", ...) that text[0..len) never uses, case aside,
+ * counting a word as used when a word of the text starts with its stem
+ * (its first 5 letters when it has 6 or more: "encrypts" is used by
+ * "encryption"). Writes up to `cap` of them to out[] (bytes of q) and
+ * returns how many there are. One such word is often a paraphrase ("count"
+ * for "incremented"); two are a question the text does not answer
+ * ("Which option encrypts the archive with a password?" of a manual that
+ * names neither).
+ */
+#define LP_FOCUS_ABSENT_WORDS 2 /* words absent before the answer stage abstains */
+size_t lp_focus_absent_words(const char *q, const char *text, size_t len, struct lp_span *out,
+			     size_t cap);
+
 #endif
