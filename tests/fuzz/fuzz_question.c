@@ -56,6 +56,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	(void)lp_focus_has_number(q, size);
 	(void)lp_focus_quantity_held(q, q, size);
+	{
+		/* a question uses every word it holds; half of it may not */
+		struct lp_span w[4];
+		size_t n = lp_focus_absent_words(q, q, strlen(q), w, 4);
+		if (n)
+			abort();
+		n = lp_focus_absent_words(q, q + size / 2, strlen(q + size / 2), w, 4);
+		for (size_t i = 0; i < n && i < 4; i++)
+			if (w[i].len < 4 || w[i].off + w[i].len > strlen(q))
+				abort();
+	}
 	for (size_t i = 0; i <= size; i += 1 + size / 8)
 		(void)lp_alone_check(q + i, size - i);
 	free(q);
