@@ -49,13 +49,24 @@ static void check_keyphrases(const char *t, size_t len, size_t n)
 	int found;
 
 	lp_arena_init(&a);
-	if (lp_keyphrase_extract(t, len, n, &a, &v, &k, &d) || k > n)
-		abort();
 	if (lp_match_init(&m, t, len, &d))
 		abort();
-	for (size_t i = 0; i < k; i++)
-		if (lp_match_contains(&m, v[i], strlen(v[i]), &found) || !found)
+	/* terms (no parts), then topics over 16 parts of two pieces */
+	for (size_t parts = 0; parts <= 16; parts += 16) {
+		size_t h = len / 2;
+		while (h && t[h - 1] != ' ' && t[h - 1] != '\n')
+			h--; /* cut between words, as chunks are */
+		struct lp_span halves[2] = { { 0, h }, { h, len - h } };
+		if (parts ? lp_keyphrase_extract_spans(t, halves, 2, parts, n, &a, &v, &k, NULL,
+						       NULL, &d) :
+			    lp_keyphrase_extract(t, len, n, &a, &v, &k, &d))
 			abort();
+		if (k > n)
+			abort();
+		for (size_t i = 0; i < k; i++)
+			if (lp_match_contains(&m, v[i], strlen(v[i]), &found) || !found)
+				abort();
+	}
 	lp_match_release(&m);
 	lp_arena_release(&a);
 }
