@@ -477,6 +477,10 @@ START_TEST(test_ground_tokens)
 	ck_assert_str_eq(ground_tokens("ext4 on x86_64 runs SmolLM2, the 2nd time 3.5GB."),
 			 "identifier:ext4 identifier:x86_64 identifier:SmolLM2 number:3.5");
 	ck_assert_str_eq(ground_tokens("1. Install it.\n2) Run it 3 times."), "number:3");
+	/* a section's number is a number; a range is two */
+	ck_assert_str_eq(ground_tokens("3.2.1. The hostname\nSince 1975-2010, IEEE 1003.1-2001."),
+			 "number:3.2.1 number:1975 number:2010 identifier:IEEE number:1003.1 "
+			 "number:2001");
 	ck_assert_str_eq(ground_tokens("JavaScript, getValue, snake_case, os.path, GUI, e.g. I."),
 			 "identifier:JavaScript identifier:getValue identifier:snake_case "
 			 "identifier:os.path identifier:GUI");

@@ -316,12 +316,20 @@ static void word_token(const char *t, size_t len, struct sink *s, const struct l
 	int marker = 0;
 
 	if (num == k->len) {
-		/* "1." or "2)" opening a line is a list marker */
-		if (line_start && lp_match_token_next(t, len, &pos, &next) && !next.space_before &&
-		    (t[next.off] == '.' || t[next.off] == ')'))
+		/* "1." or "2)" opening a line is a list marker; "3.2.1." is a
+		 * section's number */
+		if (line_start && !memchr(w, '.', num) && lp_match_token_next(t, len, &pos, &next) &&
+		    !next.space_before && (t[next.off] == '.' || t[next.off] == ')'))
 			marker = 1;
 		if (!marker)
 			emit(s, k->off, k->len, LP_GROUND_NUMBER);
+		return;
+	}
+	if (num && w[num] == '-' && num + 1 < k->len &&
+	    number_prefix(w + num + 1, k->len - num - 1) == k->len - num - 1) {
+		/* a range, "1975-2010": both ends are numbers */
+		emit(s, k->off, num, LP_GROUND_NUMBER);
+		emit(s, k->off + num + 1, k->len - num - 1, LP_GROUND_NUMBER);
 		return;
 	}
 	if (is_ordinal(w, k->len) || (after_number && is_unit(w, k->len)))
