@@ -481,6 +481,8 @@ START_TEST(test_ground_tokens)
 	ck_assert_str_eq(ground_tokens("3.2.1. The hostname\nSince 1975-2010, IEEE 1003.1-2001."),
 			 "number:3.2.1 number:1975 number:2010 identifier:IEEE number:1003.1 "
 			 "number:2001");
+	ck_assert_str_eq(ground_tokens("On 2009-01-19 with 5.10.0-6-amd64."),
+			 "number:2009 number:01 number:19 identifier:5.10.0-6-amd64");
 	ck_assert_str_eq(ground_tokens("JavaScript, getValue, snake_case, os.path, GUI, e.g. I."),
 			 "identifier:JavaScript identifier:getValue identifier:snake_case "
 			 "identifier:os.path identifier:GUI");

@@ -219,6 +219,22 @@ static size_t number_prefix(const char *w, size_t n)
 	return i;
 }
 
+/* Is w[0..n) numbers joined by single hyphens ("1975-2010")? */
+static int numbers_joined(const char *w, size_t n)
+{
+	for (size_t a = 0;;) {
+		size_t m = number_prefix(w + a, n - a);
+		if (!m)
+			return 0;
+		a += m;
+		if (a == n)
+			return 1;
+		if (w[a] != '-' || a + 1 == n)
+			return 0;
+		a++;
+	}
+}
+
 static uint32_t cp_of(const char *t, size_t len, const struct lp_token *k)
 {
 	uint32_t cp;
@@ -325,11 +341,13 @@ static void word_token(const char *t, size_t len, struct sink *s, const struct l
 			emit(s, k->off, k->len, LP_GROUND_NUMBER);
 		return;
 	}
-	if (num && w[num] == '-' && num + 1 < k->len &&
-	    number_prefix(w + num + 1, k->len - num - 1) == k->len - num - 1) {
-		/* a range, "1975-2010": both ends are numbers */
-		emit(s, k->off, num, LP_GROUND_NUMBER);
-		emit(s, k->off + num + 1, k->len - num - 1, LP_GROUND_NUMBER);
+	if (num && w[num] == '-' && numbers_joined(w, k->len)) {
+		/* a range or a date, "1975-2010", "2009-01-19": each part is a
+		 * number */
+		for (size_t a = 0, b; a < k->len; a = b + 1) {
+			b = a + number_prefix(w + a, k->len - a);
+			emit(s, k->off + a, b - a, LP_GROUND_NUMBER);
+		}
 		return;
 	}
 	if (is_ordinal(w, k->len) || (after_number && is_unit(w, k->len)))

@@ -11,7 +11,7 @@
  * Checked tokens (found by lp_ground_tokens), each a whole token of the
  * output:
  *  - NUMBER: a word of digits with '.' or ',' inside ("3.2", "1,024",
- *    "500"), each end of a range ("1975-2010": 1975 and 2010); a list
+ *    "500"), each part of a range or a date ("1975-2010", "2009-01-19"); a list
  *    marker at the start of a line ("1." "2)") is not one, a section's
  *    number there ("3.2.1.") is;
  *  - OPTION: one or two dashes glued to a word after a space or at the
