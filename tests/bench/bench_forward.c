@@ -5,7 +5,9 @@
  * "pp_tps X" and "tg_tps Y" (tokens per second), then "weights_bytes" (the
  * tracked weights), "rss_bytes" (resident now) and "rss_peak_bytes", and
  * "kernels" with the name of the CPU kernel set (avx512, avx2, scalar);
- * also "pp_cpu_s" and "tg_cpu_s", the process's CPU seconds of each phase.
+ * also "pp_cpu_s" and "tg_cpu_s", the process's CPU seconds of each phase,
+ * and "logits_hash", an FNV-1a hash of the last step's logits' bytes (two
+ * builds that compute the same floats print the same hash).
  * `stream` opens the model with its weights streamed a layer at a time. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,17 @@ static double now_s(void)
 static double cpu_s(void)
 {
 	return clock_s(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+/* FNV-1a over n bytes: a change to any bit of the logits changes it. */
+static unsigned long long fnv1a(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	unsigned long long h = 14695981039346656037ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
 }
 
 /* The resident-set lines of /proc/self/status, as "rss_file_kb N". */
@@ -98,6 +111,8 @@ int main(int argc, char **argv)
 	printf("weights_bytes %zu\nrss_bytes %zu\nrss_peak_bytes %zu\n",
 	       lp_mem_current(LP_MEM_WEIGHTS), lp_mem_current_rss(), lp_mem_peak_rss());
 	print_status();
+	printf("logits_hash %016llx\n",
+	       fnv1a(lp_ctx_logits(c), (size_t)m->hp.n_vocab * sizeof(float)));
 	/* the CPU kernel set (a word, not a figure: bench/llm prints it) */
 	printf("kernels %s\n", lp_matvec_kernel_name());
 	free(ids);
