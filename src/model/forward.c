@@ -592,6 +592,24 @@ static enum lp_status decode_recorded(struct lp_ctx *c, struct part *pt, uint32_
 	return st ? st : op->sync(be, d);
 }
 
+/* The tokens' embedding rows into the first part's x. Where that part
+ * reads the mapping in place, a row at a time, each row's pages given
+ * back as soon as it is read (lp_model_embd_release says why). */
+static void embed(struct lp_ctx *c, struct part *pt, const int32_t *tokens, size_t n)
+{
+	const struct lp_backend_ops *op = pt->be->ops;
+	size_t E = c->m->hp.n_embd;
+
+	if (pt->be->place != LP_BACKEND_HOST || c->m->tied_output || pt->streams) {
+		op->get_rows(pt->be, &pt->tok_embd, tokens, n, pt->x);
+		return;
+	}
+	for (size_t t = 0; t < n; t++) {
+		op->get_rows(pt->be, &pt->tok_embd, tokens + t, 1, pt->x + t * E);
+		lp_model_embd_release(c->m, tokens[t]);
+	}
+}
+
 /* n <= n_batch tokens at pos; the logits of every row into `all`
  * (n_vocab floats each) when not NULL, of the last into c->logits. */
 static enum lp_status step(struct lp_ctx *c, const int32_t *tokens, size_t n, uint32_t pos,
@@ -601,7 +619,7 @@ static enum lp_status step(struct lp_ctx *c, const int32_t *tokens, size_t n, ui
 	struct part *pt = &c->parts[0];
 	enum lp_status st = LP_OK;
 
-	pt->be->ops->get_rows(pt->be, &pt->tok_embd, tokens, n, pt->x);
+	embed(c, pt, tokens, n);
 	if (n == 1 && !all && c->n_parts == 1 && !pt->streams &&
 	    pt->be->place == LP_BACKEND_DEVICE)
 		return decode_recorded(c, pt, pos, d);
