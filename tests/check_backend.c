@@ -133,6 +133,70 @@ static void check_matmul(enum lp_qtype t, size_t n, uint32_t gemm_min, double to
 	lp_backend_free(be);
 }
 
+/*
+ * matmul_many against one matmul per product on the same backend, bit
+ * for bit: products of odd row counts (so that their rows, end to end,
+ * fall across the pool's chunks) and of mixed activation formats (float,
+ * blocks of 32, blocks of 256), decode and a few tokens, with scratch for
+ * one row (the second format then goes one product at a time) and more.
+ */
+static void check_matmul_many(const enum lp_qtype *ts, size_t count, size_t n, int threads,
+			      uint32_t scratch_rows)
+{
+	size_t cols = 512, rows[LP_BACKEND_MATMUL_MANY] = { 37, 13, 61, 5 };
+	struct lp_backend *be = cpu(threads, 16);
+	float *x = rand_vec(n * cols, 1.0f);
+	struct lp_backend_mat W[LP_BACKEND_MATMUL_MANY];
+	struct lp_backend_mm mm[LP_BACKEND_MATMUL_MANY];
+	float *want[LP_BACKEND_MATMUL_MANY];
+
+	reserve(be, scratch_rows, cols, 0, 0, LP_Q_F32, 0, 0);
+	for (size_t i = 0; i < count; i++) {
+		size_t rb = lp_qtype_row_bytes(ts[i], cols), ldy = rows[i] + 2;
+		float *wf = rand_vec(rows[i] * cols, 1.0f);
+		uint8_t *w = malloc(rows[i] * rb);
+		for (size_t r = 0; r < rows[i]; r++)
+			lp_quantize_row(ts[i], wf + r * cols, w + r * rb, cols);
+		free(wf);
+		W[i] = (struct lp_backend_mat){ ts[i], w, rows[i], cols, rb };
+		mm[i] = (struct lp_backend_mm){ &W[i], malloc(n * ldy * sizeof(float)), ldy };
+		want[i] = malloc(n * ldy * sizeof(float));
+		for (size_t k = 0; k < n * ldy; k++)
+			mm[i].Y[k] = want[i][k] = 12345.0f;
+		be->ops->matmul(be, &W[i], x, n, want[i], ldy);
+	}
+	be->ops->matmul_many(be, x, n, mm, count);
+	ck_assert_int_eq(be->ops->sync(be, NULL), LP_OK);
+	for (size_t i = 0; i < count; i++) {
+		ck_assert_msg(!memcmp(mm[i].Y, want[i], n * mm[i].ldy * sizeof(float)),
+			      "matmul_many: product %zu (%s) of %zu, n=%zu, %d threads differs",
+			      i, lp_qtype_name(ts[i]), count, n, threads);
+		free(mm[i].Y), free(want[i]), free((void *)W[i].data);
+	}
+	free(x);
+	lp_backend_free(be);
+}
+
+START_TEST(test_matmul_many)
+{
+	static const enum lp_qtype sets[][3] = {
+		{ LP_Q_Q4_1, LP_Q_Q4_1, LP_Q_Q4_1 },  /* SmolLM2's Q, K, V */
+		{ LP_Q_Q5_0, LP_Q_Q5_0, LP_Q_Q8_0 },
+		{ LP_Q_Q4_K, LP_Q_Q4_K, LP_Q_Q6_K },
+		{ LP_Q_Q4_K, LP_Q_Q8_0, LP_Q_F32 },   /* three formats */
+		{ LP_Q_F16, LP_Q_Q6_K, LP_Q_Q4_0 },
+	};
+
+	for (size_t s = 0; s < sizeof(sets) / sizeof(sets[0]); s++)
+		for (int th = 1; th <= 3; th += 2) {
+			check_matmul_many(sets[s], 3, 1, th, 4);
+			check_matmul_many(sets[s], 2, 1, th, 1);
+			check_matmul_many(sets[s], 3, 1, th, 1);
+			check_matmul_many(sets[s], 3, 3, th, 4);
+		}
+}
+END_TEST
+
 START_TEST(test_matmul_decode)
 {
 	check_matmul(types[_i], 1, 16, tol_matvec(types[_i]));
@@ -1035,6 +1099,7 @@ static Suite *suite(void)
 	TCase *kern = tcase_create("kernels");
 
 	tcase_add_loop_test(ops, test_matmul_decode, 0, N_TYPES);
+	tcase_add_test(ops, test_matmul_many);
 	tcase_add_loop_test(ops, test_matmul_prefill, 0, N_TYPES);
 	tcase_add_loop_test(ops, test_get_rows, 0, N_TYPES);
 	tcase_add_test(ops, test_norms);

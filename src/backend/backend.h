@@ -189,6 +189,16 @@ struct lp_backend_enc_attn {
 	float scale;
 };
 
+/* One product of matmul_many: Y (n, ldy) = X W^T. */
+struct lp_backend_mm {
+	const struct lp_backend_mat *W;
+	float *Y;
+	size_t ldy;
+};
+
+/* The most products one matmul_many takes (Q, K and V). */
+#define LP_BACKEND_MATMUL_MANY 4
+
 /* The largest k of the topk op. */
 #define LP_BACKEND_TOPK_MAX 1024
 
@@ -258,6 +268,17 @@ struct lp_backend_ops {
 	 */
 	void (*matmul)(struct lp_backend *be, const struct lp_backend_mat *W, const float *X,
 		       size_t n, float *Y, size_t ldy);
+	/*
+	 * `count` (1 <= count <= LP_BACKEND_MATMUL_MANY) products of the same
+	 * X: mm[i].Y = X mm[i].W^T as matmul(mm[i].W, X, n, mm[i].Y,
+	 * mm[i].ldy) would write it, the same values bit for bit. The
+	 * weights share their cols; no Y overlaps X or another Y. A backend
+	 * may take them as one op (the CPU backend's decode: X quantized
+	 * once per activation format, every row in one parallel loop, one
+	 * barrier instead of count), or as count matmuls.
+	 */
+	void (*matmul_many)(struct lp_backend *be, const float *X, size_t n,
+			    const struct lp_backend_mm *mm, size_t count);
 	/* out[t] = row ids[t] of W dequantized to f32 (W->cols floats each),
 	 * t < n. `ids` is host memory, each < W->rows (checked by the caller). */
 	void (*get_rows)(struct lp_backend *be, const struct lp_backend_mat *W,
@@ -467,7 +488,7 @@ int lp_backend_devices(struct lp_backend_device *out, int max, struct lp_diag *d
  * this header's structs or to the ops' meaning.
  */
 
-#define LP_BACKEND_ABI_VERSION 2u
+#define LP_BACKEND_ABI_VERSION 3u
 #define LP_BACKEND_MODULE_NAME "lpipe-cuda.so"
 #define LP_BACKEND_MODULE_ENTRY "lp_backend_cuda_entry"
 

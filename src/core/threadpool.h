@@ -6,7 +6,8 @@
  * (one per matrix-vector product), so starting threads per loop would cost
  * more than the work. The workers are started once and wait between loops,
  * spinning briefly before they sleep so that back-to-back loops do not pay
- * a wake-up each.
+ * a wake-up each; the caller, waiting at the end of a loop for a worker
+ * still inside it, spins briefly too and then sleeps until it leaves.
  *
  * Invariants: one loop runs at a time, issued from the thread that owns
  * the pool (not reentrant: a loop body must not call lp_pool_for on the
@@ -40,8 +41,9 @@ int lp_pool_default_threads(void);
 /*
  * Run fn over [0, n) split into chunks of a multiple of `grain` indices
  * (0 means 1; only the last chunk may be shorter); returns when every
- * chunk is done. Chunks are claimed
- * dynamically, so uneven work balances out.
+ * chunk is done. Chunks are claimed dynamically and shrink as the loop
+ * ends (each a 1/(2n) share of what is left), so uneven work balances out
+ * and the threads finish close together.
  */
 void lp_pool_for(struct lp_pool *p, size_t n, size_t grain, lp_pool_fn fn, void *arg);
 

@@ -481,12 +481,14 @@ static void layer_step(struct lp_ctx *c, struct part *pt, uint32_t il, uint32_t 
 		.n_head = hp->n_head, .n_head_kv = hp->n_head_kv, .head_dim = hp->head_dim,
 		.scale = 1.0f / sqrtf((float)hp->head_dim),
 	};
+	const struct lp_backend_mm qkv[3] = {
+		{ &w->wq, pt->q, Q }, { &w->wk, pt->k, KV }, { &w->wv, pt->v, KV },
+	};
+	const struct lp_backend_mm ffn[2] = { { &w->w_gate, pt->hb, F }, { &w->w_up, pt->hb2, F } };
 
 	/* attention block */
 	op->rmsnorm(be, pt->xb, pt->x, w->attn_norm, n, E, hp->norm_eps);
-	op->matmul(be, &w->wq, pt->xb, n, pt->q, Q);
-	op->matmul(be, &w->wk, pt->xb, n, pt->k, KV);
-	op->matmul(be, &w->wv, pt->xb, n, pt->v, KV);
+	op->matmul_many(be, pt->xb, n, qkv, 3);
 	if (w->bq) {
 		op->add(be, pt->q, w->bq, n, Q, 0);
 		op->add(be, pt->k, w->bk, n, KV, 0);
@@ -501,8 +503,7 @@ static void layer_step(struct lp_ctx *c, struct part *pt, uint32_t il, uint32_t 
 
 	/* feed-forward block: down(silu(gate x) * up x) */
 	op->rmsnorm(be, pt->xb, pt->x, w->ffn_norm, n, E, hp->norm_eps);
-	op->matmul(be, &w->w_gate, pt->xb, n, pt->hb, F);
-	op->matmul(be, &w->w_up, pt->xb, n, pt->hb2, F);
+	op->matmul_many(be, pt->xb, n, ffn, 2);
 	op->swiglu(be, pt->hb, pt->hb, pt->hb2, n * F);
 	op->matmul(be, &w->w_down, pt->hb, n, pt->xb2, E);
 	op->add(be, pt->x, pt->xb2, n, E, E);
@@ -591,6 +592,24 @@ static enum lp_status decode_recorded(struct lp_ctx *c, struct part *pt, uint32_
 	return st ? st : op->sync(be, d);
 }
 
+/* The tokens' embedding rows into the first part's x. Where that part
+ * reads the mapping in place, a row at a time, each row's pages given
+ * back as soon as it is read (lp_model_embd_release says why). */
+static void embed(struct lp_ctx *c, struct part *pt, const int32_t *tokens, size_t n)
+{
+	const struct lp_backend_ops *op = pt->be->ops;
+	size_t E = c->m->hp.n_embd;
+
+	if (pt->be->place != LP_BACKEND_HOST || c->m->tied_output || pt->streams) {
+		op->get_rows(pt->be, &pt->tok_embd, tokens, n, pt->x);
+		return;
+	}
+	for (size_t t = 0; t < n; t++) {
+		op->get_rows(pt->be, &pt->tok_embd, tokens + t, 1, pt->x + t * E);
+		lp_model_embd_release(c->m, tokens[t]);
+	}
+}
+
 /* n <= n_batch tokens at pos; the logits of every row into `all`
  * (n_vocab floats each) when not NULL, of the last into c->logits. */
 static enum lp_status step(struct lp_ctx *c, const int32_t *tokens, size_t n, uint32_t pos,
@@ -600,7 +619,7 @@ static enum lp_status step(struct lp_ctx *c, const int32_t *tokens, size_t n, ui
 	struct part *pt = &c->parts[0];
 	enum lp_status st = LP_OK;
 
-	pt->be->ops->get_rows(pt->be, &pt->tok_embd, tokens, n, pt->x);
+	embed(c, pt, tokens, n);
 	if (n == 1 && !all && c->n_parts == 1 && !pt->streams &&
 	    pt->be->place == LP_BACKEND_DEVICE)
 		return decode_recorded(c, pt, pos, d);

@@ -677,6 +677,15 @@ int lp_gguf_advise(const struct lp_gguf *g, const void *p, size_t len,
 	return lp_file_advise(&g->map, (size_t)(b - g->base), len, advice);
 }
 
+int lp_gguf_release(const struct lp_gguf *g, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	if (b < g->base || b > g->base + g->len)
+		return 0;
+	return lp_file_advise(&g->map, (size_t)(b - g->base), len, LP_ADVISE_DROP);
+}
+
 enum lp_status lp_gguf_open_bytes(const char *name, const void *data, size_t len,
 				  struct lp_gguf **out, struct lp_diag *d)
 {

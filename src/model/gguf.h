@@ -117,6 +117,11 @@ int lp_gguf_streamed(const struct lp_gguf *g);
  * stay readable). */
 int lp_gguf_advise(const struct lp_gguf *g, const void *p, size_t len,
 		   enum lp_file_advice advice);
+/* Unmap bytes [p, p + len) of a file mapped whole, streamed or not, from
+ * the process (LP_ADVISE_DROP: the next access maps them again from the
+ * page cache), for bytes read seldom and a little at a time; a no-op for a
+ * file read into memory. Returns 0 or -1 (refused: the bytes stay). */
+int lp_gguf_release(const struct lp_gguf *g, const void *p, size_t len);
 
 /* Path given to open, for messages. */
 const char *lp_gguf_path(const struct lp_gguf *g);

@@ -166,4 +166,16 @@ size_t lp_model_window_bytes(const struct lp_model *m);
 void lp_model_stream_layer(const struct lp_model *m, uint32_t il);
 void lp_model_stream_done(const struct lp_model *m);
 
+/*
+ * Call once token `id`'s row of an untied embedding has been read from
+ * the mapping: unmaps the pages of that row and those the kernel mapped
+ * around it on the fault (256 KiB), since nothing else reads
+ * the embedding but one row a token: a prompt's scattered rows would
+ * otherwise stay resident (60 MB of Qwen2.5-Coder-0.5B's at a 512-token
+ * prompt). Does nothing for a tied embedding (the output reads it whole
+ * each step), a streamed model (which drops its own pages) or a file read
+ * into memory; never fails.
+ */
+void lp_model_embd_release(const struct lp_model *m, int32_t id);
+
 #endif

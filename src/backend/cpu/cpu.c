@@ -396,6 +396,78 @@ static void cpu_matmul(struct lp_backend *be, const struct lp_backend_mat *W, co
 	lp_pool_for(c->pool, W->rows, 8, matmul_task, &j);
 }
 
+/* ---- several products of one input ----------------------------------- */
+
+/* The activation format a weight type's mat-vec reads (matvec.c): none
+ * (float weights read X), blocks of 32 (legacy) or of 256 (K types). */
+static int act_format(enum lp_qtype t)
+{
+	if (is_float_type(t))
+		return 0;
+	return t == LP_Q_Q4_K || t == LP_Q_Q5_K || t == LP_Q_Q6_K ? 2 : 1;
+}
+
+/* The products' rows end to end, each product's first row at a multiple
+ * of MANY_ALIGN (rows past a product's end belong to none), so that the
+ * pool's chunks (multiples of it) start each product's runs where one
+ * matmul's chunks start them: the four-row kernels group the same rows. */
+#define MANY_ALIGN 8
+
+struct many_job {
+	const struct lp_backend_mm *mm;
+	size_t count;
+	const float *X;
+	const struct lp_q8_act *xq[LP_BACKEND_MATMUL_MANY];
+	size_t start[LP_BACKEND_MATMUL_MANY];  /* first row, end to end */
+};
+
+static void many_task(void *arg, size_t r0, size_t r1, int tid)
+{
+	const struct many_job *j = arg;
+
+	for (size_t i = 0; i < j->count; i++) {
+		const struct lp_backend_mat *W = j->mm[i].W;
+		size_t b = j->start[i], e = b + W->rows;
+		size_t lo = r0 > b ? r0 : b, hi = r1 < e ? r1 : e;
+		if (lo < hi)
+			lp_matvec_rows(W->type, W->data, W->cols, j->X, j->xq[i], j->mm[i].Y,
+				       lo - b, hi - b);
+	}
+}
+
+/* A decode step's products of one input: X quantized once per format,
+ * then one parallel loop (one barrier) over all their rows. */
+static void cpu_matmul_many(struct lp_backend *be, const float *X, size_t n,
+			    const struct lp_backend_mm *mm, size_t count)
+{
+	struct cpu *c = cpu_of(be);
+	struct many_job j = { mm, count, X, { NULL }, { 0 } };
+	int slot[3] = { -1, -1, -1 }, used = 0;
+	size_t rows = 0;
+
+	if (n != 1 || count > LP_BACKEND_MATMUL_MANY)
+		goto one_by_one;
+	for (size_t i = 0; i < count; i++) {
+		int f = act_format(mm[i].W->type);
+		if (f && slot[f] < 0) {
+			if ((size_t)used >= c->lim.n_rows)
+				goto one_by_one;   /* no scratch row for a second format */
+			slot[f] = used++;
+			c->acts[slot[f]] = (struct lp_q8_act){ 0, c->act + slot[f] * c->act_stride,
+							       c->act_stride };
+			lp_q8_act_quantize(mm[i].W->type, X, mm[i].W->cols, &c->acts[slot[f]]);
+		}
+		j.xq[i] = f ? &c->acts[slot[f]] : NULL;
+		j.start[i] = rows;
+		rows += (mm[i].W->rows + MANY_ALIGN - 1) / MANY_ALIGN * MANY_ALIGN;
+	}
+	lp_pool_for(c->pool, rows, MANY_ALIGN, many_task, &j);
+	return;
+one_by_one:
+	for (size_t i = 0; i < count; i++)
+		cpu_matmul(be, mm[i].W, X, n, mm[i].Y, mm[i].ldy);
+}
+
 static void cpu_get_rows(struct lp_backend *be, const struct lp_backend_mat *W,
 			 const int32_t *ids, size_t n, float *out)
 {
@@ -589,6 +661,7 @@ static const struct lp_backend_ops cpu_ops = {
 	.reserve = cpu_reserve,
 	.supports = cpu_supports,
 	.matmul = cpu_matmul,
+	.matmul_many = cpu_matmul_many,
 	.get_rows = cpu_get_rows,
 	.rmsnorm = cpu_rmsnorm,
 	.layernorm = cpu_layernorm,

@@ -220,6 +220,14 @@ static void attention(struct lp_backend *be, const struct lp_backend_attn *a)
 
 /* ---- element-wise -------------------------------------------------------- */
 
+/* The products one at a time: each is a kernel launch of its own anyway. */
+static void matmul_many(struct lp_backend *be, const float *X, size_t n,
+			const struct lp_backend_mm *mm, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		matmul(be, mm[i].W, X, n, mm[i].Y, mm[i].ldy);
+}
+
 static void swiglu(struct lp_backend *be, float *out, const float *gate, const float *up,
 		   size_t count)
 {
@@ -401,6 +409,7 @@ const struct lp_backend_ops lp_cuda_ops = {
 	.reserve = lp_cuda_reserve,
 	.supports = supports,
 	.matmul = matmul,
+	.matmul_many = matmul_many,
 	.get_rows = get_rows,
 	.rmsnorm = rmsnorm,
 	.layernorm = layernorm,
