@@ -525,6 +525,10 @@ START_TEST(test_ground_match)
 	/* whole tokens: not inside a longer number or word */
 	ck_assert_str_eq(grounded_in("12 and 3.2", "page 112, version 3.2.1"), "00");
 	ck_assert_str_eq(grounded_in("12 and 3.2", "12 pages, version 3.2."), "11");
+	/* a part of a date or a range stands as a number of its own */
+	ck_assert_str_eq(grounded_in("Since 2023 and 1975", "on 2023-02-04, as 1975-2010 did"),
+			 "11");
+	ck_assert_str_eq(grounded_in("Since 2023", "in 12023-02-04"), "0");
 	/* a unit may follow a number, a digit may not */
 	ck_assert_str_eq(grounded_in("3.5 GB and 12 MB", "takes 3.5GB and 12.5 MB"), "10");
 	ck_assert_str_eq(grounded_in("ext4 then x86_64", "EXT45 and x86_64_v2"), "00");

@@ -509,6 +509,15 @@ static int is_joiner(uint32_t cp)
 	return cp == '_' || cp == '-' || cp == '.' || cp == ',' || cp == '\'' || cp == 0x2019;
 }
 
+/* Is hay[i] the hyphen of a range or a date, between two digits
+ * ("1975-2010", "2009-01-19")? Each side is a number of its own there
+ * (lp_ground_tokens). */
+static int range_hyphen(const char *hay, size_t hlen, size_t i)
+{
+	return hay[i] == '-' && i > 0 && i + 1 < hlen && is_ascii_digit((unsigned char)hay[i - 1]) &&
+	       is_ascii_digit((unsigned char)hay[i + 1]);
+}
+
 /* Does hay[at, at + n) stand as whole tokens: no word character, nor a
  * joiner then a word character, on either side? With `unit`, a letter may
  * follow (not a digit, nor a joiner and a digit). */
@@ -522,7 +531,7 @@ static int whole(const char *hay, size_t hlen, size_t at, size_t n, int unit)
 		if (is_word_cp(c) && is_word_cp(cp_at(hay, hlen, at)))
 			return 0;
 		if (is_joiner(c) && at > 1 && is_word_cp(cp_before(hay, at - 1)) &&
-		    is_word_cp(cp_at(hay, hlen, at)))
+		    is_word_cp(cp_at(hay, hlen, at)) && !range_hyphen(hay, hlen, at - 1))
 			return 0;
 	}
 	if (e < hlen && is_word_cp(cp_before(hay, e))) {
@@ -532,7 +541,8 @@ static int whole(const char *hay, size_t hlen, size_t at, size_t n, int unit)
 		if (is_word_cp(c))
 			return 0;
 		if (is_joiner(c) && e + 1 < hlen && is_word_cp(cp_at(hay, hlen, e + 1)) &&
-		    !(unit && !is_ascii_digit((int)cp_at(hay, hlen, e + 1))))
+		    !(unit && !is_ascii_digit((int)cp_at(hay, hlen, e + 1))) &&
+		    !range_hyphen(hay, hlen, e))
 			return 0;
 	}
 	return 1;
