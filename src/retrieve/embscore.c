@@ -1,5 +1,6 @@
 #include "retrieve/embscore.h"
 
+#include "core/cancel.h"
 #include "core/mem.h"
 #include "core/progress.h"
 #include "retrieve/vecdev.h"
@@ -63,6 +64,8 @@ static enum lp_status fill(struct lp_embedder *e, struct lp_embcache *cache,
 		if (b->n == b->cap) {
 			st = flush(e, cache, ix, b, texts, lens, d);
 			lp_progress_update(&pr, i + 1);
+			if (!st)
+				st = lp_cancel_check("in embed, between batches of chunks", d);
 		}
 	}
 	if (st == LP_OK)

@@ -858,7 +858,7 @@ size_t lp_serve_runs_drain(struct lp_serve_runs *r, double timeout_s)
 	for (struct lp_serve_run *run = r->table; run; run = run->next)
 		if (run->state == RUNNING)
 			atomic_store(&run->cancel, 1);
-	/* a cancelled run stops at its next stage: give it that long */
+	/* a cancelled run stops at its next step: give it that long */
 	wait_running(r, lp_now_s() + LP_SERVE_CANCEL_GRACE_S);
 	left = r->n_running;
 	/* let the streams of runs that ended write their last event before

@@ -19,7 +19,7 @@
  * A run is queued, running, then done (LPIPE_OK or LPIPE_VERIFY: the
  * report is there), failed (the library's message) or cancelled. Cancel
  * takes a queued run out of the queue at once and asks a running one to
- * stop before its next stage (core/cancel.h). Finished runs are kept for
+ * stop at its next step, inside its stage (core/cancel.h). Finished runs are kept for
  * GET: the newest LP_SERVE_KEEP_RUNS of them, their reports in tracked
  * memory within a room of their own (1/LP_SERVE_REPORTS_SHARE of the
  * budget, also kept out of admission's capacity), the oldest finished
@@ -33,9 +33,9 @@
  * Draining (SIGTERM): lp_serve_runs_drain stops admission (a new run is
  * refused with 503), cancels what is queued, lets the running runs finish
  * within a timeout and then cancels them too, waiting at most
- * LP_SERVE_CANCEL_GRACE_S more for them to reach their next stage. A run
- * still inside a stage after that (a model server that never answers)
- * is abandoned: the process exits without it. Thread-safe throughout.
+ * LP_SERVE_CANCEL_GRACE_S more for them to reach their next step. A run
+ * still busy after that (inside one long step of the model) is
+ * abandoned: the process exits without it. Thread-safe throughout.
  */
 #ifndef LP_SERVE_RUNS_H
 #define LP_SERVE_RUNS_H

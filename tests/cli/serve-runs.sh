@@ -1,0 +1,50 @@
+#!/bin/sh
+# serve-runs.sh - what one run of lpipe serve does to the others: a run
+# cancelled inside a stage stops at its next step (a model request held
+# by the stub is abandoned, no further request is made) and frees what it
+# held; an allocation that fails inside one run (LPIPE_FAIL_ALLOC_RUN)
+# fails that run alone, naming its phase, while another run goes on to
+# the end. Every wait is for a sign (a gate file of the stub, a state),
+# never a sleep.
+. "$top_srcdir/tests/cli/lib.sh"
+. "$top_srcdir/tests/cli/serve_lib.sh"
+
+gated_setup
+# one model request per chunk, a dozen chunks: a run that would go on
+# after its cancel would ask the stub again
+stub_model "$WORK/pipelines/chunks.yaml"
+cat >>"$WORK/pipelines/chunks.yaml" <<EOT
+  - split: {unit: words, size: 40, overlap: 0, boundary: none}
+  - summarize: {strategy: refine, max_tokens: 16}
+EOT
+tracked() { curl -s "http://127.0.0.1:$SPORT/metrics" | awk '$1 == "lpipe_tracked_total_bytes" { print $2 }'; }
+
+# -- cancel inside a stage ------------------------------------------------
+start_serve --pipelines "$WORK/pipelines" --mem-budget 256MiB --jobs 2 --queue 4
+upload "$DATA/small.txt"
+before=$(tracked)
+touch "$G/open.1" "$G/open.2"
+submit "{\"pipeline\":\"chunks\",\"document\":\"$DOC\"}"
+A=$RUN
+wait_for test -e "$G/arrived.3" || fail "run A never made its third request"
+api GET "/v1/runs/$A"
+expect_status "run A is inside its summarize stage" 200 '"state":"running"' 'summarize'
+api DELETE "/v1/runs/$A"
+expect_status "DELETE of a run inside a stage" 202
+# request 3 stays held: the run must give it up, not wait for it
+$CLIENT "$SPORT" wait "$A" cancelled done failed >"$WORK/a.json"
+grep -q '"state": "cancelled"' "$WORK/a.json" &&
+	grep -q 'run cancelled while waiting for the model server' "$WORK/a.json" &&
+	ok "the run stopped inside its stage, giving up the held request" ||
+	fail "run A: $(cat "$WORK/a.json")"
+touch "$G/open.3"
+n=$(grep -c . "$LOG")
+[ ! -e "$G/arrived.4" ] && ok "no model request after the cancel ($n made)" ||
+	fail "run A asked the model again after its cancel: $(cat "$LOG")"
+after=$(tracked)
+[ "$after" -le "$before" ] && ok "the cancelled run freed what it held ($before -> $after bytes)" ||
+	fail "tracked bytes $before before the run, $after after its cancel"
+stop_serve
+[ "$src" -eq 0 ] || fail "lpipe serve exited $src"
+
+finish
