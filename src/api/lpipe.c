@@ -467,6 +467,8 @@ static int run(lpipe_pipeline *p, lpipe_engine *e, const char *path, const void 
 	}
 	lp_mem_set_budget(budget);
 	lp_diag_init(&d);
+	/* the thread's phase, not the last one of another thread */
+	lp_mem_set_phase("load");
 	/* the copy of a buffer is the document's text: tracked, and budgeted */
 	if (data && !(r->data = lp_mem_alloc(LP_MEM_DOC, len ? len : 1, &d))) {
 		lpipe_result_free(r);

@@ -47,6 +47,8 @@ struct lp_serve_run {
 	char *result;                    /* the JSON report, done: tracked */
 	size_t result_len;
 	size_t peak_bytes;
+	unsigned long fail_at;           /* LPIPE_FAIL_ALLOC_RUN: its allocation
+					  * to fail, 0: none */
 	/* progress, under the table lock */
 	char stage[64], what[64], unit[16];
 	size_t done, total, tokens, tokens0;
@@ -75,6 +77,8 @@ struct lp_serve_runs {
 	double run_s_sum;                /* of finished runs, for Retry-After */
 	size_t run_s_n;
 	int stopping, draining;
+	unsigned long n_started;         /* runs started so far */
+	unsigned long fail_run, fail_at; /* LPIPE_FAIL_ALLOC_RUN=K:N, 0: none */
 	pthread_t *workers;
 	int n_workers;
 };
@@ -349,9 +353,11 @@ static void execute(struct lp_serve_runs *r, struct lp_serve_run *run)
 
 	lp_cancel_watch(&run->cancel);
 	lp_progress_observe(observer, &w);
+	lp_mem_fail_thread_after(run->fail_at);
 	code = lpipe_run_buffer(run->pipeline, r->engine,
 				run->doc->name[0] ? run->doc->name : run->doc->id, run->doc->data,
 				run->doc->len, &res);
+	lp_mem_fail_thread_after(0);
 	lp_progress_observe(NULL, NULL);
 	lp_cancel_watch(NULL);
 	if (res && !(j = lpipe_result_json(res)))
@@ -387,6 +393,25 @@ static void trim(struct lp_serve_runs *r)
 	}
 }
 
+/* LPIPE_FAIL_ALLOC_RUN=K:N: the K-th run started fails its N-th tracked
+ * allocation (a test's fault in one run among others); anything else
+ * there is ignored with a warning. */
+static void read_fault(struct lp_serve_runs *r)
+{
+	const char *e = getenv("LPIPE_FAIL_ALLOC_RUN");
+	char *end;
+
+	if (!e || !*e)
+		return;
+	r->fail_run = strtoul(e, &end, 10);
+	r->fail_at = *end == ':' ? strtoul(end + 1, &end, 10) : 0;
+	if (*end || !r->fail_run || !r->fail_at) {
+		lp_warn("LPIPE_FAIL_ALLOC_RUN='%s' is ignored: it takes RUN:ALLOCATION, "
+			"two numbers from 1", e);
+		r->fail_run = r->fail_at = 0;
+	}
+}
+
 static void *worker(void *arg)
 {
 	struct lp_serve_runs *r = arg;
@@ -406,6 +431,7 @@ static void *worker(void *arg)
 		r->n_running++;
 		run->state = RUNNING;
 		run->t_start = lp_now_s();
+		run->fail_at = ++r->n_started == r->fail_run ? r->fail_at : 0;
 		lp_serve_metrics_wait(run->t_start - run->t_submit);
 		bump(r, run);
 		/* the next head may fit beside it */
@@ -432,6 +458,7 @@ enum lp_status lp_serve_runs_new(const struct lp_serve_runs_config *c, struct lp
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->work, NULL);
 	pthread_cond_init(&r->event, NULL);
+	read_fault(r);
 	r->results_cap = c->budget / LP_SERVE_REPORTS_SHARE;
 	r->capacity = c->budget > lp_serve_docs_cap(docs) + r->results_cap
 			      ? c->budget - lp_serve_docs_cap(docs) - r->results_cap : 0;

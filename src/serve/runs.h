@@ -14,7 +14,9 @@
  * run whose plan exceeds the capacity even alone is refused at once
  * (413, naming the bytes it would need). The tracked allocator holds the
  * budget in any case: an allocation that fails inside a run fails that
- * run alone, with the phase in its message.
+ * run alone, with the phase in its message. LPIPE_FAIL_ALLOC_RUN=K:N makes
+ * the N-th tracked allocation of the K-th run started fail
+ * (core/mem.h lp_mem_fail_thread_after), for the test of that.
  *
  * A run is queued, running, then done (LPIPE_OK or LPIPE_VERIFY: the
  * report is there), failed (the library's message) or cancelled. Cancel

@@ -47,4 +47,43 @@ after=$(tracked)
 stop_serve
 [ "$src" -eq 0 ] || fail "lpipe serve exited $src"
 
+# -- an allocation that fails inside one run ------------------------------
+# the second run started fails its 10th tracked allocation (in its
+# summarize stage); the first, held by the stub meanwhile, and a third
+# after it end done
+LPIPE_FAIL_ALLOC_RUN=2:10 start_serve --pipelines "$WORK/pipelines" --mem-budget 256MiB \
+	--jobs 2 --queue 4
+upload "$DATA/small.txt"
+rm -f "$G"/open*
+submit "{\"pipeline\":\"gated\",\"document\":\"$DOC\"}"
+A=$RUN
+wait_for test -e "$G/arrived.4" || fail "run A never reached the model"
+submit "{\"pipeline\":\"extractive\",\"document\":\"$DOC\"}"
+B=$RUN
+$CLIENT "$SPORT" wait "$B" done failed cancelled >"$WORK/b.json"
+grep -q '"state": "failed"' "$WORK/b.json" &&
+	grep -Eq '"error": "[^"]*(load|split|retrieve|summarize|verify): allocation #[0-9]+ of [^"]* failed \(injected\)' \
+		"$WORK/b.json" && ok "the failed allocation failed its run, naming the phase: $(
+		sed -n 's/.*"error": "\([^"]*\)".*/\1/p' "$WORK/b.json")" ||
+	fail "run B: $(cat "$WORK/b.json")"
+api GET "/v1/runs/$A"
+expect_status "run A runs on beside the failed one" 200 '"state":"running"'
+touch "$G/open.4"
+$CLIENT "$SPORT" wait "$A" done failed cancelled >"$WORK/a.json"
+grep -q '"state": "done"' "$WORK/a.json" && ok "run A ends done" || fail "run A: $(cat "$WORK/a.json")"
+submit "{\"pipeline\":\"extractive\",\"document\":\"$DOC\"}"
+$CLIENT "$SPORT" wait "$RUN" done failed cancelled >"$WORK/c.json"
+grep -q '"state": "done"' "$WORK/c.json" && ok "a run after the failed one ends done" ||
+	fail "run C: $(cat "$WORK/c.json")"
+curl -s "http://127.0.0.1:$SPORT/metrics" >"$WORK/metrics"
+grep -q '^lpipe_serve_runs{state="failed"} 1$' "$WORK/metrics" &&
+	grep -q '^lpipe_serve_runs{state="done"} 2$' "$WORK/metrics" &&
+	ok "metrics: one run failed, two done" || fail "metrics: $(grep serve_runs "$WORK/metrics")"
+stop_serve
+[ "$src" -eq 0 ] || fail "lpipe serve exited $src"
+LPIPE_FAIL_ALLOC_RUN=x start_serve --pipelines "$WORK/pipelines"
+stop_serve
+grep -q "LPIPE_FAIL_ALLOC_RUN='x' is ignored" "$SLOG" && ok "a bad LPIPE_FAIL_ALLOC_RUN is named" ||
+	fail "log: $(cat "$SLOG")"
+
 finish
