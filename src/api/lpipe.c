@@ -385,6 +385,11 @@ size_t lpipe_engine_models_loaded(const lpipe_engine *e)
 	return e ? lp_engine_n_opened((struct lp_engine *)e->e) : 0;
 }
 
+size_t lpipe_engine_unload(lpipe_engine *e, const char *path)
+{
+	return e && path ? lp_engine_unload_idle(e->e, path) : 0;
+}
+
 /* ---- runs ----------------------------------------------------------------- */
 
 static const char *question_of(const lpipe_pipeline *p)

@@ -112,6 +112,9 @@ int lpipe_engine_new(int keep_models, lpipe_engine **out);
 void lpipe_engine_free(lpipe_engine *e);
 /* Models the engine has loaded so far (a kept model counts once). */
 size_t lpipe_engine_models_loaded(const lpipe_engine *e);
+/* Free the kept models of the GGUF file `path` that no run holds now, to
+ * make room for others; returns how many sessions went (0 for NULL). */
+size_t lpipe_engine_unload(lpipe_engine *e, const char *path);
 
 /* Run `p` on the document `path` ("-": standard input), or on the bytes
  * data[0..len) (copied; `name` names it in messages, NULL: "<buffer>").

@@ -414,6 +414,21 @@ void lp_engine_dense_release(struct lp_engine *e, struct lp_embedder *x)
 	pthread_mutex_unlock(&e->lock);
 }
 
+size_t lp_engine_unload_idle(struct lp_engine *e, const char *path)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&e->lock);
+	for (size_t i = e->n_slots; i-- > 0;)
+		if (!e->slots[i].holders && !strcmp(e->slots[i].path, path)) {
+			lp_debug("engine: unloading the idle model '%s' as asked", path);
+			drop_slot(e, i);
+			n++;
+		}
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}
+
 /* A counter of the engine, read under its lock. */
 static size_t read_count(struct lp_engine *e, const size_t *field)
 {

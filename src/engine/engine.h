@@ -88,6 +88,11 @@ enum lp_status lp_engine_dense(struct lp_engine *e, const char *device,
 			       struct lp_embedder **out, struct lp_diag *d);
 void lp_engine_dense_release(struct lp_engine *e, struct lp_embedder *x);
 
+/* Free every session opened on the model file `path` that nobody holds
+ * (a caller that plans memory by model, as lpipe serve's admission does,
+ * making room for another). Returns how many went. */
+size_t lp_engine_unload_idle(struct lp_engine *e, const char *path);
+
 /* Sessions loaded now (held or idle), and sessions opened so far: a batch
  * that loads its model once shows 1 and 1. */
 size_t lp_engine_n_sessions(struct lp_engine *e);

@@ -30,6 +30,12 @@ struct offer {                      /* a pipeline clients may name */
 	struct lp_serve_model_plan model[N_LANGS];
 };
 
+struct resident {                   /* a model the engine keeps loaded */
+	const char *key;            /* an offer's model key (its GGUF file) */
+	size_t bytes;               /* planned */
+	unsigned long used;         /* admission tick of its last start */
+};
+
 struct lp_serve_run {
 	char id[33];
 	enum state state;
@@ -65,6 +71,10 @@ struct lp_serve_runs {
 	lpipe_engine *engine;
 	struct offer *offers;
 	size_t n_offers;
+	struct resident *resident;       /* [n_resident], room for every
+					  * model key of the offers */
+	size_t n_resident;
+	unsigned long tick;
 	size_t capacity;                 /* budget less the document cache and
 					  * the room for reports */
 	size_t results_cap, result_bytes; /* kept reports: cap and bytes now */
@@ -176,35 +186,96 @@ char *lp_serve_runs_pipelines(struct lp_serve_runs *r)
 
 /* ---- admission (under the lock) ---- */
 
-/* Planned bytes of the running runs, each model once, plus what `add`
- * would bring (NULL: nothing). */
+static struct resident *find_resident(struct lp_serve_runs *r, const char *key)
+{
+	for (size_t i = 0; i < r->n_resident; i++)
+		if (!strcmp(r->resident[i].key, key))
+			return &r->resident[i];
+	return NULL;
+}
+
+static int key_running(struct lp_serve_runs *r, const char *key)
+{
+	for (struct lp_serve_run *a = r->table; a; a = a->next)
+		if (a->state == RUNNING && !strcmp(a->model_key, key))
+			return 1;
+	return 0;
+}
+
+/* Planned bytes of the running runs' own parts and of every model the
+ * engine keeps (a running run's model among them), plus what `add` would
+ * bring (NULL: nothing). */
 static size_t planned_with(struct lp_serve_runs *r, const struct lp_serve_run *add)
 {
 	size_t sum = 0;
-	int add_model = add && add->model_bytes;
 
-	for (struct lp_serve_run *a = r->table; a; a = a->next) {
-		int first = 1;
-		if (a->state != RUNNING)
-			continue;
-		sum += a->own;
-		if (add_model && !strcmp(a->model_key, add->model_key))
-			add_model = 0;
-		for (struct lp_serve_run *b = r->table; b != a; b = b->next)
-			if (b->state == RUNNING && !strcmp(b->model_key, a->model_key))
-				first = 0;
-		if (first)
-			sum += a->model_bytes;
-	}
+	for (struct lp_serve_run *a = r->table; a; a = a->next)
+		if (a->state == RUNNING)
+			sum += a->own;
+	for (size_t i = 0; i < r->n_resident; i++)
+		sum += r->resident[i].bytes;
 	if (add)
-		sum += add->own + (add_model ? add->model_bytes : 0);
+		sum += add->own + (add->model_bytes && !find_resident(r, add->model_key)
+					   ? add->model_bytes : 0);
 	return sum;
 }
 
+/* Kept models that no running run uses and `keep` is not: their bytes,
+ * and the least recently started of them in *lru (NULL: none). */
+static size_t idle_models(struct lp_serve_runs *r, const char *keep, struct resident **lru)
+{
+	size_t sum = 0;
+
+	*lru = NULL;
+	for (size_t i = 0; i < r->n_resident; i++) {
+		struct resident *m = &r->resident[i];
+		if (!strcmp(m->key, keep) || key_running(r, m->key))
+			continue;
+		sum += m->bytes;
+		if (!*lru || m->used < (*lru)->used)
+			*lru = m;
+	}
+	return sum;
+}
+
+/* The head of the queue may start: a job is free and its plan fits,
+ * once kept models that no running run uses are unloaded, least
+ * recently started first, as far as that makes it fit (and not at all
+ * when even unloading them all would not). The lock order is the runs'
+ * lock, then the engine's: the engine never calls back into the runs
+ * while it holds its own. */
 static int head_fits(struct lp_serve_runs *r)
 {
-	return r->qhead && r->n_running < (size_t)r->c.jobs &&
-	       planned_with(r, r->qhead) <= r->capacity;
+	struct resident *lru;
+	size_t need;
+
+	if (!r->qhead || r->n_running >= (size_t)r->c.jobs)
+		return 0;
+	while ((need = planned_with(r, r->qhead)) > r->capacity) {
+		if (need - idle_models(r, r->qhead->model_key, &lru) > r->capacity || !lru)
+			return 0;
+		lp_info("unloading the kept model '%s' to make room for a run", lru->key);
+		lpipe_engine_unload(r->engine, lru->key);
+		*lru = r->resident[--r->n_resident];
+	}
+	return 1;
+}
+
+/* `run` starts: its model is kept from now on (under the lock). */
+static void keep_model(struct lp_serve_runs *r, const struct lp_serve_run *run)
+{
+	struct resident *m;
+
+	if (!run->model_bytes)
+		return;
+	if (!(m = find_resident(r, run->model_key))) {
+		m = &r->resident[r->n_resident++];
+		m->key = run->model_key;
+		m->bytes = 0;
+	}
+	if (run->model_bytes > m->bytes)
+		m->bytes = run->model_bytes;
+	m->used = ++r->tick;
 }
 
 /* ---- events ---- */
@@ -432,6 +503,7 @@ static void *worker(void *arg)
 		run->state = RUNNING;
 		run->t_start = lp_now_s();
 		run->fail_at = ++r->n_started == r->fail_run ? r->fail_at : 0;
+		keep_model(r, run);
 		lp_serve_metrics_wait(run->t_start - run->t_submit);
 		bump(r, run);
 		/* the next head may fit beside it */
@@ -464,7 +536,11 @@ enum lp_status lp_serve_runs_new(const struct lp_serve_runs_config *c, struct lp
 			      ? c->budget - lp_serve_docs_cap(docs) - r->results_cap : 0;
 	if ((s = plan_offers(r, d)))
 		goto fail;
-	if (lpipe_engine_new(0, &r->engine)) {
+	if (r->n_offers && !(r->resident = calloc(r->n_offers * N_LANGS, sizeof(*r->resident)))) {
+		s = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory");
+		goto fail;
+	}
+	if (lpipe_engine_new(1, &r->engine)) {
 		s = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s", lpipe_errmsg());
 		goto fail;
 	}
@@ -504,6 +580,7 @@ void lp_serve_runs_free(struct lp_serve_runs *r)
 	}
 	lpipe_engine_free(r->engine);
 	free(r->workers);
+	free(r->resident);
 	free(r->offers);
 	pthread_cond_destroy(&r->work);
 	pthread_cond_destroy(&r->event);
@@ -831,6 +908,10 @@ void lp_serve_runs_gauges(struct lp_serve_runs *r, struct lp_serve_gauges *g)
 	g->failed = r->n_failed;
 	g->cancelled = r->n_cancelled;
 	g->planned_bytes = planned_with(r, NULL);
+	g->models = r->n_resident;
+	g->models_loaded = lpipe_engine_models_loaded(r->engine);
+	for (size_t i = 0; i < r->n_resident; i++)
+		g->model_bytes += r->resident[i].bytes;
 	g->jobs = (size_t)r->c.jobs;
 	g->queue_cap = r->c.queue;
 	pthread_mutex_unlock(&r->lock);

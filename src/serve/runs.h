@@ -3,11 +3,16 @@
  * one memory budget, the workers, cancellation and progress.
  *
  * Admission. Each run has a planned peak (plan.h): its own part, and the
- * model it opens, shared by every run of the same model. A run starts
- * only when a worker is free (--jobs) and the planned bytes of the runs
- * running, each model counted once, plus its own fit in the capacity: the
- * budget less the document cache's cap (docs.h) and the room for reports
- * (below). Otherwise it waits in a
+ * model it opens, shared by every run of the same model. The engine keeps
+ * a model loaded after its run (lpipe_engine_new keep_models 1), so the
+ * next runs of it do not load it again, and admission counts a kept model
+ * for as long as it is kept. A run starts only when a worker is free
+ * (--jobs) and the planned bytes of the runs running, of the kept models
+ * (each counted once) and its own fit in the capacity: the budget less the
+ * document cache's cap (docs.h) and the room for reports (below). When
+ * they do not, the kept models that no running run uses are unloaded
+ * (lpipe_engine_unload), least recently started first, as far as that
+ * makes the run fit. Otherwise it waits in a
  * queue, first in first out: the head waits until it fits and nothing
  * passes it, so a large run is not starved by small ones. A full queue
  * refuses a new run (429, with a Retry-After from the mean run time); a

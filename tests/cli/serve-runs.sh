@@ -86,4 +86,54 @@ stop_serve
 grep -q "LPIPE_FAIL_ALLOC_RUN='x' is ignored" "$SLOG" && ok "a bad LPIPE_FAIL_ALLOC_RUN is named" ||
 	fail "log: $(cat "$SLOG")"
 
+# -- models kept between runs, unloaded least recently used ---------------
+# two copies of the tiny random model are two models to the engine
+"$top_builddir/tests/tools/gen_chat_model" "$WORK/tiny1.gguf" || fail "write the tiny model"
+cp "$WORK/tiny1.gguf" "$WORK/tiny2.gguf"
+M=$WORK/models
+mkdir -p "$M"
+for k in 1 2; do
+	cat >"$M/tiny$k.yaml" <<EOT
+version: 1
+model: {path: $WORK/tiny$k.gguf, context: 256}
+stages:
+  - generate: {prompt: "Write about lighthouses.", max_total: 4, chunk: 4, overlap: 0}
+EOT
+done
+metric() { curl -s "http://127.0.0.1:$SPORT/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
+run_tiny() {
+	submit "{\"pipeline\":\"tiny$1\",\"document\":\"$DOC\"}"
+	$CLIENT "$SPORT" wait "$RUN" done failed cancelled >"$WORK/t.json"
+	grep -q '"state": "done"' "$WORK/t.json" || fail "a run of tiny$1: $(cat "$WORK/t.json")"
+}
+start_serve --pipelines "$M" --mem-budget 256MiB --doc-cache 1MiB
+upload "$DATA/small.txt"
+run_tiny 1
+run_tiny 1
+[ "$(metric lpipe_serve_models_loaded_total)" = 1 ] && [ "$(metric lpipe_serve_models)" = 1 ] &&
+	[ "$(metric 'lpipe_tracked_bytes{tag="weights"}')" -gt 0 ] &&
+	ok "two runs of one model load it once, and it stays loaded" ||
+	fail "models loaded $(metric lpipe_serve_models_loaded_total), kept $(metric lpipe_serve_models)"
+# a run's plan (its own part and the model), and the model's alone
+planned=$(sed -n 's/.*"planned_bytes": \([0-9]*\).*/\1/p' "$WORK/t.json")
+model=$(metric lpipe_serve_model_planned_bytes)
+stop_serve
+# room for one run and a half of a model: the second model's run must
+# unload the first, and the first's run the second again
+budget=$(( (planned + model / 2 + 1048576) * 16 / 15 ))
+start_serve --pipelines "$M" --mem-budget "$budget" --doc-cache 1MiB
+upload "$DATA/small.txt"
+run_tiny 1
+run_tiny 2
+grep -q "unloading the kept model '$WORK/tiny1.gguf' to make room for a run" "$SLOG" &&
+	[ "$(metric lpipe_serve_models)" = 1 ] &&
+	ok "a run of another model unloads the kept one when the budget has no room" ||
+	fail "kept $(metric lpipe_serve_models) (budget $budget, run $planned, model $model): $(cat "$SLOG")"
+run_tiny 1
+[ "$(metric lpipe_serve_models_loaded_total)" = 3 ] &&
+	[ "$(metric lpipe_tracked_peak_bytes)" -le "$budget" ] &&
+	ok "and back: 3 loads, the tracked peak within the budget" ||
+	fail "loads $(metric lpipe_serve_models_loaded_total), peak $(metric lpipe_tracked_peak_bytes) of $budget"
+stop_serve
+
 finish
