@@ -21,6 +21,7 @@
 #include "model/session.h"
 #include "report/report.h"
 #include "stages/doc.h"
+#include "stages/plan.h"
 
 #include "config.h"
 
@@ -322,6 +323,20 @@ const char *lpipe_pipeline_format(const lpipe_pipeline *p)
 const char *lpipe_pipeline_plan(const lpipe_pipeline *p)
 {
 	return p && p->cur ? p->cur->plan : NULL;
+}
+
+size_t lpipe_pipeline_plan_bytes(const lpipe_pipeline *p, size_t doc_len, const char **stage)
+{
+	struct lp_stage_plan plan;
+
+	if (stage)
+		*stage = "";
+	if (!p || !p->cur)
+		return 0;
+	lp_stage_plan(p->cur->p, doc_len, &plan);
+	if (stage)
+		*stage = plan.largest;
+	return plan.total;
 }
 
 int lpipe_pipeline_concurrency(const lpipe_pipeline *p)

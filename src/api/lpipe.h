@@ -98,6 +98,12 @@ const char *lpipe_pipeline_format(const lpipe_pipeline *p);
  * applied): equal plans run alike. NULL before a load. Owned by `p`, valid
  * until its next set or load. */
 const char *lpipe_pipeline_plan(const lpipe_pipeline *p);
+/* The tracked bytes a run of the loaded pipeline plans to take of its own
+ * on a document of `doc_len` bytes, the model aside: the document and its
+ * chunks and the largest of its stages' figures (the memory planner's,
+ * stages/plan.h), whose kind goes into *stage (may be NULL; a static
+ * string). 0 (and "") before a load. */
+size_t lpipe_pipeline_plan_bytes(const lpipe_pipeline *p, size_t doc_len, const char **stage);
 /* Documents worth running at once on one engine: model.concurrency when the
  * model is served (backend openai), else 1 (a model in this process
  * generates for one document at a time); 0 before a load. */

@@ -646,6 +646,7 @@ void lp_serve_runs_submit(struct lp_serve_runs *r, const struct lp_serve_run_req
 	const struct offer *o = find_offer(r, req->pipeline);
 	struct lp_serve_run *run;
 	const struct lp_serve_doc *doc;
+	const char *largest;
 	char need[32], cap[32];
 	int l;
 
@@ -670,24 +671,23 @@ void lp_serve_runs_submit(struct lp_serve_runs *r, const struct lp_serve_run_req
 	memcpy(run->doc_id, doc->id, sizeof(run->doc_id));
 	run->offer = o;
 	l = lang_index(doc->lang);
-	run->own = lp_serve_plan_own(doc->len);
 	run->model_bytes = o->model[l].bytes;
 	run->model_key = o->model[l].key;
 	run->refs = 1;
-	if (run->own + run->model_bytes > r->capacity) {
-		char msg[200];
-		snprintf(msg, sizeof(msg), "%s (model %s",
-			 lp_mem_format_size(run->own + run->model_bytes, need, sizeof(need)),
-			 lp_mem_format_size(run->model_bytes, cap, sizeof(cap)));
-		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), ", document %s)",
-			 lp_mem_format_size(run->own, need, sizeof(need)));
-		refuse(out, 413, LP_REJ_TOO_LARGE,
-		       "the run would need %s, more than the %s runs may use", msg,
-		       lp_mem_format_size(r->capacity, cap, sizeof(cap)));
+	if (!(run->pipeline = load(o, req, out))) {
 		run_free(r, run);
 		return;
 	}
-	if (!(run->pipeline = load(o, req, out))) {
+	run->own = lpipe_pipeline_plan_bytes(run->pipeline, doc->len, &largest);
+	if (run->own + run->model_bytes > r->capacity) {
+		char msg[300], m[32];
+		snprintf(msg, sizeof(msg), "%s (model %s, document %s with its largest stage, %s)",
+			 lp_mem_format_size(run->own + run->model_bytes, need, sizeof(need)),
+			 lp_mem_format_size(run->model_bytes, m, sizeof(m)),
+			 lp_mem_format_size(run->own, cap, sizeof(cap)), largest);
+		refuse(out, 413, LP_REJ_TOO_LARGE,
+		       "the run would need %s, more than the %s runs may use", msg,
+		       lp_mem_format_size(r->capacity, cap, sizeof(cap)));
 		run_free(r, run);
 		return;
 	}

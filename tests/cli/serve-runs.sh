@@ -118,10 +118,12 @@ run_tiny 1
 planned=$(sed -n 's/.*"planned_bytes": \([0-9]*\).*/\1/p' "$WORK/t.json")
 model=$(metric lpipe_serve_model_planned_bytes)
 stop_serve
-# room for one run and a half of a model: the second model's run must
-# unload the first, and the first's run the second again
-budget=$(( (planned + model / 2 + 1048576) * 16 / 15 ))
-start_serve --pipelines "$M" --mem-budget "$budget" --doc-cache 1MiB
+# room for one run and a half of a model (a budget of 32 MiB, less its
+# sixteenth for reports, less a document cache that takes the rest): the
+# second model's run must unload the first, and the first's run the second
+budget=33554432
+cache=$((budget - budget / 16 - planned - model / 2))
+start_serve --pipelines "$M" --mem-budget "$budget" --doc-cache "$cache"
 upload "$DATA/small.txt"
 run_tiny 1
 run_tiny 2
@@ -135,5 +137,58 @@ run_tiny 1
 	ok "and back: 3 loads, the tracked peak within the budget" ||
 	fail "loads $(metric lpipe_serve_models_loaded_total), peak $(metric lpipe_tracked_peak_bytes) of $budget"
 stop_serve
+
+# -- the planner's figure against the peaks of the runs -------------------
+# each model-free ready pipeline on three sizes of one document: the plan
+# the server gives a run (GET /v1/runs/ID) must bound the tracked peak of
+# the same run done by lpipe run, where nothing else shares the process
+# (the server's peaks hold its document cache and kept reports too), and
+# stay within four times of it; qa's (with its model) within 10%
+P=$WORK/offered
+mkdir -p "$P"
+for k in extractive-summary focused-summary retrieve extract; do
+	cp "$PIPELINES/$k.yaml" "$P/"
+done
+Q="How do I install a package?"
+# plan_bounds PIPELINE SIZE MOST: run PIPELINE on $DOC (of SIZE bytes) in
+# the server and by lpipe run; its plan must lie between lpipe run's peak
+# and MOST times it (or 1 MiB above it, for a small document)
+plan_bounds() {
+	submit "{\"pipeline\":\"$1\",\"document\":\"$DOC\",\"question\":\"$Q\"}"
+	$CLIENT "$SPORT" wait "$RUN" done failed cancelled >"$WORK/p.json"
+	"$LPIPE" run "$P/$1.yaml" "$WORK/d$2.txt" -q "$Q" --format json >"$WORK/r.json" 2>"$ERR"
+	python3 - "$WORK/p.json" "$WORK/r.json" "$3" >"$WORK/p.txt" <<'PY' &&
+import json, sys
+r = json.load(open(sys.argv[1]))
+plan, peak = r["planned_bytes"], json.load(open(sys.argv[2]))["memory"]["peak_tracked_bytes"]
+print("planned %d, peak %d (%.3fx)" % (plan, peak, plan / peak))
+most = max(float(sys.argv[3]) * peak, peak + (1 << 20))
+sys.exit(0 if r["state"] == "done" and peak <= plan <= most else 1)
+PY
+		ok "$1 on $2 bytes: $(cat "$WORK/p.txt")" ||
+		fail "$1 on $2 bytes: $(cat "$WORK/p.txt" "$WORK/p.json" | head -c 400)"
+}
+start_serve --pipelines "$P" --mem-budget 256MiB --doc-cache 4MiB
+for n in 20000 100000 878000; do
+	head -c "$n" "$top_srcdir/data/debian-reference.en.txt" >"$WORK/d$n.txt"
+	upload "$WORK/d$n.txt"
+	for k in extractive-summary focused-summary retrieve extract; do
+		plan_bounds "$k" "$n" 4
+	done
+done
+stop_serve
+# qa on the fetched SmolLM2 (skipped without it)
+model=${LPIPE_MODEL_DIR:-${HOME:-.}/.cache/lpipe/models}/SmolLM2-135M-Instruct.Q4_1.gguf
+if [ -f "$model" ] && [ -z "${LPIPE_MODEL:-}" ]; then
+	cp "$PIPELINES/qa.yaml" "$P/"
+	start_serve --pipelines "$P" --mem-budget 1GiB --doc-cache 4MiB
+	for n in 20000 100000 878000; do
+		upload "$WORK/d$n.txt"
+		plan_bounds qa "$n" 1.1
+	done
+	stop_serve
+else
+	echo "skip - qa's plan: no SmolLM2 at $model"
+fi
 
 finish
