@@ -377,7 +377,8 @@ int lpipe_engine_new(int keep_models, lpipe_engine **out)
 	*out = calloc(1, sizeof(**out));
 	if (!*out)
 		return fail_msg(LP_E_NOMEM, "out of memory");
-	ep.keep_idle = keep_models != 0;
+	ep.keep_idle = (keep_models & LPIPE_KEEP_MODELS) != 0;
+	ep.keep_documents = (keep_models & LPIPE_KEEP_DOCUMENTS) != 0;
 	lp_diag_init(&d);
 	if ((s = lp_engine_new(&ep, &(*out)->e, &d))) {
 		free(*out);
@@ -403,6 +404,31 @@ size_t lpipe_engine_models_loaded(const lpipe_engine *e)
 size_t lpipe_engine_unload(lpipe_engine *e, const char *path)
 {
 	return e && path ? lp_engine_unload_idle(e->e, path) : 0;
+}
+
+void lpipe_engine_documents(lpipe_engine *e, size_t *bytes, size_t *entries,
+			    unsigned long long *hits, unsigned long long *misses)
+{
+	struct lp_docstore *s = e ? lp_engine_docs(e->e) : NULL;
+	struct lp_docstore_stats st = { 0, 0, 0, 0 };
+
+	if (s)
+		lp_docstore_stats(s, &st);
+	if (bytes)
+		*bytes = st.bytes;
+	if (entries)
+		*entries = st.entries;
+	if (hits)
+		*hits = st.hits;
+	if (misses)
+		*misses = st.misses;
+}
+
+size_t lpipe_engine_drop_documents(lpipe_engine *e, size_t bytes)
+{
+	struct lp_docstore *s = e ? lp_engine_docs(e->e) : NULL;
+
+	return s ? lp_docstore_drop(s, bytes) : 0;
 }
 
 /* ---- runs ----------------------------------------------------------------- */

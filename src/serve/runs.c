@@ -202,9 +202,18 @@ static int key_running(struct lp_serve_runs *r, const char *key)
 	return 0;
 }
 
-/* Planned bytes of the running runs' own parts and of every model the
- * engine keeps (a running run's model among them), plus what `add` would
- * bring (NULL: nothing). */
+/* The bytes the engine keeps of documents: parsed forms and indexes. */
+static size_t kept_documents(struct lp_serve_runs *r)
+{
+	size_t bytes;
+
+	lpipe_engine_documents(r->engine, &bytes, NULL, NULL, NULL);
+	return bytes;
+}
+
+/* Planned bytes of the running runs' own parts, of every model the engine
+ * keeps (a running run's model among them) and of what it keeps of
+ * documents, plus what `add` would bring (NULL: nothing). */
 static size_t planned_with(struct lp_serve_runs *r, const struct lp_serve_run *add)
 {
 	size_t sum = 0;
@@ -214,6 +223,7 @@ static size_t planned_with(struct lp_serve_runs *r, const struct lp_serve_run *a
 			sum += a->own;
 	for (size_t i = 0; i < r->n_resident; i++)
 		sum += r->resident[i].bytes;
+	sum += kept_documents(r);
 	if (add)
 		sum += add->own + (add->model_bytes && !find_resident(r, add->model_key)
 					   ? add->model_bytes : 0);
@@ -239,8 +249,9 @@ static size_t idle_models(struct lp_serve_runs *r, const char *keep, struct resi
 }
 
 /* The head of the queue may start: a job is free and its plan fits,
- * once kept models that no running run uses are unloaded, least
- * recently started first, as far as that makes it fit (and not at all
+ * once what is kept of documents and no run holds is dropped, and then
+ * kept models that no running run uses are unloaded, least recently
+ * started first, as far as that makes it fit (and not at all
  * when even unloading them all would not). The lock order is the runs'
  * lock, then the engine's: the engine never calls back into the runs
  * while it holds its own. */
@@ -251,6 +262,9 @@ static int head_fits(struct lp_serve_runs *r)
 
 	if (!r->qhead || r->n_running >= (size_t)r->c.jobs)
 		return 0;
+	/* what is kept of documents goes first: it is rebuilt in a moment */
+	if ((need = planned_with(r, r->qhead)) > r->capacity)
+		lpipe_engine_drop_documents(r->engine, need - r->capacity);
 	while ((need = planned_with(r, r->qhead)) > r->capacity) {
 		if (need - idle_models(r, r->qhead->model_key, &lru) > r->capacity || !lru)
 			return 0;
@@ -540,7 +554,7 @@ enum lp_status lp_serve_runs_new(const struct lp_serve_runs_config *c, struct lp
 		s = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory");
 		goto fail;
 	}
-	if (lpipe_engine_new(1, &r->engine)) {
+	if (lpipe_engine_new(LPIPE_KEEP_MODELS | LPIPE_KEEP_DOCUMENTS, &r->engine)) {
 		s = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s", lpipe_errmsg());
 		goto fail;
 	}
@@ -910,6 +924,8 @@ void lp_serve_runs_gauges(struct lp_serve_runs *r, struct lp_serve_gauges *g)
 	g->planned_bytes = planned_with(r, NULL);
 	g->models = r->n_resident;
 	g->models_loaded = lpipe_engine_models_loaded(r->engine);
+	lpipe_engine_documents(r->engine, &g->shared_bytes, &g->shared_entries, &g->shared_hits,
+			       &g->shared_misses);
 	for (size_t i = 0; i < r->n_resident; i++)
 		g->model_bytes += r->resident[i].bytes;
 	g->jobs = (size_t)r->c.jobs;

@@ -103,24 +103,75 @@ static int cmp_size(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* What builds the index of a working set. */
+struct index_job {
+	const struct lp_doc *doc;
+	const struct retrieve_opts *o;
+	const size_t *set;
+	size_t n;
+};
+
+static enum lp_status build_bm25(void *ctx, struct lp_bm25 **out, struct lp_diag *d)
+{
+	const struct index_job *j = ctx;
+	struct lp_bm25 *ix = lp_bm25_new(&j->o->bm25, d);
+	enum lp_status st = ix ? LP_OK : LP_E_NOMEM;
+
+	for (size_t i = 0; i < j->n && st == LP_OK; i++) {
+		const struct lp_chunk *c = &j->doc->chunks[j->set[i]];
+		st = lp_bm25_add(ix, j->doc->text + c->off, c->len, d);
+	}
+	*out = ix;
+	return st;
+}
+
+/* The index of the working set from the document's store (engine/
+ * docstore.h), kept there for the next runs: its key is the document's,
+ * the BM25 parameters and a hash of the spans indexed. */
+static enum lp_status shared_bm25(struct lp_doc *doc, struct index_job *j,
+				  const struct lp_bm25 **out, struct lp_diag *d)
+{
+	char key[LP_DOCSTORE_KEY_MAX + 1];
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < j->n; i++) {
+		const struct lp_chunk *c = &doc->chunks[j->set[i]];
+		uint64_t v[2] = { c->off, c->len };
+		const unsigned char *b = (const unsigned char *)v;
+		for (size_t k = 0; k < sizeof(v); k++)
+			h = (h ^ b[k]) * 1099511628211ULL;
+	}
+	snprintf(key, sizeof(key), "%s|bm25|%g|%g|%zu|%016llx", doc->store_key, j->o->bm25.k1,
+		 j->o->bm25.b, j->n, (unsigned long long)h);
+	return lp_docstore_bm25(doc->store, key, build_bm25, j, out, d);
+}
+
 /* BM25 over the working set: scores[i] for chunk set[i]. */
 static enum lp_status score_bm25(struct lp_doc *doc, const struct retrieve_opts *o,
 				const size_t *set, size_t n, double *scores,
 				struct lp_diag *d)
 {
-	struct lp_bm25 *ix = lp_bm25_new(&o->bm25, d);
-	enum lp_status st = ix ? LP_OK : LP_E_NOMEM;
+	struct index_job j = { doc, o, set, n };
+	struct lp_bm25 *own = NULL;
+	const struct lp_bm25 *ix = NULL;
+	enum lp_status st;
 	size_t n_terms = 0;
 
-	for (size_t i = 0; i < n && st == LP_OK; i++) {
-		const struct lp_chunk *c = &doc->chunks[set[i]];
-		st = lp_bm25_add(ix, doc->text + c->off, c->len, d);
+	if (doc->shared_src) {
+		st = shared_bm25(doc, &j, &ix, d);
+	} else {
+		st = build_bm25(&j, &own, d);
+		ix = own;
 	}
 	/* One query: scoring the index as built reads each posting once and
-	 * skips the regrouping copy that lp_bm25_finish would make. */
+	 * skips the regrouping copy that lp_bm25_finish would make (a kept
+	 * index is finished, for the queries of the runs to come). */
 	if (st == LP_OK)
 		st = lp_bm25_score(ix, o->query, strlen(o->query), scores, &n_terms, d);
-	lp_bm25_free(ix);
+	if (own)
+		lp_bm25_free(own);
+	else
+		lp_docstore_put(doc->store, ix);
 	if (st == LP_OK && n_terms == 0)
 		st = lp_diag_set(d, LP_E_USAGE, NULL, 0, 0,
 				 "retrieve: query '%s' has no words to search for", o->query);

@@ -17,7 +17,10 @@ cat >>"$WORK/pipelines/chunks.yaml" <<EOT
   - split: {unit: words, size: 40, overlap: 0, boundary: none}
   - summarize: {strategy: refine, max_tokens: 16}
 EOT
-tracked() { curl -s "http://127.0.0.1:$SPORT/metrics" | awk '$1 == "lpipe_tracked_total_bytes" { print $2 }'; }
+cp "$PIPELINES/retrieve.yaml" "$WORK/pipelines/"
+metric() { curl -s "http://127.0.0.1:$SPORT/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
+# tracked bytes but what the server keeps of documents for the next runs
+tracked() { echo $(($(metric lpipe_tracked_total_bytes) - $(metric lpipe_serve_shared_bytes))); }
 
 # -- cancel inside a stage ------------------------------------------------
 start_serve --pipelines "$WORK/pipelines" --mem-budget 256MiB --jobs 2 --queue 4
@@ -44,6 +47,27 @@ n=$(grep -c . "$LOG")
 after=$(tracked)
 [ "$after" -le "$before" ] && ok "the cancelled run freed what it held ($before -> $after bytes)" ||
 	fail "tracked bytes $before before the run, $after after its cancel"
+
+# -- two questions on one document: its parsed form and index reused -------
+found() { metric "lpipe_serve_shared_total{found=\"$1\"}"; }
+hits0=$(found yes) miss0=$(found no)
+for q in "What is a package?" "How do I install a package?"; do
+	submit "{\"pipeline\":\"retrieve\",\"document\":\"$DOC\",\"question\":\"$q\"}"
+	$CLIENT "$SPORT" wait "$RUN" done failed cancelled >"$WORK/q.json"
+done
+# the document was parsed by run A already: the first question makes the
+# index alone and finds the document, the second finds both
+[ $(($(found no) - miss0)) = 1 ] && [ $(($(found yes) - hits0)) = 3 ] &&
+	ok "the second question reused the parsed document and its index ($(metric lpipe_serve_shared_entries) kept, $(metric lpipe_serve_shared_bytes) bytes)" ||
+	fail "kept $(found yes) found, $(found no) made (before: $hits0, $miss0)"
+"$LPIPE" run "$WORK/pipelines/retrieve.yaml" "$DATA/small.txt" -q "How do I install a package?" \
+	--format json >"$WORK/r.json" 2>"$ERR"
+python3 - "$WORK/q.json" "$WORK/r.json" <<'PY' && ok "and chose the chunks lpipe run chooses" ||
+import json, sys
+a, b = json.load(open(sys.argv[1]))["result"], json.load(open(sys.argv[2]))
+sys.exit(0 if a["selected"] == b["selected"] and a["result"] == b["result"] else 1)
+PY
+	fail "the reused index chose otherwise: $(head -c 300 "$WORK/q.json")"
 stop_serve
 [ "$src" -eq 0 ] || fail "lpipe serve exited $src"
 
@@ -100,7 +124,6 @@ stages:
   - generate: {prompt: "Write about lighthouses.", max_total: 4, chunk: 4, overlap: 0}
 EOT
 done
-metric() { curl -s "http://127.0.0.1:$SPORT/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 run_tiny() {
 	submit "{\"pipeline\":\"tiny$1\",\"document\":\"$DOC\"}"
 	$CLIENT "$SPORT" wait "$RUN" done failed cancelled >"$WORK/t.json"
