@@ -262,9 +262,13 @@ static int head_fits(struct lp_serve_runs *r)
 
 	if (!r->qhead || r->n_running >= (size_t)r->c.jobs)
 		return 0;
+	if ((need = planned_with(r, r->qhead)) <= r->capacity)
+		return 1;
+	/* nothing goes unless dropping all that may go makes it fit */
+	if (need > r->capacity + kept_documents(r) + idle_models(r, r->qhead->model_key, &lru))
+		return 0;
 	/* what is kept of documents goes first: it is rebuilt in a moment */
-	if ((need = planned_with(r, r->qhead)) > r->capacity)
-		lpipe_engine_drop_documents(r->engine, need - r->capacity);
+	lpipe_engine_drop_documents(r->engine, need - r->capacity);
 	while ((need = planned_with(r, r->qhead)) > r->capacity) {
 		if (need - idle_models(r, r->qhead->model_key, &lru) > r->capacity || !lru)
 			return 0;
