@@ -129,32 +129,31 @@ static struct entry *keep(struct lp_docstore *s, struct entry *e)
 	return e;
 }
 
-static struct entry *lookup(struct lp_docstore *s, const char *key, enum kind kind)
+/* The kept value `key` of `kind`, held, in *value; else NULL there and a
+ * new entry to build in *fresh. Returns LP_OK, or LP_E_NOMEM or
+ * LP_E_INTERNAL (a key too long) with `d` set. */
+static enum lp_status start(struct lp_docstore *s, const char *key, enum kind kind,
+			    const void **value, struct entry **fresh, struct lp_diag *d)
 {
 	struct entry *e;
 
+	*value = NULL;
+	*fresh = NULL;
 	pthread_mutex_lock(&s->lock);
 	e = find(s, key, kind);
 	pthread_mutex_unlock(&s->lock);
-	return e;
-}
-
-/* A new entry for `key`, or NULL with `d` set. */
-static struct entry *entry_new(const char *key, enum kind kind, struct lp_diag *d)
-{
-	struct entry *e;
-
-	if (strlen(key) > LP_DOCSTORE_KEY_MAX) {
-		lp_diag_set(d, LP_E_INTERNAL, NULL, 0, 0, "document store key too long");
-		return NULL;
+	if (e) {
+		*value = e->value;
+		return LP_OK;
 	}
-	if (!(e = calloc(1, sizeof(*e)))) {
-		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the document store");
-		return NULL;
-	}
+	if (strlen(key) > LP_DOCSTORE_KEY_MAX)
+		return lp_diag_set(d, LP_E_INTERNAL, NULL, 0, 0, "document store key too long");
+	if (!(e = calloc(1, sizeof(*e))))
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the document store");
 	strcpy(e->key, key);
 	e->kind = kind;
-	return e;
+	*fresh = e;
+	return LP_OK;
 }
 
 /* Begin building what the store keeps: a scope of its own, put on the
@@ -180,17 +179,14 @@ enum lp_status lp_docstore_document(struct lp_docstore *s, const char *key, cons
 				    enum lp_doc_format format, const struct lp_document **out,
 				    struct lp_diag *d)
 {
-	struct entry *e = lookup(s, key, DOCUMENT);
-	enum lp_status st = LP_OK;
+	struct entry *e;
+	const void *had;
+	enum lp_status st;
 	uint32_t was, scope;
 
-	*out = NULL;
-	if (e) {
-		*out = e->value;
-		return LP_OK;
-	}
-	if (!(e = entry_new(key, DOCUMENT, d)))
-		return d ? d->status : LP_E_NOMEM;
+	st = start(s, key, DOCUMENT, &had, &e, d);
+	if ((*out = had) || st)
+		return st;
 	scope = build_begin(&was);
 	e->value = calloc(1, sizeof(struct lp_document));
 	e->name = strdup(name ? name : "");
@@ -222,18 +218,15 @@ enum lp_status lp_docstore_bm25(struct lp_docstore *s, const char *key,
 							struct lp_diag *d),
 				void *ctx, const struct lp_bm25 **out, struct lp_diag *d)
 {
-	struct entry *e = lookup(s, key, BM25);
+	struct entry *e;
 	struct lp_bm25 *ix = NULL;
+	const void *had;
 	enum lp_status st;
 	uint32_t was, scope;
 
-	*out = NULL;
-	if (e) {
-		*out = e->value;
-		return LP_OK;
-	}
-	if (!(e = entry_new(key, BM25, d)))
-		return d ? d->status : LP_E_NOMEM;
+	st = start(s, key, BM25, &had, &e, d);
+	if ((*out = had) || st)
+		return st;
 	scope = build_begin(&was);
 	st = build(ctx, &ix, d);
 	/* finished, it is read by many runs at once and never changes */
