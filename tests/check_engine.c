@@ -349,16 +349,16 @@ END_TEST
 
 /* ---- SHA-256 and shards --------------------------------------------- */
 
-static enum lp_status build_two(void *ctx, struct lp_bm25 **ix, struct lp_diag *d)
+static enum lp_status build_two(void *ctx, void **out, struct lp_diag *d)
 {
 	struct lp_bm25_params bp = lp_bm25_default_params();
+	struct lp_bm25 *ix = lp_bm25_new(&bp, d);
 
 	(void)ctx;
-	if (!(*ix = lp_bm25_new(&bp, d)))
+	*out = ix;
+	if (!ix || lp_bm25_add(ix, "the lighthouse keeper", 21, d))
 		return LP_E_NOMEM;
-	if (lp_bm25_add(*ix, "the lighthouse keeper", 21, d))
-		return LP_E_NOMEM;
-	return lp_bm25_add(*ix, "a ship at sea", 13, d);
+	return lp_bm25_add(ix, "a ship at sea", 13, d);
 }
 
 /* The store keeps a document and an index as shared memory, gives the
@@ -369,7 +369,7 @@ START_TEST(test_docstore_keeps_and_drops)
 	static const char text[] = "A lighthouse. A ship.\n";
 	struct lp_docstore *s = lp_docstore_new();
 	const struct lp_document *a, *b;
-	const struct lp_bm25 *ix, *iy;
+	const void *ix, *iy;
 	struct lp_docstore_stats st;
 	struct lp_diag d;
 	uint32_t scope = lp_mem_scope_begin();
@@ -383,8 +383,10 @@ START_TEST(test_docstore_keeps_and_drops)
 					      LP_UTF8_ERROR, LP_DOC_FORMAT_AUTO, &b, &d), LP_OK);
 	ck_assert_ptr_eq(a, b);
 	ck_assert_int_eq((int)a->len, (int)sizeof(text) - 1);
-	ck_assert_int_eq(lp_docstore_bm25(s, "k|bm25", build_two, NULL, &ix, &d), LP_OK);
-	ck_assert_int_eq(lp_docstore_bm25(s, "k|bm25", build_two, NULL, &iy, &d), LP_OK);
+	ck_assert_int_eq(lp_docstore_index(s, "k|bm25", LP_DOCSTORE_BM25, build_two, NULL, &ix, &d),
+			 LP_OK);
+	ck_assert_int_eq(lp_docstore_index(s, "k|bm25", LP_DOCSTORE_BM25, build_two, NULL, &iy, &d),
+			 LP_OK);
 	ck_assert_ptr_eq(ix, iy);
 	ck_assert_int_eq((int)lp_bm25_n_spans(ix), 2);
 	lp_docstore_stats(s, &st);

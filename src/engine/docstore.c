@@ -7,12 +7,14 @@
 
 #include "core/mem.h"
 
-enum kind { DOCUMENT, BM25 };
+/* A document, or an index (enum lp_docstore_index) from 1 on. */
+enum kind { DOCUMENT, BM25, VECTORS };
 
 struct entry {
 	char key[LP_DOCSTORE_KEY_MAX + 1];
 	enum kind kind;
-	void *value;               /* struct lp_document (with its bytes) or lp_bm25 */
+	void *value;               /* struct lp_document (with its bytes),
+				    * lp_bm25 or lp_vecindex */
 	void *bytes_copy;          /* a document's bytes, tracked */
 	char *name;                /* a document's name (its path points here) */
 	size_t bytes;              /* tracked bytes it holds */
@@ -48,8 +50,10 @@ static void entry_free(struct entry *e)
 		lp_document_release(e->value);
 		free(e->value);
 		lp_mem_free(e->bytes_copy);
-	} else {
+	} else if (e->kind == BM25) {
 		lp_bm25_free(e->value);
+	} else {
+		lp_vecindex_free(e->value);
 	}
 	lp_mem_scope_swap(scope);
 	free(e->name);
@@ -213,27 +217,35 @@ enum lp_status lp_docstore_document(struct lp_docstore *s, const char *key, cons
 	return LP_OK;
 }
 
-enum lp_status lp_docstore_bm25(struct lp_docstore *s, const char *key,
-				enum lp_status (*build)(void *ctx, struct lp_bm25 **ix,
-							struct lp_diag *d),
-				void *ctx, const struct lp_bm25 **out, struct lp_diag *d)
+/* Free an index of `kind` that was not kept. */
+static void index_free(enum kind kind, void *ix)
 {
+	if (kind == BM25)
+		lp_bm25_free(ix);
+	else
+		lp_vecindex_free(ix);
+}
+
+enum lp_status lp_docstore_index(struct lp_docstore *s, const char *key,
+				 enum lp_docstore_index kind,
+				 enum lp_status (*build)(void *ctx, void **ix, struct lp_diag *d),
+				 void *ctx, const void **out, struct lp_diag *d)
+{
+	enum kind k = kind == LP_DOCSTORE_BM25 ? BM25 : VECTORS;
 	struct entry *e;
-	struct lp_bm25 *ix = NULL;
-	const void *had;
+	void *ix = NULL;
 	enum lp_status st;
 	uint32_t was, scope;
 
-	st = start(s, key, BM25, &had, &e, d);
-	if ((*out = had) || st)
+	if ((st = start(s, key, k, out, &e, d)) || *out)
 		return st;
 	scope = build_begin(&was);
 	st = build(ctx, &ix, d);
 	/* finished, it is read by many runs at once and never changes */
-	if (!st)
+	if (!st && k == BM25)
 		st = lp_bm25_finish(ix, d);
 	if (st) {
-		lp_bm25_free(ix);
+		index_free(k, ix);
 		build_end(scope, was);
 		free(e);
 		return st;

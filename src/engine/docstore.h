@@ -9,8 +9,10 @@
  * runner asks it for the parsed document by a key that names the bytes
  * (their SHA-256) and everything that shapes the parse (format, UTF-8
  * mode, the name's extension); the retrieve stage asks it for an index by
- * the document's key and what shapes the index (the BM25 parameters and
- * the spans of the working set). What is missing is built by the caller's
+ * the document's key and what shapes the index (the BM25 parameters, or
+ * the embedder, and the spans of the working set); the hash and dense
+ * scorers likewise for the vectors of the spans (their query is embedded
+ * by each run). What is missing is built by the caller's
  * thread and kept.
  *
  * Memory: what the store keeps is built under a memory scope of its own
@@ -33,6 +35,7 @@
 
 #include "core/status.h"
 #include "retrieve/bm25.h"
+#include "retrieve/vecindex.h"
 #include "text/document.h"
 
 struct lp_docstore;
@@ -63,19 +66,26 @@ enum lp_status lp_docstore_document(struct lp_docstore *s, const char *key, cons
 				    enum lp_doc_format format, const struct lp_document **out,
 				    struct lp_diag *d);
 
-/*
- * The finished BM25 index `key`, held for the caller: the kept one, else
- * one made by build(ctx, &ix, d), which must fill a new index (the store
- * finishes it and keeps it). Returns LP_OK and *out, or what build
- * returns (nothing is kept).
- */
-enum lp_status lp_docstore_bm25(struct lp_docstore *s, const char *key,
-				enum lp_status (*build)(void *ctx, struct lp_bm25 **ix,
-							struct lp_diag *d),
-				void *ctx, const struct lp_bm25 **out, struct lp_diag *d);
+/* What an index is of a document's working set. */
+enum lp_docstore_index {
+	LP_DOCSTORE_BM25,     /* struct lp_bm25, finished by the store */
+	LP_DOCSTORE_VECTORS,  /* struct lp_vecindex: the spans' embeddings */
+};
 
-/* Give back what lp_docstore_document or lp_docstore_bm25 gave; NULL is a
- * no-op. */
+/*
+ * The index `key` of kind `kind`, held for the caller: the kept one, else
+ * one made by build(ctx, &ix, d), which must make a new one of that kind
+ * (the store finishes a BM25 index, so that runs read it at once, and
+ * keeps it). Returns LP_OK and *out, or what build returns (nothing is
+ * kept).
+ */
+enum lp_status lp_docstore_index(struct lp_docstore *s, const char *key,
+				 enum lp_docstore_index kind,
+				 enum lp_status (*build)(void *ctx, void **ix, struct lp_diag *d),
+				 void *ctx, const void **out, struct lp_diag *d);
+
+/* Give back what lp_docstore_document or lp_docstore_index gave; NULL is
+ * a no-op. */
 void lp_docstore_put(struct lp_docstore *s, const void *value);
 
 /* Drop the least recently used entries nobody holds until at least

@@ -18,6 +18,7 @@ cat >>"$WORK/pipelines/chunks.yaml" <<EOT
   - summarize: {strategy: refine, max_tokens: 16}
 EOT
 cp "$PIPELINES/retrieve.yaml" "$WORK/pipelines/"
+sed 's/scorer: bm25/scorer: hash/' "$PIPELINES/retrieve.yaml" >"$WORK/pipelines/retrieve-hash.yaml"
 metric() { curl -s "http://127.0.0.1:$SPORT/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 # tracked bytes but what the server keeps of documents for the next runs
 tracked() { echo $(($(metric lpipe_tracked_total_bytes) - $(metric lpipe_serve_shared_bytes))); }
@@ -49,25 +50,27 @@ after=$(tracked)
 	fail "tracked bytes $before before the run, $after after its cancel"
 
 # -- two questions on one document: its parsed form and index reused -------
+# (the document was parsed by run A already: each first question makes
+# its index alone and finds the document, each second one finds both)
 found() { metric "lpipe_serve_shared_total{found=\"$1\"}"; }
-hits0=$(found yes) miss0=$(found no)
-for q in "What is a package?" "How do I install a package?"; do
-	submit "{\"pipeline\":\"retrieve\",\"document\":\"$DOC\",\"question\":\"$q\"}"
-	$CLIENT "$SPORT" wait "$RUN" done failed cancelled >"$WORK/q.json"
-done
-# the document was parsed by run A already: the first question makes the
-# index alone and finds the document, the second finds both
-[ $(($(found no) - miss0)) = 1 ] && [ $(($(found yes) - hits0)) = 3 ] &&
-	ok "the second question reused the parsed document and its index ($(metric lpipe_serve_shared_entries) kept, $(metric lpipe_serve_shared_bytes) bytes)" ||
-	fail "kept $(found yes) found, $(found no) made (before: $hits0, $miss0)"
-"$LPIPE" run "$WORK/pipelines/retrieve.yaml" "$DATA/small.txt" -q "How do I install a package?" \
-	--format json >"$WORK/r.json" 2>"$ERR"
-python3 - "$WORK/q.json" "$WORK/r.json" <<'PY' && ok "and chose the chunks lpipe run chooses" ||
+for k in retrieve retrieve-hash; do
+	hits0=$(found yes) miss0=$(found no)
+	for q in "What is a package?" "How do I install a package?"; do
+		submit "{\"pipeline\":\"$k\",\"document\":\"$DOC\",\"question\":\"$q\"}"
+		$CLIENT "$SPORT" wait "$RUN" done failed cancelled >"$WORK/q.json"
+	done
+	[ $(($(found no) - miss0)) = 1 ] && [ $(($(found yes) - hits0)) = 3 ] &&
+		ok "$k: the second question reused the parsed document and its index ($(metric lpipe_serve_shared_entries) kept, $(metric lpipe_serve_shared_bytes) bytes)" ||
+		fail "$k: $(found yes) found, $(found no) made (before: $hits0, $miss0)"
+	"$LPIPE" run "$WORK/pipelines/$k.yaml" "$DATA/small.txt" -q "How do I install a package?" \
+		--format json >"$WORK/r.json" 2>"$ERR"
+	python3 - "$WORK/q.json" "$WORK/r.json" <<'PY' && ok "$k: and chose the chunks lpipe run chooses" ||
 import json, sys
 a, b = json.load(open(sys.argv[1]))["result"], json.load(open(sys.argv[2]))
 sys.exit(0 if a["selected"] == b["selected"] and a["result"] == b["result"] else 1)
 PY
-	fail "the reused index chose otherwise: $(head -c 300 "$WORK/q.json")"
+		fail "$k: the reused index chose otherwise: $(head -c 300 "$WORK/q.json")"
+done
 stop_serve
 [ "$src" -eq 0 ] || fail "lpipe serve exited $src"
 
