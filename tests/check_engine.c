@@ -349,6 +349,68 @@ END_TEST
 
 /* ---- SHA-256 and shards --------------------------------------------- */
 
+static enum lp_status build_two(void *ctx, void **out, struct lp_diag *d)
+{
+	struct lp_bm25_params bp = lp_bm25_default_params();
+	struct lp_bm25 *ix = lp_bm25_new(&bp, d);
+
+	(void)ctx;
+	*out = ix;
+	if (!ix || lp_bm25_add(ix, "the lighthouse keeper", 21, d))
+		return LP_E_NOMEM;
+	return lp_bm25_add(ix, "a ship at sea", 13, d);
+}
+
+/* The store keeps a document and an index as shared memory, gives the
+ * same ones again, never drops what is held, and drops the least
+ * recently used first. */
+START_TEST(test_docstore_keeps_and_drops)
+{
+	static const char text[] = "A lighthouse. A ship.\n";
+	struct lp_docstore *s = lp_docstore_new();
+	const struct lp_document *a, *b;
+	const void *ix, *iy;
+	struct lp_docstore_stats st;
+	struct lp_diag d;
+	uint32_t scope = lp_mem_scope_begin();
+	size_t total0 = lp_mem_current_total();
+
+	lp_diag_init(&d);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(lp_docstore_document(s, "k", "a.txt", text, sizeof(text) - 1,
+					      LP_UTF8_ERROR, LP_DOC_FORMAT_AUTO, &a, &d), LP_OK);
+	ck_assert_int_eq(lp_docstore_document(s, "k", "a.txt", text, sizeof(text) - 1,
+					      LP_UTF8_ERROR, LP_DOC_FORMAT_AUTO, &b, &d), LP_OK);
+	ck_assert_ptr_eq(a, b);
+	ck_assert_int_eq((int)a->len, (int)sizeof(text) - 1);
+	ck_assert_int_eq(lp_docstore_index(s, "k|bm25", LP_DOCSTORE_BM25, build_two, NULL, &ix, &d),
+			 LP_OK);
+	ck_assert_int_eq(lp_docstore_index(s, "k|bm25", LP_DOCSTORE_BM25, build_two, NULL, &iy, &d),
+			 LP_OK);
+	ck_assert_ptr_eq(ix, iy);
+	ck_assert_int_eq((int)lp_bm25_n_spans(ix), 2);
+	lp_docstore_stats(s, &st);
+	ck_assert_int_eq((int)st.entries, 2);
+	ck_assert_int_eq((int)st.hits, 2);
+	ck_assert_int_eq((int)st.misses, 2);
+	ck_assert_uint_gt(st.bytes, 0);
+	/* none of it is the caller's own: it outlives the caller's run */
+	ck_assert_uint_eq(lp_mem_scope_own_total(), 0);
+	ck_assert_uint_eq(lp_mem_current_total() - total0, st.bytes);
+	ck_assert_uint_eq(lp_docstore_drop(s, (size_t)-1), 0); /* all held */
+	lp_docstore_put(s, a);
+	lp_docstore_put(s, b);
+	lp_docstore_put(s, ix);
+	ck_assert_uint_gt(lp_docstore_drop(s, 1), 0); /* the document, used first */
+	lp_docstore_stats(s, &st);
+	ck_assert_int_eq((int)st.entries, 1);
+	lp_docstore_free(s);              /* held: the store waits for the put */
+	lp_docstore_put(s, iy);
+	ck_assert_uint_eq(lp_mem_current_total(), total0);
+	lp_mem_scope_end(scope);
+}
+END_TEST
+
 START_TEST(test_sha256_vectors)
 {
 	char hex[65], big[1000];
@@ -451,6 +513,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(t, test_free_while_held);
 	tcase_add_test(t, test_scopes_apart);
 	tcase_add_test(t, test_scope_sees_shared);
+	tcase_add_test(t, test_docstore_keeps_and_drops);
 	tcase_add_test(t, test_sha256_vectors);
 	tcase_add_test(t, test_shards_partition);
 	tcase_add_test(t, test_shard_parse_and_slurm);

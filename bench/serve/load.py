@@ -2,6 +2,7 @@
 """load.py - a load of runs on `lpipe serve`, from concurrent clients.
 
     load.py PORT RUNS CLIENTS PIPELINE[,PIPELINE...] DOC[,DOC...] [QUESTION]
+    load.py PORT cache BUDGET K PIPELINE[,PIPELINE...] DOC [QUESTION]
 
 Uploads the documents, then CLIENTS threads submit RUNS runs between
 them (run i: pipeline i mod P on document i mod D), each following its
@@ -11,7 +12,14 @@ failure. Meanwhile /metrics is sampled every 0.2 s for the runs running,
 the queue depth and the tracked bytes. Prints one JSON object: counts,
 wall seconds, runs per second, p50/p95/max latency (first submission to
 the run's end, retries included), the most runs seen running at once,
-the tracked peak and the resident peak from /metrics, and the budget.
+the tracked peak and the resident peak from /metrics, the budget and the
+models the server loaded.
+
+With "cache": run each pipeline once on DOC (the largest document) and
+print the --doc-cache that leaves, of a server started with
+--mem-budget BUDGET (bytes), room for the models once and K runs of the
+largest own part (a run's planned bytes less its model's): the plans of
+a load with that cache admit K runs at once, whatever --jobs allows.
 Standard library only.
 """
 import json
@@ -52,16 +60,44 @@ def follow(port, rid):
             pass
 
 
+def upload(port, path):
+    with open(path, "rb") as f:
+        st, _, body = call(port, "POST", "/v1/documents", f.read())
+    assert st in (200, 201), (st, body)
+    return json.loads(body)["id"]
+
+
+def cache_for(port, budget, k, pipes, doc, question):
+    """The --doc-cache that admits k runs (above)."""
+    did = upload(port, doc)
+    _, _, data = call(port, "GET", "/v1/pipelines")
+    model = {p["name"]: p["model_bytes"]["en"] for p in json.loads(data)}
+    own = 0
+    for p in pipes:
+        req = {"pipeline": p, "document": did}
+        if question:
+            req["question"] = question
+        st, _, data = call(port, "POST", "/v1/runs", json.dumps(req).encode(),
+                           "application/json")
+        assert st == 202, (st, data)
+        rid = json.loads(data)["id"]
+        follow(port, rid)
+        _, _, data = call(port, "GET", "/v1/runs/" + rid)
+        own = max(own, json.loads(data)["planned_bytes"] - model[p])
+    # the bench's pipelines share one model, or have none
+    need = max(model[p] for p in pipes)
+    print(int(budget - budget // 16 - need - k * own))
+    return 0
+
+
 def main(argv):
+    if argv[2] == "cache":
+        return cache_for(argv[1], int(argv[3]), float(argv[4]), argv[5].split(","), argv[6],
+                         argv[7] if len(argv) > 7 else None)
     port, runs, clients = argv[1], int(argv[2]), int(argv[3])
     pipes, docs = argv[4].split(","), argv[5].split(",")
     question = argv[6] if len(argv) > 6 else None
-    ids = []
-    for d in docs:
-        with open(d, "rb") as f:
-            st, _, body = call(port, "POST", "/v1/documents", f.read())
-        assert st in (200, 201), (st, body)
-        ids.append(json.loads(body)["id"])
+    ids = [upload(port, d) for d in docs]
     lock = threading.Lock()
     state = {"next": 0, "lat": [], "r429": 0, "failed": [], "done": 0}
     stop = threading.Event()
@@ -135,7 +171,8 @@ def main(argv):
         "tracked_peak_bytes": m.get("lpipe_tracked_peak_bytes"),
         "resident_peak_bytes": m.get("lpipe_resident_peak_bytes"),
         "budget_bytes": m.get("lpipe_budget_bytes"),
-        "allocation_failures": m.get("lpipe_allocation_failures_total")}))
+        "allocation_failures": m.get("lpipe_allocation_failures_total"),
+        "models_loaded": m.get("lpipe_serve_models_loaded_total")}))
     return 0 if not state["failed"] else 1
 
 

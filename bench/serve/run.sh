@@ -6,18 +6,18 @@
 #
 # 1. RUNS (default 200) runs from CLIENTS (default 16) concurrent clients
 #    over 3 documents cut from data/ (20, 60 and 100 KB) and 2 pipelines
-#    without a model (extractive-summary, retrieve), with a budget that
-#    admits at most 3 of them at once (each plans 16 MiB + 40 bytes per
-#    document byte: 17-20 MiB; 66 MiB less a 4 MiB document cache and a
-#    sixteenth for reports leaves 57.9 MiB) and a queue of 8, so that
-#    clients meet 429s; then the same
-#    runs one after another with lpipe run.
-# 2. QA_RUNS (default 12) qa runs from 4 clients on the embedded model
-#    (SmolLM2-135M), and the same through the openai backend against
-#    llama-cpp-python's server on the same GGUF when its venv is in
+#    without a model (extractive-summary, retrieve), --jobs 4 and a queue
+#    of 8, under a budget whose plans admit at most 2-3 runs at once: the
+#    document cache takes what is left of 66 MiB (less a sixteenth for
+#    reports) beside 2.5 times the largest run's plan (load.py cache);
+#    then the same runs one after another with lpipe run.
+# 2. QA_RUNS (default 200) qa runs from QA_CLIENTS (default 16) clients on
+#    the embedded model (SmolLM2-135M), the budget (256 MiB) leaving room
+#    for the model once and 2.5 runs' own parts; then the same through the
+#    openai backend against llama-cpp-python's server on the same GGUF
+#    (REMOTE_RUNS, default QA_RUNS) when its venv is in
 #    $LPIPE_CACHE/server-venv (scripts/bootstrap server), each beside the
-#    same runs by lpipe run. The model pipelines are few: a run generates
-#    for seconds on 2 shared cores.
+#    same runs by lpipe run.
 # Prints one line per load (JSON from load.py) and the throughput ratios.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,7 +25,9 @@ build=${1:-$top/build}
 LPIPE=$build/lpipe
 RUNS=${RUNS:-200}
 CLIENTS=${CLIENTS:-16}
-QA_RUNS=${QA_RUNS:-12}
+QA_RUNS=${QA_RUNS:-200}
+QA_CLIENTS=${QA_CLIENTS:-16}
+REMOTE_RUNS=${REMOTE_RUNS:-$QA_RUNS}
 CACHE=${LPIPE_CACHE:-$HOME/.cache/lpipe}
 W=$(mktemp -d "${TMPDIR:-/tmp}/lpipe-bench-serve.XXXXXX")
 SPID=
@@ -52,6 +54,13 @@ serve() { # ARGS...: start the server, wait for its port
 	PORT=$(cat "$W/ready")
 }
 unserve() { kill -TERM "$SPID"; wait "$SPID" || true; SPID=; }
+# cache_for BUDGET PIPELINES: the --doc-cache that leaves room for the
+# model once and 2.5 runs of the largest plan (on d3) under BUDGET bytes
+cache_for() {
+	serve --mem-budget "$1" --doc-cache 4MiB --jobs 1
+	python3 "$top/bench/serve/load.py" "$PORT" cache "$1" 2.5 "$2" "$W/d3.txt" "$Q"
+	unserve
+}
 rss_of() { sed -n 's/^VmHWM:[ \t]*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
 
 # sequential N PIPELINE_LIST [QUESTION]: the same runs by lpipe run, one by one
@@ -79,8 +88,10 @@ ratio() { # LOAD_JSON SEQ_JSON
 	python3 -c 'import json,sys; a=json.loads(sys.argv[1]); b=json.loads(sys.argv[2]); print("throughput ratio serve/sequential: %.2f" % (a["runs_per_s"]/b["runs_per_s"]))' "$1" "$2"
 }
 
-echo "== $RUNS runs, $CLIENTS clients, extractive-summary + retrieve, budget 66MiB"
-serve --mem-budget 66MiB --doc-cache 4MiB --jobs 4 --queue 8
+B=69206016
+C=$(cache_for $B extractive-summary,retrieve)
+echo "== $RUNS runs, $CLIENTS clients, extractive-summary + retrieve, budget 66MiB, document cache $C"
+serve --mem-budget $B --doc-cache "$C" --jobs 4 --queue 8
 load=$(python3 "$top/bench/serve/load.py" "$PORT" "$RUNS" "$CLIENTS" extractive-summary,retrieve \
 	"$W/d1.txt,$W/d2.txt,$W/d3.txt" "$Q") || true
 echo "$load"
@@ -90,9 +101,11 @@ seq=$(sequential "$RUNS" extractive-summary,retrieve "$Q")
 echo "$seq"
 ratio "$load" "$seq"
 
-echo "== $QA_RUNS qa runs, 4 clients, the embedded model, budget 640MiB"
-serve --mem-budget 640MiB --doc-cache 16MiB --jobs 3 --queue 2
-load=$(python3 "$top/bench/serve/load.py" "$PORT" "$QA_RUNS" 4 qa \
+B=268435456
+C=$(cache_for $B qa)
+echo "== $QA_RUNS qa runs, $QA_CLIENTS clients, the embedded model, budget 256MiB, document cache $C"
+serve --mem-budget $B --doc-cache "$C" --jobs 4 --queue 8
+load=$(python3 "$top/bench/serve/load.py" "$PORT" "$QA_RUNS" "$QA_CLIENTS" qa \
 	"$W/d1.txt,$W/d2.txt,$W/d3.txt" "$Q") || true
 echo "$load"
 echo "server VmHWM: $(rss_of "$SPID") kB"
@@ -119,14 +132,16 @@ if [ -x "$PY" ] && "$PY" -c 'import llama_cpp.server' 2>/dev/null && [ -f "$MODE
   retries: 1\\
   concurrency: 2\\
   tokenizer: $MODEL|" -e '/^  by_lang:/,/^memory:/{/^memory:/!d}' "$top/pipelines/qa.yaml" >"$W/p/qa-remote.yaml"
-	echo "== $QA_RUNS qa runs, 4 clients, openai backend on llama-cpp-python, budget 640MiB"
-	serve --mem-budget 640MiB --doc-cache 16MiB --jobs 3 --queue 2
-	load=$(python3 "$top/bench/serve/load.py" "$PORT" "$QA_RUNS" 4 qa-remote \
+	B=67108864
+	C=$(cache_for $B qa-remote)
+	echo "== $REMOTE_RUNS qa runs, $QA_CLIENTS clients, openai backend on llama-cpp-python, budget 64MiB, document cache $C"
+	serve --mem-budget $B --doc-cache "$C" --jobs 4 --queue 8
+	load=$(python3 "$top/bench/serve/load.py" "$PORT" "$REMOTE_RUNS" "$QA_CLIENTS" qa-remote \
 		"$W/d1.txt,$W/d2.txt,$W/d3.txt" "$Q") || true
 	echo "$load"
 	echo "server VmHWM: $(rss_of "$SPID") kB"
 	unserve
-	seq=$(sequential "$QA_RUNS" qa-remote "$Q")
+	seq=$(sequential "$REMOTE_RUNS" qa-remote "$Q")
 	echo "$seq"
 	ratio "$load" "$seq"
 else

@@ -21,6 +21,7 @@
 #include "model/session.h"
 #include "report/report.h"
 #include "stages/doc.h"
+#include "stages/plan.h"
 
 #include "config.h"
 
@@ -324,6 +325,20 @@ const char *lpipe_pipeline_plan(const lpipe_pipeline *p)
 	return p && p->cur ? p->cur->plan : NULL;
 }
 
+size_t lpipe_pipeline_plan_bytes(const lpipe_pipeline *p, size_t doc_len, const char **stage)
+{
+	struct lp_stage_plan plan;
+
+	if (stage)
+		*stage = "";
+	if (!p || !p->cur)
+		return 0;
+	lp_stage_plan(p->cur->p, doc_len, &plan);
+	if (stage)
+		*stage = plan.largest;
+	return plan.total;
+}
+
 int lpipe_pipeline_concurrency(const lpipe_pipeline *p)
 {
 	const struct lp_model_cfg *m;
@@ -362,7 +377,8 @@ int lpipe_engine_new(int keep_models, lpipe_engine **out)
 	*out = calloc(1, sizeof(**out));
 	if (!*out)
 		return fail_msg(LP_E_NOMEM, "out of memory");
-	ep.keep_idle = keep_models != 0;
+	ep.keep_idle = (keep_models & LPIPE_KEEP_MODELS) != 0;
+	ep.keep_documents = (keep_models & LPIPE_KEEP_DOCUMENTS) != 0;
 	lp_diag_init(&d);
 	if ((s = lp_engine_new(&ep, &(*out)->e, &d))) {
 		free(*out);
@@ -383,6 +399,36 @@ void lpipe_engine_free(lpipe_engine *e)
 size_t lpipe_engine_models_loaded(const lpipe_engine *e)
 {
 	return e ? lp_engine_n_opened((struct lp_engine *)e->e) : 0;
+}
+
+size_t lpipe_engine_unload(lpipe_engine *e, const char *path)
+{
+	return e && path ? lp_engine_unload_idle(e->e, path) : 0;
+}
+
+void lpipe_engine_documents(lpipe_engine *e, size_t *bytes, size_t *entries,
+			    unsigned long long *hits, unsigned long long *misses)
+{
+	struct lp_docstore *s = e ? lp_engine_docs(e->e) : NULL;
+	struct lp_docstore_stats st = { 0, 0, 0, 0 };
+
+	if (s)
+		lp_docstore_stats(s, &st);
+	if (bytes)
+		*bytes = st.bytes;
+	if (entries)
+		*entries = st.entries;
+	if (hits)
+		*hits = st.hits;
+	if (misses)
+		*misses = st.misses;
+}
+
+size_t lpipe_engine_drop_documents(lpipe_engine *e, size_t bytes)
+{
+	struct lp_docstore *s = e ? lp_engine_docs(e->e) : NULL;
+
+	return s ? lp_docstore_drop(s, bytes) : 0;
 }
 
 /* ---- runs ----------------------------------------------------------------- */
@@ -467,6 +513,8 @@ static int run(lpipe_pipeline *p, lpipe_engine *e, const char *path, const void 
 	}
 	lp_mem_set_budget(budget);
 	lp_diag_init(&d);
+	/* the thread's phase, not the last one of another thread */
+	lp_mem_set_phase("load");
 	/* the copy of a buffer is the document's text: tracked, and budgeted */
 	if (data && !(r->data = lp_mem_alloc(LP_MEM_DOC, len ? len : 1, &d))) {
 		lpipe_result_free(r);

@@ -98,20 +98,44 @@ const char *lpipe_pipeline_format(const lpipe_pipeline *p);
  * applied): equal plans run alike. NULL before a load. Owned by `p`, valid
  * until its next set or load. */
 const char *lpipe_pipeline_plan(const lpipe_pipeline *p);
+/* The tracked bytes a run of the loaded pipeline plans to take of its own
+ * on a document of `doc_len` bytes, the model aside: the document and its
+ * chunks and the largest of its stages' figures (the memory planner's,
+ * stages/plan.h), whose kind goes into *stage (may be NULL; a static
+ * string). 0 (and "") before a load. */
+size_t lpipe_pipeline_plan_bytes(const lpipe_pipeline *p, size_t doc_len, const char **stage);
 /* Documents worth running at once on one engine: model.concurrency when the
  * model is served (backend openai), else 1 (a model in this process
  * generates for one document at a time); 0 before a load. */
 int lpipe_pipeline_concurrency(const lpipe_pipeline *p);
 void lpipe_pipeline_free(lpipe_pipeline *p);
 
-/* An engine; keep_models 0 frees a model when its run ends, 1 keeps it
- * loaded for the next run (within the memory budget). A run gives its
- * model back when it ends, so a result holds none. An engine may be freed
- * before the results made with it. */
+/* An engine; keep_models 0 frees a model when its run ends, 1
+ * (LPIPE_KEEP_MODELS) keeps it loaded for the next run (within the memory
+ * budget). LPIPE_KEEP_DOCUMENTS (or'ed in) also keeps what runs on a
+ * buffer make of it, its parsed form and BM25 indexes, for the next runs
+ * on the same bytes: the caller counts them (lpipe_engine_documents) and
+ * drops them when it needs the room (lpipe_engine_drop_documents). A run
+ * gives its model back when it ends, so a result holds none. An engine
+ * may be freed before the results made with it. */
+#define LPIPE_KEEP_MODELS 1
+#define LPIPE_KEEP_DOCUMENTS 2
 int lpipe_engine_new(int keep_models, lpipe_engine **out);
 void lpipe_engine_free(lpipe_engine *e);
 /* Models the engine has loaded so far (a kept model counts once). */
 size_t lpipe_engine_models_loaded(const lpipe_engine *e);
+/* Free the kept models of the GGUF file `path` that no run holds now, to
+ * make room for others; returns how many sessions went (0 for NULL). */
+size_t lpipe_engine_unload(lpipe_engine *e, const char *path);
+/* What an engine made with LPIPE_KEEP_DOCUMENTS keeps of documents: its
+ * tracked bytes and entries now, the times runs found what they asked
+ * for and the times they made it (any pointer may be NULL; zeros without
+ * the flag). */
+void lpipe_engine_documents(lpipe_engine *e, size_t *bytes, size_t *entries,
+			    unsigned long long *hits, unsigned long long *misses);
+/* Drop what no run holds of it, least recently used first, until at least
+ * `bytes` went; returns the bytes dropped. */
+size_t lpipe_engine_drop_documents(lpipe_engine *e, size_t bytes);
 
 /* Run `p` on the document `path` ("-": standard input), or on the bytes
  * data[0..len) (copied; `name` names it in messages, NULL: "<buffer>").

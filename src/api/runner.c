@@ -8,6 +8,8 @@
 #include "core/log.h"
 #include "core/mem.h"
 #include "core/progress.h"
+#include "core/sha256.h"
+#include "engine/engine.h"
 #include "stages/model_stage.h"
 #include "stages/stage.h"
 #include "text/document.h"
@@ -94,6 +96,34 @@ static void fold_peaks(struct lp_run_stats *st)
 		st->peak_tracked_bytes = lp_mem_scope_peak_total();
 }
 
+/* The document from the engine's store (engine/docstore.h): its key names
+ * the bytes and all that shapes their parse, the reader chosen by the
+ * name's extension included. */
+static enum lp_status load_shared(struct lp_doc *doc, const char *name, const void *data,
+				  size_t len, struct lp_diag *d)
+{
+	const char *dot = strrchr(name, '.'), *slash = strrchr(name, '/');
+	const struct lp_document *shared;
+	char hex[65];
+	enum lp_status s;
+
+	if (dot && slash && dot < slash)
+		dot = NULL;
+	lp_sha256_hex(data, len, hex);
+	snprintf(doc->store_key, sizeof(doc->store_key), "%s|%d|%d|%.16s", hex,
+		 (int)doc->pipeline->input.format, (int)doc->pipeline->input.invalid_utf8,
+		 dot ? dot : "");
+	s = lp_docstore_document(doc->store, doc->store_key, name, data, len,
+				 doc->pipeline->input.invalid_utf8, doc->pipeline->input.format,
+				 &shared, d);
+	if (s)
+		return s;
+	doc->shared_src = shared;
+	doc->src = *shared;
+	doc->src.path = name;
+	return LP_OK;
+}
+
 /* The file doc_path, or the bytes data[0..len) named doc_path when data is
  * not NULL. */
 static enum lp_status load_document(struct lp_doc *doc, const char *doc_path,
@@ -104,8 +134,11 @@ static enum lp_status load_document(struct lp_doc *doc, const char *doc_path,
 	enum lp_status s;
 
 	lp_mem_set_phase("load");
-	s = data ? lp_document_from_bytes_as(doc_path, data, len, mode, fmt, &doc->src, d)
-		 : lp_document_load_as(doc_path, mode, fmt, &doc->src, d);
+	if (data && doc->engine && (doc->store = lp_engine_docs(doc->engine)))
+		s = load_shared(doc, doc_path, data, len, d);
+	else
+		s = data ? lp_document_from_bytes_as(doc_path, data, len, mode, fmt, &doc->src, d)
+			 : lp_document_load_as(doc_path, mode, fmt, &doc->src, d);
 	if (s)
 		return s;
 	doc->path = doc->src.path ? doc->src.path : doc_path;

@@ -30,7 +30,9 @@
  * Cancellation: before each stage the runner asks core/cancel.h whether
  * the calling thread was asked to stop; if so the run ends there with
  * LP_E_INTERNAL and "run cancelled before stage N KIND", freeing what it
- * holds as any failure does.
+ * holds as any failure does. Inside a stage the model session, the model
+ * server's client and the embedder ask at each of their steps, and the
+ * stage fails with their "run cancelled ..." message.
  *
  * A run stops at the first failing stage, except for LP_E_VERIFY: a failed
  * verification is remembered, the remaining stages still run, and the run

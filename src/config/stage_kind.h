@@ -39,6 +39,12 @@ struct lp_stage_kind {
 	 * and LP_STAGE_COMMENT_END anywhere in it: the plan prints it as a
 	 * YAML comment after the map. */
 	void (*describe)(const void *opts, struct lp_buf *out);
+	/* The tracked bytes the stage takes at its peak beyond what the run
+	 * holds throughout (the document and its chunks), for a document of
+	 * `doc_len` bytes: the memory planner's figure for the stage
+	 * (stages/plan.h). NULL: a stage of little memory of its own
+	 * (lp_stage_plan_small). */
+	size_t (*plan)(const void *opts, const struct lp_pipeline *p, size_t doc_len);
 };
 
 #define LP_STAGE_COMMENT_START "\x1f"

@@ -35,6 +35,7 @@ static const char *mem_phase_name = "run";
  * each naming its own phase; a thread that never set one (a pool worker)
  * reads the last one set anywhere, as a single run always did. */
 static _Thread_local const char *mem_thread_phase;
+static _Thread_local unsigned long mem_thread_fail_in; /* 0: none */
 static unsigned long mem_alloc_count;
 static unsigned long mem_fail_count;
 static long mem_fail_at = -1; /* -2: not read yet */
@@ -305,6 +306,11 @@ size_t lp_mem_peak_gpu(void)
 	return read_locked(&mem_gpu_peak);
 }
 
+void lp_mem_fail_thread_after(unsigned long n)
+{
+	mem_thread_fail_in = n;
+}
+
 void lp_mem_set_phase(const char *phase)
 {
 	mem_thread_phase = phase ? phase : "run";
@@ -333,6 +339,8 @@ static int mem_charge(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 	}
 	mem_alloc_count++;
 	injected = mem_fail_at > 0 && mem_alloc_count == (unsigned long)mem_fail_at;
+	if (mem_thread_fail_in && !--mem_thread_fail_in)
+		injected = 2;
 	if (injected || (budget && (bytes > budget || *total > budget - bytes))) {
 		size_t free_bytes = budget > *total ? budget - *total : 0;
 		lp_mem_format_size(bytes, want, sizeof(want));
@@ -340,8 +348,9 @@ static int mem_charge(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 		lp_mem_format_size(budget, cap, sizeof(cap));
 		if (injected)
 			lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
-				    "%s: allocation #%lu of %s (%s) failed (LPIPE_FAIL_ALLOC)",
-				    lp_mem_phase(), mem_alloc_count, want, lp_mem_tag_name(tag));
+				    "%s: allocation #%lu of %s (%s) failed (%s)",
+				    lp_mem_phase(), mem_alloc_count, want, lp_mem_tag_name(tag),
+				    injected == 2 ? "injected" : "LPIPE_FAIL_ALLOC");
 		else
 			lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
 				    "%s: %s budget exceeded: asked %s for %s, %s free of %s",

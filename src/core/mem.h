@@ -15,7 +15,11 @@
  *
  * Fault injection: when the environment variable LPIPE_FAIL_ALLOC=N is set,
  * the N-th tracked allocation (1-based, counting reserves) fails as if over
- * budget. Tests use it to sweep every allocation site.
+ * budget. Tests use it to sweep every allocation site. A process that runs
+ * several documents at once can aim at one of them instead:
+ * lp_mem_fail_thread_after(N) makes the N-th tracked allocation of the
+ * calling thread from then on fail the same way (lpipe serve's
+ * LPIPE_FAIL_ALLOC_RUN, serve/runs.h).
  *
  * Documents side by side: a process that runs several documents at once
  * (lpipe batch -j N) has one budget for all of them, and each document's
@@ -126,6 +130,10 @@ size_t lp_mem_peak_total(void);
  * failure (describe() into a struct lp_buf) compares it before and after
  * to tell a complete result from a silently shortened one. */
 unsigned long lp_mem_failures(void);
+/* Fail the n-th tracked allocation or reserve of the calling thread from
+ * now on (1-based; 0: none), its message naming the phase and ending
+ * "(injected)". Only a test sets it; nothing else reads it. */
+void lp_mem_fail_thread_after(unsigned long n);
 
 /* Start new peaks from the current values (for per-phase measurements). */
 void lp_mem_reset_peaks(void);

@@ -66,6 +66,7 @@ struct lp_engine {
 	pthread_cond_t dense_free;     /* signalled when the embedder is let go */
 	struct slot *slots;            /* [n_slots] */
 	size_t n_slots, cap_slots;
+	struct lp_docstore *docs;      /* keep_documents, else NULL */
 	struct lp_embedder *dense;     /* NULL until first asked for */
 	char dense_device[8];          /* the device it was asked for on */
 	int dense_busy;
@@ -79,7 +80,7 @@ struct lp_engine {
 
 struct lp_engine_params lp_engine_default_params(void)
 {
-	struct lp_engine_params p = { 0, 4 };
+	struct lp_engine_params p = { 0, 0, 4 };
 
 	return p;
 }
@@ -95,6 +96,10 @@ enum lp_status lp_engine_new(const struct lp_engine_params *p, struct lp_engine 
 	e->params = p ? *p : lp_engine_default_params();
 	if (!e->params.max_sessions)
 		e->params.max_sessions = 4;
+	if (e->params.keep_documents && !(e->docs = lp_docstore_new())) {
+		free(e);
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the engine");
+	}
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->dense_free, NULL);
 	*out = e;
@@ -146,6 +151,9 @@ void lp_engine_free(struct lp_engine *e)
 {
 	if (!e)
 		return;
+	/* the store outlives the engine while runs hold its entries */
+	lp_docstore_free(e->docs);
+	e->docs = NULL;
 	pthread_mutex_lock(&e->lock);
 	for (size_t i = e->n_slots; i-- > 0;)
 		if (!e->slots[i].holders)
@@ -412,6 +420,26 @@ void lp_engine_dense_release(struct lp_engine *e, struct lp_embedder *x)
 		return;
 	}
 	pthread_mutex_unlock(&e->lock);
+}
+
+struct lp_docstore *lp_engine_docs(struct lp_engine *e)
+{
+	return e->docs;
+}
+
+size_t lp_engine_unload_idle(struct lp_engine *e, const char *path)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&e->lock);
+	for (size_t i = e->n_slots; i-- > 0;)
+		if (!e->slots[i].holders && !strcmp(e->slots[i].path, path)) {
+			lp_debug("engine: unloading the idle model '%s' as asked", path);
+			drop_slot(e, i);
+			n++;
+		}
+	pthread_mutex_unlock(&e->lock);
+	return n;
 }
 
 /* A counter of the engine, read under its lock. */

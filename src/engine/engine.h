@@ -27,6 +27,11 @@
  * (memory.on_oom: shrink), so a document is never given a smaller context
  * just because an idle model of another document is still loaded.
  *
+ * Documents: an engine made with keep_documents also keeps, for the next
+ * runs of the same document, its parsed form and the BM25 indexes of its
+ * chunks (engine/docstore.h); its owner must count them and drop them
+ * when it needs the room.
+ *
  * Memory accounting: what the engine loads is opened under no memory
  * scope (core/mem.h), so it is shared memory, seen by every document's
  * peaks, and never part of one document's own bytes.
@@ -43,6 +48,7 @@
 #include <stddef.h>
 
 #include "core/status.h"
+#include "engine/docstore.h"
 #include "model/session.h"
 #include "retrieve/embedder.h"
 
@@ -50,11 +56,13 @@ struct lp_engine;
 
 struct lp_engine_params {
 	int keep_idle;     /* keep released sessions and the embedder loaded */
+	int keep_documents; /* keep documents' parsed forms and indexes for the
+			     * next runs of them (engine/docstore.h) */
 	size_t max_sessions; /* sessions kept at most, held ones included when
 			      * more are held (0: 4) */
 };
 
-/* keep_idle 0, max_sessions 4. */
+/* keep_idle 0, keep_documents 0, max_sessions 4. */
 struct lp_engine_params lp_engine_default_params(void);
 
 /* A new engine; LP_OK and *out (lp_engine_free), or LP_E_NOMEM. */
@@ -87,6 +95,15 @@ void lp_engine_session_release(struct lp_engine *e, struct lp_session *s);
 enum lp_status lp_engine_dense(struct lp_engine *e, const char *device,
 			       struct lp_embedder **out, struct lp_diag *d);
 void lp_engine_dense_release(struct lp_engine *e, struct lp_embedder *x);
+
+/* Free every session opened on the model file `path` that nobody holds
+ * (a caller that plans memory by model, as lpipe serve's admission does,
+ * making room for another). Returns how many went. */
+size_t lp_engine_unload_idle(struct lp_engine *e, const char *path);
+
+/* The store of documents' parsed forms and indexes (engine/docstore.h)
+ * of an engine made with keep_documents, else NULL. */
+struct lp_docstore *lp_engine_docs(struct lp_engine *e);
 
 /* Sessions loaded now (held or idle), and sessions opened so far: a batch
  * that loads its model once shows 1 and 1. */

@@ -1,5 +1,6 @@
 # engine: what outlives one document (model sessions, the dense embedder)
-liblpipe_la_SOURCES += src/engine/engine.c src/engine/engine.h
+liblpipe_la_SOURCES += src/engine/engine.c src/engine/engine.h \
+	src/engine/docstore.c src/engine/docstore.h
 
 check_PROGRAMS += tests/check_engine
 TESTS += tests/check_engine

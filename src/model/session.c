@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "backend/backend.h"
+#include "core/cancel.h"
 #include "core/log.h"
 #include "core/mem.h"
 #include "core/progress.h"
@@ -506,6 +507,8 @@ static enum lp_status decode(struct lp_session *s, uint32_t pos, size_t max_toke
 		int32_t id = lp_sampler_sample(s->sampler, lp_ctx_logits(s->ctx));
 		if (lp_stop_is_eog(&s->stop, id))
 			break;
+		if ((st = lp_cancel_check("in decode", d)))
+			break;
 		lp_sampler_accept(s->sampler, id);
 		if (lp_detok_push(&dt, id, out))
 			return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for generated text");
@@ -681,6 +684,9 @@ enum lp_status lp_session_generate(struct lp_session *s, const struct lp_chat_ms
 	size_t np = 0, no = 0;
 	enum lp_status st;
 
+	*out_text = NULL;
+	if ((st = lp_cancel_check("before a model call", d)))
+		return st;
 	if (s->remote) {
 		/* no lock: the server takes requests side by side */
 		*out_text = NULL;

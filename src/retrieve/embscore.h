@@ -18,6 +18,7 @@
 #include "core/status.h"
 #include "retrieve/embcache.h"
 #include "retrieve/embedder.h"
+#include "retrieve/vecindex.h"
 
 #define LP_EMBSCORE_BATCH 32
 /* Spans per embed call when the embedder runs on a device (its steps are
@@ -40,5 +41,18 @@ enum lp_status lp_embscore(struct lp_embedder *e, struct lp_embcache *cache,
 			   const char *const *texts, const size_t *lens, size_t n,
 			   const char *query, size_t qlen, double *scores,
 			   struct lp_embscore_stats *stats, struct lp_diag *d);
+
+/* The two halves of lp_embscore, for a caller that keeps the spans'
+ * vectors for other queries (engine/docstore.h): the index of the spans'
+ * vectors (a new *out, lp_vecindex_free; stats->query_empty untouched),
+ * and the scores of one query against it (*query_empty set). Each returns
+ * what lp_embscore returns; on failure no index is made. */
+enum lp_status lp_embscore_index(struct lp_embedder *e, struct lp_embcache *cache,
+				 const char *const *texts, const size_t *lens, size_t n,
+				 struct lp_vecindex **out, struct lp_embscore_stats *stats,
+				 struct lp_diag *d);
+enum lp_status lp_embscore_query(struct lp_embedder *e, const struct lp_vecindex *ix,
+				 const char *query, size_t qlen, double *scores, int *query_empty,
+				 struct lp_diag *d);
 
 #endif

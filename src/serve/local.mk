@@ -35,9 +35,9 @@ tests_fuzz_fuzz_serve_request_LDADD = $(TEST_LIBS)
 # Real clients (curl, urllib) against the server; hostile HTTP; SIGTERM
 # and kill -9. Each skips (77) without python3 or libmicrohttpd.
 # The web page in headless Chromium (skips without one, as html_browser.sh).
-TESTS += tests/cli/serve.sh tests/cli/serve-hostile.sh tests/cli/serve-life.sh \
+TESTS += tests/cli/serve.sh tests/cli/serve-hostile.sh tests/cli/serve-life.sh tests/cli/serve-runs.sh \
 	tests/cli/serve-page.sh
-EXTRA_DIST += tests/cli/serve.sh tests/cli/serve-hostile.sh tests/cli/serve-life.sh \
+EXTRA_DIST += tests/cli/serve.sh tests/cli/serve-hostile.sh tests/cli/serve-life.sh tests/cli/serve-runs.sh \
 	tests/cli/serve-page.sh tests/cli/serve_lib.sh tests/cli/serve_client.py \
 	tests/cli/serve_page.py bench/serve
 

@@ -118,6 +118,25 @@ static void write_gauges(const struct lp_serve_gauges *g, struct lp_buf *o)
 	lp_buf_addf(o, "# HELP lpipe_serve_planned_bytes Planned peak of the admitted runs.\n"
 		       "# TYPE lpipe_serve_planned_bytes gauge\nlpipe_serve_planned_bytes %zu\n",
 		    g->planned_bytes);
+	lp_buf_addf(o, "# HELP lpipe_serve_models Models kept loaded for the next runs.\n"
+		       "# TYPE lpipe_serve_models gauge\nlpipe_serve_models %zu\n", g->models);
+	lp_buf_addf(o, "# HELP lpipe_serve_model_planned_bytes Planned bytes of the kept models.\n"
+		       "# TYPE lpipe_serve_model_planned_bytes gauge\n"
+		       "lpipe_serve_model_planned_bytes %zu\n", g->model_bytes);
+	lp_buf_addf(o, "# HELP lpipe_serve_models_loaded_total Models loaded so far.\n"
+		       "# TYPE lpipe_serve_models_loaded_total counter\n"
+		       "lpipe_serve_models_loaded_total %zu\n", g->models_loaded);
+	lp_buf_addf(o, "# HELP lpipe_serve_shared_bytes Parsed documents and indexes kept for "
+		       "the next runs.\n# TYPE lpipe_serve_shared_bytes gauge\n"
+		       "lpipe_serve_shared_bytes %zu\n", g->shared_bytes);
+	lp_buf_addf(o, "# HELP lpipe_serve_shared_entries Parsed documents and indexes kept.\n"
+		       "# TYPE lpipe_serve_shared_entries gauge\nlpipe_serve_shared_entries %zu\n",
+		    g->shared_entries);
+	lp_buf_addf(o, "# HELP lpipe_serve_shared_total Parsed documents and indexes asked "
+		       "for, by whether they were kept.\n# TYPE lpipe_serve_shared_total counter\n"
+		       "lpipe_serve_shared_total{found=\"yes\"} %llu\n"
+		       "lpipe_serve_shared_total{found=\"no\"} %llu\n",
+		    g->shared_hits, g->shared_misses);
 	lp_buf_addf(o, "# HELP lpipe_serve_documents Documents in the cache.\n"
 		       "# TYPE lpipe_serve_documents gauge\nlpipe_serve_documents %zu\n",
 		    g->doc_count);

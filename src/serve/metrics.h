@@ -29,7 +29,12 @@ enum lp_serve_reject {
 /* The gauges of one scrape. */
 struct lp_serve_gauges {
 	size_t queued, running, done, failed, cancelled;
-	size_t planned_bytes;  /* what admitted runs planned, together */
+	size_t planned_bytes;  /* what admitted runs and kept models planned */
+	size_t models, model_bytes; /* models kept loaded; their planned bytes */
+	size_t models_loaded;  /* models the engine has loaded so far */
+	size_t shared_bytes, shared_entries; /* kept of documents: parsed
+						* forms and indexes */
+	unsigned long long shared_hits, shared_misses;
 	size_t doc_bytes, doc_count, doc_cap;
 	size_t jobs, queue_cap;
 };

@@ -30,6 +30,12 @@ struct offer {                      /* a pipeline clients may name */
 	struct lp_serve_model_plan model[N_LANGS];
 };
 
+struct resident {                   /* a model the engine keeps loaded */
+	const char *key;            /* an offer's model key (its GGUF file) */
+	size_t bytes;               /* planned */
+	unsigned long used;         /* admission tick of its last start */
+};
+
 struct lp_serve_run {
 	char id[33];
 	enum state state;
@@ -47,6 +53,8 @@ struct lp_serve_run {
 	char *result;                    /* the JSON report, done: tracked */
 	size_t result_len;
 	size_t peak_bytes;
+	unsigned long fail_at;           /* LPIPE_FAIL_ALLOC_RUN: its allocation
+					  * to fail, 0: none */
 	/* progress, under the table lock */
 	char stage[64], what[64], unit[16];
 	size_t done, total, tokens, tokens0;
@@ -63,6 +71,10 @@ struct lp_serve_runs {
 	lpipe_engine *engine;
 	struct offer *offers;
 	size_t n_offers;
+	struct resident *resident;       /* [n_resident], room for every
+					  * model key of the offers */
+	size_t n_resident;
+	unsigned long tick;
 	size_t capacity;                 /* budget less the document cache and
 					  * the room for reports */
 	size_t results_cap, result_bytes; /* kept reports: cap and bytes now */
@@ -75,6 +87,8 @@ struct lp_serve_runs {
 	double run_s_sum;                /* of finished runs, for Retry-After */
 	size_t run_s_n;
 	int stopping, draining;
+	unsigned long n_started;         /* runs started so far */
+	unsigned long fail_run, fail_at; /* LPIPE_FAIL_ALLOC_RUN=K:N, 0: none */
 	pthread_t *workers;
 	int n_workers;
 };
@@ -172,35 +186,114 @@ char *lp_serve_runs_pipelines(struct lp_serve_runs *r)
 
 /* ---- admission (under the lock) ---- */
 
-/* Planned bytes of the running runs, each model once, plus what `add`
- * would bring (NULL: nothing). */
+static struct resident *find_resident(struct lp_serve_runs *r, const char *key)
+{
+	for (size_t i = 0; i < r->n_resident; i++)
+		if (!strcmp(r->resident[i].key, key))
+			return &r->resident[i];
+	return NULL;
+}
+
+static int key_running(struct lp_serve_runs *r, const char *key)
+{
+	for (struct lp_serve_run *a = r->table; a; a = a->next)
+		if (a->state == RUNNING && !strcmp(a->model_key, key))
+			return 1;
+	return 0;
+}
+
+/* The bytes the engine keeps of documents: parsed forms and indexes. */
+static size_t kept_documents(struct lp_serve_runs *r)
+{
+	size_t bytes;
+
+	lpipe_engine_documents(r->engine, &bytes, NULL, NULL, NULL);
+	return bytes;
+}
+
+/* Planned bytes of the running runs' own parts, of every model the engine
+ * keeps (a running run's model among them) and of what it keeps of
+ * documents, plus what `add` would bring (NULL: nothing). */
 static size_t planned_with(struct lp_serve_runs *r, const struct lp_serve_run *add)
 {
 	size_t sum = 0;
-	int add_model = add && add->model_bytes;
 
-	for (struct lp_serve_run *a = r->table; a; a = a->next) {
-		int first = 1;
-		if (a->state != RUNNING)
-			continue;
-		sum += a->own;
-		if (add_model && !strcmp(a->model_key, add->model_key))
-			add_model = 0;
-		for (struct lp_serve_run *b = r->table; b != a; b = b->next)
-			if (b->state == RUNNING && !strcmp(b->model_key, a->model_key))
-				first = 0;
-		if (first)
-			sum += a->model_bytes;
-	}
+	for (struct lp_serve_run *a = r->table; a; a = a->next)
+		if (a->state == RUNNING)
+			sum += a->own;
+	for (size_t i = 0; i < r->n_resident; i++)
+		sum += r->resident[i].bytes;
+	sum += kept_documents(r);
 	if (add)
-		sum += add->own + (add_model ? add->model_bytes : 0);
+		sum += add->own + (add->model_bytes && !find_resident(r, add->model_key)
+					   ? add->model_bytes : 0);
 	return sum;
 }
 
+/* Kept models that no running run uses and `keep` is not: their bytes,
+ * and the least recently started of them in *lru (NULL: none). */
+static size_t idle_models(struct lp_serve_runs *r, const char *keep, struct resident **lru)
+{
+	size_t sum = 0;
+
+	*lru = NULL;
+	for (size_t i = 0; i < r->n_resident; i++) {
+		struct resident *m = &r->resident[i];
+		if (!strcmp(m->key, keep) || key_running(r, m->key))
+			continue;
+		sum += m->bytes;
+		if (!*lru || m->used < (*lru)->used)
+			*lru = m;
+	}
+	return sum;
+}
+
+/* The head of the queue may start: a job is free and its plan fits,
+ * once what is kept of documents and no run holds is dropped, and then
+ * kept models that no running run uses are unloaded, least recently
+ * started first, as far as that makes it fit (and not at all
+ * when even unloading them all would not). The lock order is the runs'
+ * lock, then the engine's: the engine never calls back into the runs
+ * while it holds its own. */
 static int head_fits(struct lp_serve_runs *r)
 {
-	return r->qhead && r->n_running < (size_t)r->c.jobs &&
-	       planned_with(r, r->qhead) <= r->capacity;
+	struct resident *lru;
+	size_t need;
+
+	if (!r->qhead || r->n_running >= (size_t)r->c.jobs)
+		return 0;
+	if ((need = planned_with(r, r->qhead)) <= r->capacity)
+		return 1;
+	/* nothing goes unless dropping all that may go makes it fit */
+	if (need > r->capacity + kept_documents(r) + idle_models(r, r->qhead->model_key, &lru))
+		return 0;
+	/* what is kept of documents goes first: it is rebuilt in a moment */
+	lpipe_engine_drop_documents(r->engine, need - r->capacity);
+	while ((need = planned_with(r, r->qhead)) > r->capacity) {
+		if (need - idle_models(r, r->qhead->model_key, &lru) > r->capacity || !lru)
+			return 0;
+		lp_info("unloading the kept model '%s' to make room for a run", lru->key);
+		lpipe_engine_unload(r->engine, lru->key);
+		*lru = r->resident[--r->n_resident];
+	}
+	return 1;
+}
+
+/* `run` starts: its model is kept from now on (under the lock). */
+static void keep_model(struct lp_serve_runs *r, const struct lp_serve_run *run)
+{
+	struct resident *m;
+
+	if (!run->model_bytes)
+		return;
+	if (!(m = find_resident(r, run->model_key))) {
+		m = &r->resident[r->n_resident++];
+		m->key = run->model_key;
+		m->bytes = 0;
+	}
+	if (run->model_bytes > m->bytes)
+		m->bytes = run->model_bytes;
+	m->used = ++r->tick;
 }
 
 /* ---- events ---- */
@@ -349,9 +442,11 @@ static void execute(struct lp_serve_runs *r, struct lp_serve_run *run)
 
 	lp_cancel_watch(&run->cancel);
 	lp_progress_observe(observer, &w);
+	lp_mem_fail_thread_after(run->fail_at);
 	code = lpipe_run_buffer(run->pipeline, r->engine,
 				run->doc->name[0] ? run->doc->name : run->doc->id, run->doc->data,
 				run->doc->len, &res);
+	lp_mem_fail_thread_after(0);
 	lp_progress_observe(NULL, NULL);
 	lp_cancel_watch(NULL);
 	if (res && !(j = lpipe_result_json(res)))
@@ -387,6 +482,25 @@ static void trim(struct lp_serve_runs *r)
 	}
 }
 
+/* LPIPE_FAIL_ALLOC_RUN=K:N: the K-th run started fails its N-th tracked
+ * allocation (a test's fault in one run among others); anything else
+ * there is ignored with a warning. */
+static void read_fault(struct lp_serve_runs *r)
+{
+	const char *e = getenv("LPIPE_FAIL_ALLOC_RUN");
+	char *end;
+
+	if (!e || !*e)
+		return;
+	r->fail_run = strtoul(e, &end, 10);
+	r->fail_at = *end == ':' ? strtoul(end + 1, &end, 10) : 0;
+	if (*end || !r->fail_run || !r->fail_at) {
+		lp_warn("LPIPE_FAIL_ALLOC_RUN='%s' is ignored: it takes RUN:ALLOCATION, "
+			"two numbers from 1", e);
+		r->fail_run = r->fail_at = 0;
+	}
+}
+
 static void *worker(void *arg)
 {
 	struct lp_serve_runs *r = arg;
@@ -406,6 +520,8 @@ static void *worker(void *arg)
 		r->n_running++;
 		run->state = RUNNING;
 		run->t_start = lp_now_s();
+		run->fail_at = ++r->n_started == r->fail_run ? r->fail_at : 0;
+		keep_model(r, run);
 		lp_serve_metrics_wait(run->t_start - run->t_submit);
 		bump(r, run);
 		/* the next head may fit beside it */
@@ -432,12 +548,17 @@ enum lp_status lp_serve_runs_new(const struct lp_serve_runs_config *c, struct lp
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->work, NULL);
 	pthread_cond_init(&r->event, NULL);
+	read_fault(r);
 	r->results_cap = c->budget / LP_SERVE_REPORTS_SHARE;
 	r->capacity = c->budget > lp_serve_docs_cap(docs) + r->results_cap
 			      ? c->budget - lp_serve_docs_cap(docs) - r->results_cap : 0;
 	if ((s = plan_offers(r, d)))
 		goto fail;
-	if (lpipe_engine_new(0, &r->engine)) {
+	if (r->n_offers && !(r->resident = calloc(r->n_offers * N_LANGS, sizeof(*r->resident)))) {
+		s = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory");
+		goto fail;
+	}
+	if (lpipe_engine_new(LPIPE_KEEP_MODELS | LPIPE_KEEP_DOCUMENTS, &r->engine)) {
 		s = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s", lpipe_errmsg());
 		goto fail;
 	}
@@ -477,6 +598,7 @@ void lp_serve_runs_free(struct lp_serve_runs *r)
 	}
 	lpipe_engine_free(r->engine);
 	free(r->workers);
+	free(r->resident);
 	free(r->offers);
 	pthread_cond_destroy(&r->work);
 	pthread_cond_destroy(&r->event);
@@ -542,6 +664,7 @@ void lp_serve_runs_submit(struct lp_serve_runs *r, const struct lp_serve_run_req
 	const struct offer *o = find_offer(r, req->pipeline);
 	struct lp_serve_run *run;
 	const struct lp_serve_doc *doc;
+	const char *largest;
 	char need[32], cap[32];
 	int l;
 
@@ -566,24 +689,23 @@ void lp_serve_runs_submit(struct lp_serve_runs *r, const struct lp_serve_run_req
 	memcpy(run->doc_id, doc->id, sizeof(run->doc_id));
 	run->offer = o;
 	l = lang_index(doc->lang);
-	run->own = lp_serve_plan_own(doc->len);
 	run->model_bytes = o->model[l].bytes;
 	run->model_key = o->model[l].key;
 	run->refs = 1;
-	if (run->own + run->model_bytes > r->capacity) {
-		char msg[200];
-		snprintf(msg, sizeof(msg), "%s (model %s",
-			 lp_mem_format_size(run->own + run->model_bytes, need, sizeof(need)),
-			 lp_mem_format_size(run->model_bytes, cap, sizeof(cap)));
-		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), ", document %s)",
-			 lp_mem_format_size(run->own, need, sizeof(need)));
-		refuse(out, 413, LP_REJ_TOO_LARGE,
-		       "the run would need %s, more than the %s runs may use", msg,
-		       lp_mem_format_size(r->capacity, cap, sizeof(cap)));
+	if (!(run->pipeline = load(o, req, out))) {
 		run_free(r, run);
 		return;
 	}
-	if (!(run->pipeline = load(o, req, out))) {
+	run->own = lpipe_pipeline_plan_bytes(run->pipeline, doc->len, &largest);
+	if (run->own + run->model_bytes > r->capacity) {
+		char msg[300], m[32];
+		snprintf(msg, sizeof(msg), "%s (model %s, document %s with its largest stage, %s)",
+			 lp_mem_format_size(run->own + run->model_bytes, need, sizeof(need)),
+			 lp_mem_format_size(run->model_bytes, m, sizeof(m)),
+			 lp_mem_format_size(run->own, cap, sizeof(cap)), largest);
+		refuse(out, 413, LP_REJ_TOO_LARGE,
+		       "the run would need %s, more than the %s runs may use", msg,
+		       lp_mem_format_size(r->capacity, cap, sizeof(cap)));
 		run_free(r, run);
 		return;
 	}
@@ -804,6 +926,12 @@ void lp_serve_runs_gauges(struct lp_serve_runs *r, struct lp_serve_gauges *g)
 	g->failed = r->n_failed;
 	g->cancelled = r->n_cancelled;
 	g->planned_bytes = planned_with(r, NULL);
+	g->models = r->n_resident;
+	g->models_loaded = lpipe_engine_models_loaded(r->engine);
+	lpipe_engine_documents(r->engine, &g->shared_bytes, &g->shared_entries, &g->shared_hits,
+			       &g->shared_misses);
+	for (size_t i = 0; i < r->n_resident; i++)
+		g->model_bytes += r->resident[i].bytes;
 	g->jobs = (size_t)r->c.jobs;
 	g->queue_cap = r->c.queue;
 	pthread_mutex_unlock(&r->lock);
@@ -858,7 +986,7 @@ size_t lp_serve_runs_drain(struct lp_serve_runs *r, double timeout_s)
 	for (struct lp_serve_run *run = r->table; run; run = run->next)
 		if (run->state == RUNNING)
 			atomic_store(&run->cancel, 1);
-	/* a cancelled run stops at its next stage: give it that long */
+	/* a cancelled run stops at its next step: give it that long */
 	wait_running(r, lp_now_s() + LP_SERVE_CANCEL_GRACE_S);
 	left = r->n_running;
 	/* let the streams of runs that ended write their last event before

@@ -3,23 +3,30 @@
  * one memory budget, the workers, cancellation and progress.
  *
  * Admission. Each run has a planned peak (plan.h): its own part, and the
- * model it opens, shared by every run of the same model. A run starts
- * only when a worker is free (--jobs) and the planned bytes of the runs
- * running, each model counted once, plus its own fit in the capacity: the
- * budget less the document cache's cap (docs.h) and the room for reports
- * (below). Otherwise it waits in a
+ * model it opens, shared by every run of the same model. The engine keeps
+ * a model loaded after its run (lpipe_engine_new keep_models 1), so the
+ * next runs of it do not load it again, and admission counts a kept model
+ * for as long as it is kept. A run starts only when a worker is free
+ * (--jobs) and the planned bytes of the runs running, of the kept models
+ * (each counted once) and its own fit in the capacity: the budget less the
+ * document cache's cap (docs.h) and the room for reports (below). When
+ * they do not, the kept models that no running run uses are unloaded
+ * (lpipe_engine_unload), least recently started first, as far as that
+ * makes the run fit. Otherwise it waits in a
  * queue, first in first out: the head waits until it fits and nothing
  * passes it, so a large run is not starved by small ones. A full queue
  * refuses a new run (429, with a Retry-After from the mean run time); a
  * run whose plan exceeds the capacity even alone is refused at once
  * (413, naming the bytes it would need). The tracked allocator holds the
  * budget in any case: an allocation that fails inside a run fails that
- * run alone, with the phase in its message.
+ * run alone, with the phase in its message. LPIPE_FAIL_ALLOC_RUN=K:N makes
+ * the N-th tracked allocation of the K-th run started fail
+ * (core/mem.h lp_mem_fail_thread_after), for the test of that.
  *
  * A run is queued, running, then done (LPIPE_OK or LPIPE_VERIFY: the
  * report is there), failed (the library's message) or cancelled. Cancel
  * takes a queued run out of the queue at once and asks a running one to
- * stop before its next stage (core/cancel.h). Finished runs are kept for
+ * stop at its next step, inside its stage (core/cancel.h). Finished runs are kept for
  * GET: the newest LP_SERVE_KEEP_RUNS of them, their reports in tracked
  * memory within a room of their own (1/LP_SERVE_REPORTS_SHARE of the
  * budget, also kept out of admission's capacity), the oldest finished
@@ -33,9 +40,9 @@
  * Draining (SIGTERM): lp_serve_runs_drain stops admission (a new run is
  * refused with 503), cancels what is queued, lets the running runs finish
  * within a timeout and then cancels them too, waiting at most
- * LP_SERVE_CANCEL_GRACE_S more for them to reach their next stage. A run
- * still inside a stage after that (a model server that never answers)
- * is abandoned: the process exits without it. Thread-safe throughout.
+ * LP_SERVE_CANCEL_GRACE_S more for them to reach their next step. A run
+ * still busy after that (inside one long step of the model) is
+ * abandoned: the process exits without it. Thread-safe throughout.
  */
 #ifndef LP_SERVE_RUNS_H
 #define LP_SERVE_RUNS_H

@@ -40,7 +40,10 @@ void lp_doc_release_model(struct lp_doc *doc)
 void lp_doc_release(struct lp_doc *doc)
 {
 	lp_doc_release_model(doc);
-	lp_document_release(&doc->src);
+	if (doc->shared_src)
+		lp_docstore_put(doc->store, doc->shared_src);
+	else
+		lp_document_release(&doc->src);
 	lp_arena_release(&doc->arena);
 	memset(doc, 0, sizeof(*doc));
 }

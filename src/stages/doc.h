@@ -142,6 +142,7 @@ struct lp_doc_item {
 
 struct lp_session;
 struct lp_engine;
+struct lp_docstore;
 
 struct lp_doc {
 	struct lp_arena arena;
@@ -195,6 +196,12 @@ struct lp_doc {
 				       * adds entries) */
 	size_t n_trace, cap_trace;
 
+	struct lp_docstore *store;  /* where the parsed form came from and
+				     * indexes are kept (engine/docstore.h),
+				     * or NULL: the doc makes its own */
+	const struct lp_document *shared_src; /* held from the store; src is a
+				     * copy of it, released by putting it back */
+	char store_key[96];         /* the document's key in the store */
 	struct lp_engine *engine;   /* what outlives the document (engine/
 				     * engine.h), or NULL: the doc then opens
 				     * and frees its own session and embedder */

@@ -1,7 +1,7 @@
 # stages: the run state and one file per stage kind
 liblpipe_la_SOURCES += \
 	src/stages/doc.c src/stages/doc.h \
-	src/stages/stage.h src/stages/registry.c \
+	src/stages/stage.h src/stages/registry.c src/stages/plan.c src/stages/plan.h \
 	src/stages/split.c src/stages/extract.c
 
 # stages: summarize and verify

@@ -108,10 +108,9 @@ start_stub() {
 	PORT=$(cat "$WORK/port")
 }
 
-# stub_pipeline FILE [LINES]: write to FILE a pipeline of one request to
-# the stub started by start_stub (generate, 16 tokens), with LINES (more
-# stages) after it.
-stub_pipeline() {
+# stub_model FILE: write to FILE the head of a pipeline on the stub
+# started by start_stub, up to its "stages:" line.
+stub_model() {
 	cat >"$1" <<EOT
 version: 1
 name: $(basename "$1" .yaml)
@@ -123,6 +122,15 @@ model:
   retries: 0
   context: 1024
 stages:
+EOT
+}
+
+# stub_pipeline FILE [LINES]: write to FILE a pipeline of one request to
+# the stub started by start_stub (generate, 16 tokens), with LINES (more
+# stages) after it.
+stub_pipeline() {
+	stub_model "$1"
+	cat >>"$1" <<EOT
   - generate: {prompt: "Write about lighthouses.", max_total: 16, chunk: 16, overlap: 0}
 ${2:-}
 EOT

@@ -120,11 +120,14 @@ def main():
                 reply = {"error": {"message": "stub status %d" % status,
                                    "type": "stub"}}
             data = json.dumps(reply).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave the request up (a cancelled run)
 
     # threads: a client with several requests in flight gets them served
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core/buf.h"
+#include "core/cancel.h"
 #include "core/log.h"
 #include "core/mem.h"
 
@@ -250,6 +251,17 @@ static void slot_give(struct lp_openai *c)
 	pthread_mutex_unlock(&c->slot_lock);
 }
 
+/* curl's progress callback, called while a request waits: a run that was
+ * cancelled (core/cancel.h) abandons its request there rather than wait
+ * for a reply it no longer wants (curl then answers
+ * CURLE_ABORTED_BY_CALLBACK). */
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	(void)ctx, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return lp_cancel_requested();
+}
+
 /* One POST of `body`; the outcome in r. Returns LP_E_NOMEM when curl
  * cannot even be set up, else LP_OK (look at r). */
 static enum lp_status attempt(const struct lp_openai *c, const char *body, struct reply *r)
@@ -288,6 +300,8 @@ static enum lp_status attempt(const struct lp_openai *c, const char *body, struc
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
 	/* an http:// endpoint must not send the key on to another host */
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 	r->code = curl_easy_perform(e);
@@ -439,6 +453,9 @@ enum lp_status lp_openai_chat(struct lp_openai *c, const struct lp_chat_msg *msg
 			break;
 		}
 		tries++;
+		if (r.code == CURLE_ABORTED_BY_CALLBACK &&
+		    (st = lp_cancel_check("while waiting for the model server", d)))
+			break;
 		if (r.code == CURLE_OK && r.status >= 200 && r.status < 300) {
 			st = parse_reply(c, &r, out_text, n_prompt, n_out, d);
 			break;
@@ -454,6 +471,8 @@ enum lp_status lp_openai_chat(struct lp_openai *c, const struct lp_chat_msg *msg
 		lp_warn("'%s': %s: retrying in %ld ms (attempt %d of %d)", c->endpoint, r.err,
 			delay, tries + 1, c->retries + 1);
 		sleep_ms(delay);
+		if ((st = lp_cancel_check("before a retry of a model request", d)))
+			break;
 		delay = delay * 2 > LP_OPENAI_MAX_DELAY_MS ? LP_OPENAI_MAX_DELAY_MS : delay * 2;
 	}
 	free(body);
