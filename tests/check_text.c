@@ -35,6 +35,22 @@ static char *sentences(const char *text)
 	return out;
 }
 
+/* The mark a sentence ends with, as the segmenter reads it. */
+START_TEST(test_sentence_mark_before)
+{
+	static const char en[] = "It ends. Or?";
+	static const char zh[] = "它结束了。然后；再说";
+
+	ck_assert_uint_eq(lp_sentence_mark_before(en, 8), 1);
+	ck_assert_uint_eq(lp_sentence_mark_before(en, strlen(en)), 1);
+	ck_assert_uint_eq(lp_sentence_mark_before(en, 7), 0);
+	ck_assert_uint_eq(lp_sentence_mark_before(en, 0), 0);
+	ck_assert_uint_eq(lp_sentence_mark_before(zh, 15), 3);   /* 。 */
+	ck_assert_uint_eq(lp_sentence_mark_before(zh, 24), 3);   /* ； */
+	ck_assert_uint_eq(lp_sentence_mark_before(zh, 12), 0);
+}
+END_TEST
+
 START_TEST(test_sentence_english)
 {
 	ck_assert_str_eq(sentences("Hello world. How are you? Fine!"),
@@ -977,6 +993,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_sentence_english);
+	tcase_add_test(tc, test_sentence_mark_before);
 	tcase_add_test(tc, test_sentence_abbreviations);
 	tcase_add_test(tc, test_sentence_quotes_and_ellipsis);
 	tcase_add_test(tc, test_sentence_paragraphs);

@@ -33,6 +33,7 @@
 #include "stages/summarize_run.h"
 #include "text/extractive.h"
 #include "text/points.h"
+#include "text/sentence.h"
 
 /* The root step's max_tokens as configured, before any cut. */
 size_t lp_summarize_configured_final(const struct lp_summarize_run *r)
@@ -143,19 +144,13 @@ static enum lp_status fallback(struct lp_summarize_run *r, const char *in, size_
 	return st;
 }
 
-/* Is s[i - n..i) a sentence end: ASCII . ! ? before a space or the end,
- * or a full-width one? Returns its length n, else 0. */
+/* Is s[i - n..i) a sentence end (text/sentence.h): an ASCII one before a
+ * space or the end, or a CJK one? Returns its length n, else 0. */
 static size_t sentence_end_at(const char *s, size_t len, size_t i)
 {
-	static const char *const wide[] = { "\xe3\x80\x82", "\xef\xbc\x81", "\xef\xbc\x9f" };
+	size_t n = lp_sentence_mark_before(s, i);
 
-	if ((s[i - 1] == '.' || s[i - 1] == '!' || s[i - 1] == '?') &&
-	    (i == len || s[i] == ' ' || s[i] == '\n'))
-		return 1;
-	for (size_t k = 0; k < 3; k++)
-		if (i >= 3 && !memcmp(s + i - 3, wide[k], 3))
-			return 3;
-	return 0;
+	return n == 3 || (n == 1 && (i == len || s[i] == ' ' || s[i] == '\n')) ? n : 0;
 }
 
 /* A summary stopped by max_tokens ends mid-sentence: keep it up to its last

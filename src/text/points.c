@@ -225,7 +225,6 @@ enum lp_status lp_points_check(struct lp_match *src, const char *s, size_t len,
 
 static int ends_sentence(const char *s, size_t len)
 {
-	static const char *const wide[] = {"\xe3\x80\x82", "\xef\xbc\x81", "\xef\xbc\x9f"};
 
 	while (len && strchr(" \t\r\n\"')]}", s[len - 1]))
 		len--;
@@ -235,12 +234,7 @@ static int ends_sentence(const char *s, size_t len)
 		len -= 3;
 	if (len >= 2 && s[len - 1] == '.' && s[len - 2] == '.')
 		return 0; /* an ellipsis: "[JOBSPEC ...]" is a synopsis */
-	if (len && (s[len - 1] == '.' || s[len - 1] == '!' || s[len - 1] == '?'))
-		return 1;
-	for (size_t k = 0; k < 3; k++)
-		if (len >= 3 && !memcmp(s + len - 3, wide[k], 3))
-			return 1;
-	return 0;
+	return lp_sentence_mark_before(s, len) != 0;
 }
 
 /* Bytes of s[0..len) inside "..." or “...” (a cross-reference such as

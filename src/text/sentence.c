@@ -267,3 +267,17 @@ int lp_paragraph_next(const char *text, size_t len, size_t *pos, struct lp_span 
 	*pos = end;
 	return 1;
 }
+
+size_t lp_sentence_mark_before(const char *s, size_t i)
+{
+	uint32_t cp;
+
+	if (!i)
+		return 0;
+	if (s[i - 1] == '.' || s[i - 1] == '!' || s[i - 1] == '?')
+		return 1;
+	if (i >= 3 && lp_utf8_decode((const unsigned char *)s + i - 3, 3, &cp) == 3 &&
+	    is_cjk_terminator(cp))
+		return 3;
+	return 0;
+}

@@ -34,4 +34,13 @@ int lp_sentence_next(const char *text, size_t len, size_t *pos, struct lp_span *
  */
 int lp_paragraph_next(const char *text, size_t len, size_t *pos, struct lp_span *p);
 
+/*
+ * The bytes of the sentence-end mark that ends right before s[i] (0 < i):
+ * an ASCII . ! ? (1) or a CJK terminator (3), the marks this segmenter
+ * ends sentences at; 0 when s[i - 1] ends none. A check of where a
+ * sentence ends ("does this reply end with a whole sentence?") asks this,
+ * so that it agrees with lp_sentence_next on what a sentence end is.
+ */
+size_t lp_sentence_mark_before(const char *s, size_t i);
+
 #endif
