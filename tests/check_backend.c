@@ -104,7 +104,7 @@ static void check_matmul(enum lp_qtype t, size_t n, uint32_t gemm_min, double to
 	float *deq = malloc(rows * cols * sizeof(float)), *y = malloc(n * ldy * sizeof(float));
 	double *ref = malloc(n * rows * sizeof(double));
 	uint8_t *w = malloc(rows * rb);
-	struct lp_backend_mat W = { t, w, rows, cols, rb };
+	struct lp_backend_mat W = { t, w, rows, cols, rb, 0 };
 	float *yr = malloc(n * rows * sizeof(float));
 
 	for (size_t r = 0; r < rows; r++) {
@@ -158,7 +158,7 @@ static void check_matmul_many(const enum lp_qtype *ts, size_t count, size_t n, i
 		for (size_t r = 0; r < rows[i]; r++)
 			lp_quantize_row(ts[i], wf + r * cols, w + r * rb, cols);
 		free(wf);
-		W[i] = (struct lp_backend_mat){ ts[i], w, rows[i], cols, rb };
+		W[i] = (struct lp_backend_mat){ ts[i], w, rows[i], cols, rb, 0 };
 		mm[i] = (struct lp_backend_mm){ &W[i], malloc(n * ldy * sizeof(float)), ldy };
 		want[i] = malloc(n * ldy * sizeof(float));
 		for (size_t k = 0; k < n * ldy; k++)
@@ -229,7 +229,7 @@ START_TEST(test_get_rows)
 	float *wf = rand_vec(rows * cols, 1.0f), *out = malloc(3 * cols * sizeof(float));
 	float *want = malloc(cols * sizeof(float));
 	uint8_t *w = malloc(rows * rb);
-	struct lp_backend_mat W = { t, w, rows, cols, rb };
+	struct lp_backend_mat W = { t, w, rows, cols, rb, 0 };
 	int32_t ids[3] = { 10, 0, 7 };
 
 	for (size_t r = 0; r < rows; r++)
@@ -461,6 +461,114 @@ START_TEST(test_q8_gemm)
 					      tokens[ni]);
 	}
 	ck_assert_int_gt(checked, 0);
+}
+END_TEST
+
+/* A float rounded to the nearest BF16, ties to even (normal numbers). */
+static double bf16_round(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	u = (u + 0x7fffu + ((u >> 16) & 1)) & 0xffff0000u;
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+/* One case of test_bf16_gemm: Y (n x m, ldy = m + 5) = X W^T over k
+ * columns, X and W rows of k + 3 (strided), scratch of `bytes`. */
+static void check_bf16_case(const struct lp_cpu_kernels *k, size_t n, size_t m, size_t kc,
+			    size_t bytes)
+{
+	size_t ldx = kc + 3, ldy = m + 5;
+	float *x = rand_vec(n * ldx, 2.0f), *w = rand_vec(m * ldx, 1.0f);
+	float *y = malloc(n * ldy * sizeof(float));
+	void *scratch = malloc(bytes + 1);
+
+	for (size_t i = 0; i < n * ldy; i++)
+		y[i] = 12345.0f;
+	/* an unaligned scratch: the kernel aligns it itself */
+	k->gemm_bf16(n, m, kc, x, ldx, w, ldx, y, ldy, (char *)scratch + 1, bytes);
+	for (size_t t = 0; t < n; t++)
+		for (size_t r = 0; r < m; r++) {
+			double want = 0, exact = 0, mag = 0;
+			for (size_t c = 0; c < kc; c++) {
+				double a = x[t * ldx + c], b = w[r * ldx + c];
+				want += bf16_round((float)a) * bf16_round((float)b);
+				exact += a * b;
+				mag += fabs(a * b);
+			}
+			double got = y[t * ldy + r];
+			/* float sums of exact BF16 products, k/2 of them a lane
+			 * (2^-24 each); and the product of two roundings of at
+			 * most 2^-9 each from the float one */
+			ck_assert_msg(fabs(got - want) <= (kc / 2 + 4) * 0x1p-24 * mag + 1e-7,
+				      "%zu x %zu x %zu: Y[%zu][%zu] %.9g vs %.9g", n, m, kc, t, r, got,
+				      want);
+			ck_assert_msg(fabs(got - exact) <= 4.0 / 512 * mag + 1e-6,
+				      "%zu x %zu x %zu: Y[%zu][%zu] %.9g vs float %.9g", n, m, kc, t, r,
+				      got, exact);
+		}
+	for (size_t t = 0; t < n; t++)
+		for (size_t r = m; r < ldy; r++)
+			ck_assert(y[t * ldy + r] == 12345.0f);
+	free(x), free(w), free(y), free(scratch);
+}
+
+/*
+ * The BF16 product of a set, where it has one, against the double sum of
+ * the BF16-rounded operands (within (k/2 + 4) 2^-24 of sum |x w|: only
+ * the float sums differ) and against the float product (within 4 * 2^-9): row
+ * counts below, at and past a tile of 8 (1, 7, 8, 19), weight rows below,
+ * at and past a panel of 32 (1, 31, 33, 70), odd widths and one past a
+ * vector of 32 (1, 37, 33, 384, 1029), scratch of the least size (a panel
+ * at a time) and of plenty, and nothing written past the m columns.
+ */
+START_TEST(test_bf16_gemm)
+{
+	const struct lp_cpu_kernels *k = simd_set(_i);
+	static const size_t ns[] = { 1, 7, 8, 19 }, ms[] = { 1, 31, 33, 70 };
+	static const size_t ks[] = { 1, 37, 33, 384, 1029 };
+
+	if (!k || !k->gemm_bf16)
+		return;
+	for (size_t a = 0; a < 4; a++)
+		for (size_t b = 0; b < 4; b++)
+			for (size_t c = 0; c < 5; c++) {
+				size_t least = lp_cpu_bf16_gemm_scratch(ks[c]);
+				check_bf16_case(k, ns[a], ms[b], ks[c], least);
+				check_bf16_case(k, ns[a], ms[b], ks[c], 8 * least);
+			}
+}
+END_TEST
+
+/*
+ * A matmul of F32 weights that allows BF16 (lp_backend_mat.bf16) on the
+ * backend of 2 threads: where the kernels have the BF16 product, within
+ * its rounding of the float reference; elsewhere the float product.
+ */
+START_TEST(test_matmul_bf16_flag)
+{
+	size_t n = 21, rows = 75, cols = 130, ldy = rows + 2;
+	struct lp_backend *be = cpu(2, 16);
+	float *w = rand_vec(rows * cols, 1.0f), *x = rand_vec(n * cols, 1.0f);
+	float *y = malloc(n * ldy * sizeof(float));
+	struct lp_backend_mat W = { LP_Q_F32, w, rows, cols, cols * sizeof(float), 1 };
+	int bf16 = lp_cpu_kernels()->gemm_bf16 != NULL;
+
+	be->ops->matmul(be, &W, x, n, y, ldy);
+	for (size_t t = 0; t < n; t++)
+		for (size_t r = 0; r < rows; r++) {
+			double exact = 0, mag = 0;
+			for (size_t c = 0; c < cols; c++) {
+				exact += (double)x[t * cols + c] * w[r * cols + c];
+				mag += fabs((double)x[t * cols + c] * w[r * cols + c]);
+			}
+			ck_assert_msg(fabs(y[t * ldy + r] - exact) <= (bf16 ? 4.0 / 512 : 1e-5) * mag,
+				      "Y[%zu][%zu] %.9g vs %.9g", t, r, y[t * ldy + r], exact);
+		}
+	lp_backend_free(be);
+	free(w), free(x), free(y);
 }
 END_TEST
 
@@ -1101,6 +1209,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(ops, test_matmul_decode, 0, N_TYPES);
 	tcase_add_test(ops, test_matmul_many);
 	tcase_add_loop_test(ops, test_matmul_prefill, 0, N_TYPES);
+	tcase_add_test(ops, test_matmul_bf16_flag);
 	tcase_add_loop_test(ops, test_get_rows, 0, N_TYPES);
 	tcase_add_test(ops, test_norms);
 	tcase_add_loop_test(ops, test_rope, 0, 2);
@@ -1117,6 +1226,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(kern, test_kernel_sets, 0, 2);
 	tcase_add_loop_test(kern, test_forced_set, 0, 3);
 	tcase_add_loop_test(kern, test_q8_gemm, 0, 2);
+	tcase_add_loop_test(kern, test_bf16_gemm, 0, 2);
 	tcase_set_timeout(kern, 60);
 	suite_add_tcase(s, kern);
 	tcase_add_loop_test(fw, test_gpu_layers_split, 0, 3);

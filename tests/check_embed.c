@@ -1137,8 +1137,15 @@ static char *read_lines(const char *name, size_t *n)
 	return all;
 }
 
+/*
+ * The real model against sentence-transformers' ids and vectors: the float
+ * products within a cosine of 1e-5 (measured: under 1e-8), and with
+ * LPIPE_ENCODER_WEIGHTS=bf16 (_i = 1; the BF16 products where the CPU has
+ * them) within 1e-4 (measured on AVX-512 BF16: 2.6e-5 at worst).
+ */
 START_TEST(test_real_model_fixtures)
 {
+	double least = _i ? 0.9999 : 0.99999;
 	struct lp_bert *m;
 	struct lp_diag d;
 	size_t n, n_ids, n_emb;
@@ -1152,6 +1159,8 @@ START_TEST(test_real_model_fixtures)
 	ck_assert_uint_eq(n, n_ids);
 	ck_assert_uint_eq(n, n_emb);
 	ck_assert_uint_le(n, 64);
+	if (_i)
+		setenv("LPIPE_ENCODER_WEIGHTS", "bf16", 1);
 	if (lp_bert_load(model_dir, &m, &d))
 		ck_abort_msg("load: %s", d.msg);
 	ck_assert_uint_eq(lp_bert_dim(m), 384);
@@ -1180,7 +1189,7 @@ START_TEST(test_real_model_fixtures)
 		p++;
 		lp_wp_ids_release(&v);
 	}
-	/* Embeddings: cosine >= 0.999 each. */
+	/* Embeddings: cosine >= least each. */
 	float *out = malloc(n * 384 * sizeof(float));
 	ck_assert_int_eq(lp_bert_embed(m, texts, lens, n, out, &d), LP_OK);
 	p = emb;
@@ -1194,13 +1203,14 @@ START_TEST(test_real_model_fixtures)
 			nr += r * r;
 		}
 		p = end + 1;
-		ck_assert_msg(dot / sqrt(nr) >= 0.999, "text %zu: cosine %f", i, dot / sqrt(nr));
+		ck_assert_msg(dot / sqrt(nr) >= least, "text %zu: cosine %.9f", i, dot / sqrt(nr));
 	}
 	free(out);
 	free(sent);
 	free(ids);
 	free(emb);
 	lp_bert_free(m);
+	unsetenv("LPIPE_ENCODER_WEIGHTS");
 }
 END_TEST
 #endif
@@ -1219,7 +1229,7 @@ int main(void)
 	}
 	tc = tcase_create("real-model");
 	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, test_real_model_fixtures);
+	tcase_add_loop_test(tc, test_real_model_fixtures, 0, 2);
 	suite_add_tcase(s, tc);
 #else
 	tc = tcase_create("safetensors");

@@ -104,6 +104,11 @@ struct lp_backend_mat {
 	const void *data;
 	uint64_t rows, cols;
 	size_t row_bytes;
+	/* 1: an F32 matrix whose batch products (matmul of many rows) may
+	 * round W and X to BF16 and sum in float, where that is faster (the
+	 * CPU backend on AVX-512 BF16; LPIPE_CPU=avx2|scalar keeps float).
+	 * The encoder asks for it; the generative models never do. */
+	int bf16;
 };
 
 /* How RoPE pairs the elements of a head. llama.cpp rotates adjacent pairs

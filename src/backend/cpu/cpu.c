@@ -339,6 +339,19 @@ static void gemm_task(void *arg, size_t r0, size_t r1, int tid)
 	}
 }
 
+/* Rows [r0, r1) of a product in BF16 (lp_backend_mat.bf16), on this
+ * thread's part of wf. */
+static void bf16_task(void *arg, size_t r0, size_t r1, int tid)
+{
+	const struct matmul_job *j = arg;
+	const struct lp_backend_mat *W = j->W;
+
+	lp_cpu_kernels()->gemm_bf16(j->n, r1 - r0, W->cols, j->X, W->cols,
+				    (const float *)((const uint8_t *)W->data + r0 * W->row_bytes),
+				    W->row_bytes / sizeof(float), j->Y + r0, j->ldy,
+				    j->wf + (size_t)tid * j->wf_floats, j->wf_floats * sizeof(float));
+}
+
 static void pack_task(void *arg, size_t g0, size_t g1, int tid)
 {
 	const struct matmul_job *j = arg;
@@ -384,6 +397,13 @@ static void cpu_matmul(struct lp_backend *be, const struct lp_backend_mat *W, co
 	if (n >= c->gemm_min) {
 		size_t th = (size_t)lp_pool_size(c->pool);
 		size_t chunk = gemm_chunk_rows(W->rows, th);
+		if (W->type == LP_Q_F32 && W->bf16 && lp_cpu_kernels()->gemm_bf16 &&
+		    lp_cpu_bf16_gemm_scratch(W->cols) <= c->wf_floats * sizeof(float)) {
+			/* one chunk per thread: each packs its rows of W once */
+			chunk = ((W->rows + th - 1) / th + GEMM_ROWS - 1) / GEMM_ROWS * GEMM_ROWS;
+			lp_pool_for(c->pool, W->rows, chunk, bf16_task, &j);
+			return;
+		}
 		/* f32 weights need no dequantized blocks: one chunk per thread,
 		 * so each packs the activations once (the encoder's products) */
 		if (W->type == LP_Q_F32)

@@ -62,6 +62,8 @@ static void avx512_init(void)
 		BORROW(q8_0_x4);
 	if (k->q6_k == lp_cpu_kernels_avx2_set.q6_k)
 		BORROW(q6_k_x4);
+	if (lp_cpu_has_avx512bf16())
+		k->gemm_bf16 = lp_cpu_bf16_gemm_avx512;
 }
 #undef BORROW
 #endif
