@@ -494,18 +494,8 @@ static enum lp_status cover_topics(const struct points *ps, struct lp_points_cov
 	for (size_t k = 0; k < n; k++)
 		w[k] = k < ps->n_missing ? MISSING_WEIGHT
 					 : 1.0 - (double)(k - ps->n_missing) / TOPICS_COVERED;
-	for (size_t i = 0; i < ps->n && !st; i++) {
-		struct lp_match m;
-		holds[i] = 0;
-		if ((st = lp_match_init(&m, texts[i], strlen(texts[i]), d)))
-			break;
-		for (size_t k = 0; k < n && !st; k++) {
-			int found = 0;
-			st = lp_match_contains(&m, topics[k], strlen(topics[k]), &found);
-			holds[i] |= (uint64_t)(found != 0) << k;
-		}
-		lp_match_release(&m);
-	}
+	for (size_t i = 0; i < ps->n && !st; i++)
+		st = lp_match_held(texts[i], strlen(texts[i]), topics, n, &holds[i], NULL, d);
 	c->n = st ? 0 : n;
 	return st ? lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory covering topics") : LP_OK;
 }

@@ -8,23 +8,6 @@
 #include "text/keyphrase.h"
 #include "text/match.h"
 
-/* How many of phrases[0..n) text holds. */
-static enum lp_status count_kept(const char *text, const char **phrases, size_t n,
-				 size_t *kept, struct lp_diag *d)
-{
-	struct lp_match m;
-	enum lp_status st = lp_match_init(&m, text, strlen(text), d);
-
-	*kept = 0;
-	for (size_t k = 0; k < n && !st; k++) {
-		int found = 0;
-		st = lp_match_contains(&m, phrases[k], strlen(phrases[k]), &found);
-		*kept += found != 0;
-	}
-	lp_match_release(&m);
-	return st;
-}
-
 static size_t bytes(const struct lp_span *spans, size_t n)
 {
 	size_t b = 0;
@@ -110,7 +93,9 @@ enum lp_status lp_verify_levels(struct lp_doc *doc, size_t n, struct lp_diag *d)
 				continue;
 			lp_arena_init(&a);
 			st = inputs_phrases(doc, l, j, n, &a, &kp, &n_kp, d);
-			if (!st && (st = count_kept(doc->levels[l].texts[j], kp, n_kp, &kept, d)))
+			if (!st && (st = lp_match_held(doc->levels[l].texts[j],
+						      strlen(doc->levels[l].texts[j]), kp, n_kp,
+						      NULL, &kept, d)))
 				st = lp_diag_set(d, st, NULL, 0, 0, "out of memory checking levels");
 			if (!st) {
 				v->phrases += n_kp;

@@ -40,16 +40,11 @@ struct central {
 static enum lp_status kp_mask(const char *s, size_t len, const char *const *kp, size_t n_kp,
 			      uint32_t *mask, struct lp_diag *d)
 {
-	struct lp_match m;
-	enum lp_status st = lp_match_init(&m, s, len, d);
+	uint64_t m;
+	enum lp_status st = lp_match_held(s, len, kp, n_kp < LP_CHOOSE_MAX_KEYS ? n_kp :
+				       LP_CHOOSE_MAX_KEYS, &m, NULL, d);
 
-	*mask = 0;
-	for (size_t k = 0; k < n_kp && k < LP_CHOOSE_MAX_KEYS && !st; k++) {
-		int found = 0;
-		st = lp_match_contains(&m, kp[k], strlen(kp[k]), &found);
-		*mask |= (uint32_t)found << k;
-	}
-	lp_match_release(&m);
+	*mask = (uint32_t)m;
 	return st;
 }
 

@@ -404,3 +404,25 @@ out:
 	pcre2_code_free(re);
 	return st;
 }
+
+enum lp_status lp_match_held(const char *text, size_t len, const char *const *phrases,
+			     size_t n, uint64_t *mask, size_t *held, struct lp_diag *d)
+{
+	struct lp_match m;
+	enum lp_status st = lp_match_init(&m, text, len, d);
+
+	if (mask)
+		*mask = 0;
+	if (held)
+		*held = 0;
+	for (size_t k = 0; k < n && !st; k++) {
+		int found = 0;
+		st = lp_match_contains(&m, phrases[k], strlen(phrases[k]), &found);
+		if (found && mask && k < 64)
+			*mask |= (uint64_t)1 << k;
+		if (found && held)
+			(*held)++;
+	}
+	lp_match_release(&m);
+	return st;
+}

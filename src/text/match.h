@@ -31,6 +31,7 @@
 #define LP_TEXT_MATCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/buf.h"
 #include "core/status.h"
@@ -89,6 +90,15 @@ enum lp_status lp_match_init(struct lp_match *m, const char *text, size_t len,
 enum lp_status lp_match_contains(struct lp_match *m, const char *phrase, size_t len,
 				 int *found);
 void lp_match_release(struct lp_match *m);
+
+/*
+ * Which of phrases[0..n) (NUL-terminated, any form) text[0..len) holds:
+ * bit k of *mask is set for each held phrase k < 64, and *held counts
+ * every held phrase (either may be NULL). One normalisation of the text
+ * for all of them. LP_OK or LP_E_NOMEM.
+ */
+enum lp_status lp_match_held(const char *text, size_t len, const char *const *phrases,
+			     size_t n, uint64_t *mask, size_t *held, struct lp_diag *d);
 
 /*
  * Check that `pattern` compiles as a PCRE2 pattern (UTF, Unicode classes).
