@@ -275,6 +275,12 @@ START_TEST(test_centred_title)
 		if (!strncmp(btext(&m, i), "rsync", 5) || !strncmp(btext(&m, i), "--verbose", 9))
 			ck_assert_int_ne(m.blocks[i].kind, LP_BLOCK_HEADING);
 	lp_doc_model_release(&m);
+	/* a sentence over an indented example starts with no hanging term */
+	read_into(&m, "When Bash starts a job, it prints a line that looks like:\n"
+		      "     [1] 25647\n", 73, NULL);
+	for (i = 0; i < m.n_blocks; i++)
+		ck_assert_int_ne(m.blocks[i].kind, LP_BLOCK_DEF_TERM);
+	lp_doc_model_release(&m);
 }
 END_TEST
 

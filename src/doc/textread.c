@@ -949,6 +949,15 @@ static int is_list_marker(const char *t, size_t s, size_t e)
 	return e - s >= 2 && (t[e - 1] == '.' || t[e - 1] == ')');
 }
 
+/* Is t[s, e) letters and spaces only? */
+static int plain_words(const char *t, size_t s, size_t e)
+{
+	for (size_t i = s; i < e; i++)
+		if (!isalpha((unsigned char)t[i]) && t[i] != ' ')
+			return 0;
+	return 1;
+}
+
 /* A definition entry starting at line i; returns 1 and where the term ends
  * and the body starts (bytes, and the body's first line). */
 static int term_at(const struct reader *r, size_t i, size_t *te, size_t *bs, size_t *bl)
@@ -976,8 +985,13 @@ static int term_at(const struct reader *r, size_t i, size_t *te, size_t *bs, siz
 
 			if (r->t[k] == ' ' || r->t[k] == '\t' || tend == k || tend == l->cs)
 				return 0;
+			/* two spaces or a tab set a hanging term off its body; one
+			 * space does so for a name ("--help Print ..."), not for
+			 * a plain word, which starts a sentence ("When Bash starts
+			 * ..." over an indented example) */
 			if (tend - l->cs > 32 || words_in(r->t, l->cs, tend) > 3 ||
-			    ends_sentence(r->t[tend - 1]))
+			    ends_sentence(r->t[tend - 1]) ||
+			    (k - tend < 2 && r->t[tend] != '\t' && plain_words(r->t, l->cs, tend)))
 				return 0;
 			*te = tend;
 			*bs = k;
