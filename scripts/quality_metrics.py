@@ -123,7 +123,7 @@ ABSTAIN = re.compile("|".join(f"(?:{p})" for p in ABSTAIN_PATTERNS), re.I)
 
 # Lines that lpipe's answer stage writes after the answer: the quoted
 # source sentence, the check, the sources.
-AFTER_ANSWER = re.compile(r"\n\s*(?:Quote|\u5f15\u6587|Check|Sources)\s*[:\uff1a]")
+AFTER_ANSWER = re.compile(r"\n\s*(?:Quote|Nearest|\u5f15\u6587|Check|Sources)\s*[:\uff1a]")
 CONCISE_WORDS = 30
 CONCISE_HAN = 60
 

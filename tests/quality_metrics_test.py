@@ -132,6 +132,9 @@ class AbstainConcise(unittest.TestCase):
         self.assertEqual(qm.answer_paragraph(a), "60 seconds")
         self.assertEqual(qm.answer_paragraph("~\n\nCheck: this is the source's best match"), "~")
         self.assertEqual(qm.answer_paragraph("ssh -p\n引文：“指定端口”"), "ssh -p")
+        self.assertEqual(qm.answer_paragraph(
+            "The document does not say.\n\nNearest: \"It is 60.\"\nCheck: weak"),
+            "The document does not say.")
 
     def test_abstains(self):
         for s in ["The document does not say.", "The document doesn't mention SHLVL.",

@@ -167,6 +167,34 @@ PY
 abstains "What is the default value of BASH_TURBO?" "$ENT" "no passage" "BASH_TURBO"
 abstains "How many directories may CDPATH hold?" "$ENT" "quantity"
 abstains "What does the --recursive option of cd do?" "$ENT" "--recursive"
+# the model's answer does not stand and the nearest sentence holds a
+# third of the question: that sentence is shown as the nearest, not given
+# as the answer; holding the whole question, it is the answer
+ABC=$WORK/abc.txt
+printf 'Alpha settings live in the red file.\n\nBeta settings live in the blue file.\n\nGamma settings live in the green file.\n' >"$ABC"
+P3=$(pipeline qa3 <<'YAML'
+version: 1
+model: {path: "${LPIPE_MODEL}", context: 1024}
+retrieval: {scorer: bm25}
+stages:
+  - split: {unit: tokens, size: 24, overlap: 0, boundary: sentence}
+  - answer: {question: "${question}", max_tokens: 16, context: chunks, quote: ranked}
+YAML
+)
+lp run "$P3" "$ABC" -q "Which file is used for the alpha, beta and gamma settings?" --format json
+expect "a weak nearest sentence" 0
+if python3 - "$OUT" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1], encoding="utf-8"))
+a = r["answer"].split("\n")
+assert a[0] == "The document does not say." and r["abstained"] is True, r["answer"]
+assert a[2].startswith('Nearest: "Gamma settings'), a
+assert "too little of the question" in a[3] and r["quote"] is None, r
+PY
+then ok "is shown as the nearest, not as a quote"; else fail "a weak sentence: $(cat "$OUT")"; fi
+lp run "$P3" "$ABC" -q "Which file is used for the gamma settings?" --format json
+expect "a sentence holding the question" 0
+expect_out "is the answer" '"answer_check": "ranked+sentence"'
 lp run "$P1" "$ENT" -q "What is the home directory?" --format json
 expect "an answer" 0
 expect_out "an answer is not an abstention" '"abstained": false'
@@ -178,7 +206,7 @@ grep -q 'sudo lsof -p 1' "$OUT" && ok "the command after 'the following:' is tak
 # the document's language: a Chinese document gets the Chinese check line
 ZH=$WORK/zh.txt
 printf 'tmpfs 是一个临时文件系统。它的文件都保存在虚拟内存中。\n\n这里讲别的事情。\n' >"$ZH"
-lp run "$P" "$ZH" -q "tmpfs 把文件存放在哪里？"
+lp run "$P" "$ZH" -q "tmpfs 的文件都保存在哪里？"
 expect "a Chinese document" 0
 expect_out "the check line is in Chinese" 'Check: 这是原文中与问题最匹配的句子'
 abstains "tmpfs 的 MAX_SIZE 默认是多少？" "$ZH" "MAX_SIZE"
