@@ -365,28 +365,3 @@ size_t lp_evidence_support(const char *answer, size_t alen, const char *question
 	}
 	return found;
 }
-
-size_t lp_evidence_numbers_missing(const char *answer, size_t alen, const char *text,
-				   size_t len)
-{
-	uint64_t num[LP_EVIDENCE_MAX_TERMS], txt[WINDOW_TERMS];
-	size_t n_num = 0, n_txt, missing = 0;
-	struct lp_terms it;
-	const char *t;
-	size_t tl;
-
-	lp_terms_init(&it, answer, alen, 0);
-	while (n_num < LP_EVIDENCE_MAX_TERMS && lp_terms_next(&it, &t, &tl)) {
-		size_t k = 0;
-		while (k < tl && !isdigit((unsigned char)t[k]))
-			k++;
-		if (k < tl)
-			num[n_num++] = lp_hash_bytes(t, tl, 0x65766964ULL);
-	}
-	if (!n_num)
-		return 0;
-	n_txt = collect(text, len, 0, 1, txt, WINDOW_TERMS);
-	for (size_t i = 0; i < n_num; i++)
-		missing += !holds(txt, n_txt, num[i]);
-	return missing;
-}

@@ -104,13 +104,4 @@ double lp_evidence_quote_match(const char *quote, size_t qlen, const char *text,
 size_t lp_evidence_support(const char *answer, size_t alen, const char *question,
 			   size_t qlen, const char *text, size_t len, size_t *n_terms);
 
-/*
- * How many of the answer's numbers (its terms holding a digit: "127",
- * "60", "x86") text[0..len) does not hold: a number is the part of an
- * answer a small model most often takes from the wrong sentence or makes
- * up. Only the first WINDOW_TERMS distinct terms of text are looked at.
- */
-size_t lp_evidence_numbers_missing(const char *answer, size_t alen, const char *text,
-				   size_t len);
-
 #endif

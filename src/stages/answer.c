@@ -69,6 +69,7 @@
 #include "stages/model_stage.h"
 #include "stages/stage.h"
 #include "text/focus.h"
+#include "text/ground.h"
 #include "text/match.h"
 #include "text/lang.h"
 
@@ -1030,6 +1031,41 @@ static enum lp_status run_direct(struct job *j, size_t *cited, struct lp_diag *d
 
 /* 1 when the answer's content words are mostly in the sentence f, and
  * every number and every name of it is. */
+/* Checked tokens of an answer looked up (text/ground.h); more are not. */
+#define LP_ANSWER_MAX_TOKENS 16
+
+/*
+ * 1 when every checked token of the answer a[0, n) (text/ground.h: a
+ * number, an option, a path, an identifier, a quoted or `code` span) is in
+ * the sentence f or the question. The verify stage removes a sentence with
+ * a token the source lacks ("`sudo dpkg-reconfigure tzdata`" of a source
+ * that writes "# dpkg-reconfigure tzdata"), which would leave no answer.
+ * Out of memory it says 0, and the sentence is given instead.
+ */
+static int tokens_stand(const struct job *j, const char *a, size_t n, const struct found *f)
+{
+	struct lp_ground_token tok[LP_ANSWER_MAX_TOKENS];
+	size_t nt = lp_ground_tokens(a, n, tok, LP_ANSWER_MAX_TOKENS), id;
+	struct lp_ground g;
+	struct lp_diag d;
+	int ok = 1;
+
+	if (!nt)
+		return 1;
+	if (nt > LP_ANSWER_MAX_TOKENS)
+		nt = LP_ANSWER_MAX_TOKENS;
+	lp_diag_init(&d);
+	lp_ground_init(&g);
+	for (size_t i = 0; i < nt && ok; i++)
+		ok = !lp_ground_add(&g, a + tok[i].off, tok[i].len, tok[i].kind, &id, &d);
+	ok = ok && !lp_ground_scan(&g, j->doc->text + f->off, f->len, NULL, NULL, &d) &&
+	     !lp_ground_scan(&g, j->question, strlen(j->question), NULL, NULL, &d);
+	for (size_t i = 0; i < g.n && ok; i++)
+		ok = g.found[i];
+	lp_ground_release(&g);
+	return ok;
+}
+
 static int stands_on(const struct job *j, const char *ans, const struct found *f)
 {
 	size_t len = strlen(ans), n_terms;
@@ -1045,8 +1081,7 @@ static int stands_on(const struct job *j, const char *ans, const struct found *f
 	if (n_q && echo == n_q)
 		return 0;
 	return len && held && held * 2 >= n_terms &&
-	       !lp_evidence_numbers_missing(a, len, text, f->len) &&
-	       names_stand(j, a, len, f->off, f->len);
+	       tokens_stand(j, a, len, f) && names_stand(j, a, len, f->off, f->len);
 }
 
 /* Step 1 by the model: ask for the quote, look for it, retry with half
