@@ -191,6 +191,7 @@ END_TEST
 /* An info manual rendered to text: underlined headings, and entries whose
  * term is a quoted name at column 0 (a heading's shape, but not one). */
 static const char info_text[] =
+	"File: bash.info,  Node: Shell Variables,  Next: Bash Features,  Up: Top\n\n"
 	"5 Shell Variables\n"
 	"*****************\n\n"
 	"5.2 Bash Variables\n"
@@ -241,8 +242,23 @@ START_TEST(test_info_text_blocks)
 	ck_assert_uint_eq(m.blocks[i].level, 3);
 	ck_assert_int_ne(m.blocks[i + 2].kind, LP_BLOCK_HEADING);
 	ck_assert_str_eq(btext(&m, i + 2), "1. Unpack the file");
-	/* no underline is a text block of its own */
+	/* no underline is a text block of its own, nor the node line */
 	ck_assert_ptr_null(strstr(clean(&m), "*****"));
+	ck_assert_ptr_null(strstr(clean(&m), "Node:"));
+	lp_doc_model_release(&m);
+}
+END_TEST
+
+/* A paragraph that opens like a node line but is prose stays. */
+START_TEST(test_info_node_prose)
+{
+	static const char text[] = "File: a.txt, Nodes: two, and more words here.\n\n"
+				   "  File: b.info,  Node: Top\n";
+	struct lp_doc_model m;
+
+	read_into(&m, text, strlen(text), NULL);
+	ck_assert_ptr_nonnull(strstr(clean(&m), "Nodes: two"));
+	ck_assert_ptr_nonnull(strstr(clean(&m), "Node: Top"));
 	lp_doc_model_release(&m);
 }
 END_TEST
@@ -627,6 +643,7 @@ int main(void)
 	tcase_add_test(tc, test_word_list_keeps_compounds);
 	tcase_add_test(tc, test_man_page_blocks);
 	tcase_add_test(tc, test_info_text_blocks);
+	tcase_add_test(tc, test_info_node_prose);
 	tcase_add_test(tc, test_centred_title);
 	tcase_add_test(tc, test_ascii_table);
 	tcase_add_test(tc, test_split_keeps_rows);

@@ -1072,6 +1072,24 @@ static enum lp_status paragraph(struct reader *r, size_t i, struct lp_diag *d)
 	return LP_OK;
 }
 
+/* Whether line l is an info manual's node line: "File: NAME," then
+ * "Node: " before the line's end. */
+static int is_info_node(const char *t, const struct line *l)
+{
+	static const char file[] = "File: ", node[] = "Node: ";
+	size_t n = l->e - l->cs, k = sizeof(file) - 1;
+
+	if (l->indent || n < k + sizeof(node) || memcmp(t + l->cs, file, k))
+		return 0;
+	while (k < n && t[l->cs + k] != ',' && t[l->cs + k] != ' ')
+		k++;
+	if (k >= n || t[l->cs + k] != ',')
+		return 0;
+	for (k++; k < n && t[l->cs + k] == ' '; k++)
+		;
+	return n - k >= sizeof(node) - 1 && !memcmp(t + l->cs + k, node, sizeof(node) - 1);
+}
+
 /* The paragraph gathered in r->lines: its heading, then the rest. */
 static enum lp_status flush_paragraph(struct reader *r, struct lp_diag *d)
 {
@@ -1081,6 +1099,10 @@ static enum lp_status flush_paragraph(struct reader *r, struct lp_diag *d)
 
 	if (!r->n)
 		return LP_OK;
+	if (r->n == 1 && is_info_node(r->t, &r->lines[0])) {
+		r->n = 0; /* navigation, not text */
+		return LP_OK;
+	}
 	/* a man page's heading, a numbered one, a centred title, or one over
 	 * its underline */
 	if ((lv = heading_level(r, 0)) || (lv = numbered_level(r)) || (lv = is_centred(r, 0)))

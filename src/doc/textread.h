@@ -37,6 +37,9 @@
  *    instead: a DEF_TERM and a DEF_BODY per row.
  *  - an entry inside a body (a builtin's options): a term line after a
  *    line that ends a sentence starts a nested entry.
+ *  - an info manual's node line ("File: bash.info,  Node: Readline vi
+ *    Mode,  Next: ...,  Up: ...", what `info -o -` writes above each
+ *    node): navigation, as an HTML page's <nav> is, so it is dropped.
  *  - everything else: paragraphs, separated by blank lines.
  *
  * A block that needed no repair is handed over as the source's own bytes
