@@ -199,6 +199,41 @@ START_TEST(test_faithful)
 }
 END_TEST
 
+/* A sentence a model wrote from selected sentences: backed when one of
+ * them (alone or with the next) holds its words and negations. */
+START_TEST(test_backed)
+{
+	static const char sel[] =
+		"The bg builtin resumes each suspended job in the background. "
+		"The fg builtin resumes the job in the foreground. "
+		"A login shell cannot be suspended. "
+		"The wait builtin waits until each child exits.";
+	static const char *const yes[] = {
+		/* reworded from one sentence */
+		"The bg builtin resumes suspended jobs in the background.",
+		/* merged from a sentence and the next */
+		"The bg builtin resumes a suspended job in the background, the fg builtin in the "
+		"foreground.",
+		"A login shell cannot be suspended.", NULL};
+	static const char *const no[] = {
+		/* words from all over the selection */
+		"The wait builtin resumes each login shell in the background.",
+		/* a negation added, and one dropped */
+		"The fg builtin does not resume the job in the foreground.",
+		"A login shell can be suspended.",
+		/* new words */
+		"Job control lets a user stop processes and continue them later.", "", NULL};
+
+	for (size_t i = 0; yes[i]; i++)
+		ck_assert_msg(lp_points_backed(yes[i], strlen(yes[i]), sel, strlen(sel)), "%s",
+			      yes[i]);
+	for (size_t i = 0; no[i]; i++)
+		ck_assert_msg(!lp_points_backed(no[i], strlen(no[i]), sel, strlen(sel)), "%s",
+			      no[i]);
+	ck_assert(!lp_points_backed("The bg builtin resumes jobs.", 28, "", 0));
+}
+END_TEST
+
 /* n inputs with k points each, cost c, score 1 - rank/10 (input `star`
  * gets a better rank-1 point). */
 static size_t make(struct lp_point *p, size_t n, size_t k, size_t c, size_t star)
@@ -312,6 +347,7 @@ int main(void)
 	tcase_add_test(tc, test_parse_lists);
 	tcase_add_test(tc, test_parse_cap);
 	tcase_add_test(tc, test_meta);
+	tcase_add_test(tc, test_backed);
 	tcase_add_test(tc, test_clean);
 	tcase_add_test(tc, test_grounding);
 	tcase_add_test(tc, test_prose);

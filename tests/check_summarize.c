@@ -470,6 +470,7 @@ END_TEST
 START_TEST(test_parse_keys_of_other_strategies)
 {
 	struct fixture f;
+	struct lp_buf b;
 
 	parse_fails("{prompt: hi}", 0, 2,
 		    "key 'prompt' is not used by strategy 'extractive' (only by strategy tree or "
@@ -490,10 +491,21 @@ START_TEST(test_parse_keys_of_other_strategies)
 		    "key 'points' is not used by map 'summary' (only by map points or compress)");
 	parse_fails("{strategy: tree, map: summary, grounded: no}", 1, 32,
 		    "key 'grounded' is not used by map 'summary'");
+	parse_fails("{strategy: tree, abstract: yes}", 1, 18,
+		    "key 'abstract' is not used by map 'summary' (only by map points or compress)");
+	parse_fails("{strategy: refine, abstract: yes}", 1, 20,
+		    "key 'abstract' is not used by strategy 'refine' (only by strategy tree)");
 	/* what each strategy reads is accepted */
 	ck_assert_int_eq(parse_with_model(&f, "{strategy: tree, map: compress, points: 2, "
 					  "grounded: no, final: join, final_tokens: 300, "
 					  "drop_meta: no, extract_words: 80}"), LP_OK);
+	lp_arena_release(&f.cfg);
+	ck_assert_int_eq(parse_with_model(&f, "{strategy: tree, map: points, abstract: yes}"),
+			 LP_OK);
+	lp_buf_init(&b);
+	lp_stage_summarize.describe(f.opts, &b);
+	ck_assert_ptr_nonnull(strstr(b.data, ", abstract: true"));
+	lp_buf_release(&b);
 	lp_arena_release(&f.cfg);
 	ck_assert_int_eq(parse_with_model(&f, "{strategy: refine, max_tokens: 64, "
 					  "extract_words: 80, drop_meta: no}"), LP_OK);

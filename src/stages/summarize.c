@@ -53,7 +53,7 @@ struct summarize_opts {
 	long long extract_words; /* model strategies: pre-extract chunks, 0: off */
 	int map;                 /* tree: enum lp_summarize_map */
 	long long points;        /* tree, map points/compress: points per chunk */
-	int grounded, drop_meta; /* see summarize_model.h */
+	int grounded, drop_meta, abstract; /* see summarize_model.h */
 	struct lp_summarize_model_opts model; /* filled for tree and refine */
 };
 
@@ -76,6 +76,7 @@ static const struct lp_cfg_key_use key_strategies[] = {
 	{"points", TREE},
 	{"grounded", TREE},
 	{"drop_meta", TREE | REFINE},
+	{"abstract", TREE},
 	{NULL, 0},
 };
 
@@ -83,6 +84,7 @@ static const struct lp_cfg_key_use key_strategies[] = {
 static const struct lp_cfg_key_use key_maps[] = {
 	{"points", 1u << LP_SUMMARIZE_MAP_POINTS | 1u << LP_SUMMARIZE_MAP_COMPRESS},
 	{"grounded", 1u << LP_SUMMARIZE_MAP_POINTS | 1u << LP_SUMMARIZE_MAP_COMPRESS},
+	{"abstract", 1u << LP_SUMMARIZE_MAP_POINTS | 1u << LP_SUMMARIZE_MAP_COMPRESS},
 	{NULL, 0},
 };
 
@@ -92,7 +94,7 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	static const char *const keys[] = {"strategy", "fanout", "max_words", "max_sentences",
 					   "prompt", "prompt_file", "max_tokens", "final_tokens",
 					   "final", "extract_words", "map", "points", "grounded",
-					   "drop_meta", NULL};
+					   "drop_meta", "abstract", NULL};
 	struct summarize_opts *o = lp_arena_alloc(c->arena, sizeof(*o));
 	int s = STRATEGY_EXTRACTIVE;
 
@@ -111,6 +113,7 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	    lp_cfg_get_int(c, opts, "points", 3, 1, 16, &o->points) ||
 	    lp_cfg_get_bool(c, opts, "grounded", 1, &o->grounded) ||
 	    lp_cfg_get_bool(c, opts, "drop_meta", 1, &o->drop_meta) ||
+	    lp_cfg_get_bool(c, opts, "abstract", 0, &o->abstract) ||
 	    lp_stage_parse_prompt(c, opts, p, &o->prompt) ||
 	    lp_cfg_check_key_use(c, opts, key_strategies, "strategy", strategy_names, s) ||
 	    (s == STRATEGY_TREE &&
@@ -132,6 +135,7 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	o->model.points = (size_t)o->points;
 	o->model.grounded = o->grounded;
 	o->model.drop_meta = o->drop_meta;
+	o->model.abstract = o->abstract;
 	*out = o;
 	return LP_OK;
 }
@@ -156,6 +160,8 @@ static void describe(const void *opts, struct lp_buf *out)
 	if (o->strategy == STRATEGY_TREE && o->map != LP_SUMMARIZE_MAP_SUMMARY)
 		lp_buf_addf(out, ", map: %s, points: %lld, grounded: %s", map_names[o->map],
 			    o->points, o->grounded ? "true" : "false");
+	if (o->strategy == STRATEGY_TREE && o->abstract)
+		lp_buf_adds(out, ", abstract: true");
 	if (o->strategy != STRATEGY_EXTRACTIVE && !o->drop_meta)
 		lp_buf_adds(out, ", drop_meta: false");
 	if (o->prompt)

@@ -2,7 +2,8 @@
  * summarize_model.c - summaries written by the model: `tree` (map-reduce,
  * summarize_tree.c) and `refine` (a rolling summary, summarize_refine.c);
  * with map: points or compress, a tree whose points are checked and
- * selected, never rewritten (summarize_points.c). Every step is one chat
+ * selected (summarize_points.c), and with abstract: true rewritten by the
+ * model, checked again (summarize_abstract.c). Every step is one chat
  * sized to the context (summarize_step.c) and framed by the prompts of
  * the document's language (summarize_prompts.c); summarize_run.h is what
  * they share.

@@ -41,15 +41,19 @@ struct lp_summarize_model_opts {
 			       * sentences, at most this many words, so the
 			       * model reads (prefills) less; 0: off */
 	enum lp_summarize_map map; /* tree: SUMMARY, or POINTS / COMPRESS, whose
-				    * points are selected (never rewritten)
-				    * to fit final_tokens: the result is a
-				    * list in document order */
+				    * points are selected (rewritten only
+				    * with `abstract`) to fit final_tokens:
+				    * the result is a list in document order */
 	size_t points;       /* POINTS / COMPRESS: points per chunk, >= 1 */
 	int grounded;        /* POINTS / COMPRESS: drop a point whose numbers,
 			      * paths, options, identifiers or quoted strings
 			      * do not occur in its chunk */
 	int drop_meta;       /* drop sentences that talk about the text or
 			      * the summary ("The text describes ...") */
+	int abstract;        /* POINTS / COMPRESS: the model rewrites the
+			      * selection into the summary, and only its
+			      * sentences the selection backs are kept
+			      * (summarize_abstract.c) */
 };
 
 /* Run the strategy over the working set. Returns LP_OK; LP_E_MODEL (no

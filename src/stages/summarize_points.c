@@ -224,10 +224,9 @@ static enum lp_status map_central(struct lp_summarize_run *r, const char *text, 
 	return st ? lp_diag_set(d, st, NULL, 0, 0, "out of memory choosing sentences") : LP_OK;
 }
 
-/* Do the facts of s[0..len) (lp_points_check) all occur in src? A
- * deletion inside a quoted string or a path makes a fact the source does
- * not hold. 0 also when out of memory. */
-static int grounded_in(const char *s, size_t len, const char *src, size_t src_len)
+/* A deletion inside a quoted string or a path makes a fact the source
+ * does not hold. */
+int lp_summarize_grounded_in(const char *s, size_t len, const char *src, size_t src_len)
 {
 	struct lp_match m;
 	struct lp_diag d;
@@ -274,8 +273,8 @@ static const char *shorten_point(struct lp_summarize_run *r, struct points *ps, 
 	    lp_points_faithful(gen.data + sf.off, sf.len, p, len) &&
 	    lp_points_is_prose(gen.data + sf.off, sf.len) &&
 	    !lp_points_is_meta(gen.data + sf.off, sf.len) &&
-	    grounded_in(gen.data + sf.off, sf.len, p, len) &&
-	    grounded_in(p, len, gen.data + sf.off, sf.len)) {
+	    lp_summarize_grounded_in(gen.data + sf.off, sf.len, p, len) &&
+	    lp_summarize_grounded_in(p, len, gen.data + sf.off, sf.len)) {
 		res = lp_arena_printf(&r->doc->arena, "%.*s%.*s", (int)head, pt, (int)sf.len,
 				      gen.data + sf.off);
 		ps->shortened++;
@@ -598,12 +597,13 @@ enum lp_status lp_summarize_points(struct lp_summarize_run *r, const size_t *set
 		total += len;
 	}
 
-	doc->levels = lp_arena_alloc(&doc->arena, 2 * sizeof(*doc->levels));
+	doc->levels = lp_arena_alloc(&doc->arena, 3 * sizeof(*doc->levels));
 	if (!doc->levels)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for summary levels");
 	r->level = &doc->levels[0];
 	if ((st = lp_summarize_level_alloc(doc, &doc->levels[0], n0, d)) ||
-	    (st = lp_summarize_level_alloc(doc, &doc->levels[1], 1, d)))
+	    (st = lp_summarize_level_alloc(doc, &doc->levels[1], 1, d)) ||
+	    (r->o->abstract && (st = lp_summarize_level_alloc(doc, &doc->levels[2], 1, d))))
 		return st;
 	lp_buf_init(&ps.pts);
 	lp_buf_init(&ps.texts);
@@ -632,6 +632,16 @@ enum lp_status lp_summarize_points(struct lp_summarize_run *r, const size_t *set
 	if (!st) {
 		st = select_points(r, &ps, &doc->levels[0], &doc->levels[1], d);
 		doc->n_levels = 2;
+	}
+	if (!st && r->o->abstract) {
+		struct lp_summary_level *sel = &doc->levels[1], *l = &doc->levels[2];
+
+		r->level = l;
+		st = lp_summarize_abstract(r, sel->texts[0], strlen(sel->texts[0]), &l->texts[0], d);
+		l->first_input[0] = 0;
+		l->n_inputs[0] = 1;
+		l->n = 1;
+		doc->n_levels = 3;
 	}
 	lp_buf_release(&ps.pts);
 	lp_buf_release(&ps.texts);

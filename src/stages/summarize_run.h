@@ -11,6 +11,8 @@
  *   summarize_points.c   tree with map: points or compress: points checked
  *                        and selected (the sentences of compress are chosen
  *                        by text/choose.h)
+ *   summarize_abstract.c tree with map: points or compress and abstract:
+ *                        the model rewrites the selection, checked
  *   summarize_refine.c   refine: a rolling summary
  *
  * A run holds what every step of it reads (the options, the session, the
@@ -156,5 +158,15 @@ enum lp_status lp_summarize_points(struct lp_summarize_run *r, const size_t *set
 				   struct lp_diag *d);
 enum lp_status lp_summarize_refine(struct lp_summarize_run *r, const size_t *set, size_t n,
 				   struct lp_diag *d);
+
+/* summarize_points.c: do the facts of s[0..len) (lp_points_check) all
+ * occur in src[0..src_len)? 0 also when out of memory. */
+int lp_summarize_grounded_in(const char *s, size_t len, const char *src, size_t src_len);
+
+/* summarize_abstract.c: the selection sel[0..sel_len) rewritten by the
+ * model into *out (a doc arena string), only its sentences the selection
+ * backs kept; sel itself when none is. */
+enum lp_status lp_summarize_abstract(struct lp_summarize_run *r, const char *sel,
+				     size_t sel_len, const char **out, struct lp_diag *d);
 
 #endif

@@ -4,6 +4,7 @@
 #include "text/points.h"
 
 #include "text/ground.h"
+#include "text/sentence.h"
 
 #include <string.h>
 #include <strings.h>
@@ -391,6 +392,56 @@ static size_t words_in(const char *a, size_t alen, const char *b, size_t blen)
 		found += has_token(a, &t, b, blen);
 	}
 	return total ? 100 * found / total : 100;
+}
+
+/* Whether s[0..len) holds a word (or a CJK character). */
+static int has_words(const char *s, size_t len)
+{
+	struct lp_token t;
+	size_t pos = 0;
+
+	while (lp_match_token_next(s, len, &pos, &t))
+		if (t.kind != LP_TOKEN_PUNCT)
+			return 1;
+	return 0;
+}
+
+/* Whether every negation of a occurs in b as a word. */
+static int negations_in(const char *a, size_t alen, const char *b, size_t blen)
+{
+	struct lp_token t;
+	size_t pos = 0;
+
+	while (lp_match_token_next(a, alen, &pos, &t))
+		if (negation(a, &t) && !has_token(a, &t, b, blen))
+			return 0;
+	return 1;
+}
+
+int lp_points_backed(const char *s, size_t len, const char *src, size_t srclen)
+{
+	size_t pos = 0;
+	struct lp_span a, b;
+	int more;
+
+	if (!has_words(s, len))
+		return 0;
+	more = lp_sentence_next(src, srclen, &pos, &a);
+	while (more) {
+		size_t end = a.off + a.len;
+
+		more = lp_sentence_next(src, srclen, &pos, &b);
+		for (int with_next = 0; with_next <= more; with_next++) {
+			const char *w = src + a.off;
+			size_t wl = (with_next ? b.off + b.len : end) - a.off;
+
+			if (words_in(s, len, w, wl) >= LP_POINTS_BACKED &&
+			    negations_in(s, len, w, wl) && negations_in(w, wl, s, len))
+				return 1;
+		}
+		a = b;
+	}
+	return 0;
 }
 
 int lp_points_similar(const char *a, size_t alen, const char *b, size_t blen)

@@ -107,6 +107,27 @@ else
 fi
 expect_out "the verification passes after the rerun" "11/11 keyphrases survived"
 
+# abstract: the model rewrites the selection; what it writes that the
+# selection does not back (all the tiny model's junk) is removed, each
+# sentence named, and the selection is the summary, as its own level
+lp run "$PIPELINES/summarize.yaml" "$WORK/keeper.txt" --set model.context=1024 \
+	--set stages.summarize.abstract=true --format json -v
+[ "$rc" -eq 1 ] && rc=0
+expect "abstract: true" 0
+if python3 - "$OUT" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1], encoding="utf-8"))
+lv = r["summary_levels"]
+assert len(lv) == 3, len(lv)
+assert lv[2]["summaries"][0]["text"] == lv[1]["summaries"][0]["text"] == r["summary"], lv[2]
+ev = [e for s in r["stages"] for e in s.get("events", [])]
+assert any(e.startswith("abstract: none of the model's") for e in ev), ev
+PY
+then ok "unbacked sentences removed, the selection kept"; else
+	fail "abstract: $(head -c 600 "$OUT")"; fi
+grep -q 'abstract: removed "' "$ERR" && ok "each removed sentence is named" ||
+	fail "no removed sentence named: $(head -c 600 "$ERR")"
+
 # Failures: exit status, message, and -o untouched.
 echo previous >"$WORK/out.txt"
 LPIPE_MODEL=$WORK/missing.gguf lp run "$PIPELINES/summarize.yaml" "$DOC" -o "$WORK/out.txt"
