@@ -14,8 +14,10 @@
  *    negations (lp_points_backed),
  *  - and says something new (lp_points_similar to no sentence kept).
  * Every sentence removed gets an event that names it and why. When none
- * is kept, the selection itself is the summary, and an event says so: a
- * reader gets the document's own sentences rather than nothing.
+ * is kept, or what is kept has under half the selection's words, the
+ * selection itself is the summary, and an event says so: a reader gets
+ * the document's own sentences rather than a rewrite that lost most of
+ * them.
  */
 #include <string.h>
 
@@ -24,8 +26,14 @@
 #include "core/utf8.h"
 #include "stages/model_stage.h"
 #include "stages/summarize_run.h"
+#include "text/match.h"
 #include "text/points.h"
 #include "text/sentence.h"
+
+/* The rewrite is the summary only when what is kept of it has at least
+ * 1/ABSTRACT_MIN_SHARE of the selection's words: one that lost more than
+ * that says less than the sentences it was made from. */
+#define ABSTRACT_MIN_SHARE 2
 
 /* Bytes of a removed sentence s[0..len) an event shows: its valid UTF-8
  * prefix, at most SHOWN_BYTES, cut between characters. */
@@ -102,6 +110,15 @@ enum lp_status lp_summarize_abstract(struct lp_summarize_run *r, const char *sel
 	if (!kept.len) {
 		lp_doc_event(r->doc, "abstract: none of the model's %zu sentences is backed by "
 				     "the selection; the selected sentences are the summary", n);
+		lp_buf_release(&kept);
+		*out = sel;
+		return LP_OK;
+	}
+	if (lp_match_count_words(kept.data, kept.len) * ABSTRACT_MIN_SHARE <
+	    lp_match_count_words(sel, sel_len)) {
+		lp_doc_event(r->doc, "abstract: the %zu of the model's %zu sentences backed by the "
+				     "selection keep under 1/%d of its words; the selected "
+				     "sentences are the summary", n - removed, n, ABSTRACT_MIN_SHARE);
 		lp_buf_release(&kept);
 		*out = sel;
 		return LP_OK;
