@@ -13,6 +13,7 @@
 #include "retrieve/bm25.h"
 #include "retrieve/evidence.h"
 #include "retrieve/terms.h"
+#include "text/match.h"
 #include "retrieve/topk.h"
 #include "stages/doc.h"
 #include "stages/stage.h"
@@ -88,10 +89,16 @@ START_TEST(test_terms_stopwords_and_long_words)
 	ck_assert_str_eq(cut("The cat of THE hat", 0), "the|cat|of|the|hat");
 	ck_assert_str_eq(cut("The cat of THE hat", LP_TERMS_STOPWORDS), "cat|hat");
 	ck_assert_str_eq(cut("How does Bash check mail?", LP_TERMS_STOPWORDS), "bash|check|mail");
-	ck_assert_int_eq(lp_terms_is_stopword("the", 3), 1);
-	ck_assert_int_eq(lp_terms_is_stopword("then", 3), 1);
-	ck_assert_int_eq(lp_terms_is_stopword("bash", 4), 0);
-	ck_assert_int_eq(lp_terms_is_stopword("", 0), 0);
+	ck_assert_int_eq(lp_match_is_function_word("the", 3), 1);
+	ck_assert_int_eq(lp_match_is_function_word("then", 3), 1);
+	ck_assert_int_eq(lp_match_is_function_word("bash", 4), 0);
+	ck_assert_int_eq(lp_match_is_function_word("", 0), 0);
+	/* a weak word is a stop word to keyphrases, not to retrieval: it is a
+	 * question's clue ("How often ...?") */
+	ck_assert_int_eq(lp_match_is_function_word("often", 5), 0);
+	ck_assert_int_eq(lp_match_is_stopword("often", 5), 1);
+	ck_assert_int_eq(lp_match_is_stopword("the", 3), 1);
+	ck_assert_int_eq(lp_match_is_stopword("t", 1), 0);
 
 	memset(big, 'A', 150);
 	strcpy(big + 150, " end");

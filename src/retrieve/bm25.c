@@ -7,6 +7,7 @@
 
 #include "core/mem.h"
 #include "retrieve/terms.h"
+#include "text/match.h"
 
 struct term_entry {
 	uint64_t hash;
@@ -203,7 +204,7 @@ static uint32_t intern(struct lp_bm25 *ix, const char *term, size_t len, struct 
 	e->hash = h;
 	e->pool_off = (uint32_t)ix->pool_len;
 	e->len = (uint16_t)len;
-	e->stop = (uint16_t)lp_terms_is_stopword(term, len);
+	e->stop = (uint16_t)lp_match_is_function_word(term, len);
 	memcpy(ix->pool + ix->pool_len, term, len);
 	ix->pool_len += len;
 	ix->slots[slot] = (uint32_t)++ix->n_terms;

@@ -13,6 +13,7 @@
 #include "core/mem.h"
 #include "retrieve/hash.h"
 #include "retrieve/terms.h"
+#include "text/match.h"
 
 /* Terms of one sentence window the quote matcher compares against. */
 #define WINDOW_TERMS 512
@@ -95,7 +96,7 @@ static void question_sequence(const char *q, size_t len, struct phrase_terms *p)
 	lp_terms_init(&it, q, len, 0);
 	while (p->n < 64 && lp_terms_next(&it, &t, &tl)) {
 		p->h[p->n] = lp_hash_bytes(t, tl, 0x65766964ULL);
-		p->stop[p->n++] = (unsigned char)lp_terms_is_stopword(t, tl);
+		p->stop[p->n++] = (unsigned char)lp_match_is_function_word(t, tl);
 	}
 }
 

@@ -9,6 +9,7 @@
 #include "core/utf8.h"
 #include "retrieve/hash.h"
 #include "retrieve/terms.h"
+#include "text/match.h"
 
 /* Seeds keep the kinds of features apart: the word "ab" and the CJK
  * bigram with the same bytes must not share a bucket by construction. */
@@ -111,7 +112,7 @@ static void end_word(struct lp_hashembed *e, struct word *w)
 
 	if (w->nc == 0)
 		return;
-	if (lp_terms_is_stopword((const char *)w->b + 1, w->len)) {
+	if (lp_match_is_function_word((const char *)w->b + 1, w->len)) {
 		w->len = w->nc = 0;
 		return;
 	}

@@ -4,42 +4,9 @@
 #include <string.h>
 
 #include "core/utf8.h"
+#include "text/match.h"
 
 enum char_class { CLASS_SEP, CLASS_WORD, CLASS_CJK };
-
-/* Sorted for bsearch; lower case ASCII. Question words are here because
- * queries are questions and the words carry no topic. */
-static const char *const stopwords[] = {
-	"a", "about", "after", "all", "also", "am", "an", "and", "any", "are",
-	"as", "at", "be", "been", "before", "being", "between", "both", "but",
-	"by", "can", "could", "did", "do", "does", "doing", "each", "else",
-	"for", "from", "had", "has", "have", "having", "he", "her", "here",
-	"him", "his", "how", "i", "if", "in", "into", "is", "it", "its",
-	"just", "may", "me", "might", "more", "most", "must", "my", "no", "nor",
-	"not", "of", "on", "only", "or", "other", "our", "out", "over", "own",
-	"s", "same", "she", "should", "so", "some", "such", "t", "than", "that",
-	"the", "their", "them", "then", "there", "these", "they", "this",
-	"those", "through", "to", "too", "under", "up", "very", "was", "we",
-	"were", "what", "when", "where", "which", "while", "who", "whom", "why",
-	"will", "with", "would", "you", "your",
-};
-
-static int cmp_word(const void *key, const void *elem)
-{
-	return strcmp(key, *(const char *const *)elem);
-}
-
-int lp_terms_is_stopword(const char *term, size_t len)
-{
-	char w[8]; /* the longest stop words have 7 letters */
-
-	if (len == 0 || len >= sizeof(w))
-		return 0;
-	memcpy(w, term, len);
-	w[len] = '\0';
-	return bsearch(w, stopwords, sizeof(stopwords) / sizeof(stopwords[0]),
-		       sizeof(stopwords[0]), cmp_word) != NULL;
-}
 
 void lp_terms_init(struct lp_terms *it, const char *text, size_t len, unsigned flags)
 {
@@ -181,7 +148,7 @@ int lp_terms_next(struct lp_terms *it, const char **term, size_t *len)
 			continue;
 		}
 		blen = read_word(it);
-		if ((it->flags & LP_TERMS_STOPWORDS) && lp_terms_is_stopword(it->term, blen))
+		if ((it->flags & LP_TERMS_STOPWORDS) && lp_match_is_function_word(it->term, blen))
 			continue;
 		goto emit;
 	}

@@ -16,7 +16,7 @@
  *    CJK character gives that character alone. A CJK character also ends a
  *    non-CJK word: "USB设备" gives "usb", "设备".
  *  - With LP_TERMS_STOPWORDS, common English function words ("the", "of",
- *    "is", ...) are skipped. There is no CJK stop-word list: bigrams of
+ *    "is", ...: lp_match_is_function_word, text/match.h) are skipped. There is no CJK stop-word list: bigrams of
  *    function characters are rare enough that BM25's idf discounts them.
  *  - A term longer than LP_TERMS_MAX_BYTES is cut at the last whole
  *    character that fits (such runs are URLs or hashes, not words).
@@ -55,7 +55,5 @@ void lp_terms_init(struct lp_terms *it, const char *text, size_t len, unsigned f
  */
 int lp_terms_next(struct lp_terms *it, const char **term, size_t *len);
 
-/* Whether term[0..len) is on the English stop-word list (lower case). */
-int lp_terms_is_stopword(const char *term, size_t len);
 
 #endif

@@ -154,28 +154,40 @@ size_t lp_match_lower(const char *s, size_t len, char *out, size_t cap)
 	return o;
 }
 
-/* Function words that carry no topic, sorted for bsearch. */
-static const char *const stopwords[] = {
-	"a", "about", "above", "after", "again", "against", "all", "also", "am",
-	"an", "and", "any", "are", "as", "at", "be", "because", "been", "before",
-	"being", "below", "between", "both", "but", "by", "can", "cannot",
-	"could", "did", "do", "does", "doing", "done", "down", "during", "each",
-	"either", "else", "etc", "even", "ever", "every", "few", "for", "from",
-	"further", "had", "has", "have", "having", "he", "her", "here", "hers",
-	"herself", "him", "himself", "his", "how", "however", "i", "if", "in",
-	"into", "is", "it", "its", "itself", "just", "least", "less", "let",
-	"like", "many", "may", "me", "might", "more", "most", "much", "must",
-	"my", "myself", "neither", "no", "nor", "not", "now", "of", "off",
-	"often", "on", "once", "one", "only", "or", "other", "otherwise", "our",
-	"ours", "ourselves", "out", "over", "own", "per", "rather", "same",
-	"shall", "she", "should", "since", "so", "some", "such", "than", "that",
-	"the", "their", "theirs", "them", "themselves", "then", "there",
-	"therefore", "these", "they", "this", "those", "though", "through",
-	"thus", "to", "too", "under", "until", "up", "upon", "us", "use", "used",
-	"uses", "using", "very", "via", "was", "we", "were", "what", "when",
-	"whenever", "where", "whether", "which", "while", "who", "whom", "whose",
-	"why", "will", "with", "within", "without", "would", "yet", "you",
-	"your", "yours", "yourself", "yourselves",
+/*
+ * English stop words, in two lists, each sorted for bsearch, lower-case
+ * ASCII. Function words carry no topic: retrieval skips them in documents
+ * and questions alike (retrieve/terms.h; "s" and "t" are what "it's" and
+ * "don't" leave). Weak words ("often", "use", "many", "however") carry
+ * little: keyphrases, focus words and the summary's key words skip them
+ * too, but a question keeps them as clues ("How often does the shell
+ * check for mail?" finds MAILCHECK by "often").
+ */
+static const char *const function_words[] = {
+	"a", "about", "after", "all", "also", "am", "an", "and", "any", "are",
+	"as", "at", "be", "been", "before", "being", "between", "both", "but",
+	"by", "can", "could", "did", "do", "does", "doing", "each", "else",
+	"for", "from", "had", "has", "have", "having", "he", "her", "here",
+	"him", "his", "how", "i", "if", "in", "into", "is", "it", "its",
+	"just", "may", "me", "might", "more", "most", "must", "my", "no",
+	"nor", "not", "of", "on", "only", "or", "other", "our", "out", "over",
+	"own", "s", "same", "she", "should", "so", "some", "such", "t", "than",
+	"that", "the", "their", "them", "then", "there", "these", "they",
+	"this", "those", "through", "to", "too", "under", "up", "very", "was",
+	"we", "were", "what", "when", "where", "which", "while", "who", "whom",
+	"why", "will", "with", "would", "you", "your",
+};
+
+static const char *const weak_words[] = {
+	"above", "again", "against", "because", "below", "cannot", "done",
+	"down", "during", "either", "etc", "even", "ever", "every", "few",
+	"further", "hers", "herself", "himself", "however", "itself", "least",
+	"less", "let", "like", "many", "much", "myself", "neither", "now",
+	"off", "often", "once", "one", "otherwise", "ours", "ourselves", "per",
+	"rather", "shall", "since", "theirs", "themselves", "therefore",
+	"though", "thus", "until", "upon", "us", "use", "used", "uses",
+	"using", "via", "whenever", "whether", "whose", "within", "without",
+	"yet", "yours", "yourself", "yourselves",
 };
 
 struct word_key {
@@ -195,14 +207,25 @@ static int cmp_stop(const void *k, const void *e)
 	return key->len < sl ? -1 : key->len > sl;
 }
 
-int lp_match_is_stopword(const char *w, size_t len)
+static int in_list(const char *const *list, size_t n, const char *w, size_t len)
 {
 	struct word_key key = {w, len};
 
-	if (len == 0 || len > 12)
+	return len && len <= 12 && bsearch(&key, list, n, sizeof(*list), cmp_stop) != NULL;
+}
+
+int lp_match_is_function_word(const char *w, size_t len)
+{
+	return in_list(function_words, sizeof(function_words) / sizeof(*function_words), w, len);
+}
+
+int lp_match_is_stopword(const char *w, size_t len)
+{
+	/* "s" and "t" are no words of their own to the matcher's tokens */
+	if (len == 1 && (*w == 's' || *w == 't'))
 		return 0;
-	return bsearch(&key, stopwords, sizeof(stopwords) / sizeof(stopwords[0]),
-		       sizeof(stopwords[0]), cmp_stop) != NULL;
+	return lp_match_is_function_word(w, len) ||
+	       in_list(weak_words, sizeof(weak_words) / sizeof(*weak_words), w, len);
 }
 
 static enum lp_status add_lower(struct lp_buf *out, const char *s, size_t len)

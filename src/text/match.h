@@ -63,7 +63,12 @@ size_t lp_match_count_words(const char *text, size_t len);
  */
 size_t lp_match_lower(const char *s, size_t len, char *out, size_t cap);
 
-/* 1 if the lower-case ASCII word w[0..len) is an English stop word. */
+/* 1 if the lower-case ASCII word w[0..len) is an English function word
+ * (match.c lists them): what retrieval skips. */
+int lp_match_is_function_word(const char *w, size_t len);
+
+/* 1 if it is a function word or a weak word ("often", "use", "many"):
+ * what keyphrases, focus words and key-word counts skip. */
 int lp_match_is_stopword(const char *w, size_t len);
 
 /* Append the normal form of text[0..len) to out. LP_OK or LP_E_NOMEM. */
