@@ -438,3 +438,35 @@ void lp_doc_prefer_entries(const struct lp_doc *doc, const char *question, const
 		}
 	}
 }
+
+enum lp_status lp_doc_level_alloc(struct lp_doc *doc, struct lp_summary_level *l, size_t n,
+				  struct lp_diag *d)
+{
+	memset(l, 0, sizeof(*l));
+	l->texts = lp_arena_alloc(&doc->arena, (n + 1) * sizeof(*l->texts));
+	l->first_input = lp_arena_alloc(&doc->arena, (n + 1) * sizeof(size_t));
+	l->n_inputs = lp_arena_alloc(&doc->arena, (n + 1) * sizeof(size_t));
+	if (!l->texts || !l->first_input || !l->n_inputs)
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a summary level");
+	return LP_OK;
+}
+
+const char *lp_doc_levels_note(struct lp_doc *doc, const char *label, int tokens)
+{
+	struct lp_buf b;
+	const char *s;
+
+	lp_buf_init(&b);
+	lp_buf_addf(&b, "%s%slevels: ", label ? label : "", label ? " " : "");
+	for (size_t k = 0; k < doc->n_levels; k++)
+		lp_buf_addf(&b, "%s%zu", k ? " -> " : "", doc->levels[k].n);
+	if (tokens) {
+		lp_buf_adds(&b, "; tokens in/out:");
+		for (size_t k = 0; k < doc->n_levels; k++)
+			lp_buf_addf(&b, " %zu/%zu", doc->levels[k].tokens_in,
+				    doc->levels[k].tokens_out);
+	}
+	s = lp_arena_strndup(&doc->arena, b.data ? b.data : "", b.len);
+	lp_buf_release(&b);
+	return s;
+}

@@ -267,6 +267,17 @@ int lp_doc_names_term(const struct lp_doc *doc, size_t t, const char *question, 
 void lp_doc_prefer_entries(const struct lp_doc *doc, const char *question, const size_t *set,
 			   size_t n, double *scores);
 
+/* Room in the doc arena for a summary level of up to n texts (and one
+ * more, so a level still empty can be indexed); l->n is 0. LP_OK, or
+ * LP_E_NOMEM with `d` filled. */
+enum lp_status lp_doc_level_alloc(struct lp_doc *doc, struct lp_summary_level *l, size_t n,
+				  struct lp_diag *d);
+
+/* "LABEL levels: 12 -> 3 -> 1" of doc->levels (without LABEL when NULL),
+ * with "; tokens in/out: IN/OUT ..." per level when `tokens`: a stage's
+ * note, in the doc arena (NULL when out of memory). */
+const char *lp_doc_levels_note(struct lp_doc *doc, const char *label, int tokens);
+
 /* The final product: answer, else summary, else the selected (or all)
  * chunks joined by blank lines. Owned by the doc; NULL when out of memory. */
 const char *lp_doc_result(struct lp_doc *doc);

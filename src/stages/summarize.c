@@ -181,18 +181,6 @@ static size_t count_levels(size_t n0, size_t fanout)
 	return levels;
 }
 
-static enum lp_status level_alloc(struct lp_doc *doc, struct lp_summary_level *l, size_t n,
-				  struct lp_diag *d)
-{
-	l->n = n;
-	l->texts = lp_arena_alloc(&doc->arena, n * sizeof(*l->texts));
-	l->first_input = lp_arena_alloc(&doc->arena, n * sizeof(size_t));
-	l->n_inputs = lp_arena_alloc(&doc->arena, n * sizeof(size_t));
-	if (!l->texts || !l->first_input || !l->n_inputs)
-		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for summary level");
-	return LP_OK;
-}
-
 /* Summarise text[0..len) into an arena string. */
 static enum lp_status summarize_into(struct lp_doc *doc, const struct summarize_opts *o,
 				     const char *text, size_t len, const char **out,
@@ -278,20 +266,6 @@ static void set_note(struct lp_doc *doc, const char *kind, const char *note)
 	lp_debug("%s: %s", kind, note ? note : "");
 }
 
-static const char *levels_note(struct lp_doc *doc)
-{
-	struct lp_buf b;
-	const char *s;
-
-	lp_buf_init(&b);
-	lp_buf_adds(&b, "levels: ");
-	for (size_t k = 0; k < doc->n_levels; k++)
-		lp_buf_addf(&b, "%s%zu", k ? " -> " : "", doc->levels[k].n);
-	s = lp_arena_strndup(&doc->arena, b.data, b.len);
-	lp_buf_release(&b);
-	return s;
-}
-
 static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *d)
 {
 	const struct summarize_opts *o = opts;
@@ -311,12 +285,14 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for summary levels");
 	doc->n_levels = 0;
 	lp_mem_set_phase("summarize");
-	st = level_alloc(doc, &doc->levels[0], n0, d);
+	st = lp_doc_level_alloc(doc, &doc->levels[0], n0, d);
+	doc->levels[0].n = n0;
 	if (!st)
 		st = run_level0(doc, o, set, n, &doc->levels[0], d);
 	for (size_t k = 1; k < n_levels && !st; k++) {
 		size_t m = (doc->levels[k - 1].n + f - 1) / f;
-		st = level_alloc(doc, &doc->levels[k], m, d);
+		st = lp_doc_level_alloc(doc, &doc->levels[k], m, d);
+		doc->levels[k].n = m;
 		if (!st)
 			st = run_level(doc, o, &doc->levels[k - 1], &doc->levels[k], d);
 	}
@@ -325,7 +301,7 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 		return st;
 	doc->n_levels = n_levels;
 	doc->summary = doc->levels[n_levels - 1].texts[0];
-	set_note(doc, "summarize", levels_note(doc));
+	set_note(doc, "summarize", lp_doc_levels_note(doc, NULL, 0));
 	return LP_OK;
 }
 

@@ -21,24 +21,6 @@
 #include "stages/model_stage.h"
 #include "stages/summarize_run.h"
 
-static const char *levels_note(struct lp_doc *doc, const char *what)
-{
-	struct lp_buf b;
-	const char *s;
-
-	lp_buf_init(&b);
-	lp_buf_addf(&b, "%s levels: ", what);
-	for (size_t k = 0; k < doc->n_levels; k++)
-		lp_buf_addf(&b, "%s%zu", k ? " -> " : "", doc->levels[k].n);
-	lp_buf_adds(&b, "; tokens in/out:");
-	for (size_t k = 0; k < doc->n_levels; k++)
-		lp_buf_addf(&b, " %zu/%zu", doc->levels[k].tokens_in, doc->levels[k].tokens_out);
-	s = lp_arena_strndup(&doc->arena, b.data, b.len);
-	lp_buf_release(&b);
-	return s;
-}
-
-
 enum lp_status lp_summarize_model_run(struct lp_doc *doc,
 				      const struct lp_summarize_model_opts *o,
 				      struct lp_diag *d)
@@ -75,6 +57,6 @@ enum lp_status lp_summarize_model_run(struct lp_doc *doc,
 		return st;
 	}
 	doc->summary = doc->levels[doc->n_levels - 1].texts[doc->levels[doc->n_levels - 1].n - 1];
-	lp_doc_note(doc, "%s", levels_note(doc, tree ? "tree" : "refine"));
+	lp_doc_note(doc, "%s", lp_doc_levels_note(doc, tree ? "tree" : "refine", 1));
 	return LP_OK;
 }

@@ -601,9 +601,9 @@ enum lp_status lp_summarize_points(struct lp_summarize_run *r, const size_t *set
 	if (!doc->levels)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for summary levels");
 	r->level = &doc->levels[0];
-	if ((st = lp_summarize_level_alloc(doc, &doc->levels[0], n0, d)) ||
-	    (st = lp_summarize_level_alloc(doc, &doc->levels[1], 1, d)) ||
-	    (r->o->abstract && (st = lp_summarize_level_alloc(doc, &doc->levels[2], 1, d))))
+	if ((st = lp_doc_level_alloc(doc, &doc->levels[0], n0, d)) ||
+	    (st = lp_doc_level_alloc(doc, &doc->levels[1], 1, d)) ||
+	    (r->o->abstract && (st = lp_doc_level_alloc(doc, &doc->levels[2], 1, d))))
 		return st;
 	lp_buf_init(&ps.pts);
 	lp_buf_init(&ps.texts);

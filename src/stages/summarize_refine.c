@@ -28,7 +28,7 @@ enum lp_status lp_summarize_refine(struct lp_summarize_run *r, const size_t *set
 	if (!doc->levels)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for summary levels");
 	r->level = &doc->levels[0];
-	if ((st = lp_summarize_level_alloc(doc, r->level, n0, d)))
+	if ((st = lp_doc_level_alloc(doc, r->level, n0, d)))
 		return st;
 	doc->n_levels = 1;
 	lp_summarize_step_refine(r, &s);

@@ -133,9 +133,6 @@ enum lp_status lp_summarize_text(struct lp_summarize_run *r, const struct lp_sum
 				 const char *label, const char *text, size_t len, size_t budget,
 				 const char **res, struct lp_diag *d);
 
-/* Room in the doc arena for a level of n texts. */
-enum lp_status lp_summarize_level_alloc(struct lp_doc *doc, struct lp_summary_level *l,
-					size_t n, struct lp_diag *d);
 
 /* Chunk i of the working set set[0..n) (n 0: the whole text), as it is
  * and as the model reads it (extract_words: its central sentences; with

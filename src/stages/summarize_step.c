@@ -262,18 +262,6 @@ enum lp_status lp_summarize_text(struct lp_summarize_run *r, const struct lp_sum
 	return st;
 }
 
-enum lp_status lp_summarize_level_alloc(struct lp_doc *doc, struct lp_summary_level *l,
-					size_t n, struct lp_diag *d)
-{
-	memset(l, 0, sizeof(*l));
-	l->texts = lp_arena_alloc(&doc->arena, (n + 1) * sizeof(*l->texts));
-	l->first_input = lp_arena_alloc(&doc->arena, (n + 1) * sizeof(size_t));
-	l->n_inputs = lp_arena_alloc(&doc->arena, (n + 1) * sizeof(size_t));
-	if (!l->texts || !l->first_input || !l->n_inputs)
-		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a summary level");
-	return LP_OK;
-}
-
 const char *lp_summarize_raw_chunk(struct lp_doc *doc, const size_t *set, size_t n, size_t i,
 				   size_t *len)
 {

@@ -259,7 +259,7 @@ enum lp_status lp_summarize_tree(struct lp_summarize_run *r, const size_t *set, 
 	if (!doc->levels)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for summary levels");
 	r->level = &doc->levels[0];
-	st = lp_summarize_level_alloc(doc, r->level, n0, d);
+	st = lp_doc_level_alloc(doc, r->level, n0, d);
 	if (!st)
 		st = tree_level0(r, set, n, r->level, d);
 	doc->n_levels = 1;
@@ -269,7 +269,7 @@ enum lp_status lp_summarize_tree(struct lp_summarize_run *r, const size_t *set, 
 			return lp_diag_set(d, LP_E_INTERNAL, NULL, 0, 0,
 					   "summary tree did not shrink (%zu levels)", cap);
 		r->level = &doc->levels[doc->n_levels];
-		st = lp_summarize_level_alloc(doc, r->level, below->n, d);
+		st = lp_doc_level_alloc(doc, r->level, below->n, d);
 		if (!st && r->o->final_join && fits_final(r, below))
 			st = join_level(r, below, r->level, d);
 		else if (!st)
