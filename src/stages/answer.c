@@ -67,6 +67,7 @@
 #include "core/mem.h"
 #include "retrieve/evidence.h"
 #include "stages/model_stage.h"
+#include "stages/prompts.h"
 #include "stages/stage.h"
 #include "text/focus.h"
 #include "text/ground.h"
@@ -112,82 +113,6 @@ static const char *const context_names[] = { "both", "chunks", "summary", NULL }
 static const char *const evidence_names[] = { "chunks", "sentences", NULL };
 static const char *const language_names[] = { "auto", "en", "zh", NULL };
 static const char *const quote_names[] = { "off", "model", "ranked", NULL };
-
-/* What the stage says to the model, per language. */
-struct phrasebook {
-	const char *direct;      /* system: answer and cite, one step */
-	const char *find;        /* system: step 1, copy the answering sentence */
-	const char *find_form;   /* user: step 1's closing lines */
-	const char *quote_open;  /* the assistant's turn starts with it */
-	const char *reply;       /* system: step 2, answer from the sentence */
-	const char *passages, *question, *text, *summary;
-	/* the Check line: how the quote was found (quote, quote-retry,
-	 * extract, ranked), and what is added when it became the answer */
-	const char *checks[4], *replaced;
-	const char *term;        /* Check: the answer is the entry's name */
-	const char *named;       /* Check: the answer is the name the sentence gives */
-	const char *abstain;     /* the answer when the document does not say */
-	/* Check, when abstaining: the focus the document never names (%.*s),
-	 * the focus the nearest sentence does not name, no number, two words
-	 * of the question the document never uses (%.*s, %.*s), the nearest
-	 * sentence too weak a match to be the answer */
-	const char *why_absent, *why_far, *why_number, *why_words, *why_weak;
-};
-
-static const struct phrasebook english = {
-	"You answer questions about a document using only the passages the user gives. "
-	"Each passage starts with its id, such as [chunk 3]. Answer briefly and cite the ids "
-	"of the passages you used, like [chunk 3]. If the passages do not hold the answer, "
-	"say so.",
-	"You find the sentence in the passages that answers the user's question. Copy it "
-	"exactly, word for word, and give the id of its passage.",
-	"Copy the sentence that answers the question, in this form:\n"
-	"Quote: \"<the sentence>\" [chunk N]",
-	"Quote: \"",
-	"You answer the user's question from the text the user gives, in a few words, using "
-	"the text's own words.",
-	"Passages:\n", "Question: ", "Text: ", "Summary of the document:\n",
-	{ "the model's quote was found in the source",
-	  "the model's quote was found in the source on a retry",
-	  "the model's quote was not found in the source; this is the source's best match "
-	  "for the question",
-	  "this is the source's best match for the question" },
-	"; the model's answer did not stand on it, so it is the answer",
-	"the answer is the name of the entry this sentence describes",
-	"the answer is the name this sentence gives",
-	"The document does not say.",
-	"no passage of the document names %.*s; the passages nearest to the question are "
-	"cited",
-	"the sentences nearest to the question do not name %.*s; those passages are cited",
-	"the question asks for a quantity and the sentences nearest to it hold none of its "
-	"kind; those passages are cited",
-	"the document never uses the words '%.*s' and '%.*s' of the question; the passages "
-	"nearest to it are cited",
-	"the model's answer did not stand on the nearest sentence, and that sentence holds "
-	"too little of the question to be the answer; it and the passages nearest to the "
-	"question are cited",
-};
-
-static const struct phrasebook chinese = {
-	"你只根据用户给出的段落回答关于文档的问题。每个段落以编号开头，例如 [chunk 3]。"
-	"用中文简短回答，并写出所用段落的编号，例如 [chunk 3]。段落中没有答案时，请直说。",
-	"你从用户给出的段落中找出回答问题的那一句话，一字不差地抄写出来，并写出它所在段落的编号。",
-	"按此格式抄写回答问题的那句话：\n引文：“<那句话>” [chunk N]",
-	"引文：“",
-	"你根据用户给出的文字，用中文简短回答问题，尽量使用原文的词语。",
-	"段落：\n", "问题：", "文字：", "文档摘要：\n",
-	{ "模型给出的引文在原文中找到", "模型给出的引文在重试后于原文中找到",
-	  "模型给出的引文不在原文中；这是原文中与问题最匹配的句子", "这是原文中与问题最匹配的句子" },
-	"；模型的回答不以它为依据，因此以它作答",
-	"答案是这句话所描述条目的名称",
-	"答案是这句话给出的名称",
-	"文档中没有说明。",
-	"文档中没有出现 %.*s；列出的是与问题最接近的段落",
-	"与问题最接近的句子都没有提到 %.*s；列出的是这些段落",
-	"问题问的是数量，与问题最接近的句子中没有数字；列出的是这些段落",
-	"文档中从未出现问题里的 “%.*s” 和 “%.*s”；列出的是与问题最接近的段落",
-	"模型的回答不以最接近的句子为依据，而这句话与问题相合太少，不能作为答案；列出的是它和与问题最接近的段落",
-};
 
 struct answer_opts {
 	const char *question;  /* NULL: doc->question */
@@ -266,7 +191,7 @@ struct job {
 	struct lp_doc *doc;
 	struct lp_session *s;
 	const struct answer_opts *o;
-	const struct phrasebook *pb;
+	const struct lp_answer_prompts *pb;
 	const char *question;
 	struct lp_evidence_src *corpus; /* [doc->n_chunks] every chunk, for idf */
 	size_t *ids;      /* [n_ids] chunk ids given in the prompt, best first */
@@ -1136,7 +1061,7 @@ static enum lp_status ranked_quote(struct job *j, struct found *f, struct lp_dia
 	return best_sentence(j, f, d);
 }
 
-/* The Check line for `check` (see struct phrasebook), in the doc arena. */
+/* The Check line for `check` (see struct lp_answer_prompts), in the doc arena. */
 static const char *check_line(const struct job *j, const char *check, int replaced)
 {
 	static const char *const names[] = { "quote", "quote-retry", "extract", "ranked" };
@@ -1542,7 +1467,7 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 				   "answer needs a question: pass -q or set question");
 	han = o->language == LANG_ZH ||
 	      (o->language == LANG_AUTO && lp_lang_script(doc->text, doc->len) == LP_SCRIPT_HAN);
-	j.pb = han ? &chinese : &english;
+	j.pb = &lp_prompts_for(han)->answer;
 	if ((st = lp_stage_session(doc, &j.s, d)))
 		return st;
 	j.ids = lp_arena_alloc(&doc->arena, (doc->n_chunks + 1) * sizeof(size_t));

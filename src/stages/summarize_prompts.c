@@ -1,6 +1,6 @@
 /*
- * summarize_prompts.c - what the summarize stage's model steps say: the
- * prompts per language, and the frame of each kind of step.
+ * summarize_prompts.c - the frame of each kind of the summarize stage's
+ * model steps; the words they say are stages/prompts.c's.
  *
  * Small instruct models follow a short request that comes after the text
  * far better than an instruction in the system message alone, and they
@@ -19,44 +19,13 @@
 #include "model/session.h"
 #include "stages/model_stage.h"
 #include "stages/summarize_run.h"
-#include "text/lang.h"
 
 #define LABEL_SLACK 8
 #define TOKENS_PER_SENTENCE 30 /* what a summary sentence takes, roughly */
 
-static const struct lp_summarize_prompts prompts_en = {
-	"You are a helpful assistant who writes short, factual notes that keep the names, "
-	"commands and key terms of the text.",
-	"You keep a running summary of a long document. Update the summary so far with the "
-	"new text the user gives. Keep names, numbers, commands and key terms. Reply with "
-	"the updated summary only.",
-	"Text:\n",
-	"Update the summary with this new text:\n\n",
-	"\n\nWrite a summary of the text above in %zu sentences.",
-	"\n\nList the %zu most important facts of the text above as short bullet points, one "
-	"per line, each starting with \"- \". Use the words of the text.",
-	"Sentence:\n",
-	"\n\nShorten the sentence above to at most %zu words. Keep its words.",
-	"The summary must keep these facts:",
-};
-
-static const struct lp_summarize_prompts prompts_zh = {
-	"你是一个乐于助人的助手，用原文的词语写简短、准确的要点，保留名称、命令和关键术语。",
-	"你为一篇长文档维护一份摘要。根据用户给出的新文本更新目前的摘要，保留名称、数字、命令和"
-	"关键术语。只回复更新后的摘要。",
-	"文本：\n",
-	"用这段新文本更新摘要：\n\n",
-	"\n\n用中文写上文的摘要，共%zu句。",
-	"\n\n用中文列出上文最重要的%zu个事实，每行一条，以\"- \"开头。使用原文的词语。",
-	"句子：\n",
-	"\n\n用中文把上面的句子缩短到%zu个字以内，保留原文的词语。",
-	"摘要必须保留这些事实：",
-};
-
 const struct lp_summarize_prompts *lp_summarize_prompts_of(const struct lp_doc *doc)
 {
-	return doc->text && lp_lang_script(doc->text, doc->len) == LP_SCRIPT_HAN ? &prompts_zh
-										  : &prompts_en;
+	return &lp_prompts_of(doc->text, doc->len)->summarize;
 }
 
 const char *lp_summarize_instruction(const struct lp_summarize_run *r, const char *base,

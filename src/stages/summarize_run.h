@@ -3,7 +3,8 @@
  * strategies share; private to them (summarize_model.h is the interface).
  *
  *   summarize_model.c    the entry point: sets a run up, runs its strategy
- *   summarize_prompts.c  the prompts per language; the request of a step
+ *   summarize_prompts.c  the request of each kind of step (its words:
+ *                        stages/prompts.c)
  *   summarize_step.c     the text budget, one model step (cut to the
  *                        budget, halved on a budget refusal, a fallback
  *                        when the model writes nothing), chunk bookkeeping
@@ -29,31 +30,13 @@
 #include "core/buf.h"
 #include "core/status.h"
 #include "stages/doc.h"
+#include "stages/prompts.h"
 #include "stages/summarize_model.h"
 
 struct lp_session;
 
 #define LP_SUMMARIZE_SEP "\n\n"
 #define LP_SUMMARIZE_COMPRESS_WORDS 20 /* compress: words a shortened sentence may keep */
-
-/*
- * The prompts, in the document's language (its script: Han text gets the
- * Chinese ones, any other the English ones). A small model answers in the
- * language it is asked in, whatever the language of the text it reads.
- * `sentences`, `points` and `compress` are formats with one %zu: the number
- * of sentences or points, or the words a shortened sentence may keep.
- */
-struct lp_summarize_prompts {
-	const char *system;   /* tree, points and compress instruction */
-	const char *refine;   /* refine instruction */
-	const char *head;     /* before a text */
-	const char *refine_head;
-	const char *sentences; /* tree prose: "... in %zu sentences." */
-	const char *points;   /* points: "List the %zu ..." */
-	const char *sentence_head; /* compress: before the sentence */
-	const char *compress; /* compress: "... at most %zu words ..." */
-	const char *must_keep; /* before the facts a retry must keep */
-};
 
 struct lp_summarize_run {
 	struct lp_doc *doc;
