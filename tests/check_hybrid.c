@@ -19,7 +19,7 @@
 #include "retrieve/embedder.h"
 #include "retrieve/embscore.h"
 #include "retrieve/fusion.h"
-#include "retrieve/hash.h"
+#include "core/hash.h"
 #include "retrieve/hashembed.h"
 #include "retrieve/vecindex.h"
 #include "retrieve/wordpiece.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/mem.h"
-#include "retrieve/terms.h"
+#include "text/terms.h"
 #include "text/match.h"
 
 struct term_entry {

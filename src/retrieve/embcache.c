@@ -9,7 +9,7 @@
 #include "core/fileio.h"
 #include "core/log.h"
 #include "core/mem.h"
-#include "retrieve/hash.h"
+#include "core/hash.h"
 
 #define MAGIC "LPEMBC01"
 #define HEADER_BYTES 32

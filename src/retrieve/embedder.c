@@ -11,7 +11,7 @@
 #include "backend/backend.h"
 #include "retrieve/bert.h"
 #include "retrieve/embcache.h"
-#include "retrieve/hash.h"
+#include "core/hash.h"
 #include "retrieve/hashembed.h"
 
 /* Bump when the hashed features change, so old caches are not reused. */

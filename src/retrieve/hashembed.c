@@ -7,8 +7,8 @@
 
 #include "core/mem.h"
 #include "core/utf8.h"
-#include "retrieve/hash.h"
-#include "retrieve/terms.h"
+#include "core/hash.h"
+#include "text/terms.h"
 #include "text/match.h"
 
 /* Seeds keep the kinds of features apart: the word "ab" and the CJK

@@ -1,9 +1,7 @@
-# retrieve: retrieval terms, the BM25 index, top-k selection
+# retrieve: the BM25 index, top-k selection
 liblpipe_la_SOURCES += \
-	src/retrieve/terms.c src/retrieve/terms.h \
 	src/retrieve/bm25.c src/retrieve/bm25.h \
-	src/retrieve/topk.c src/retrieve/topk.h \
-	src/retrieve/evidence.c src/retrieve/evidence.h
+	src/retrieve/topk.c src/retrieve/topk.h
 # The retrieve stage is listed here rather than in src/stages/local.mk so
 # that each stage's line stays in its own module's fragment.
 liblpipe_la_SOURCES += src/stages/retrieve.c
@@ -13,11 +11,6 @@ TESTS += tests/check_retrieve
 tests_check_retrieve_SOURCES = tests/check_retrieve.c
 tests_check_retrieve_CFLAGS = $(TEST_CFLAGS)
 tests_check_retrieve_LDADD = $(TEST_LIBS)
-
-check_PROGRAMS += tests/fuzz/fuzz_terms
-TESTS += tests/fuzz/fuzz_terms
-tests_fuzz_fuzz_terms_SOURCES = tests/fuzz/fuzz_terms.c tests/fuzz/standalone.c
-tests_fuzz_fuzz_terms_LDADD = $(TEST_LIBS)
 
 # retrieve (dense): safetensors reader, WordPiece tokenizer, BERT encoder
 liblpipe_la_SOURCES += \
@@ -52,7 +45,6 @@ tests_fuzz_fuzz_safetensors_LDADD = $(TEST_LIBS)
 # retrieve (hybrid): hashed embedder, embedder interface, vector index,
 # fusion, embedding cache
 liblpipe_la_SOURCES += \
-	src/retrieve/hash.c src/retrieve/hash.h \
 	src/retrieve/hashembed.c src/retrieve/hashembed.h \
 	src/retrieve/embedder.c src/retrieve/embedder.h \
 	src/retrieve/vecindex.c src/retrieve/vecindex.h \

@@ -65,7 +65,7 @@
 #include "core/buf.h"
 #include "core/log.h"
 #include "core/mem.h"
-#include "retrieve/evidence.h"
+#include "text/evidence.h"
 #include "stages/model_stage.h"
 #include "stages/prompts.h"
 #include "stages/stage.h"

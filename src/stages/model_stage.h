@@ -103,7 +103,7 @@ void lp_stage_filter_citations(const char *gen, const size_t *ids, size_t n_ids,
 
 /*
  * Check an answer's citations: keep the ids of cited[0..n_cited) whose chunk
- * holds at least one of the answer's content words (retrieve/evidence.h
+ * holds at least one of the answer's content words (text/evidence.h
  * lp_evidence_support; `answer` without its "[chunk N]" tags), in order.
  * When none is left, cite instead the chunks of ids[0..n_ids) (those given
  * to the model) that hold the most of those words, none when no chunk

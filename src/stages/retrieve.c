@@ -40,7 +40,7 @@
 #include "retrieve/embcache.h"
 #include "retrieve/embscore.h"
 #include "retrieve/fusion.h"
-#include "retrieve/hash.h"
+#include "core/hash.h"
 #include "retrieve/topk.h"
 #include "stages/plan.h"
 #include "stages/stage.h"

@@ -1,6 +1,9 @@
-# text: document loading, sentence segmentation, chunking
+# text: document loading, sentence segmentation, chunking, the terms
+# retrieval counts and the evidence an answer stands on
 liblpipe_la_SOURCES += \
 	src/text/document.c src/text/document.h \
+	src/text/terms.c src/text/terms.h \
+	src/text/evidence.c src/text/evidence.h \
 	src/text/sentence.c src/text/sentence.h \
 	src/text/split.c src/text/split.h \
 	src/text/lang.c src/text/lang.h
@@ -74,3 +77,8 @@ check_PROGRAMS += tests/fuzz/fuzz_question
 TESTS += tests/fuzz/fuzz_question
 tests_fuzz_fuzz_question_SOURCES = tests/fuzz/fuzz_question.c tests/fuzz/standalone.c
 tests_fuzz_fuzz_question_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/fuzz/fuzz_terms
+TESTS += tests/fuzz/fuzz_terms
+tests_fuzz_fuzz_terms_SOURCES = tests/fuzz/fuzz_terms.c tests/fuzz/standalone.c
+tests_fuzz_fuzz_terms_LDADD = $(TEST_LIBS)

@@ -157,7 +157,7 @@ size_t lp_match_lower(const char *s, size_t len, char *out, size_t cap)
 /*
  * English stop words, in two lists, each sorted for bsearch, lower-case
  * ASCII. Function words carry no topic: retrieval skips them in documents
- * and questions alike (retrieve/terms.h; "s" and "t" are what "it's" and
+ * and questions alike (text/terms.h; "s" and "t" are what "it's" and
  * "don't" leave). Weak words ("often", "use", "many", "however") carry
  * little: keyphrases, focus words and the summary's key words skip them
  * too, but a question keeps them as clues ("How often does the shell

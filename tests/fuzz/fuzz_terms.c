@@ -1,6 +1,6 @@
 /*
  * fuzz_terms.c - retrieval terms, the BM25 index and the evidence of an
- * answer (retrieve/evidence.h) on arbitrary bytes.
+ * answer (text/evidence.h) on arbitrary bytes.
  *
  * The input's lines are spans of one index and its first line is also the
  * query. Checked: every term is non-empty, at most LP_TERMS_MAX_BYTES,
@@ -19,8 +19,8 @@
 #include "core/mem.h"
 #include "core/utf8.h"
 #include "retrieve/bm25.h"
-#include "retrieve/evidence.h"
-#include "retrieve/terms.h"
+#include "text/evidence.h"
+#include "text/terms.h"
 #include "retrieve/topk.h"
 
 static void check_terms(const char *s, size_t len, unsigned flags)

@@ -21,8 +21,8 @@
  * lp_evidence_rank's result; term lists are capped (LP_EVIDENCE_MAX_TERMS)
  * and a longer text is judged on its first terms.
  */
-#ifndef LP_RETRIEVE_EVIDENCE_H
-#define LP_RETRIEVE_EVIDENCE_H
+#ifndef LP_TEXT_EVIDENCE_H
+#define LP_TEXT_EVIDENCE_H
 
 #include <stddef.h>
 

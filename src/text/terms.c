@@ -1,4 +1,4 @@
-#include "retrieve/terms.h"
+#include "text/terms.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include "retrieve/hash.h"
+#include "core/hash.h"
 
 #include <string.h>
 

@@ -24,8 +24,8 @@
  * The iterator never allocates: the current term lives in the iterator and
  * is valid until the next call. Invalid UTF-8 bytes separate terms.
  */
-#ifndef LP_RETRIEVE_TERMS_H
-#define LP_RETRIEVE_TERMS_H
+#ifndef LP_TEXT_TERMS_H
+#define LP_TEXT_TERMS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
  * evidence.c - sentence ranking, fuzzy quote matching and citation support
  * (evidence.h).
  */
-#include "retrieve/evidence.h"
+#include "text/evidence.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "core/mem.h"
-#include "retrieve/hash.h"
-#include "retrieve/terms.h"
+#include "core/hash.h"
+#include "text/terms.h"
 #include "text/match.h"
 
 /* Terms of one sentence window the quote matcher compares against. */

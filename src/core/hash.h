@@ -9,8 +9,8 @@
  * the same bytes hash alike on every little-endian machine, which is all
  * an on-disk cache of this machine needs.
  */
-#ifndef LP_RETRIEVE_HASH_H
-#define LP_RETRIEVE_HASH_H
+#ifndef LP_CORE_HASH_H
+#define LP_CORE_HASH_H
 
 #include <stddef.h>
 #include <stdint.h>
