@@ -61,12 +61,16 @@ START_TEST(test_meta)
 		"This document covers apt.", "Here are the key facts:", "In summary, apt works.",
 		"  \"The passage explains sudo.", "The text above is about vim.",
 		"\xe6\x9c\xac\xe6\x96\x87\xe4\xbb\x8b\xe7\xbb\x8d\xe4\xba\x86 apt", /* 本文介绍了 */
-		"According to the text, root is powerful.", NULL};
+		"According to the text, root is powerful.",
+		"This manpage is a short description of GNU tar.",
+		"If any discrepancies occur between this manpage and the manual, the manual wins.",
+		"This guide covers the installation.", NULL};
 	static const char *const not_meta[] = {
 		"The text editor vim has modes.", "The document root is /var/www.",
 		"Texts are stored in UTF-8.", "The summary line of a commit is short.",
 		"\xe6\x96\x87\xe6\x9c\xac\xe7\xbc\x96\xe8\xbe\x91\xe5\x99\xa8 vim", /* 文本编辑器 */
-		"Here", "", NULL};
+		"Here", "", "The manual pages are in section 1.",
+		"This manuals-list is sorted.", NULL};
 
 	for (size_t i = 0; meta[i]; i++)
 		ck_assert_msg(lp_points_is_meta(meta[i], strlen(meta[i])), "%s", meta[i]);
@@ -138,7 +142,10 @@ START_TEST(test_prose)
 		"\xe4\xbb\xa5\xe7\x94\xa8 apt \xe5\xae\x89\xe8\xa3\x85\xe8\xbd\xaf\xe4\xbb\xb6\xe5\x8c\x85"
 		"\xe5\x92\x8c\xe5\xba\x93\xe3\x80\x82", /* 在 Debian 系统中，你可以用 apt 安装软件包和库。 */
 		"The following packages are installed by the tasks at install time.",
-		"The shell prints a line that tells what follows below the prompt.", NULL};
+		"The shell prints a line that tells what follows below the prompt.",
+		"For example, the shell reads the file before it prints a prompt.",
+		"rsync is a fast and extraordinarily versatile file copying tool.",
+		"For details of the format the shell writes the line in the log file.", NULL};
 	static const char *const not_prose[] = {
 		"1.2.3. The shell prompt under the GUI system",
 		"List of informative documentation packages",
@@ -152,6 +159,9 @@ START_TEST(test_prose)
 		"\xe2\x80\x9cNetfilter infrastructure\xe2\x80\x9d.",
 		"Read \"The shell prompt under GUI\" and \"The root shell prompt\" first.",
 		"For ext4 filesystem, the e2fsprogs package provides the following.",
+		"For a detailed discussion, including examples, refer to the GNU Tar Manual.",
+		"See the FAQ for the answers to the questions most often asked.",
+		"should give you access to the complete manual in the info reader.",
 		"The options of the command are explained below.",
 		"bg [JOBSPEC or PID ...]  wait for the jobs of the shell [FILE ...]", NULL};
 

@@ -6,6 +6,7 @@
 #include "text/ground.h"
 #include "text/sentence.h"
 
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
@@ -88,13 +89,21 @@ size_t lp_points_parse(const char *gen, size_t len, struct lp_span *out, size_t 
 /* Openers that are talk about the text whatever follows. */
 static const char *const meta_always[] = {
 	"this text", "this passage", "this document", "this article", "this summary",
-	"this chapter", "this section", "in summary", "to summarize", "to summarise",
+	"this chapter", "this section", "this manual", "this manpage", "this man page",
+	"this manual page", "this guide", "this tutorial", "this book", "this page", "in summary", "to summarize", "to summarise",
 	"to sum up", "in conclusion", "here are", "here is", "here's", "according to the",
 	"in this text", "in this passage", "in this document", "in the text", "in the passage",
 	"the main points", "the key points", "the key facts", "the main facts",
 	"the most important", "the above", "the given text", "the provided text", "summary:",
 	"sure,", "sure!", "i hope", "let me know", "note that the text", "overall, the text",
 	NULL};
+
+/* A document naming itself, anywhere in a sentence: the sentence is about
+ * the document ("If any discrepancies occur between this manpage and the
+ * manual, ..."), not its subject. */
+static const char *const meta_self[] = {
+	"this manpage", "this man page", "this manual page", "this manual", "this document",
+	"this guide", NULL};
 
 /* "the <subject>" openers are meta only before a verb of talk: "The text
  * describes", not "The text editor". */
@@ -129,6 +138,18 @@ static int starts_word(const char *t, size_t n, const char *w)
 	return !((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
 }
 
+/* Does s[0..len) hold the lower-case words w as whole words, case aside? */
+static int holds_words(const char *s, size_t len, const char *w)
+{
+	size_t k = strlen(w);
+
+	for (size_t i = 0; i + k <= len; i++)
+		if (!strncasecmp(s + i, w, k) && (i == 0 || !isalnum((unsigned char)s[i - 1])) &&
+		    (i + k == len || !isalnum((unsigned char)s[i + k])))
+			return 1;
+	return 0;
+}
+
 int lp_points_is_meta(const char *s, size_t len)
 {
 	char low[64];
@@ -143,6 +164,9 @@ int lp_points_is_meta(const char *s, size_t len)
 		low[n] = (s[a] >= 'A' && s[a] <= 'Z') ? (char)(s[a] - 'A' + 'a') : s[a];
 	for (size_t k = 0; meta_always[k]; k++)
 		if (starts_word(low, n, meta_always[k]))
+			return 1;
+	for (size_t k = 0; meta_self[k]; k++)
+		if (holds_words(s, len, meta_self[k]))
 			return 1;
 	for (size_t k = 0; meta_subjects[k]; k++) {
 		size_t m = strlen(meta_subjects[k]);
@@ -279,6 +303,46 @@ static int points_ahead(const char *s, size_t len)
 	return 0;
 }
 
+/* Does s[0..len) open with a lower-case function word ("should give you
+ * access to ...", "and then ...")? It is the rest of a sentence an example
+ * or a line cut in two, not one of its own. */
+static int continues(const char *s, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len && s[n] >= 'a' && s[n] <= 'z')
+		n++;
+	return n && (n == len || !isalnum((unsigned char)s[n])) && lp_match_is_stopword(s, n);
+}
+
+/* Does s[0..len) send the reader elsewhere for what it is about ("For a
+ * detailed discussion, refer to the GNU Tar Manual.", "See the FAQ for
+ * more.")? An opener of the kind, then "see", "refer to" or "consult":
+ * it says where to read, not what. */
+static int points_away(const char *s, size_t len)
+{
+	static const char *const opens[] = { "see ", "refer to ", "consult ", "for more",
+					     "for a detailed", "for details", "for further",
+					     "for a full", "for a complete", NULL };
+	static const char *const verbs[] = { " see ", " refer to ", " consult ", NULL };
+	char low[160];
+	size_t n = len < sizeof(low) - 1 ? len : sizeof(low) - 1;
+
+	for (size_t i = 0; i < n; i++)
+		low[i] = (char)tolower((unsigned char)s[i]);
+	low[n] = '\0';
+	for (size_t k = 0; opens[k]; k++) {
+		if (strncmp(low, opens[k], strlen(opens[k])))
+			continue;
+		if (k < 3)
+			return 1;
+		for (size_t v = 0; verbs[v]; v++)
+			if (strstr(low, verbs[v]))
+				return 1;
+	}
+	return 0;
+}
+
 int lp_points_is_prose(const char *s, size_t len)
 {
 	size_t a = 0, i = 0, bars = 0, brackets = 0, letters = 0, ink = 0, words = 0, cjk = 0;
@@ -306,7 +370,7 @@ int lp_points_is_prose(const char *s, size_t len)
 	}
 	return bars <= 1 && brackets <= 3 && letters * 10 >= ink * 6 && (words >= 6 || cjk >= 12) &&
 	       quoted_bytes(s + a, len - a) * 3 <= len - a && ends_sentence(s, len) &&
-	       !points_ahead(s, len);
+	       !points_ahead(s, len) && !points_away(s + a, len - a) && !continues(s + a, len - a);
 }
 
 /* Is token t of s a negation? */

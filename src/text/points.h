@@ -43,7 +43,9 @@
 size_t lp_points_parse(const char *gen, size_t len, struct lp_span *out, size_t cap);
 
 /* 1 when the sentence s[0..len) opens with talk about the text, the
- * document or the summary (English or Chinese openers), else 0. */
+ * document or the summary (English or Chinese openers), or names the
+ * document itself anywhere ("this manpage", "this manual", "this
+ * document"), else 0. */
 int lp_points_is_meta(const char *s, size_t len);
 
 /*
@@ -72,7 +74,10 @@ enum lp_status lp_points_check(struct lp_match *src, const char *s, size_t len,
  * shell prompt or a list or table mark (# $ % > | * +), holds at most one
  * '|' and three of [ { < (a synopsis), is mostly letters and at most a third quoted ("..." or “...”).
  * It must not end by pointing at what follows ("... provides the
- * following.", "... below.", "...如下。").
+ * following.", "... below.", "...如下。"), nor send the reader elsewhere
+ * ("For details, see ...", "Refer to the manual ..."), nor open with a
+ * lower-case function word (the rest of a sentence cut in two: "should
+ * give you access to ...").
  * Headings, table rows, command lines and cross-references ('See Section
  * 3.5, “System management”') are not: a model reading them invents what
  * they stand for, and a reader learns nothing from them.
