@@ -664,6 +664,37 @@ START_TEST(test_pdf_text)
 }
 END_TEST
 
+START_TEST(test_pdf_outline)
+{
+	size_t len;
+	char *buf = pdf_fixture("outline.pdf", &len);
+	struct collect c;
+	struct lp_diag d;
+	const char *want =
+		"@1 H1 Installing\n"
+		"@1 P The quick brown fox jumps over the lazy dog while the reader keeps its "
+		"memory bounded by reading a page.\n"
+		"@1 H2 Building from the source tree\n"
+		"@1 P Run the configure script and then make in the top directory of the tree, "
+		"as the other manuals say.\n"
+		"@2 H2 <dir prefix=\"default\">\n"
+		"@2 P This element names a directory to scan for fonts, and Installing is a "
+		"word that this page uses in its running text.\n"
+		"@3 P The last page has no heading of its own at all, and its bookmark names "
+		"nothing that is printed on it.\n";
+
+	/* headings set like the body, known from the outline alone: each
+	 * with its outline level, on its entry's page only; a wrapped title
+	 * is one heading; the named destination is followed */
+	collect_init(&c, buf, len, 1);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_read_pdf("outline.pdf", buf, len, &c.sink, &d), LP_OK);
+	ck_assert_str_eq(c.out, want);
+	free(c.out);
+	free(buf);
+}
+END_TEST
+
 START_TEST(test_pdf_10k_pages)
 {
 	struct collect c;
@@ -817,6 +848,7 @@ int main(void)
 	tcase_add_test(tc, test_pdf_10k_pages);
 	tcase_add_test(tc, test_pdf_encrypted);
 	tcase_add_test(tc, test_pdf_no_text_layer);
+	tcase_add_test(tc, test_pdf_outline);
 	tcase_add_test(tc, test_pdf_truncated);
 	tcase_add_test(tc, test_pdf_malformed);
 	tcase_add_test(tc, test_pdf_not_pdf);

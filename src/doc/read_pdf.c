@@ -7,6 +7,13 @@
  *    gap wider than the font's leading, a change of font size, a line
  *    moving up (a new column), a list bullet, or after a short line that
  *    ends a sentence;
+ *  - a line (or up to three, a title wrapped) that prints the title of an
+ *    entry of the document's outline (bookmarks), on the page the entry
+ *    goes to, is a HEADING of the entry's depth, a block of its own
+ *    whatever its font: the outline is the author's own list of headings
+ *    (titles and lines are compared by their letters and digits alone,
+ *    since outline writers drop marks: "fontsconf" for "fonts-conf");
+ *    PDF_MAX_OUTLINE entries PDF_OUTLINE_DEPTH deep are read at most;
  *  - a paragraph of at most three lines in a font clearly larger than the
  *    body's is a HEADING, its level from the ratio of the sizes; one or
  *    two lines in a bold face at the body's size, not ending like a
@@ -57,6 +64,13 @@
 /* Distinct top/bottom lines kept by the first pass. */
 #define PDF_MAX_KEYS 512
 #define PDF_KEY_LEN 96
+/* Outline entries kept, the depth followed, and the bytes of a title's
+ * key (longer titles are matched on their first PDF_MARK_LEN bytes). */
+#define PDF_MAX_OUTLINE 20000
+#define PDF_OUTLINE_DEPTH 16
+#define PDF_MARK_LEN 160
+/* Lines an outline title may be wrapped over on its page. */
+#define PDF_MARK_LINES 3
 
 struct pdf_line {
 	size_t off, len;          /* bytes in the page's text */
@@ -64,6 +78,9 @@ struct pdf_line {
 	double size;              /* font size of its first character */
 	int bold;                 /* every character in a bold face */
 	int drop;                 /* a running header or footer */
+	unsigned char outline;    /* the level (1..6) of the outline entry this
+				   * line begins, or 0 */
+	unsigned char outline_n;  /* lines the entry's title spans (1..3) */
 };
 
 struct pdf_page {
@@ -76,6 +93,15 @@ struct pdf_key {
 	char key[PDF_KEY_LEN];
 	unsigned pages;
 	int last_page;
+};
+
+/* An outline (bookmark) entry: the heading it names, on its page. */
+struct pdf_mark {
+	int page;                 /* 1-based */
+	unsigned char level;      /* 1..6: its depth in the outline */
+	unsigned char used;       /* matched to a line already */
+	unsigned short len;       /* bytes of key */
+	char key[PDF_MARK_LEN];   /* pdf_norm of its title */
 };
 
 struct pdf_reader {
@@ -91,6 +117,8 @@ struct pdf_reader {
 	double body;              /* body font size */
 	double size_hist[64];     /* characters per font size, 1pt bins */
 	double chars, bold_chars; /* sampled characters, of them in bold lines */
+	struct pdf_mark *marks;   /* tracked; sorted by page, then key */
+	size_t n_marks, marks_cap;
 };
 
 /* --- one page's lines ------------------------------------------------ */
@@ -398,6 +426,239 @@ static int pdf_running(const struct pdf_reader *r, const char *key)
 	return 0;
 }
 
+/* --- the outline ------------------------------------------------------- */
+
+/* Append the words of `n` bytes of `s` to `buf` (`*len` of `cap` used):
+ * lower case, in compatibility form (a ligature as its letters, an
+ * accent dropped), one space between words, so that a title and the
+ * line that prints it agree whatever the fonts made of them. Stops when
+ * `buf` is full. */
+static void pdf_words(const char *s, size_t n, char *buf, size_t *len, size_t cap)
+{
+	size_t i = 0;
+
+	while (i < n && *len + 8 < cap) {
+		gunichar c = g_utf8_get_char_validated(s + i, (gssize)(n - i)), dec[18];
+		gsize k;
+
+		if (c == (gunichar)-1 || c == (gunichar)-2) { /* not UTF-8: a gap */
+			c = ' ';
+			i++;
+		} else {
+			i += (size_t)(g_utf8_next_char(s + i) - (s + i));
+		}
+		k = g_unichar_fully_decompose(c, TRUE, dec, G_N_ELEMENTS(dec));
+		for (gsize j = 0; j < k && *len + 8 < cap; j++) {
+			if (g_unichar_isalnum(dec[j]))
+				*len += (size_t)g_unichar_to_utf8(g_unichar_tolower(dec[j]), buf + *len);
+			else if (!g_unichar_ismark(dec[j]) && *len && buf[*len - 1] != ' ')
+				buf[(*len)++] = ' ';
+		}
+	}
+}
+
+/* A title's key from its words (pdf_words): without a leading section
+ * number ("2.1 Usage", "A.3 Files": digit words, and one character before
+ * one) and without the spaces, so a word broken over two lines ("Config-"
+ * "uration") is the word. At most PDF_MARK_LEN bytes; returns the length. */
+static size_t pdf_key_words(const char *w, size_t n, char *key)
+{
+	size_t i = 0, k = 0;
+
+	for (;;) {
+		size_t e = i, next;
+		int digits = 1;
+		while (i < n && w[i] == ' ')
+			i++;
+		for (e = i; e < n && w[e] != ' '; e++)
+			digits &= isdigit((unsigned char)w[e]) != 0;
+		if (e == i)
+			break;
+		for (next = e; next < n && w[next] == ' '; next++)
+			;
+		if (digits || (g_utf8_next_char(w + i) == w + e && next < n &&
+			       isdigit((unsigned char)w[next]))) {
+			i = e;
+			continue;
+		}
+		break;
+	}
+	for (; i < n && k < PDF_MARK_LEN; i++)
+		if (w[i] != ' ')
+			key[k++] = w[i];
+	return k;
+}
+
+static int pdf_mark_cmp(const void *a, const void *b)
+{
+	const struct pdf_mark *x = a, *y = b;
+	int c;
+
+	if (x->page != y->page)
+		return x->page < y->page ? -1 : 1;
+	c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
+	return c ? c : (int)x->len - (int)y->len;
+}
+
+/* Keep one outline entry at depth `depth` (0 = top) when it goes to a
+ * page of this document and has a title with words. */
+static enum lp_status pdf_add_mark(struct pdf_reader *r, PopplerAction *a, int depth,
+				   int n_pages)
+{
+	char words[4 * PDF_MARK_LEN];
+	size_t n = 0;
+	struct pdf_mark m;
+	PopplerDest *dest;
+	int page;
+
+	if (!a || a->type != POPPLER_ACTION_GOTO_DEST || !a->any.title || !a->goto_dest.dest)
+		return LP_OK;
+	dest = a->goto_dest.dest;
+	if (dest->type == POPPLER_DEST_NAMED) {
+		PopplerDest *named = dest->named_dest ?
+			poppler_document_find_dest(r->doc, dest->named_dest) : NULL;
+		page = named ? named->page_num : 0;
+		if (named)
+			poppler_dest_free(named);
+	} else {
+		page = dest->page_num;
+	}
+	if (page < 1 || page > n_pages)
+		return LP_OK;
+	memset(&m, 0, sizeof(m));
+	pdf_words(a->any.title, strlen(a->any.title), words, &n, sizeof(words));
+	m.len = (unsigned short)pdf_key_words(words, n, m.key);
+	if (!m.len)
+		return LP_OK;
+	m.page = page;
+	m.level = (unsigned char)(depth < 5 ? depth + 1 : 6);
+	if (r->n_marks == r->marks_cap) {
+		size_t cap = r->marks_cap ? 2 * r->marks_cap : 64;
+		struct pdf_mark *p = lp_mem_realloc(LP_MEM_DOC, r->marks, cap * sizeof(*p), r->d);
+		if (!p)
+			return LP_E_NOMEM;
+		r->marks = p;
+		r->marks_cap = cap;
+	}
+	r->marks[r->n_marks++] = m;
+	return LP_OK;
+}
+
+/* The document's outline as marks, sorted by page and key: at most
+ * PDF_MAX_OUTLINE entries, PDF_OUTLINE_DEPTH deep, so that an outline
+ * made to loop or to nest without end still ends. */
+static enum lp_status pdf_read_outline(struct pdf_reader *r, int n_pages)
+{
+	PopplerIndexIter *stack[PDF_OUTLINE_DEPTH];
+	enum lp_status st = LP_OK;
+	size_t seen = 0;
+	int depth = 0;
+
+	stack[0] = poppler_index_iter_new(r->doc);
+	if (!stack[0])
+		return LP_OK;
+	while (depth >= 0 && !st && seen++ < PDF_MAX_OUTLINE) {
+		PopplerAction *a = poppler_index_iter_get_action(stack[depth]);
+		PopplerIndexIter *child;
+
+		st = pdf_add_mark(r, a, depth, n_pages);
+		if (a)
+			poppler_action_free(a);
+		child = depth + 1 < PDF_OUTLINE_DEPTH ? poppler_index_iter_get_child(stack[depth])
+						      : NULL;
+		if (child) {
+			stack[++depth] = child;
+			continue;
+		}
+		while (depth >= 0 && !poppler_index_iter_next(stack[depth]))
+			poppler_index_iter_free(stack[depth--]);
+	}
+	while (depth >= 0)
+		poppler_index_iter_free(stack[depth--]);
+	if (r->n_marks)
+		qsort(r->marks, r->n_marks, sizeof(*r->marks), pdf_mark_cmp);
+	return st;
+}
+
+/* An unused mark of page `p` whose key is `key`, or NULL. */
+static struct pdf_mark *pdf_find_mark(struct pdf_reader *r, int p, const char *key, size_t n)
+{
+	struct pdf_mark want;
+	size_t lo = 0, hi = r->n_marks;
+
+	want.page = p;
+	want.len = (unsigned short)n;
+	memcpy(want.key, key, n);
+	while (lo < hi) { /* the first mark not below `want` */
+		size_t mid = lo + (hi - lo) / 2;
+		if (pdf_mark_cmp(&r->marks[mid], &want) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < r->n_marks && !pdf_mark_cmp(&r->marks[lo], &want); lo++)
+		if (!r->marks[lo].used)
+			return &r->marks[lo];
+	return NULL;
+}
+
+/* Whether page `p` has an outline entry. */
+static int pdf_page_marked(const struct pdf_reader *r, int p)
+{
+	size_t lo = 0, hi = r->n_marks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->marks[mid].page < p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->n_marks && r->marks[lo].page == p;
+}
+
+/* Mark the lines of page `p` that print one of its outline titles: a
+ * line, or up to PDF_MARK_LINES lines in a row (a title wrapped), whose
+ * key is the title's. The longest match wins; each entry names one
+ * heading, the first in reading order. Only lines whose `drop` is
+ * `dropped` are looked at: the text first, then the running lines, so a
+ * chapter's title that also runs atop its pages is a heading where the
+ * chapter begins (and the line stays). */
+static void pdf_match_outline(struct pdf_reader *r, struct pdf_page *pg, int p, int dropped)
+{
+	char words[4 * PDF_MARK_LEN], key[PDF_MARK_LEN];
+
+	for (size_t i = 0; i < pg->n_lines; i++) {
+		size_t most = 0;
+
+		while (most < PDF_MARK_LINES && i + most < pg->n_lines &&
+		       pg->lines[i + most].drop == dropped && !pg->lines[i + most].outline)
+			most++;
+
+		for (size_t k = most; k > 0; k--) {
+			struct pdf_mark *m;
+			size_t n = 0, kl;
+
+			for (size_t j = i; j < i + k; j++) {
+				if (n)
+					words[n++] = ' ';
+				pdf_words(pg->text + pg->lines[j].off, pg->lines[j].len, words, &n,
+					  sizeof(words));
+			}
+			kl = pdf_key_words(words, n, key);
+			if (!kl || !(m = pdf_find_mark(r, p, key, kl)))
+				continue;
+			m->used = 1;
+			pg->lines[i].outline = m->level;
+			pg->lines[i].outline_n = (unsigned char)k;
+			for (size_t j = i; j < i + k; j++)
+				pg->lines[j].drop = 0;
+			i += k - 1;
+			break;
+		}
+	}
+}
+
 /* --- paragraphs -------------------------------------------------------- */
 
 /* A list bullet or number at the start of a line. */
@@ -486,6 +747,10 @@ static enum lp_block_kind pdf_kind(const struct pdf_reader *r, const struct pdf_
 	size_t chars = 0;
 
 	*level = 0;
+	if (l->outline) { /* the document's outline names it */
+		*level = l->outline;
+		return LP_BLOCK_HEADING;
+	}
 	for (size_t i = first; i < first + n; i++)
 		chars += pg->lines[i].len;
 	/* a contents line ("2 Copyright . . . . 3") is not a heading */
@@ -535,7 +800,7 @@ static enum lp_status pdf_emit(struct pdf_reader *r, const struct pdf_page *pg, 
 
 static enum lp_status pdf_page_blocks(struct pdf_reader *r, struct pdf_page *pg, unsigned p)
 {
-	size_t idx[4], kept = 0, start = (size_t)-1;
+	size_t idx[4], kept = 0, start = (size_t)-1, title_end = (size_t)-1;
 	double right = 0;
 	char key[PDF_KEY_LEN];
 	struct pdf_line *prev = NULL;
@@ -568,6 +833,10 @@ static enum lp_status pdf_page_blocks(struct pdf_reader *r, struct pdf_page *pg,
 			if (pdf_same_row(&pg->lines[e], &pg->lines[i]))
 				pg->lines[i].drop = 1;
 	}
+	if (r->n_marks && pdf_page_marked(r, (int)p)) {
+		pdf_match_outline(r, pg, (int)p, 0);
+		pdf_match_outline(r, pg, (int)p, 1);
+	}
 	/* the page's right margin: where most lines end */
 	for (size_t i = 0; i < pg->n_lines; i++)
 		if (!pg->lines[i].drop)
@@ -577,14 +846,20 @@ static enum lp_status pdf_page_blocks(struct pdf_reader *r, struct pdf_page *pg,
 		if (!pg->lines[i].drop)
 			pg->lines[kept++] = pg->lines[i];
 	pg->n_lines = kept;
+	/* an outline title is a block of its own, however its lines look */
 	for (size_t i = 0; i < pg->n_lines && !st; i++) {
 		struct pdf_line *l = &pg->lines[i];
-		if (prev && !pdf_same_paragraph(pg, prev, l, right)) {
+		int in_title = title_end != (size_t)-1 && i < title_end;
+		if (prev && (l->outline || i == title_end ||
+			     (!in_title && !pdf_same_paragraph(pg, prev, l, right)))) {
 			st = pdf_emit(r, pg, start, i - start, p);
-			start = (size_t)-1;
+			start = title_end = (size_t)-1;
 		}
-		if (start == (size_t)-1)
+		if (start == (size_t)-1) {
 			start = i;
+			if (l->outline)
+				title_end = i + l->outline_n;
+		}
 		prev = l;
 	}
 	if (!st && start != (size_t)-1)
@@ -632,7 +907,7 @@ static enum lp_status pdf_read(struct pdf_reader *r)
 	r->keys = lp_mem_calloc(LP_MEM_DOC, PDF_MAX_KEYS, sizeof(*r->keys), r->d);
 	if (!r->keys)
 		return LP_E_NOMEM;
-	if ((st = pdf_sample(r, n_pages)))
+	if ((st = pdf_sample(r, n_pages)) || (st = pdf_read_outline(r, n_pages)))
 		return st;
 	for (int p = 0; p < n_pages; p++) {
 		struct pdf_page pg;
@@ -675,6 +950,7 @@ enum lp_status lp_read_pdf(const char *name, const char *bytes, size_t len,
 	}
 	lp_gather_release(&r->g);
 	lp_mem_free(r->keys);
+	lp_mem_free(r->marks);
 	lp_mem_free(r);
 	return lp_gather_blame(d, name, st);
 }
