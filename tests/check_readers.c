@@ -734,7 +734,52 @@ END_TEST
 
 START_TEST(test_pdf_truncated)
 {
+	size_t len;
+	struct lp_diag d;
+	struct collect c;
+	char *buf = pdf_fixture("truncated.pdf", &len);
+
 	pdf_refused("truncated.pdf", "not a readable PDF (damaged or truncated)");
+	/* the place: where the file stops */
+	ck_assert_int_eq(pdf_read_fixture("truncated.pdf", &c, &d), LP_E_INPUT);
+	ck_assert_int_eq(d.offset, (long long)len);
+	free(buf);
+}
+END_TEST
+
+/* A PDF cut short anywhere before its end is refused, naming the file
+ * and the byte where it stops; one whose middle is lost, naming the
+ * trailer that points past its end. */
+START_TEST(test_pdf_cut_short)
+{
+	size_t len, eof, cuts = 0;
+	char *buf = pdf_fixture("text.pdf", &len), *tail;
+	struct collect c;
+	struct lp_diag d;
+
+	ck_assert_ptr_nonnull(tail = memmem(buf, len, "startxref", 9));
+	ck_assert_ptr_nonnull(memmem(tail, len - (size_t)(tail - buf), "%%EOF", 5));
+	eof = (size_t)((char *)memmem(tail, len - (size_t)(tail - buf), "%%EOF", 5) - buf);
+	for (size_t cut = 64; cut < eof; cut += 61, cuts++) {
+		collect_init(&c, buf, cut, 0);
+		lp_diag_init(&d);
+		ck_assert_int_eq(lp_read_pdf("cut.pdf", buf, cut, &c.sink, &d), LP_E_INPUT);
+		ck_assert_str_eq(d.file, "cut.pdf");
+		ck_assert_int_eq(d.offset, (long long)cut);
+		ck_assert_msg(strstr(d.msg, "the file ends here") != NULL, "%zu: %s", cut, d.msg);
+		ck_assert_uint_eq(c.n_blocks, 0);
+	}
+	ck_assert_uint_gt(cuts, 50);
+	/* the first 200 bytes and the trailer: the table is past the end */
+	memmove(buf + 200, tail, len - (size_t)(tail - buf));
+	len = 200 + len - (size_t)(tail - buf);
+	collect_init(&c, buf, len, 0);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_read_pdf("hole.pdf", buf, len, &c.sink, &d), LP_E_INPUT);
+	ck_assert_str_eq(d.file, "hole.pdf");
+	ck_assert_int_eq(d.offset, 200);
+	ck_assert_msg(strstr(d.msg, "past the end of the file") != NULL, "%s", d.msg);
+	free(buf);
 }
 END_TEST
 
@@ -850,6 +895,7 @@ int main(void)
 	tcase_add_test(tc, test_pdf_no_text_layer);
 	tcase_add_test(tc, test_pdf_outline);
 	tcase_add_test(tc, test_pdf_truncated);
+	tcase_add_test(tc, test_pdf_cut_short);
 	tcase_add_test(tc, test_pdf_malformed);
 	tcase_add_test(tc, test_pdf_not_pdf);
 	tcase_add_test(tc, test_pdf_sink_error);

@@ -41,8 +41,11 @@
  *
  * Refusals (LP_E_INPUT, naming the file, and the page where one is at
  * fault): an encrypted PDF that needs a password, a file poppler cannot
- * open, a page it cannot load, a PDF whose pages have no text ("no text
- * layer: run OCR first").
+ * open (with the byte where it is at fault: the end of a file cut short,
+ * or the cross-reference table its trailer names), a page it cannot
+ * load, a PDF whose pages have no text ("no text layer: run OCR first").
+ * A damaged file poppler can rebuild (a wrong cross-reference table) is
+ * read as poppler rebuilds it.
  */
 #include "doc/readers.h"
 
@@ -869,6 +872,50 @@ static enum lp_status pdf_page_blocks(struct pdf_reader *r, struct pdf_page *pg,
 
 /* --- the document ------------------------------------------------------ */
 
+/* The last `n` bytes `pat` in s[0, len), or NULL. */
+static const char *pdf_last(const char *s, size_t len, const char *pat, size_t n)
+{
+	for (size_t i = len; i >= n; i--)
+		if (!memcmp(s + i - n, pat, n))
+			return s + i - n;
+	return NULL;
+}
+
+/* Where a PDF that poppler cannot open is at fault, from its last KiB
+ * (a PDF is read from its end: "startxref", the byte of its
+ * cross-reference table, "%%EOF"): the byte in *off and what is wrong
+ * there. Looks at nothing but those three tokens. */
+static const char *pdf_damage(const char *bytes, size_t len, long long *off)
+{
+	size_t tail = len < 1024 ? len : 1024;
+	const char *end = bytes + len - tail, *eof, *sx, *p;
+	unsigned long long xref = 0;
+	int digits = 0;
+
+	*off = (long long)len;
+	eof = pdf_last(end, tail, "%%EOF", 5);
+	if (!eof)
+		return "the file ends here, without the end-of-file marker (%EOF) "
+		       "a whole PDF ends with";
+	sx = pdf_last(end, (size_t)(eof - end), "startxref", 9);
+	*off = (long long)(eof - bytes);
+	if (!sx)
+		return "no \"startxref\" before the end-of-file marker";
+	for (p = sx + 9; p < eof && (*p == ' ' || *p == '\r' || *p == '\n' || *p == '\t'); p++)
+		;
+	for (; p < eof && isdigit((unsigned char)*p) && digits < 19; p++, digits++)
+		xref = xref * 10 + (unsigned long long)(*p - '0');
+	*off = (long long)(sx - bytes);
+	if (!digits)
+		return "\"startxref\" gives no byte for the cross-reference table";
+	if (xref >= len)
+		return "\"startxref\" names a cross-reference table past the end of "
+		       "the file";
+	*off = (long long)xref;
+	return "the cross-reference table here cannot be read, nor the "
+	       "objects found without it";
+}
+
 static enum lp_status pdf_open(struct pdf_reader *r, const char *bytes, size_t len)
 {
 	GBytes *gb = g_bytes_new_static(bytes, len);
@@ -883,10 +930,13 @@ static enum lp_status pdf_open(struct pdf_reader *r, const char *bytes, size_t l
 		st = lp_diag_set(r->d, LP_E_INPUT, r->name, 0, 0,
 				 "encrypted PDF: it needs a password to be read "
 				 "(decrypt it first, e.g. qpdf --decrypt --password=...)");
-	else
-		st = lp_diag_set(r->d, LP_E_INPUT, r->name, 0, 0,
-				 "not a readable PDF (damaged or truncated): %s",
-				 err && err->message ? err->message : "poppler cannot open it");
+	else {
+		long long off;
+		const char *why = pdf_damage(bytes, len, &off);
+		st = lp_diag_set_offset(r->d, LP_E_INPUT, r->name, off,
+					"not a readable PDF (damaged or truncated): %s (poppler: %s)", why,
+					err && err->message ? err->message : "poppler cannot open it");
+	}
 	if (err)
 		g_error_free(err);
 	return st;
