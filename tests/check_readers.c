@@ -704,7 +704,37 @@ START_TEST(test_pdf_10k_pages)
 	ck_assert_uint_eq(c.n_blocks, 10000);
 	ck_assert_uint_eq(c.max_page, 10000);
 	ck_assert(!c.bad_page);
-	ck_assert_uint_lt(lp_mem_peak(LP_MEM_DOC), MiB);
+	/* flat in the pages: poppler's charge for the document (1 MiB and
+	 * a byte per byte of the file) and for one page (1 MiB and 1 KiB a
+	 * character), beside the reader's own tables */
+	ck_assert_uint_gt(lp_mem_peak(LP_MEM_DOC), 2 * MiB + 1600000);
+	ck_assert_uint_lt(lp_mem_peak(LP_MEM_DOC), 3 * MiB + 1600000);
+}
+END_TEST
+
+/* poppler's memory is charged: a budget too small for the document, or
+ * for its first page, refuses it naming the file (and the page). */
+START_TEST(test_pdf_budget)
+{
+	size_t len, peak;
+	char *buf = pdf_fixture("text.pdf", &len);
+	struct collect c;
+	struct lp_diag d;
+
+	ck_assert_int_eq(run_counted(lp_read_pdf, "text.pdf", buf, len, MiB / 2, &c, &d, &peak),
+			 LP_E_NOMEM);
+	ck_assert_str_eq(d.file, "text.pdf");
+	ck_assert_msg(strstr(d.msg, "poppler's memory for the document") != NULL, "%s", d.msg);
+	ck_assert_int_eq(run_counted(lp_read_pdf, "text.pdf", buf, len, 3 * MiB / 2, &c, &d, &peak),
+			 LP_E_NOMEM);
+	ck_assert_str_eq(d.file, "text.pdf");
+	ck_assert_msg(strstr(d.msg, "page 1: poppler's memory for the page") != NULL, "%s", d.msg);
+	ck_assert_uint_eq(c.n_blocks, 0);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), 0);
+	ck_assert_int_eq(run_counted(lp_read_pdf, "text.pdf", buf, len, 4 * MiB, &c, &d, &peak),
+			 LP_OK);
+	ck_assert_uint_eq(c.n_blocks, 17);
+	free(buf);
 }
 END_TEST
 
@@ -894,6 +924,7 @@ int main(void)
 	tcase_add_test(tc, test_pdf_encrypted);
 	tcase_add_test(tc, test_pdf_no_text_layer);
 	tcase_add_test(tc, test_pdf_outline);
+	tcase_add_test(tc, test_pdf_budget);
 	tcase_add_test(tc, test_pdf_truncated);
 	tcase_add_test(tc, test_pdf_cut_short);
 	tcase_add_test(tc, test_pdf_malformed);
