@@ -565,6 +565,75 @@ START_TEST(test_md_budget)
 }
 END_TEST
 
+/* A document over the reader's window is parsed a window at a time:
+ * the same blocks as whole (a fence or a comment with blank lines in
+ * it is never cut, a link defined only at the end resolves in every
+ * window), byte ranges right, and a tracked peak flat in its size. */
+static size_t md_windows_run(size_t pad, size_t reps, int check)
+{
+	static const char chunk[] =
+		"# Part\n\nSee [the manual][man] for more.\n\n"
+		"```\ncode line one\n\ncode line two\n```\n\n"
+		"<!--\nhidden\n\nstill hidden\n-->\n\n"
+		"- item one\n\n- item two\n\n"
+		"A closing paragraph that ends the part.\n\n";
+	static const char blocks[] =
+		"H1 Part\nP See the manual for more.\nC code line one//code line two\n"
+		"L1 item one\nL1 item two\nP A closing paragraph that ends the part.\n";
+	static const char def[] = "[man]: https://example.org/manual\n";
+	size_t n = pad + 2 + reps * (sizeof(chunk) - 1) + sizeof(def) - 1, at = 0, peak;
+	char *doc = malloc(n), *want = malloc(pad + 4 + reps * (sizeof(blocks) - 1) + 1);
+	struct collect c;
+	struct lp_diag d;
+	const char *h;
+
+	memset(doc, 'x', pad);
+	memcpy(doc + pad, "\n\n", 2);
+	for (size_t i = 0; i < reps; i++)
+		memcpy(doc + pad + 2 + i * (sizeof(chunk) - 1), chunk, sizeof(chunk) - 1);
+	memcpy(doc + n - (sizeof(def) - 1), def, sizeof(def) - 1);
+	memcpy(want, "P ", 2);
+	memset(want + 2, 'x', pad);
+	at = pad + 2;
+	want[at++] = '\n';
+	for (size_t i = 0; i < reps; i++, at += sizeof(blocks) - 1)
+		memcpy(want + at, blocks, sizeof(blocks) - 1);
+	want[at] = '\0';
+	collect_init(&c, doc, n, check);
+	lp_diag_init(&d);
+	lp_mem_reset_peaks();
+	ck_assert_int_eq(lp_read_markdown("big.md", doc, n, &c.sink, &d), LP_OK);
+	peak = lp_mem_peak(LP_MEM_DOC);
+	ck_assert_uint_eq(c.n_blocks, 1 + 6 * reps);
+	ck_assert(!c.bad_range);
+	if (check) {
+		ck_assert_msg(c.len == at && !memcmp(c.out, want, at), "pad %zu: blocks differ",
+			      pad);
+		/* the last heading's bytes are its own */
+		h = doc + pad + 2 + (reps - 1) * (sizeof(chunk) - 1);
+		ck_assert(!memcmp(h, "# Part", 6));
+	}
+	free(c.out);
+	free(doc);
+	free(want);
+	return peak;
+}
+
+START_TEST(test_md_windows)
+{
+	size_t reps = (3 * MiB / 2) / 175, small, big;
+
+	/* the cut falls on every line of the chunk as the padding moves */
+	for (size_t pad = 1; pad < 175; pad += 13)
+		md_windows_run(pad, reps, 1);
+	small = md_windows_run(1, 2 * reps, 0);
+	big = md_windows_run(1, 8 * reps, 0);
+	/* the whole document's charge would be twice its size */
+	ck_assert_uint_lt(small, 4 * MiB);
+	ck_assert_uint_lt(big, small + small / 10);
+}
+END_TEST
+
 #endif /* LP_HAVE_MD4C */
 
 /* ------------------------------------------------------------------ */
@@ -913,6 +982,7 @@ int main(void)
 	tcase_add_test(tc, test_md_nesting);
 	tcase_add_test(tc, test_md_link_refs);
 	tcase_add_test(tc, test_md_budget);
+	tcase_add_test(tc, test_md_windows);
 	suite_add_tcase(s, tc);
 #endif
 #ifdef LP_HAVE_POPPLER
