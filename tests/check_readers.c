@@ -750,15 +750,53 @@ START_TEST(test_pdf_outline)
 		"@2 P This element names a directory to scan for fonts, and Installing is a "
 		"word that this page uses in its running text.\n"
 		"@3 P The last page has no heading of its own at all, and its bookmark names "
-		"nothing that is printed on it.\n";
+		"nothing that is printed on it.\n"
+		"@3 H2 5.1 Closing Words\n"
+		"@3 P That is all there is to say.\n"
+		"@4 P A fourth page, so that the running lines are known.\n"
+		"@5 P A fifth page, for the same reason.\n";
 
 	/* headings set like the body, known from the outline alone: each
 	 * with its outline level, on its entry's page only; a wrapped title
-	 * is one heading; the named destination is followed */
+	 * is one heading, with its number where a line of its own prints
+	 * it; the named destination is followed */
 	collect_init(&c, buf, len, 1);
 	lp_diag_init(&d);
 	ck_assert_int_eq(lp_read_pdf("outline.pdf", buf, len, &c.sink, &d), LP_OK);
 	ck_assert_str_eq(c.out, want);
+	free(c.out);
+	free(buf);
+}
+END_TEST
+
+/* A real PDF (data/eval) whose section numbers poppler gives as lines
+ * of their own, a running header's line between number and title:
+ * the number stays with the title its bookmark names without it. */
+START_TEST(test_pdf_outline_numbers)
+{
+	const char *top = getenv("top_srcdir");
+	char path[4096];
+	FILE *f;
+	char *buf;
+	long n;
+	struct collect c;
+	struct lp_diag d;
+
+	snprintf(path, sizeof(path), "%s/data/eval/docs/debian-history.en.pdf", top ? top : ".");
+	ck_assert_ptr_nonnull(f = fopen(path, "rb"));
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	collect_init(&c, buf, (size_t)n, 1);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_read_pdf("debian-history.en.pdf", buf, (size_t)n, &c.sink, &d), LP_OK);
+	ck_assert_msg(strstr(c.out, "\n@14 H2 4.3 The 2.x Releases\n") != NULL, "got:\n%.2000s",
+		      c.out);
+	ck_assert_msg(strstr(c.out, "\n@23 H3 4.13.5 July 2002: Martin Butterweck died\n") != NULL,
+		      "got:\n%.2000s", c.out);
 	free(c.out);
 	free(buf);
 }
@@ -994,6 +1032,7 @@ int main(void)
 	tcase_add_test(tc, test_pdf_encrypted);
 	tcase_add_test(tc, test_pdf_no_text_layer);
 	tcase_add_test(tc, test_pdf_outline);
+	tcase_add_test(tc, test_pdf_outline_numbers);
 	tcase_add_test(tc, test_pdf_budget);
 	tcase_add_test(tc, test_pdf_truncated);
 	tcase_add_test(tc, test_pdf_cut_short);

@@ -714,6 +714,30 @@ static void pdf_match_outline(struct pdf_reader *r, struct pdf_page *pg, int p, 
 	}
 }
 
+/* A title's section number printed as a line of its own ("4.3" beside
+ * or above "The 2.x Releases", where the outline has the words alone)
+ * goes with the title. */
+static void pdf_title_numbers(struct pdf_page *pg)
+{
+	for (size_t i = 1; i < pg->n_lines; i++) {
+		struct pdf_line *num = &pg->lines[i - 1], *t = &pg->lines[i];
+		char words[64], key[PDF_MARK_LEN];
+		size_t n = 0;
+		double size = t->size > 0 ? t->size : 10;
+
+		if (!t->outline || num->outline || num->len > 16)
+			continue;
+		pdf_words(pg->text + num->off, num->len, words, &n, sizeof(words));
+		if (!n || pdf_key_words(words, n, key) ||
+		    !(pdf_same_row(num, t) || (t->y1 >= num->y2 && t->y1 - num->y2 < 0.8 * size)))
+			continue;
+		num->outline = t->outline;
+		num->outline_n = (unsigned char)(t->outline_n + 1);
+		t->outline = 0;
+		t->outline_n = 0;
+	}
+}
+
 /* --- paragraphs -------------------------------------------------------- */
 
 /* A list bullet or number at the start of a line. */
@@ -901,6 +925,7 @@ static enum lp_status pdf_page_blocks(struct pdf_reader *r, struct pdf_page *pg,
 		if (!pg->lines[i].drop)
 			pg->lines[kept++] = pg->lines[i];
 	pg->n_lines = kept;
+	pdf_title_numbers(pg);
 	/* an outline title is a block of its own, however its lines look */
 	for (size_t i = 0; i < pg->n_lines && !st; i++) {
 		struct pdf_line *l = &pg->lines[i];

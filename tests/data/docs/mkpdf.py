@@ -15,7 +15,8 @@ table, so that every byte of a fixture is visible here:
   outline.pdf    3 pages whose headings are set like the body and named
                  by the document's outline (bookmarks), two levels, one
                  title wrapped over two lines, one reached by a named
-                 destination, one printed with marks its bookmark lacks
+                 destination, one printed with marks its bookmark lacks,
+                 one whose section number is a line of its own
   truncated.pdf  text.pdf cut inside its second page's content (no xref)
   malformed.pdf  a header, then garbage
 """
@@ -175,8 +176,16 @@ def outline():
          (11, 72, 672, "Installing"),
          (11, 72, 658, "is a word that this page uses in its running text.")],
         [(11, 72, 700, "The last page has no heading of its own at all, and"),
-         (11, 72, 686, "its bookmark names nothing that is printed on it.")],
+         (11, 72, 686, "its bookmark names nothing that is printed on it."),
+         (14, 72, 660, "5.1"),
+         (14, 130, 660, "Closing Words"),
+         (11, 72, 640, "That is all there is to say.")],
+        [(11, 72, 700, "A fourth page, so that the running lines are known.")],
+        [(11, 72, 700, "A fifth page, for the same reason.")],
     ]
+    # a running header on every page, its page number at the right
+    for i, p in enumerate(pages):
+        p[:0] = [(9, 72, 760, "Acme Guide"), (9, 520, 760, "%d / %d" % (i + 1, len(pages)))]
     objs = document([page_content(p) for p in pages])
     page_ref = [3 + 2 * i for i in range(len(pages))]
     n = len(objs)
@@ -185,7 +194,8 @@ def outline():
     items = [("Installing", 1, b"[%d 0 R /XYZ 0 792 0]" % page_ref[0]),
              ("Building from the source tree", 2, b"[%d 0 R /XYZ 0 660 0]" % page_ref[0]),
              ('dir prefix="default"', 2, b"/dir"),
-             ("Appendix", 1, b"[%d 0 R /Fit]" % page_ref[2])]
+             ("Appendix", 1, b"[%d 0 R /Fit]" % page_ref[2]),
+             ("Closing Words", 2, b"[%d 0 R /XYZ 0 670 0]" % page_ref[2])]
     num = [first + i for i in range(len(items))]
     tops = [i for i, it in enumerate(items) if it[1] == 1]
     for i, (title, level, dest) in enumerate(items):
