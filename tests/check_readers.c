@@ -634,6 +634,30 @@ START_TEST(test_md_windows)
 }
 END_TEST
 
+/* The scans that cut windows and copy definitions stop at the last
+ * byte: a document ending in a line of spaces, one whose only line is
+ * 4 MiB long (malloc'ed to its size, so a sanitizer run sees a byte read
+ * past it). */
+START_TEST(test_md_window_edges)
+{
+	size_t n = 4 * MiB, peak;
+	char *doc = malloc(n);
+	struct collect c;
+	struct lp_diag d;
+
+	memset(doc, 'a', n);
+	ck_assert_int_eq(run_counted(lp_read_markdown, "line.md", doc, n, 0, &c, &d, &peak), LP_OK);
+	ck_assert_uint_eq(c.bytes, n);
+	for (size_t i = 0; i + 1 < n; i += 64)
+		doc[i] = '\n';
+	memset(doc + n - 3, ' ', 3);
+	ck_assert_int_eq(run_counted(lp_read_markdown, "spaces.md", doc, n, 0, &c, &d, &peak),
+			 LP_OK);
+	ck_assert(!c.bad_range);
+	free(doc);
+}
+END_TEST
+
 #endif /* LP_HAVE_MD4C */
 
 /* ------------------------------------------------------------------ */
@@ -1021,6 +1045,7 @@ int main(void)
 	tcase_add_test(tc, test_md_link_refs);
 	tcase_add_test(tc, test_md_budget);
 	tcase_add_test(tc, test_md_windows);
+	tcase_add_test(tc, test_md_window_edges);
 	suite_add_tcase(s, tc);
 #endif
 #ifdef LP_HAVE_POPPLER

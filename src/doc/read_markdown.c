@@ -481,7 +481,7 @@ static size_t md_next_cut(const char *s, size_t len, size_t pos)
 			size_t at = pos + MD_WINDOW_MAX;
 			if (line > pos)
 				return line;
-			while (at > pos + 1 && ((unsigned char)s[at] & 0xC0) == 0x80)
+			while (at < len && at > pos + 1 && ((unsigned char)s[at] & 0xC0) == 0x80)
 				at--;
 			return at;
 		}
@@ -511,7 +511,7 @@ static size_t md_defs(const char *s, size_t len, char *buf, size_t cap)
 		md_scan_line(&sc, p, e);
 		first = 0;
 		prev_def = 0;
-		if (open || sc.fence || ind > 3 || p[ind] != '[' || !starts)
+		if (open || sc.fence || ind > 3 || p + ind >= e || p[ind] != '[' || !starts)
 			goto next;
 		lb = memchr(p + ind, ']', (size_t)(e - p - ind));
 		if (!lb || lb + 1 >= e || lb[1] != ':' || lb == p + ind + 1)

@@ -125,7 +125,7 @@ struct pdf_mark {
 	unsigned char level;      /* 1..6: its depth in the outline */
 	unsigned char used;       /* matched to a line already */
 	unsigned short len;       /* bytes of key */
-	char key[PDF_MARK_LEN];   /* pdf_norm of its title */
+	char key[PDF_MARK_LEN];   /* pdf_key_words of its title */
 };
 
 struct pdf_reader {
@@ -155,7 +155,7 @@ static void pdf_page_release(struct pdf_page *pg)
 	memset(pg, 0, sizeof(*pg));
 }
 
-/* Charge `bytes` more of poppler's memory to the budget for `what` (a
+/* Charge `bytes` more of poppler's memory to the budget for `page` (a
  * page's number, or 0 for the document). On refusal, the message names
  * the page and says what did not fit. */
 static enum lp_status pdf_charge(struct pdf_reader *r, size_t bytes, int page, size_t *charged)
