@@ -767,9 +767,11 @@ START_TEST(test_pdf_outline)
 		"@1 H1 Installing\n"
 		"@1 P The quick brown fox jumps over the lazy dog while the reader keeps its "
 		"memory bounded by reading a page.\n"
+		"@1 L1 \xE2\x80\xA2 Building from the source tree\n"
 		"@1 H2 Building from the source tree\n"
 		"@1 P Run the configure script and then make in the top directory of the tree, "
 		"as the other manuals say.\n"
+		"@2 P ~~~~~~~~\n"
 		"@2 H2 <dir prefix=\"default\">\n"
 		"@2 P This element names a directory to scan for fonts, and Installing is a "
 		"word that this page uses in its running text.\n"
@@ -783,7 +785,8 @@ START_TEST(test_pdf_outline)
 	/* headings set like the body, known from the outline alone: each
 	 * with its outline level, on its entry's page only; a wrapped title
 	 * is one heading, with its number where a line of its own prints
-	 * it; the named destination is followed */
+	 * it, not with a rule above it; a list item naming the title is not
+	 * the title; the named destination is followed */
 	collect_init(&c, buf, len, 1);
 	lp_diag_init(&d);
 	ck_assert_int_eq(lp_read_pdf("outline.pdf", buf, len, &c.sink, &d), LP_OK);

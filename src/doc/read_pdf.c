@@ -481,6 +481,38 @@ static int pdf_running(const struct pdf_reader *r, const char *key)
 	return 0;
 }
 
+/* A list bullet (a symbol, not a number) at the start of a line: "• ",
+ * "◦ ", "▪ " (or without their space, as poppler may give them), "– ",
+ * "- ", "* ". */
+static int pdf_bullet_symbol(const char *s, size_t n)
+{
+	static const char *bullets[] = { "\xE2\x80\xA2", "\xE2\x97\xA6", "\xE2\x96\xAA",
+					 "\xE2\x80\x93 ", "- ", "* " };
+
+	for (size_t b = 0; b < sizeof(bullets) / sizeof(bullets[0]); b++)
+		if (n > strlen(bullets[b]) && !memcmp(s, bullets[b], strlen(bullets[b])))
+			return 1;
+	return 0;
+}
+
+/* A list bullet or number at the start of a line. */
+static int pdf_bullet(const char *s, size_t n)
+{
+	static const char *spaced[] = { "\xE2\x80\xA2 ", "\xE2\x97\xA6 ", "\xE2\x96\xAA " };
+	size_t i = 0;
+
+	for (size_t b = 0; b < sizeof(spaced) / sizeof(spaced[0]); b++)
+		if (n > strlen(spaced[b]) && !memcmp(s, spaced[b], strlen(spaced[b])))
+			return 1;
+	if (pdf_bullet_symbol(s, n) && (unsigned char)s[0] < 0x80)
+		return 1;
+	if (n > 4 && !memcmp(s, "\xE2\x80\x93 ", 4))
+		return 1;
+	while (i < n && i < 3 && isdigit((unsigned char)s[i]))
+		i++;
+	return i && i + 1 < n && (s[i] == '.' || s[i] == ')') && s[i + 1] == ' ';
+}
+
 /* --- the outline ------------------------------------------------------- */
 
 /* Append the words of `n` bytes of `s` to `buf` (`*len` of `cap` used):
@@ -679,6 +711,15 @@ static int pdf_page_marked(const struct pdf_reader *r, int p)
  * `dropped` are looked at: the text first, then the running lines, so a
  * chapter's title that also runs atop its pages is a heading where the
  * chapter begins (and the line stays). */
+/* Whether `n` bytes of pdf_words output hold no word. */
+static int pdf_no_word(const char *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (w[i] != ' ')
+			return 0;
+	return 1;
+}
+
 static void pdf_match_outline(struct pdf_reader *r, struct pdf_page *pg, int p, int dropped)
 {
 	char words[4 * PDF_MARK_LEN], key[PDF_MARK_LEN];
@@ -689,19 +730,29 @@ static void pdf_match_outline(struct pdf_reader *r, struct pdf_page *pg, int p, 
 		while (most < PDF_MARK_LINES && i + most < pg->n_lines &&
 		       pg->lines[i + most].drop == dropped && !pg->lines[i + most].outline)
 			most++;
+		/* a list item that names a section ("• The Client Request
+		 * mechanism" in a chapter's list of its subjects) is not it */
+		if (most && pdf_bullet_symbol(pg->text + pg->lines[i].off, pg->lines[i].len))
+			continue;
 
 		for (size_t k = most; k > 0; k--) {
 			struct pdf_mark *m;
 			size_t n = 0, kl;
 
+			int wordless = 0;
+
 			for (size_t j = i; j < i + k; j++) {
+				size_t before = n;
 				if (n)
 					words[n++] = ' ';
 				pdf_words(pg->text + pg->lines[j].off, pg->lines[j].len, words, &n,
 					  sizeof(words));
+				/* a title's lines all hold words: a rule, a brace or
+				 * a bullet above it is not part of it */
+				wordless |= pdf_no_word(words + before, n - before);
 			}
 			kl = pdf_key_words(words, n, key);
-			if (!kl || !(m = pdf_find_mark(r, p, key, kl)))
+			if (!kl || (k > 1 && wordless) || !(m = pdf_find_mark(r, p, key, kl)))
 				continue;
 			m->used = 1;
 			pg->lines[i].outline = m->level;
@@ -739,21 +790,6 @@ static void pdf_title_numbers(struct pdf_page *pg)
 }
 
 /* --- paragraphs -------------------------------------------------------- */
-
-/* A list bullet or number at the start of a line. */
-static int pdf_bullet(const char *s, size_t n)
-{
-	static const char *bullets[] = { "\xE2\x80\xA2 ", "\xE2\x97\xA6 ", "\xE2\x96\xAA ",
-					 "\xE2\x80\x93 ", "- ", "* " };
-	size_t i = 0;
-
-	for (size_t b = 0; b < sizeof(bullets) / sizeof(bullets[0]); b++)
-		if (n > strlen(bullets[b]) && !memcmp(s, bullets[b], strlen(bullets[b])))
-			return 1;
-	while (i < n && i < 3 && isdigit((unsigned char)s[i]))
-		i++;
-	return i && i + 1 < n && (s[i] == '.' || s[i] == ')') && s[i + 1] == ' ';
-}
 
 static int pdf_ends_sentence(const char *s, size_t n)
 {

@@ -16,7 +16,8 @@ table, so that every byte of a fixture is visible here:
                  by the document's outline (bookmarks), two levels, one
                  title wrapped over two lines, one reached by a named
                  destination, one printed with marks its bookmark lacks,
-                 one whose section number is a line of its own
+                 one whose section number is a line of its own; a list
+                 item that names a title, and a rule above one
   truncated.pdf  text.pdf cut inside its second page's content (no xref)
   malformed.pdf  a header, then garbage
 """
@@ -167,11 +168,13 @@ def outline():
         [(11, 72, 700, "Installing"),
          (11, 72, 686, "The quick brown fox jumps over the lazy dog while the"),
          (11, 72, 672, "reader keeps its memory bounded by reading a page."),
+         (11, 72, 656, "\x95 Building from the source tree"),
          (11, 72, 640, "Building from the"),
          (11, 72, 626, "source tree"),
          (11, 72, 612, "Run the configure script and then make in the top"),
          (11, 72, 598, "directory of the tree, as the other manuals say.")],
-        [(11, 72, 700, '<dir prefix="default">'),
+        [(11, 72, 714, "~~~~~~~~"),
+         (11, 72, 700, '<dir prefix="default">'),
          (11, 72, 686, "This element names a directory to scan for fonts, and"),
          (11, 72, 672, "Installing"),
          (11, 72, 658, "is a word that this page uses in its running text.")],
