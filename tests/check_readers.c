@@ -565,6 +565,99 @@ START_TEST(test_md_budget)
 }
 END_TEST
 
+/* A document over the reader's window is parsed a window at a time:
+ * the same blocks as whole (a fence or a comment with blank lines in
+ * it is never cut, a link defined only at the end resolves in every
+ * window), byte ranges right, and a tracked peak flat in its size. */
+static size_t md_windows_run(size_t pad, size_t reps, int check)
+{
+	static const char chunk[] =
+		"# Part\n\nSee [the manual][man] for more.\n\n"
+		"```\ncode line one\n\ncode line two\n```\n\n"
+		"<!--\nhidden\n\nstill hidden\n-->\n\n"
+		"- item one\n\n- item two\n\n"
+		"A closing paragraph that ends the part.\n\n";
+	static const char blocks[] =
+		"H1 Part\nP See the manual for more.\nC code line one//code line two\n"
+		"L1 item one\nL1 item two\nP A closing paragraph that ends the part.\n";
+	static const char def[] = "[man]: https://example.org/manual\n";
+	size_t n = pad + 2 + reps * (sizeof(chunk) - 1) + sizeof(def) - 1, at = 0, peak;
+	char *doc = malloc(n), *want = malloc(pad + 4 + reps * (sizeof(blocks) - 1) + 1);
+	struct collect c;
+	struct lp_diag d;
+	const char *h;
+
+	memset(doc, 'x', pad);
+	memcpy(doc + pad, "\n\n", 2);
+	for (size_t i = 0; i < reps; i++)
+		memcpy(doc + pad + 2 + i * (sizeof(chunk) - 1), chunk, sizeof(chunk) - 1);
+	memcpy(doc + n - (sizeof(def) - 1), def, sizeof(def) - 1);
+	memcpy(want, "P ", 2);
+	memset(want + 2, 'x', pad);
+	at = pad + 2;
+	want[at++] = '\n';
+	for (size_t i = 0; i < reps; i++, at += sizeof(blocks) - 1)
+		memcpy(want + at, blocks, sizeof(blocks) - 1);
+	want[at] = '\0';
+	collect_init(&c, doc, n, check);
+	lp_diag_init(&d);
+	lp_mem_reset_peaks();
+	ck_assert_int_eq(lp_read_markdown("big.md", doc, n, &c.sink, &d), LP_OK);
+	peak = lp_mem_peak(LP_MEM_DOC);
+	ck_assert_uint_eq(c.n_blocks, 1 + 6 * reps);
+	ck_assert(!c.bad_range);
+	if (check) {
+		ck_assert_msg(c.len == at && !memcmp(c.out, want, at), "pad %zu: blocks differ",
+			      pad);
+		/* the last heading's bytes are its own */
+		h = doc + pad + 2 + (reps - 1) * (sizeof(chunk) - 1);
+		ck_assert(!memcmp(h, "# Part", 6));
+	}
+	free(c.out);
+	free(doc);
+	free(want);
+	return peak;
+}
+
+START_TEST(test_md_windows)
+{
+	size_t reps = (3 * MiB / 2) / 175, small, big;
+
+	/* the cut falls on every line of the chunk as the padding moves */
+	for (size_t pad = 1; pad < 175; pad += 13)
+		md_windows_run(pad, reps, 1);
+	small = md_windows_run(1, 2 * reps, 0);
+	big = md_windows_run(1, 8 * reps, 0);
+	/* the whole document's charge would be twice its size */
+	ck_assert_uint_lt(small, 4 * MiB);
+	ck_assert_uint_lt(big, small + small / 10);
+}
+END_TEST
+
+/* The scans that cut windows and copy definitions stop at the last
+ * byte: a document ending in a line of spaces, one whose only line is
+ * 4 MiB long (malloc'ed to its size, so a sanitizer run sees a byte read
+ * past it). */
+START_TEST(test_md_window_edges)
+{
+	size_t n = 4 * MiB, peak;
+	char *doc = malloc(n);
+	struct collect c;
+	struct lp_diag d;
+
+	memset(doc, 'a', n);
+	ck_assert_int_eq(run_counted(lp_read_markdown, "line.md", doc, n, 0, &c, &d, &peak), LP_OK);
+	ck_assert_uint_eq(c.bytes, n);
+	for (size_t i = 0; i + 1 < n; i += 64)
+		doc[i] = '\n';
+	memset(doc + n - 3, ' ', 3);
+	ck_assert_int_eq(run_counted(lp_read_markdown, "spaces.md", doc, n, 0, &c, &d, &peak),
+			 LP_OK);
+	ck_assert(!c.bad_range);
+	free(doc);
+}
+END_TEST
+
 #endif /* LP_HAVE_MD4C */
 
 /* ------------------------------------------------------------------ */
@@ -664,6 +757,78 @@ START_TEST(test_pdf_text)
 }
 END_TEST
 
+START_TEST(test_pdf_outline)
+{
+	size_t len;
+	char *buf = pdf_fixture("outline.pdf", &len);
+	struct collect c;
+	struct lp_diag d;
+	const char *want =
+		"@1 H1 Installing\n"
+		"@1 P The quick brown fox jumps over the lazy dog while the reader keeps its "
+		"memory bounded by reading a page.\n"
+		"@1 L1 \xE2\x80\xA2 Building from the source tree\n"
+		"@1 H2 Building from the source tree\n"
+		"@1 P Run the configure script and then make in the top directory of the tree, "
+		"as the other manuals say.\n"
+		"@2 P ~~~~~~~~\n"
+		"@2 H2 <dir prefix=\"default\">\n"
+		"@2 P This element names a directory to scan for fonts, and Installing is a "
+		"word that this page uses in its running text.\n"
+		"@3 P The last page has no heading of its own at all, and its bookmark names "
+		"nothing that is printed on it.\n"
+		"@3 H2 5.1 Closing Words\n"
+		"@3 P That is all there is to say.\n"
+		"@4 P A fourth page, so that the running lines are known.\n"
+		"@5 P A fifth page, for the same reason.\n";
+
+	/* headings set like the body, known from the outline alone: each
+	 * with its outline level, on its entry's page only; a wrapped title
+	 * is one heading, with its number where a line of its own prints
+	 * it, not with a rule above it; a list item naming the title is not
+	 * the title; the named destination is followed */
+	collect_init(&c, buf, len, 1);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_read_pdf("outline.pdf", buf, len, &c.sink, &d), LP_OK);
+	ck_assert_str_eq(c.out, want);
+	free(c.out);
+	free(buf);
+}
+END_TEST
+
+/* A real PDF (data/eval) whose section numbers poppler gives as lines
+ * of their own, a running header's line between number and title:
+ * the number stays with the title its bookmark names without it. */
+START_TEST(test_pdf_outline_numbers)
+{
+	const char *top = getenv("top_srcdir");
+	char path[4096];
+	FILE *f;
+	char *buf;
+	long n;
+	struct collect c;
+	struct lp_diag d;
+
+	snprintf(path, sizeof(path), "%s/data/eval/docs/debian-history.en.pdf", top ? top : ".");
+	ck_assert_ptr_nonnull(f = fopen(path, "rb"));
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	collect_init(&c, buf, (size_t)n, 1);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_read_pdf("debian-history.en.pdf", buf, (size_t)n, &c.sink, &d), LP_OK);
+	ck_assert_msg(strstr(c.out, "\n@14 H2 4.3 The 2.x Releases\n") != NULL, "got:\n%.2000s",
+		      c.out);
+	ck_assert_msg(strstr(c.out, "\n@23 H3 4.13.5 July 2002: Martin Butterweck died\n") != NULL,
+		      "got:\n%.2000s", c.out);
+	free(c.out);
+	free(buf);
+}
+END_TEST
+
 START_TEST(test_pdf_10k_pages)
 {
 	struct collect c;
@@ -673,7 +838,37 @@ START_TEST(test_pdf_10k_pages)
 	ck_assert_uint_eq(c.n_blocks, 10000);
 	ck_assert_uint_eq(c.max_page, 10000);
 	ck_assert(!c.bad_page);
-	ck_assert_uint_lt(lp_mem_peak(LP_MEM_DOC), MiB);
+	/* flat in the pages: poppler's charge for the document (1 MiB and
+	 * a byte per byte of the file) and for one page (1 MiB and 1 KiB a
+	 * character), beside the reader's own tables */
+	ck_assert_uint_gt(lp_mem_peak(LP_MEM_DOC), 2 * MiB + 1600000);
+	ck_assert_uint_lt(lp_mem_peak(LP_MEM_DOC), 3 * MiB + 1600000);
+}
+END_TEST
+
+/* poppler's memory is charged: a budget too small for the document, or
+ * for its first page, refuses it naming the file (and the page). */
+START_TEST(test_pdf_budget)
+{
+	size_t len, peak;
+	char *buf = pdf_fixture("text.pdf", &len);
+	struct collect c;
+	struct lp_diag d;
+
+	ck_assert_int_eq(run_counted(lp_read_pdf, "text.pdf", buf, len, MiB / 2, &c, &d, &peak),
+			 LP_E_NOMEM);
+	ck_assert_str_eq(d.file, "text.pdf");
+	ck_assert_msg(strstr(d.msg, "poppler's memory for the document") != NULL, "%s", d.msg);
+	ck_assert_int_eq(run_counted(lp_read_pdf, "text.pdf", buf, len, 3 * MiB / 2, &c, &d, &peak),
+			 LP_E_NOMEM);
+	ck_assert_str_eq(d.file, "text.pdf");
+	ck_assert_msg(strstr(d.msg, "page 1: poppler's memory for the page") != NULL, "%s", d.msg);
+	ck_assert_uint_eq(c.n_blocks, 0);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_DOC), 0);
+	ck_assert_int_eq(run_counted(lp_read_pdf, "text.pdf", buf, len, 4 * MiB, &c, &d, &peak),
+			 LP_OK);
+	ck_assert_uint_eq(c.n_blocks, 17);
+	free(buf);
 }
 END_TEST
 
@@ -703,7 +898,52 @@ END_TEST
 
 START_TEST(test_pdf_truncated)
 {
+	size_t len;
+	struct lp_diag d;
+	struct collect c;
+	char *buf = pdf_fixture("truncated.pdf", &len);
+
 	pdf_refused("truncated.pdf", "not a readable PDF (damaged or truncated)");
+	/* the place: where the file stops */
+	ck_assert_int_eq(pdf_read_fixture("truncated.pdf", &c, &d), LP_E_INPUT);
+	ck_assert_int_eq(d.offset, (long long)len);
+	free(buf);
+}
+END_TEST
+
+/* A PDF cut short anywhere before its end is refused, naming the file
+ * and the byte where it stops; one whose middle is lost, naming the
+ * trailer that points past its end. */
+START_TEST(test_pdf_cut_short)
+{
+	size_t len, eof, cuts = 0;
+	char *buf = pdf_fixture("text.pdf", &len), *tail;
+	struct collect c;
+	struct lp_diag d;
+
+	ck_assert_ptr_nonnull(tail = memmem(buf, len, "startxref", 9));
+	ck_assert_ptr_nonnull(memmem(tail, len - (size_t)(tail - buf), "%%EOF", 5));
+	eof = (size_t)((char *)memmem(tail, len - (size_t)(tail - buf), "%%EOF", 5) - buf);
+	for (size_t cut = 64; cut < eof; cut += 61, cuts++) {
+		collect_init(&c, buf, cut, 0);
+		lp_diag_init(&d);
+		ck_assert_int_eq(lp_read_pdf("cut.pdf", buf, cut, &c.sink, &d), LP_E_INPUT);
+		ck_assert_str_eq(d.file, "cut.pdf");
+		ck_assert_int_eq(d.offset, (long long)cut);
+		ck_assert_msg(strstr(d.msg, "the file ends here") != NULL, "%zu: %s", cut, d.msg);
+		ck_assert_uint_eq(c.n_blocks, 0);
+	}
+	ck_assert_uint_gt(cuts, 50);
+	/* the first 200 bytes and the trailer: the table is past the end */
+	memmove(buf + 200, tail, len - (size_t)(tail - buf));
+	len = 200 + len - (size_t)(tail - buf);
+	collect_init(&c, buf, len, 0);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_read_pdf("hole.pdf", buf, len, &c.sink, &d), LP_E_INPUT);
+	ck_assert_str_eq(d.file, "hole.pdf");
+	ck_assert_int_eq(d.offset, 200);
+	ck_assert_msg(strstr(d.msg, "past the end of the file") != NULL, "%s", d.msg);
+	free(buf);
 }
 END_TEST
 
@@ -807,6 +1047,8 @@ int main(void)
 	tcase_add_test(tc, test_md_nesting);
 	tcase_add_test(tc, test_md_link_refs);
 	tcase_add_test(tc, test_md_budget);
+	tcase_add_test(tc, test_md_windows);
+	tcase_add_test(tc, test_md_window_edges);
 	suite_add_tcase(s, tc);
 #endif
 #ifdef LP_HAVE_POPPLER
@@ -817,7 +1059,11 @@ int main(void)
 	tcase_add_test(tc, test_pdf_10k_pages);
 	tcase_add_test(tc, test_pdf_encrypted);
 	tcase_add_test(tc, test_pdf_no_text_layer);
+	tcase_add_test(tc, test_pdf_outline);
+	tcase_add_test(tc, test_pdf_outline_numbers);
+	tcase_add_test(tc, test_pdf_budget);
 	tcase_add_test(tc, test_pdf_truncated);
+	tcase_add_test(tc, test_pdf_cut_short);
 	tcase_add_test(tc, test_pdf_malformed);
 	tcase_add_test(tc, test_pdf_not_pdf);
 	tcase_add_test(tc, test_pdf_sink_error);

@@ -7,6 +7,13 @@
  *    gap wider than the font's leading, a change of font size, a line
  *    moving up (a new column), a list bullet, or after a short line that
  *    ends a sentence;
+ *  - a line (or up to three, a title wrapped) that prints the title of an
+ *    entry of the document's outline (bookmarks), on the page the entry
+ *    goes to, is a HEADING of the entry's depth, a block of its own
+ *    whatever its font: the outline is the author's own list of headings
+ *    (titles and lines are compared by their letters and digits alone,
+ *    since outline writers drop marks: "fontsconf" for "fonts-conf");
+ *    PDF_MAX_OUTLINE entries PDF_OUTLINE_DEPTH deep are read at most;
  *  - a paragraph of at most three lines in a font clearly larger than the
  *    body's is a HEADING, its level from the ratio of the sizes; one or
  *    two lines in a bold face at the body's size, not ending like a
@@ -28,14 +35,29 @@
  * Memory: the file is wrapped without a copy (it is the caller's); each
  * page is loaded, read and released before the next, so what poppler
  * holds is one page's objects and text beside the document's
- * cross-reference table. poppler takes no allocator; the page tables
- * the reader builds are tracked (LP_MEM_DOC). PDF_MAX_PAGES bounds the
- * pages read, so a huge page tree ends.
+ * cross-reference table, fonts and caches. The page tables the reader
+ * builds are tracked (LP_MEM_DOC). poppler takes no allocator, so its
+ * memory is charged to the budget (LP_MEM_DOC) by a bound, measured
+ * with mallinfo2 on the seven PDFs of bench/extract (Debian 12, poppler
+ * 22.12): the document holds 0.5-0.65 MB once opened and 1.1-2.1 MB
+ * after its pages were read, charged before it is opened as
+ * PDF_DOC_COST plus PDF_DOC_COST_PER_BYTE per byte of the file; a page
+ * takes 290-410 bytes per character of its text on average and at most
+ * 5.9 MB (8,825 characters of an index), charged as PDF_PAGE_COST
+ * before it is loaded and PDF_CHAR_COST per character once its text is
+ * known, and given back when the page is done. A budget too small for
+ * that refuses the document naming the file and the page. What poppler
+ * allocates inside one call is only charged after it (the page's text
+ * cannot be sized before it is read). PDF_MAX_PAGES bounds the pages
+ * read, so a huge page tree ends.
  *
  * Refusals (LP_E_INPUT, naming the file, and the page where one is at
  * fault): an encrypted PDF that needs a password, a file poppler cannot
- * open, a page it cannot load, a PDF whose pages have no text ("no text
- * layer: run OCR first").
+ * open (with the byte where it is at fault: the end of a file cut short,
+ * or the cross-reference table its trailer names), a page it cannot
+ * load, a PDF whose pages have no text ("no text layer: run OCR first").
+ * A damaged file poppler can rebuild (a wrong cross-reference table) is
+ * read as poppler rebuilds it.
  */
 #include "doc/readers.h"
 
@@ -45,6 +67,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <poppler.h>
@@ -52,11 +75,25 @@
 #include "core/mem.h"
 #include "doc/gather.h"
 
+/* poppler's own memory, charged to the budget (see "Memory" above):
+ * the document's, per byte of file beyond a fixed part, and a page's,
+ * before it is loaded and then per character of its text. */
+#define PDF_DOC_COST ((size_t)1 << 20)
+#define PDF_DOC_COST_PER_BYTE 1
+#define PDF_PAGE_COST ((size_t)1 << 20)
+#define PDF_CHAR_COST 1024
 #define PDF_SAMPLE_PAGES 40
 #define PDF_MAX_PAGES 200000
 /* Distinct top/bottom lines kept by the first pass. */
 #define PDF_MAX_KEYS 512
 #define PDF_KEY_LEN 96
+/* Outline entries kept, the depth followed, and the bytes of a title's
+ * key (longer titles are matched on their first PDF_MARK_LEN bytes). */
+#define PDF_MAX_OUTLINE 20000
+#define PDF_OUTLINE_DEPTH 16
+#define PDF_MARK_LEN 160
+/* Lines an outline title may be wrapped over on its page. */
+#define PDF_MARK_LINES 3
 
 struct pdf_line {
 	size_t off, len;          /* bytes in the page's text */
@@ -64,18 +101,31 @@ struct pdf_line {
 	double size;              /* font size of its first character */
 	int bold;                 /* every character in a bold face */
 	int drop;                 /* a running header or footer */
+	unsigned char outline;    /* the level (1..6) of the outline entry this
+				   * line begins, or 0 */
+	unsigned char outline_n;  /* lines the entry's title spans (1..3) */
 };
 
 struct pdf_page {
 	char *text;               /* poppler's, g_free */
 	struct pdf_line *lines;   /* tracked */
 	size_t n_lines, cap;
+	size_t charged;           /* bytes of poppler's memory reserved for it */
 };
 
 struct pdf_key {
 	char key[PDF_KEY_LEN];
 	unsigned pages;
 	int last_page;
+};
+
+/* An outline (bookmark) entry: the heading it names, on its page. */
+struct pdf_mark {
+	int page;                 /* 1-based */
+	unsigned char level;      /* 1..6: its depth in the outline */
+	unsigned char used;       /* matched to a line already */
+	unsigned short len;       /* bytes of key */
+	char key[PDF_MARK_LEN];   /* pdf_key_words of its title */
 };
 
 struct pdf_reader {
@@ -91,6 +141,8 @@ struct pdf_reader {
 	double body;              /* body font size */
 	double size_hist[64];     /* characters per font size, 1pt bins */
 	double chars, bold_chars; /* sampled characters, of them in bold lines */
+	struct pdf_mark *marks;   /* tracked; sorted by page, then key */
+	size_t n_marks, marks_cap;
 };
 
 /* --- one page's lines ------------------------------------------------ */
@@ -99,7 +151,32 @@ static void pdf_page_release(struct pdf_page *pg)
 {
 	g_free(pg->text);
 	lp_mem_free(pg->lines);
+	lp_mem_unreserve(LP_MEM_DOC, pg->charged);
 	memset(pg, 0, sizeof(*pg));
+}
+
+/* Charge `bytes` more of poppler's memory to the budget for `page` (a
+ * page's number, or 0 for the document). On refusal, the message names
+ * the page and says what did not fit. */
+static enum lp_status pdf_charge(struct pdf_reader *r, size_t bytes, int page, size_t *charged)
+{
+	char need[32], left[32];
+	size_t budget = lp_mem_budget(), used = lp_mem_current_total();
+
+	if (!lp_mem_reserve(LP_MEM_DOC, bytes, r->d)) {
+		*charged += bytes;
+		return LP_OK;
+	}
+	lp_mem_format_size(*charged + bytes, need, sizeof(need));
+	lp_mem_format_size(budget > used ? budget - used : 0, left, sizeof(left));
+	if (page)
+		return lp_diag_set(r->d, LP_E_NOMEM, r->name, 0, 0,
+				   "page %d: poppler's memory for the page (%s, counted per "
+				   "character of its text) does not fit the memory budget "
+				   "(%s free)", page, need, left);
+	return lp_diag_set(r->d, LP_E_NOMEM, r->name, 0, 0,
+			   "poppler's memory for the document (%s, counted per byte of the "
+			   "file) does not fit the memory budget (%s free)", need, left);
 }
 
 static enum lp_status pdf_add_line(struct pdf_page *pg, const struct pdf_line *l,
@@ -142,10 +219,11 @@ static int pdf_bold_font(const char *name)
 	return 0;
 }
 
-/* Load page `p` (0-based) into lines. */
+/* Load page `p` (0-based) into lines. The caller releases `pg`, on
+ * failure too. */
 static enum lp_status pdf_load_page(struct pdf_reader *r, int p, struct pdf_page *pg)
 {
-	PopplerPage *page = poppler_document_get_page(r->doc, p);
+	PopplerPage *page;
 	PopplerRectangle *rects = NULL;
 	guint n_rects = 0, ci = 0;
 	GList *attrs, *run;
@@ -155,7 +233,11 @@ static enum lp_status pdf_load_page(struct pdf_reader *r, int p, struct pdf_page
 	int any;
 
 	memset(pg, 0, sizeof(*pg));
-	if (!page)
+	/* a page's part before poppler reads it, the rest once its text
+	 * says how much poppler holds */
+	if ((st = pdf_charge(r, PDF_PAGE_COST, p + 1, &pg->charged)))
+		return st;
+	if (!(page = poppler_document_get_page(r->doc, p)))
 		return lp_diag_set(r->d, LP_E_INPUT, r->name, 0, 0,
 				   "page %d: poppler cannot load it (damaged PDF)", p + 1);
 	pg->text = poppler_page_get_text(page);
@@ -164,6 +246,7 @@ static enum lp_status pdf_load_page(struct pdf_reader *r, int p, struct pdf_page
 	attrs = poppler_page_get_text_attributes(page);
 	run = attrs;
 	len = pg->text ? strlen(pg->text) : 0;
+	st = pdf_charge(r, PDF_CHAR_COST * (n_rects > len ? n_rects : len), p + 1, &pg->charged);
 	while (i < len && !st) {
 		size_t start = i;
 		memset(&l, 0, sizeof(l));
@@ -361,13 +444,13 @@ static enum lp_status pdf_sample(struct pdf_reader *r, int n_pages)
 		int p = (int)((long long)s * n_pages / n);
 		struct pdf_page pg;
 		enum lp_status st = pdf_load_page(r, p, &pg);
-		if (st == LP_E_NOMEM)
-			return st;
 		if (st == LP_OK) {
 			pdf_note_page(r, &pg, p);
 			r->sampled++;
 		}
 		pdf_page_release(&pg);
+		if (st == LP_E_NOMEM)
+			return st;
 	}
 	if (r->d)
 		lp_diag_init(r->d); /* a page that failed here fails again, in order */
@@ -398,22 +481,315 @@ static int pdf_running(const struct pdf_reader *r, const char *key)
 	return 0;
 }
 
-/* --- paragraphs -------------------------------------------------------- */
-
-/* A list bullet or number at the start of a line. */
-static int pdf_bullet(const char *s, size_t n)
+/* A list bullet (a symbol, not a number) at the start of a line: "• ",
+ * "◦ ", "▪ " (or without their space, as poppler may give them), "– ",
+ * "- ", "* ". */
+static int pdf_bullet_symbol(const char *s, size_t n)
 {
-	static const char *bullets[] = { "\xE2\x80\xA2 ", "\xE2\x97\xA6 ", "\xE2\x96\xAA ",
+	static const char *bullets[] = { "\xE2\x80\xA2", "\xE2\x97\xA6", "\xE2\x96\xAA",
 					 "\xE2\x80\x93 ", "- ", "* " };
-	size_t i = 0;
 
 	for (size_t b = 0; b < sizeof(bullets) / sizeof(bullets[0]); b++)
 		if (n > strlen(bullets[b]) && !memcmp(s, bullets[b], strlen(bullets[b])))
 			return 1;
+	return 0;
+}
+
+/* A list bullet or number at the start of a line. */
+static int pdf_bullet(const char *s, size_t n)
+{
+	static const char *spaced[] = { "\xE2\x80\xA2 ", "\xE2\x97\xA6 ", "\xE2\x96\xAA " };
+	size_t i = 0;
+
+	for (size_t b = 0; b < sizeof(spaced) / sizeof(spaced[0]); b++)
+		if (n > strlen(spaced[b]) && !memcmp(s, spaced[b], strlen(spaced[b])))
+			return 1;
+	if (pdf_bullet_symbol(s, n) && (unsigned char)s[0] < 0x80)
+		return 1;
+	if (n > 4 && !memcmp(s, "\xE2\x80\x93 ", 4))
+		return 1;
 	while (i < n && i < 3 && isdigit((unsigned char)s[i]))
 		i++;
 	return i && i + 1 < n && (s[i] == '.' || s[i] == ')') && s[i + 1] == ' ';
 }
+
+/* --- the outline ------------------------------------------------------- */
+
+/* Append the words of `n` bytes of `s` to `buf` (`*len` of `cap` used):
+ * lower case, in compatibility form (a ligature as its letters, an
+ * accent dropped), one space between words, so that a title and the
+ * line that prints it agree whatever the fonts made of them. Stops when
+ * `buf` is full. */
+static void pdf_words(const char *s, size_t n, char *buf, size_t *len, size_t cap)
+{
+	size_t i = 0;
+
+	while (i < n && *len + 8 < cap) {
+		gunichar c = g_utf8_get_char_validated(s + i, (gssize)(n - i)), dec[18];
+		gsize k;
+
+		if (c == (gunichar)-1 || c == (gunichar)-2) { /* not UTF-8: a gap */
+			c = ' ';
+			i++;
+		} else {
+			i += (size_t)(g_utf8_next_char(s + i) - (s + i));
+		}
+		k = g_unichar_fully_decompose(c, TRUE, dec, G_N_ELEMENTS(dec));
+		for (gsize j = 0; j < k && *len + 8 < cap; j++) {
+			if (g_unichar_isalnum(dec[j]))
+				*len += (size_t)g_unichar_to_utf8(g_unichar_tolower(dec[j]), buf + *len);
+			else if (!g_unichar_ismark(dec[j]) && *len && buf[*len - 1] != ' ')
+				buf[(*len)++] = ' ';
+		}
+	}
+}
+
+/* A title's key from its words (pdf_words): without a leading section
+ * number ("2.1 Usage", "A.3 Files": digit words, and one character before
+ * one) and without the spaces, so a word broken over two lines ("Config-"
+ * "uration") is the word. At most PDF_MARK_LEN bytes; returns the length. */
+static size_t pdf_key_words(const char *w, size_t n, char *key)
+{
+	size_t i = 0, k = 0;
+
+	for (;;) {
+		size_t e = i, next;
+		int digits = 1;
+		while (i < n && w[i] == ' ')
+			i++;
+		for (e = i; e < n && w[e] != ' '; e++)
+			digits &= isdigit((unsigned char)w[e]) != 0;
+		if (e == i)
+			break;
+		for (next = e; next < n && w[next] == ' '; next++)
+			;
+		if (digits || (g_utf8_next_char(w + i) == w + e && next < n &&
+			       isdigit((unsigned char)w[next]))) {
+			i = e;
+			continue;
+		}
+		break;
+	}
+	for (; i < n && k < PDF_MARK_LEN; i++)
+		if (w[i] != ' ')
+			key[k++] = w[i];
+	return k;
+}
+
+static int pdf_mark_cmp(const void *a, const void *b)
+{
+	const struct pdf_mark *x = a, *y = b;
+	int c;
+
+	if (x->page != y->page)
+		return x->page < y->page ? -1 : 1;
+	c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
+	return c ? c : (int)x->len - (int)y->len;
+}
+
+/* Keep one outline entry at depth `depth` (0 = top) when it goes to a
+ * page of this document and has a title with words. */
+static enum lp_status pdf_add_mark(struct pdf_reader *r, PopplerAction *a, int depth,
+				   int n_pages)
+{
+	char words[4 * PDF_MARK_LEN];
+	size_t n = 0;
+	struct pdf_mark m;
+	PopplerDest *dest;
+	int page;
+
+	if (!a || a->type != POPPLER_ACTION_GOTO_DEST || !a->any.title || !a->goto_dest.dest)
+		return LP_OK;
+	dest = a->goto_dest.dest;
+	if (dest->type == POPPLER_DEST_NAMED) {
+		PopplerDest *named = dest->named_dest ?
+			poppler_document_find_dest(r->doc, dest->named_dest) : NULL;
+		page = named ? named->page_num : 0;
+		if (named)
+			poppler_dest_free(named);
+	} else {
+		page = dest->page_num;
+	}
+	if (page < 1 || page > n_pages)
+		return LP_OK;
+	memset(&m, 0, sizeof(m));
+	pdf_words(a->any.title, strlen(a->any.title), words, &n, sizeof(words));
+	m.len = (unsigned short)pdf_key_words(words, n, m.key);
+	if (!m.len)
+		return LP_OK;
+	m.page = page;
+	m.level = (unsigned char)(depth < 5 ? depth + 1 : 6);
+	if (r->n_marks == r->marks_cap) {
+		size_t cap = r->marks_cap ? 2 * r->marks_cap : 64;
+		struct pdf_mark *p = lp_mem_realloc(LP_MEM_DOC, r->marks, cap * sizeof(*p), r->d);
+		if (!p)
+			return LP_E_NOMEM;
+		r->marks = p;
+		r->marks_cap = cap;
+	}
+	r->marks[r->n_marks++] = m;
+	return LP_OK;
+}
+
+/* The document's outline as marks, sorted by page and key: at most
+ * PDF_MAX_OUTLINE entries, PDF_OUTLINE_DEPTH deep, so that an outline
+ * made to loop or to nest without end still ends. */
+static enum lp_status pdf_read_outline(struct pdf_reader *r, int n_pages)
+{
+	PopplerIndexIter *stack[PDF_OUTLINE_DEPTH];
+	enum lp_status st = LP_OK;
+	size_t seen = 0;
+	int depth = 0;
+
+	stack[0] = poppler_index_iter_new(r->doc);
+	if (!stack[0])
+		return LP_OK;
+	while (depth >= 0 && !st && seen++ < PDF_MAX_OUTLINE) {
+		PopplerAction *a = poppler_index_iter_get_action(stack[depth]);
+		PopplerIndexIter *child;
+
+		st = pdf_add_mark(r, a, depth, n_pages);
+		if (a)
+			poppler_action_free(a);
+		child = depth + 1 < PDF_OUTLINE_DEPTH ? poppler_index_iter_get_child(stack[depth])
+						      : NULL;
+		if (child) {
+			stack[++depth] = child;
+			continue;
+		}
+		while (depth >= 0 && !poppler_index_iter_next(stack[depth]))
+			poppler_index_iter_free(stack[depth--]);
+	}
+	while (depth >= 0)
+		poppler_index_iter_free(stack[depth--]);
+	if (r->n_marks)
+		qsort(r->marks, r->n_marks, sizeof(*r->marks), pdf_mark_cmp);
+	return st;
+}
+
+/* An unused mark of page `p` whose key is `key`, or NULL. */
+static struct pdf_mark *pdf_find_mark(struct pdf_reader *r, int p, const char *key, size_t n)
+{
+	struct pdf_mark want;
+	size_t lo = 0, hi = r->n_marks;
+
+	want.page = p;
+	want.len = (unsigned short)n;
+	memcpy(want.key, key, n);
+	while (lo < hi) { /* the first mark not below `want` */
+		size_t mid = lo + (hi - lo) / 2;
+		if (pdf_mark_cmp(&r->marks[mid], &want) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < r->n_marks && !pdf_mark_cmp(&r->marks[lo], &want); lo++)
+		if (!r->marks[lo].used)
+			return &r->marks[lo];
+	return NULL;
+}
+
+/* Whether page `p` has an outline entry. */
+static int pdf_page_marked(const struct pdf_reader *r, int p)
+{
+	size_t lo = 0, hi = r->n_marks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->marks[mid].page < p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->n_marks && r->marks[lo].page == p;
+}
+
+/* Mark the lines of page `p` that print one of its outline titles: a
+ * line, or up to PDF_MARK_LINES lines in a row (a title wrapped), whose
+ * key is the title's. The longest match wins; each entry names one
+ * heading, the first in reading order. Only lines whose `drop` is
+ * `dropped` are looked at: the text first, then the running lines, so a
+ * chapter's title that also runs atop its pages is a heading where the
+ * chapter begins (and the line stays). */
+/* Whether `n` bytes of pdf_words output hold no word. */
+static int pdf_no_word(const char *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (w[i] != ' ')
+			return 0;
+	return 1;
+}
+
+static void pdf_match_outline(struct pdf_reader *r, struct pdf_page *pg, int p, int dropped)
+{
+	char words[4 * PDF_MARK_LEN], key[PDF_MARK_LEN];
+
+	for (size_t i = 0; i < pg->n_lines; i++) {
+		size_t most = 0;
+
+		while (most < PDF_MARK_LINES && i + most < pg->n_lines &&
+		       pg->lines[i + most].drop == dropped && !pg->lines[i + most].outline)
+			most++;
+		/* a list item that names a section ("• The Client Request
+		 * mechanism" in a chapter's list of its subjects) is not it */
+		if (most && pdf_bullet_symbol(pg->text + pg->lines[i].off, pg->lines[i].len))
+			continue;
+
+		for (size_t k = most; k > 0; k--) {
+			struct pdf_mark *m;
+			size_t n = 0, kl;
+
+			int wordless = 0;
+
+			for (size_t j = i; j < i + k; j++) {
+				size_t before = n;
+				if (n)
+					words[n++] = ' ';
+				pdf_words(pg->text + pg->lines[j].off, pg->lines[j].len, words, &n,
+					  sizeof(words));
+				/* a title's lines all hold words: a rule, a brace or
+				 * a bullet above it is not part of it */
+				wordless |= pdf_no_word(words + before, n - before);
+			}
+			kl = pdf_key_words(words, n, key);
+			if (!kl || (k > 1 && wordless) || !(m = pdf_find_mark(r, p, key, kl)))
+				continue;
+			m->used = 1;
+			pg->lines[i].outline = m->level;
+			pg->lines[i].outline_n = (unsigned char)k;
+			for (size_t j = i; j < i + k; j++)
+				pg->lines[j].drop = 0;
+			i += k - 1;
+			break;
+		}
+	}
+}
+
+/* A title's section number printed as a line of its own ("4.3" beside
+ * or above "The 2.x Releases", where the outline has the words alone)
+ * goes with the title. */
+static void pdf_title_numbers(struct pdf_page *pg)
+{
+	for (size_t i = 1; i < pg->n_lines; i++) {
+		struct pdf_line *num = &pg->lines[i - 1], *t = &pg->lines[i];
+		char words[64], key[PDF_MARK_LEN];
+		size_t n = 0;
+		double size = t->size > 0 ? t->size : 10;
+
+		if (!t->outline || num->outline || num->len > 16)
+			continue;
+		pdf_words(pg->text + num->off, num->len, words, &n, sizeof(words));
+		if (!n || pdf_key_words(words, n, key) ||
+		    !(pdf_same_row(num, t) || (t->y1 >= num->y2 && t->y1 - num->y2 < 0.8 * size)))
+			continue;
+		num->outline = t->outline;
+		num->outline_n = (unsigned char)(t->outline_n + 1);
+		t->outline = 0;
+		t->outline_n = 0;
+	}
+}
+
+/* --- paragraphs -------------------------------------------------------- */
 
 static int pdf_ends_sentence(const char *s, size_t n)
 {
@@ -486,6 +862,10 @@ static enum lp_block_kind pdf_kind(const struct pdf_reader *r, const struct pdf_
 	size_t chars = 0;
 
 	*level = 0;
+	if (l->outline) { /* the document's outline names it */
+		*level = l->outline;
+		return LP_BLOCK_HEADING;
+	}
 	for (size_t i = first; i < first + n; i++)
 		chars += pg->lines[i].len;
 	/* a contents line ("2 Copyright . . . . 3") is not a heading */
@@ -535,7 +915,7 @@ static enum lp_status pdf_emit(struct pdf_reader *r, const struct pdf_page *pg, 
 
 static enum lp_status pdf_page_blocks(struct pdf_reader *r, struct pdf_page *pg, unsigned p)
 {
-	size_t idx[4], kept = 0, start = (size_t)-1;
+	size_t idx[4], kept = 0, start = (size_t)-1, title_end = (size_t)-1;
 	double right = 0;
 	char key[PDF_KEY_LEN];
 	struct pdf_line *prev = NULL;
@@ -568,6 +948,10 @@ static enum lp_status pdf_page_blocks(struct pdf_reader *r, struct pdf_page *pg,
 			if (pdf_same_row(&pg->lines[e], &pg->lines[i]))
 				pg->lines[i].drop = 1;
 	}
+	if (r->n_marks && pdf_page_marked(r, (int)p)) {
+		pdf_match_outline(r, pg, (int)p, 0);
+		pdf_match_outline(r, pg, (int)p, 1);
+	}
 	/* the page's right margin: where most lines end */
 	for (size_t i = 0; i < pg->n_lines; i++)
 		if (!pg->lines[i].drop)
@@ -577,14 +961,21 @@ static enum lp_status pdf_page_blocks(struct pdf_reader *r, struct pdf_page *pg,
 		if (!pg->lines[i].drop)
 			pg->lines[kept++] = pg->lines[i];
 	pg->n_lines = kept;
+	pdf_title_numbers(pg);
+	/* an outline title is a block of its own, however its lines look */
 	for (size_t i = 0; i < pg->n_lines && !st; i++) {
 		struct pdf_line *l = &pg->lines[i];
-		if (prev && !pdf_same_paragraph(pg, prev, l, right)) {
+		int in_title = title_end != (size_t)-1 && i < title_end;
+		if (prev && (l->outline || i == title_end ||
+			     (!in_title && !pdf_same_paragraph(pg, prev, l, right)))) {
 			st = pdf_emit(r, pg, start, i - start, p);
-			start = (size_t)-1;
+			start = title_end = (size_t)-1;
 		}
-		if (start == (size_t)-1)
+		if (start == (size_t)-1) {
 			start = i;
+			if (l->outline)
+				title_end = i + l->outline_n;
+		}
 		prev = l;
 	}
 	if (!st && start != (size_t)-1)
@@ -593,6 +984,50 @@ static enum lp_status pdf_page_blocks(struct pdf_reader *r, struct pdf_page *pg,
 }
 
 /* --- the document ------------------------------------------------------ */
+
+/* The last `n` bytes `pat` in s[0, len), or NULL. */
+static const char *pdf_last(const char *s, size_t len, const char *pat, size_t n)
+{
+	for (size_t i = len; i >= n; i--)
+		if (!memcmp(s + i - n, pat, n))
+			return s + i - n;
+	return NULL;
+}
+
+/* Where a PDF that poppler cannot open is at fault, from its last KiB
+ * (a PDF is read from its end: "startxref", the byte of its
+ * cross-reference table, "%%EOF"): the byte in *off and what is wrong
+ * there. Looks at nothing but those three tokens. */
+static const char *pdf_damage(const char *bytes, size_t len, long long *off)
+{
+	size_t tail = len < 1024 ? len : 1024;
+	const char *end = bytes + len - tail, *eof, *sx, *p;
+	unsigned long long xref = 0;
+	int digits = 0;
+
+	*off = (long long)len;
+	eof = pdf_last(end, tail, "%%EOF", 5);
+	if (!eof)
+		return "the file ends here, without the end-of-file marker (%EOF) "
+		       "a whole PDF ends with";
+	sx = pdf_last(end, (size_t)(eof - end), "startxref", 9);
+	*off = (long long)(eof - bytes);
+	if (!sx)
+		return "no \"startxref\" before the end-of-file marker";
+	for (p = sx + 9; p < eof && (*p == ' ' || *p == '\r' || *p == '\n' || *p == '\t'); p++)
+		;
+	for (; p < eof && isdigit((unsigned char)*p) && digits < 19; p++, digits++)
+		xref = xref * 10 + (unsigned long long)(*p - '0');
+	*off = (long long)(sx - bytes);
+	if (!digits)
+		return "\"startxref\" gives no byte for the cross-reference table";
+	if (xref >= len)
+		return "\"startxref\" names a cross-reference table past the end of "
+		       "the file";
+	*off = (long long)xref;
+	return "the cross-reference table here cannot be read, nor the "
+	       "objects found without it";
+}
 
 static enum lp_status pdf_open(struct pdf_reader *r, const char *bytes, size_t len)
 {
@@ -608,10 +1043,13 @@ static enum lp_status pdf_open(struct pdf_reader *r, const char *bytes, size_t l
 		st = lp_diag_set(r->d, LP_E_INPUT, r->name, 0, 0,
 				 "encrypted PDF: it needs a password to be read "
 				 "(decrypt it first, e.g. qpdf --decrypt --password=...)");
-	else
-		st = lp_diag_set(r->d, LP_E_INPUT, r->name, 0, 0,
-				 "not a readable PDF (damaged or truncated): %s",
-				 err && err->message ? err->message : "poppler cannot open it");
+	else {
+		long long off;
+		const char *why = pdf_damage(bytes, len, &off);
+		st = lp_diag_set_offset(r->d, LP_E_INPUT, r->name, off,
+					"not a readable PDF (damaged or truncated): %s (poppler: %s)", why,
+					err && err->message ? err->message : "poppler cannot open it");
+	}
 	if (err)
 		g_error_free(err);
 	return st;
@@ -632,15 +1070,14 @@ static enum lp_status pdf_read(struct pdf_reader *r)
 	r->keys = lp_mem_calloc(LP_MEM_DOC, PDF_MAX_KEYS, sizeof(*r->keys), r->d);
 	if (!r->keys)
 		return LP_E_NOMEM;
-	if ((st = pdf_sample(r, n_pages)))
+	if ((st = pdf_sample(r, n_pages)) || (st = pdf_read_outline(r, n_pages)))
 		return st;
 	for (int p = 0; p < n_pages; p++) {
 		struct pdf_page pg;
-		if ((st = pdf_load_page(r, p, &pg)))
-			return st;
-		if (pg.n_lines)
-			text_pages++;
-		st = pdf_page_blocks(r, &pg, (unsigned)p + 1);
+		if (!(st = pdf_load_page(r, p, &pg))) {
+			text_pages += pg.n_lines > 0;
+			st = pdf_page_blocks(r, &pg, (unsigned)p + 1);
+		}
 		pdf_page_release(&pg);
 		if (st)
 			return st;
@@ -657,6 +1094,7 @@ enum lp_status lp_read_pdf(const char *name, const char *bytes, size_t len,
 {
 	struct pdf_reader *r;
 	enum lp_status st;
+	size_t doc_cost, charged = 0;
 
 	/* readers take "%PDF-" anywhere in the first KiB */
 	if (len < 8 || !memmem(bytes, len < 1024 ? len : 1024, "%PDF-", 5))
@@ -668,13 +1106,19 @@ enum lp_status lp_read_pdf(const char *name, const char *bytes, size_t len,
 	r->name = name;
 	r->d = d;
 	lp_gather_init(&r->g, sink);
-	st = pdf_open(r, bytes, len);
+	doc_cost = PDF_DOC_COST + (len < SIZE_MAX / PDF_DOC_COST_PER_BYTE ?
+				   len * PDF_DOC_COST_PER_BYTE : SIZE_MAX / 2);
+	st = pdf_charge(r, doc_cost, 0, &charged);
+	if (!st)
+		st = pdf_open(r, bytes, len);
 	if (!st) {
 		st = pdf_read(r);
 		g_object_unref(r->doc);
 	}
+	lp_mem_unreserve(LP_MEM_DOC, charged);
 	lp_gather_release(&r->g);
 	lp_mem_free(r->keys);
+	lp_mem_free(r->marks);
 	lp_mem_free(r);
 	return lp_gather_blame(d, name, st);
 }

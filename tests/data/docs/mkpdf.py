@@ -12,6 +12,12 @@ table, so that every byte of a fixture is visible here:
   encrypted.pdf  one page behind the standard security handler, whose
                  user password is not empty
   image.pdf      one page whose only content is an image (a scan)
+  outline.pdf    3 pages whose headings are set like the body and named
+                 by the document's outline (bookmarks), two levels, one
+                 title wrapped over two lines, one reached by a named
+                 destination, one printed with marks its bookmark lacks,
+                 one whose section number is a line of its own; a list
+                 item that names a title, and a rule above one
   truncated.pdf  text.pdf cut inside its second page's content (no xref)
   malformed.pdf  a header, then garbage
 """
@@ -156,6 +162,67 @@ def image():
     return pdf(objs)
 
 
+def outline():
+    """Headings in the body's face and size, known only from the outline."""
+    pages = [
+        [(11, 72, 700, "Installing"),
+         (11, 72, 686, "The quick brown fox jumps over the lazy dog while the"),
+         (11, 72, 672, "reader keeps its memory bounded by reading a page."),
+         (11, 72, 656, "\x95 Building from the source tree"),
+         (11, 72, 640, "Building from the"),
+         (11, 72, 626, "source tree"),
+         (11, 72, 612, "Run the configure script and then make in the top"),
+         (11, 72, 598, "directory of the tree, as the other manuals say.")],
+        [(11, 72, 714, "~~~~~~~~"),
+         (11, 72, 700, '<dir prefix="default">'),
+         (11, 72, 686, "This element names a directory to scan for fonts, and"),
+         (11, 72, 672, "Installing"),
+         (11, 72, 658, "is a word that this page uses in its running text.")],
+        [(11, 72, 700, "The last page has no heading of its own at all, and"),
+         (11, 72, 686, "its bookmark names nothing that is printed on it."),
+         (14, 72, 660, "5.1"),
+         (14, 130, 660, "Closing Words"),
+         (11, 72, 640, "That is all there is to say.")],
+        [(11, 72, 700, "A fourth page, so that the running lines are known.")],
+        [(11, 72, 700, "A fifth page, for the same reason.")],
+    ]
+    # a running header on every page, its page number at the right
+    for i, p in enumerate(pages):
+        p[:0] = [(9, 72, 760, "Acme Guide"), (9, 520, 760, "%d / %d" % (i + 1, len(pages)))]
+    objs = document([page_content(p) for p in pages])
+    page_ref = [3 + 2 * i for i in range(len(pages))]
+    n = len(objs)
+    root, first = n + 1, n + 2
+    # (title, level, destination): an explicit one, or a name
+    items = [("Installing", 1, b"[%d 0 R /XYZ 0 792 0]" % page_ref[0]),
+             ("Building from the source tree", 2, b"[%d 0 R /XYZ 0 660 0]" % page_ref[0]),
+             ('dir prefix="default"', 2, b"/dir"),
+             ("Appendix", 1, b"[%d 0 R /Fit]" % page_ref[2]),
+             ("Closing Words", 2, b"[%d 0 R /XYZ 0 670 0]" % page_ref[2])]
+    num = [first + i for i in range(len(items))]
+    tops = [i for i, it in enumerate(items) if it[1] == 1]
+    for i, (title, level, dest) in enumerate(items):
+        parent = root if level == 1 else num[max(t for t in tops if t < i)]
+        sib = [j for j, it in enumerate(items) if it[1] == level and
+               (level == 1 or max(t for t in tops if t < j) == max(t for t in tops if t < i))]
+        k = sib.index(i)
+        kids = [j for j in range(i + 1, len(items)) if items[j][1] == level + 1 and
+                max(t for t in tops if t < j) == i] if level == 1 else []
+        d = b"<< /Title (%s) /Parent %d 0 R /Dest %s" % (esc(title), parent, dest)
+        if k:
+            d += b" /Prev %d 0 R" % num[sib[k - 1]]
+        if k + 1 < len(sib):
+            d += b" /Next %d 0 R" % num[sib[k + 1]]
+        if kids:
+            d += b" /First %d 0 R /Last %d 0 R /Count %d" % (num[kids[0]], num[kids[-1]], len(kids))
+        objs.append(d + b" >>")
+    objs.insert(root - 1, b"<< /Type /Outlines /First %d 0 R /Last %d 0 R /Count %d >>" % (
+        num[tops[0]], num[tops[-1]], len(tops)))
+    objs[0] = (b"<< /Type /Catalog /Pages 2 0 R /Outlines %d 0 R /PageMode /UseOutlines "
+               b"/Dests << /dir [%d 0 R /XYZ 0 792 0] >> >>" % (root, page_ref[1]))
+    return pdf(objs)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -165,6 +232,7 @@ def main():
         "pages10k.pdf": pages10k(),
         "encrypted.pdf": encrypted(),
         "image.pdf": image(),
+        "outline.pdf": outline(),
         "truncated.pdf": text[: text.index(b"6 0 obj") + 60],
         "malformed.pdf": b"%PDF-1.4\n" + bytes((i * 37 + 11) & 0xFF for i in range(2000)),
     }
