@@ -2,12 +2,13 @@
  * global.h - the library's process-wide state, all of it in one place.
  *
  * Everything else the library keeps belongs to an object the caller holds
- * (a memory account, a document, a pipeline) or to the calling thread
- * (its phase, memory scope, log subject, progress line). What is here is here because
+ * (an engine and its memory account, a document, a pipeline) or to the
+ * calling thread (its phase, memory scope, log subject, progress line,
+ * the keys a config parser is watched for). What is here is here because
  * the process has one of it: one standard error, one environment, one
  * terminal, and a default for code that runs on no engine.
  *
- * Invariants: the settings (log_level, progress_mode) are set
+ * Invariants: the settings (log_level, progress_mode, mem_budget) are set
  * before runs start, by the command line or the caller of lpipe.h, and
  * only read afterwards; the counters are atomic; `mem` is never freed.
  * Only the file named beside a field writes it.
@@ -39,6 +40,9 @@ struct lp_global {
 	 * charge, and the charges counted against it, every account's */
 	long fail_alloc_at;
 	unsigned long alloc_count;
+	/* api/lpipe.c: lpipe_set_mem_budget's size, or NULL: the budget of
+	 * a run on an engine without one of its own */
+	char *mem_budget;
 };
 
 extern struct lp_global lp_global;
