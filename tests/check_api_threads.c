@@ -38,15 +38,17 @@ static const char model_yaml[] =
 	"  - verify: {keyphrases: {auto: 4}, min_survival: 0, on_fail: fail}\n";
 
 /* Retrieval by the hashed embedder, then extractive: no model. */
+#define EXTRACTIVE_STAGES \
+	"retrieval: {scorer: hash}\n" \
+	"stages:\n" \
+	"  - split: {unit: tokens, size: 48, overlap: 0, boundary: sentence}\n" \
+	"  - retrieve: {query: \"${question}\", top_k: 4, order: document}\n" \
+	"  - summarize: {strategy: extractive, fanout: 4, max_words: 30}\n" \
+	"  - verify: {keyphrases: {auto: 4}, min_survival: 0, min_words: 5, on_fail: fail}\n"
+
 static const char extractive_yaml[] =
 	"version: 1\n"
-	"name: threads-extractive\n"
-	"retrieval: {scorer: hash}\n"
-	"stages:\n"
-	"  - split: {unit: tokens, size: 48, overlap: 0, boundary: sentence}\n"
-	"  - retrieve: {query: \"${question}\", top_k: 4, order: document}\n"
-	"  - summarize: {strategy: extractive, fanout: 4, max_words: 30}\n"
-	"  - verify: {keyphrases: {auto: 4}, min_survival: 0, min_words: 5, on_fail: fail}\n";
+	"name: threads-extractive\n" EXTRACTIVE_STAGES;
 
 static const char *const sentences[] = {
 	"The lighthouse keeper climbs the stairs before dusk every evening.",
@@ -508,13 +510,7 @@ END_TEST
 static const char tight_yaml[] =
 	"version: 1\n"
 	"name: threads-tight\n"
-	"memory: {budget: 16KiB, on_oom: fail}\n"
-	"retrieval: {scorer: hash}\n"
-	"stages:\n"
-	"  - split: {unit: tokens, size: 48, overlap: 0, boundary: sentence}\n"
-	"  - retrieve: {query: \"${question}\", top_k: 4, order: document}\n"
-	"  - summarize: {strategy: extractive, fanout: 4, max_words: 30}\n"
-	"  - verify: {keyphrases: {auto: 4}, min_survival: 0, min_words: 5, on_fail: fail}\n";
+	"memory: {budget: 16KiB, on_oom: fail}\n" EXTRACTIVE_STAGES;
 
 struct budget_worker {
 	pthread_t t;
