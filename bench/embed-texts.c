@@ -84,14 +84,14 @@ static double clock_s(clockid_t id)
 
 static void print_ids(const struct lp_bert *m, const struct span *t)
 {
-	struct lp_wp_ids ids = { 0 };
+	struct lp_wordpiece_ids ids = { 0 };
 	struct lp_diag d;
 
-	if (!lp_wp_tokenize(lp_bert_tokenizer(m), t->p, t->n, &ids, &d))
+	if (!lp_wordpiece_tokenize(lp_bert_tokenizer(m), t->p, t->n, &ids, &d))
 		for (size_t i = 0; i < ids.n; i++)
 			printf("%s%d", i ? " " : "", ids.ids[i]);
 	printf("\n");
-	lp_wp_ids_release(&ids);
+	lp_wordpiece_ids_release(&ids);
 }
 
 int main(int argc, char **argv)

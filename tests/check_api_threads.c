@@ -2,7 +2,8 @@
  * at once, through its exported functions only: one pipeline and one
  * engine shared by every thread, each run with its own result equal to the
  * single-threaded run's on the same document; a failing run leaves its
- * message to its own thread; results outlive their pipeline and engine.
+ * message to its own thread; results outlive their pipeline and engine;
+ * two engines run side by side each under its own memory budget.
  *
  * The model stage runs on the tiny random model that
  * tests/tools/gen_chat_model writes (under $top_builddir, "." outside
@@ -37,15 +38,17 @@ static const char model_yaml[] =
 	"  - verify: {keyphrases: {auto: 4}, min_survival: 0, on_fail: fail}\n";
 
 /* Retrieval by the hashed embedder, then extractive: no model. */
+#define EXTRACTIVE_STAGES \
+	"retrieval: {scorer: hash}\n" \
+	"stages:\n" \
+	"  - split: {unit: tokens, size: 48, overlap: 0, boundary: sentence}\n" \
+	"  - retrieve: {query: \"${question}\", top_k: 4, order: document}\n" \
+	"  - summarize: {strategy: extractive, fanout: 4, max_words: 30}\n" \
+	"  - verify: {keyphrases: {auto: 4}, min_survival: 0, min_words: 5, on_fail: fail}\n"
+
 static const char extractive_yaml[] =
 	"version: 1\n"
-	"name: threads-extractive\n"
-	"retrieval: {scorer: hash}\n"
-	"stages:\n"
-	"  - split: {unit: tokens, size: 48, overlap: 0, boundary: sentence}\n"
-	"  - retrieve: {query: \"${question}\", top_k: 4, order: document}\n"
-	"  - summarize: {strategy: extractive, fanout: 4, max_words: 30}\n"
-	"  - verify: {keyphrases: {auto: 4}, min_survival: 0, min_words: 5, on_fail: fail}\n";
+	"name: threads-extractive\n" EXTRACTIVE_STAGES;
 
 static const char *const sentences[] = {
 	"The lighthouse keeper climbs the stairs before dusk every evening.",
@@ -501,6 +504,94 @@ START_TEST(test_results_outlive)
 }
 END_TEST
 
+/* ---- budgets ----------------------------------------------------------- */
+
+/* The extractive pipeline under a budget no run of it fits in. */
+static const char tight_yaml[] =
+	"version: 1\n"
+	"name: threads-tight\n"
+	"memory: {budget: 16KiB, on_oom: fail}\n" EXTRACTIVE_STAGES;
+
+struct budget_worker {
+	pthread_t t;
+	lpipe_pipeline *p;
+	lpipe_engine *e;
+	int tight;                 /* 1: on the engine the budget refuses */
+	char *const *want;         /* [N_DOCS] the roomy engine's texts */
+	int bad;                   /* runs that did not go by their engine's budget */
+	char why[200];
+};
+
+static void *budget_thread(void *arg)
+{
+	struct budget_worker *w = arg;
+
+	for (int round = 0; round < 4 * ROUNDS; round++) {
+		int k = round % N_DOCS, code;
+		lpipe_result *r = NULL;
+
+		code = lpipe_run_buffer(w->p, w->e, NULL, doc_text[k], strlen(doc_text[k]), &r);
+		if (w->tight ? code != LPIPE_NOMEM || r || !strstr(lpipe_errmsg(), "budget exceeded")
+			     : code > LPIPE_VERIFY || !r || strcmp(lpipe_result_text(r), w->want[k])) {
+			if (!w->bad++)
+				snprintf(w->why, sizeof(w->why), "doc %d: code %d, %s", k, code,
+					 lpipe_errmsg());
+		}
+		lpipe_result_free(r);
+	}
+	return NULL;
+}
+
+/* Two engines in one process, each with its own budget, running the same
+ * pipeline side by side: every run on the one that takes the pipeline's
+ * 16 KiB fails over budget, every run on the one given 64 MiB of its own
+ * succeeds with the text it gives alone; then a run with no engine is
+ * under neither. */
+START_TEST(test_engines_have_their_own_budgets)
+{
+	struct budget_worker w[N_THREADS];
+	lpipe_pipeline *p = load(tight_yaml);
+	lpipe_engine *tight, *roomy;
+	char *want[N_DOCS];
+	lpipe_result *r;
+
+	ck_assert_int_eq(lpipe_engine_new(1, &tight), LPIPE_OK);
+	ck_assert_int_eq(lpipe_engine_new(1, &roomy), LPIPE_OK);
+	ck_assert_int_eq(lpipe_engine_set_mem_budget(roomy, "lots"), LPIPE_USAGE);
+	ck_assert_int_eq(lpipe_engine_set_mem_budget(roomy, "64MiB"), LPIPE_OK);
+	for (int k = 0; k < N_DOCS; k++) {
+		ck_assert_int_le(lpipe_run_buffer(p, roomy, NULL, doc_text[k], strlen(doc_text[k]), &r),
+				 LPIPE_VERIFY);
+		ck_assert_ptr_nonnull(want[k] = strdup(lpipe_result_text(r)));
+		lpipe_result_free(r);
+	}
+	for (int i = 0; i < N_THREADS; i++) {
+		w[i] = (struct budget_worker){ .p = p, .want = want, .tight = i % 2 };
+		w[i].e = w[i].tight ? tight : roomy;
+		ck_assert_int_eq(pthread_create(&w[i].t, NULL, budget_thread, &w[i]), 0);
+	}
+	for (int i = 0; i < N_THREADS; i++)
+		ck_assert_int_eq(pthread_join(w[i].t, NULL), 0);
+	for (int i = 0; i < N_THREADS; i++)
+		ck_assert_msg(!w[i].bad, "thread %d (%s engine): %d runs off their budget; %s", i,
+			      w[i].tight ? "tight" : "roomy", w[i].bad, w[i].why);
+	/* no engine: the pipeline's budget on the process's account */
+	ck_assert_int_eq(lpipe_run_buffer(p, NULL, NULL, doc_text[0], strlen(doc_text[0]), &r),
+			 LPIPE_NOMEM);
+	ck_assert_int_eq(lpipe_set_mem_budget("64MiB"), LPIPE_OK);
+	ck_assert_int_le(lpipe_run_buffer(p, NULL, NULL, doc_text[0], strlen(doc_text[0]), &r),
+			 LPIPE_VERIFY);
+	ck_assert_str_eq(lpipe_result_text(r), want[0]);
+	lpipe_result_free(r);
+	ck_assert_int_eq(lpipe_set_mem_budget(NULL), LPIPE_OK);
+	for (int k = 0; k < N_DOCS; k++)
+		free(want[k]);
+	lpipe_engine_free(tight);
+	lpipe_engine_free(roomy);
+	lpipe_pipeline_free(p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("api_threads");
@@ -514,6 +605,7 @@ int main(void)
 	tcase_add_test(tc, test_model_engine_not_kept);
 	tcase_add_test(tc, test_errors_stay_in_their_thread);
 	tcase_add_test(tc, test_results_outlive);
+	tcase_add_test(tc, test_engines_have_their_own_budgets);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

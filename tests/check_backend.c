@@ -1084,12 +1084,12 @@ static void greedy(const struct lp_model *m, uint32_t gpu_layers, enum lp_qtype 
 {
 	struct lp_backend_params bp = lp_backend_default_params();
 	struct lp_backend *dev;
-	struct lp_ctx_params p = lp_ctx_default_params();
+	struct lp_forward_params p = lp_forward_default_params();
 	uint32_t V = m->hp.n_vocab;
 	int32_t prompt[SPLIT_PROMPT];
 	float *logits = malloc(V * sizeof(float));
-	struct lp_ctx *c;
-	struct lp_ctx_bytes b;
+	struct lp_forward *c;
+	struct lp_forward_bytes b;
 	struct lp_diag d;
 	size_t gkv = lp_mem_current(LP_MEM_GPU_KV), gw = lp_mem_current(LP_MEM_GPU_WEIGHTS);
 	size_t gs = lp_mem_current(LP_MEM_GPU_SCRATCH);
@@ -1105,9 +1105,9 @@ static void greedy(const struct lp_model *m, uint32_t gpu_layers, enum lp_qtype 
 	p.offload = dev;
 	p.gpu_layers = gpu_layers;
 	lp_diag_init(&d);
-	lp_ctx_plan_bytes(m, &p, &b);
-	ck_assert_msg(lp_ctx_new(m, &p, &c, &d) == LP_OK, "%s", d.msg);
-	ck_assert_uint_eq(lp_ctx_gpu_layers(c), gpu_layers);
+	lp_forward_plan_bytes(m, &p, &b);
+	ck_assert_msg(lp_forward_new(m, &p, &c, &d) == LP_OK, "%s", d.msg);
+	ck_assert_uint_eq(lp_forward_gpu_layers(c), gpu_layers);
 	/* the device bytes are what the plan says */
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_GPU_KV) - gkv, b.gpu_kv);
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_GPU_WEIGHTS) - gw, b.gpu_weights);
@@ -1115,17 +1115,17 @@ static void greedy(const struct lp_model *m, uint32_t gpu_layers, enum lp_qtype 
 	ck_assert(gpu_layers == 0 || b.gpu_kv > 0);
 	for (int i = 0; i < SPLIT_PROMPT; i++)
 		prompt[i] = (i * 37 + 11) % (int32_t)V;
-	ck_assert_int_eq(lp_ctx_eval(c, prompt, SPLIT_PROMPT, 0, logits, &d), LP_OK);
+	ck_assert_int_eq(lp_forward_eval(c, prompt, SPLIT_PROMPT, 0, logits, &d), LP_OK);
 	for (int i = 0; i < SPLIT_GEN; i++) {
 		int32_t best = 0;
 		for (uint32_t k = 1; k < V; k++)
 			best = logits[k] > logits[best] ? (int32_t)k : best;
 		out[i] = best;
-		ck_assert_int_eq(lp_ctx_eval(c, &best, 1, SPLIT_PROMPT + (uint32_t)i, logits, &d),
-				 LP_OK);
+		ck_assert_int_eq(lp_forward_eval(c, &best, 1, SPLIT_PROMPT + (uint32_t)i, logits,
+						 &d), LP_OK);
 	}
 	memcpy(last, logits, V * sizeof(float));
-	lp_ctx_free(c);
+	lp_forward_free(c);
 	lp_backend_free(dev);
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_GPU_KV), gkv);
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_GPU_WEIGHTS), gw);
@@ -1165,11 +1165,11 @@ END_TEST
 START_TEST(test_gpu_budget)
 {
 	struct lp_backend_params bp = lp_backend_default_params();
-	struct lp_ctx_params p = lp_ctx_default_params();
+	struct lp_forward_params p = lp_forward_default_params();
 	struct split_model s;
 	struct lp_backend *dev;
-	struct lp_ctx *c = NULL;
-	struct lp_ctx_bytes b;
+	struct lp_forward *c = NULL;
+	struct lp_forward_bytes b;
 	struct lp_diag d;
 	size_t host0;
 
@@ -1183,15 +1183,15 @@ START_TEST(test_gpu_budget)
 	p.n_threads = 1;
 	p.offload = dev;
 	p.gpu_layers = 4;
-	lp_ctx_plan_bytes(s.m, &p, &b);
+	lp_forward_plan_bytes(s.m, &p, &b);
 	lp_mem_set_gpu_budget(b.gpu_weights + b.gpu_kv + b.gpu_scratch - 1);
-	ck_assert_int_eq(lp_ctx_new(s.m, &p, &c, &d), LP_E_NOMEM);
+	ck_assert_int_eq(lp_forward_new(s.m, &p, &c, &d), LP_E_NOMEM);
 	ck_assert_ptr_null(c);
 	ck_assert_msg(strstr(d.msg, "load: device memory budget exceeded"), "%s", d.msg);
 	lp_mem_set_gpu_budget(b.gpu_weights + b.gpu_kv + b.gpu_scratch);
 	lp_diag_init(&d);
-	ck_assert_msg(lp_ctx_new(s.m, &p, &c, &d) == LP_OK, "%s", d.msg);
-	lp_ctx_free(c);
+	ck_assert_msg(lp_forward_new(s.m, &p, &c, &d) == LP_OK, "%s", d.msg);
+	lp_forward_free(c);
 	lp_mem_set_gpu_budget(0);
 	lp_backend_free(dev);
 	ck_assert_uint_eq(lp_mem_current_gpu(), 0);

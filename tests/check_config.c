@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1304,6 +1305,45 @@ START_TEST(test_schema_keys)
 }
 END_TEST
 
+/* A pipeline loaded on a thread of its own, counting the hook's calls
+ * there (the hook of the thread that started it is not its own). */
+struct hooked_load {
+	const char *text;
+	int calls;
+	enum lp_status st;
+};
+
+static void *load_elsewhere(void *arg)
+{
+	struct hooked_load *h = arg;
+	struct lp_pipeline *p = NULL;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	h->st = lp_pipeline_load_text("t.yaml", h->text, strlen(h->text), NULL, NULL, 0, &p, &d);
+	lp_pipeline_free(p);
+	h->calls = hook_calls;
+	return NULL;
+}
+
+/* The keys hook is the thread's: a schema watcher on one thread neither
+ * sees nor disturbs a pipeline loaded on another meanwhile. */
+START_TEST(test_keys_hook_is_the_threads)
+{
+	static const char text[] = "version: 1\nstages:\n  - split: {size: 64}\n";
+	struct hooked_load h = { text, -1, LP_E_INTERNAL };
+	pthread_t t;
+
+	hook_calls = 0;
+	lp_cfg_set_keys_hook(count_hook, NULL);
+	ck_assert_int_eq(pthread_create(&t, NULL, load_elsewhere, &h), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	lp_cfg_set_keys_hook(NULL, NULL);
+	ck_assert_int_eq(h.st, LP_OK);
+	ck_assert_int_eq(h.calls, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config");
@@ -1351,6 +1391,7 @@ int main(void)
 	tcase_add_test(set, test_set_errors);
 	tcase_add_test(set, test_set_item_of_plain_list);
 	tcase_add_test(set, test_schema_keys);
+	tcase_add_test(set, test_keys_hook_is_the_threads);
 	suite_add_tcase(s, tree);
 	suite_add_tcase(s, get);
 	suite_add_tcase(s, pipe);

@@ -12,6 +12,7 @@
 #include "core/fileio.h"
 #include "core/mem.h"
 #include "core/progress.h"
+#include "core/threadpool.h"
 #include "core/status.h"
 #include "core/utf8.h"
 
@@ -120,6 +121,72 @@ START_TEST(test_mem_alloc_pages_resident_as_written)
 	lp_mem_free(p);
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_KV), 0);
 	lp_mem_set_budget(0);
+}
+END_TEST
+
+/* A pool loop's body: allocate on each worker and keep the block. */
+static void alloc_each(void *arg, size_t begin, size_t end, int tid)
+{
+	void **blocks = arg;
+
+	(void)tid;
+	for (size_t i = begin; i < end; i++)
+		blocks[i] = lp_mem_alloc(LP_MEM_SCRATCH, 100, NULL);
+}
+
+/* Two accounts: each its own budget, counters and scopes; a block goes
+ * back to its account from whichever account frees it, and keeps the
+ * account alive past its owner; pool workers charge the caller's. */
+START_TEST(test_mem_accounts_apart)
+{
+	struct lp_mem_account *a = lp_mem_account_new(), *b = lp_mem_account_new();
+	void *pa, *pb, *blocks[64];
+	struct lp_pool *pool;
+	struct lp_diag d;
+	uint32_t h;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	lp_diag_init(&d);
+	ck_assert_ptr_null(lp_mem_account_use(a));
+	lp_mem_set_budget(1000);
+	h = lp_mem_scope_begin();
+	ck_assert_uint_ne(h, 0);
+	pa = lp_mem_alloc(LP_MEM_KV, 900, &d);
+	ck_assert_ptr_nonnull(pa);
+	ck_assert_ptr_null(lp_mem_alloc(LP_MEM_KV, 200, &d)); /* a's budget */
+	ck_assert_ptr_eq(lp_mem_account_use(b), a);
+	/* b: no budget, nothing of a's, and a's scope is not on */
+	ck_assert_uint_eq(lp_mem_budget(), 0);
+	ck_assert_uint_eq(lp_mem_current_total(), 0);
+	ck_assert_uint_eq(lp_mem_scope_current(), 0);
+	pb = lp_mem_alloc(LP_MEM_KV, 5000, &d);
+	ck_assert_ptr_nonnull(pb);
+	ck_assert_uint_eq(lp_mem_failures(), 0);
+	/* a's block freed while on b goes back to a */
+	lp_mem_free(pa);
+	ck_assert_uint_eq(lp_mem_current_total(), 5000);
+	lp_mem_account_use(a);
+	ck_assert_uint_eq(lp_mem_scope_current(), h);
+	ck_assert_uint_eq(lp_mem_current_total(), 0);
+	ck_assert_uint_eq(lp_mem_scope_peak_total(), 900);
+	ck_assert_uint_eq(lp_mem_failures(), 1);
+	lp_mem_scope_end(h);
+	/* pool workers charge the account of the thread that runs the loop */
+	ck_assert_int_eq(lp_pool_new(4, &pool, &d), LP_OK);
+	lp_mem_set_budget(0);
+	lp_pool_for(pool, 64, 1, alloc_each, blocks);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_SCRATCH), 64 * 100);
+	for (int i = 0; i < 64; i++)
+		lp_mem_free(blocks[i]);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_SCRATCH), 0);
+	lp_pool_free(pool);
+	/* b's owner goes first; its block still frees into it */
+	lp_mem_account_use(NULL);
+	lp_mem_account_free(b);
+	lp_mem_free(pb);
+	lp_mem_account_free(a);
+	ck_assert_ptr_null(lp_mem_account_current());
 }
 END_TEST
 
@@ -436,6 +503,7 @@ int main(void)
 	tcase_add_test(tc, test_mem_reserve_counts_against_budget);
 	tcase_add_test(tc, test_mem_fault_injection);
 	tcase_add_test(tc, test_mem_alloc_pages_resident_as_written);
+	tcase_add_test(tc, test_mem_accounts_apart);
 	tcase_add_test(tc, test_mem_parse_size);
 	tcase_add_test(tc, test_arena_and_buf);
 	tcase_add_test(tc, test_utf8_decode);

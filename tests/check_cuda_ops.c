@@ -682,8 +682,8 @@ START_TEST(test_forward)
 			prompt[i] = (int32_t)((i * 37 + 5) % V);
 		for (size_t li = 0; li <= 3; li++) {
 			/* li == 0: the CPU reference; then the device with layers[li - 1] */
-			struct lp_ctx_params p = lp_ctx_default_params();
-			struct lp_ctx *c;
+			struct lp_forward_params p = lp_forward_default_params();
+			struct lp_forward *c;
 			char cs[64];
 
 			p.n_ctx = 128;
@@ -692,8 +692,9 @@ START_TEST(test_forward)
 				p.offload = dev;
 				p.gpu_layers = layers[li - 1];
 			}
-			ck_assert_msg(lp_ctx_new(m, &p, &c, &dg) == LP_OK, "%s", dg.msg);
-			ck_assert_msg(lp_ctx_eval(c, prompt, np, 0, logits, &dg) == LP_OK, "%s", dg.msg);
+			ck_assert_msg(lp_forward_new(m, &p, &c, &dg) == LP_OK, "%s", dg.msg);
+			ck_assert_msg(lp_forward_eval(c, prompt, np, 0, logits, &dg) == LP_OK, "%s",
+				      dg.msg);
 			snprintf(cs, sizeof(cs), "%s_prompt%u_gpu%u", lp_qtype_name(t), np,
 				 li ? layers[li - 1] : 0);
 			if (li == 0)
@@ -711,10 +712,10 @@ START_TEST(test_forward)
 						      "%s: greedy token %d is %d, the CPU's %d", cs, k,
 						      tok, cpu_tok[k]);
 				}
-				ck_assert_msg(lp_ctx_eval(c, &tok, 1, np + (uint32_t)k, logits, &dg) ==
-					      LP_OK, "%s", dg.msg);
+				ck_assert_msg(lp_forward_eval(c, &tok, 1, np + (uint32_t)k, logits,
+							      &dg) == LP_OK, "%s", dg.msg);
 			}
-			lp_ctx_free(c);
+			lp_forward_free(c);
 		}
 		printf("greedy %s prompt %u: %d of %d tokens compared\n", lp_qtype_name(t), np,
 		       part_at, steps);

@@ -258,7 +258,8 @@ static struct lp_wordpiece *tiny_wp(void)
 	struct lp_wordpiece *wp;
 	struct lp_diag d;
 
-	ck_assert_int_eq(lp_wp_new(tiny_vocab, strlen(tiny_vocab), "vocab.txt", &wp, &d), LP_OK);
+	ck_assert_int_eq(lp_wordpiece_new(tiny_vocab, strlen(tiny_vocab), "vocab.txt", &wp, &d),
+			 LP_OK);
 	return wp;
 }
 
@@ -266,16 +267,16 @@ static struct lp_wordpiece *tiny_wp(void)
 static const char *pieces(const struct lp_wordpiece *wp, const char *text)
 {
 	static char out[4096];
-	struct lp_wp_ids v = { 0 };
+	struct lp_wordpiece_ids v = { 0 };
 	struct lp_diag d;
 	size_t at = 0;
 
-	ck_assert_int_eq(lp_wp_tokenize(wp, text, strlen(text), &v, &d), LP_OK);
+	ck_assert_int_eq(lp_wordpiece_tokenize(wp, text, strlen(text), &v, &d), LP_OK);
 	out[0] = '\0';
 	for (size_t i = 0; i < v.n; i++)
 		at += (size_t)snprintf(out + at, sizeof(out) - at, "%s%s", i ? " " : "",
-				       lp_wp_token(wp, v.ids[i]));
-	lp_wp_ids_release(&v);
+				       lp_wordpiece_token(wp, v.ids[i]));
+	lp_wordpiece_ids_release(&v);
 	return out;
 }
 
@@ -283,14 +284,14 @@ START_TEST(test_wp_basic)
 {
 	struct lp_wordpiece *wp = tiny_wp();
 
-	ck_assert_uint_eq(lp_wp_vocab_size(wp), 26);
-	ck_assert_int_eq(lp_wp_cls(wp), 2);
-	ck_assert_int_eq(lp_wp_sep(wp), 3);
-	ck_assert_int_eq(lp_wp_pad(wp), 0);
-	ck_assert_int_eq(lp_wp_unk(wp), 1);
-	ck_assert_int_eq(lp_wp_id(wp, "##cade", 6), 25); /* CRLF line */
-	ck_assert_int_eq(lp_wp_id(wp, "##cad", 5), -1);
-	ck_assert_ptr_null(lp_wp_token(wp, 26));
+	ck_assert_uint_eq(lp_wordpiece_vocab_size(wp), 26);
+	ck_assert_int_eq(lp_wordpiece_cls(wp), 2);
+	ck_assert_int_eq(lp_wordpiece_sep(wp), 3);
+	ck_assert_int_eq(lp_wordpiece_pad(wp), 0);
+	ck_assert_int_eq(lp_wordpiece_unk(wp), 1);
+	ck_assert_int_eq(lp_wordpiece_id(wp, "##cade", 6), 25); /* CRLF line */
+	ck_assert_int_eq(lp_wordpiece_id(wp, "##cad", 5), -1);
+	ck_assert_ptr_null(lp_wordpiece_token(wp, 26));
 	ck_assert_str_eq(pieces(wp, "The Quick, brown FOX!"), "the quick , brown fox !");
 	ck_assert_str_eq(pieces(wp, "  unaffable\tjumps\n"), "un ##aff ##able jump ##s");
 	/* A word that cannot be cut to the end is one [UNK]. */
@@ -299,8 +300,8 @@ START_TEST(test_wp_basic)
 	ck_assert_str_eq(pieces(wp, "$5"), "$ [UNK]");
 	ck_assert_str_eq(pieces(wp, ""), "");
 	ck_assert_str_eq(pieces(wp, " \t\r\n"), "");
-	lp_wp_free(wp);
-	lp_wp_free(NULL);
+	lp_wordpiece_free(wp);
+	lp_wordpiece_free(NULL);
 }
 END_TEST
 
@@ -320,7 +321,7 @@ START_TEST(test_wp_unicode)
 	ck_assert_str_eq(pieces(wp, "fo\x01x qu\xe2\x80\x8bick"), "fox quick");
 	/* Invalid UTF-8 is dropped. */
 	ck_assert_str_eq(pieces(wp, "bro\xffwn"), "brown");
-	lp_wp_free(wp);
+	lp_wordpiece_free(wp);
 }
 END_TEST
 
@@ -342,7 +343,7 @@ START_TEST(test_wp_long_words)
 		memcpy(w + 2 * i, "\xc3\xa0", 2); /* a-grave strips to "a" */
 	w[100] = '\0';
 	ck_assert_uint_eq(strlen(pieces(wp, w)), 1 + 49 * 4);
-	lp_wp_free(wp);
+	lp_wordpiece_free(wp);
 }
 END_TEST
 
@@ -353,25 +354,26 @@ START_TEST(test_wp_encode_and_errors)
 	size_t n;
 	struct lp_diag d;
 
-	ck_assert_int_eq(lp_wp_encode(wp, "the quick brown fox", 19, 4, ids, &n, &d), LP_OK);
+	ck_assert_int_eq(lp_wordpiece_encode(wp, "the quick brown fox", 19, 4, ids, &n, &d), LP_OK);
 	ck_assert_uint_eq(n, 4);
 	ck_assert_int_eq(ids[0], 2);
 	ck_assert_int_eq(ids[1], 4);
 	ck_assert_int_eq(ids[2], 5);
 	ck_assert_int_eq(ids[3], 3);
-	ck_assert_int_eq(lp_wp_encode(wp, "fox", 3, 8, ids, &n, &d), LP_OK);
+	ck_assert_int_eq(lp_wordpiece_encode(wp, "fox", 3, 8, ids, &n, &d), LP_OK);
 	ck_assert_uint_eq(n, 3);
 	ck_assert_int_eq(ids[1], 7);
-	ck_assert_int_eq(lp_wp_encode(wp, "fox", 3, 1, ids, &n, &d), LP_E_INTERNAL);
-	lp_wp_free(wp);
+	ck_assert_int_eq(lp_wordpiece_encode(wp, "fox", 3, 1, ids, &n, &d), LP_E_INTERNAL);
+	lp_wordpiece_free(wp);
 
-	ck_assert_int_eq(lp_wp_new("[PAD]\n[CLS]\n[SEP]\n", 18, "v", &wp, &d), LP_E_MODEL);
+	ck_assert_int_eq(lp_wordpiece_new("[PAD]\n[CLS]\n[SEP]\n", 18, "v", &wp, &d), LP_E_MODEL);
 	ck_assert_ptr_nonnull(strstr(d.msg, "'[UNK]'"));
-	ck_assert_int_eq(lp_wp_new("[PAD]\n[UNK]\n[CLS]\n[SEP]\nx\nx\n", 28, "v", &wp, &d), LP_E_MODEL);
+	ck_assert_int_eq(lp_wordpiece_new("[PAD]\n[UNK]\n[CLS]\n[SEP]\nx\nx\n", 28, "v", &wp, &d),
+			 LP_E_MODEL);
 	ck_assert_ptr_nonnull(strstr(d.msg, "duplicate token 'x'"));
 	ck_assert_int_eq(d.line, 6);
-	ck_assert_int_eq(lp_wp_new("", 0, "v", &wp, &d), LP_E_MODEL);
-	ck_assert_int_eq(lp_wp_load("/nonexistent/vocab.txt", &wp, &d), LP_E_IO);
+	ck_assert_int_eq(lp_wordpiece_new("", 0, "v", &wp, &d), LP_E_MODEL);
+	ck_assert_int_eq(lp_wordpiece_load("/nonexistent/vocab.txt", &wp, &d), LP_E_IO);
 	ck_assert_uint_eq(lp_mem_current_total(), 0);
 }
 END_TEST
@@ -717,7 +719,7 @@ START_TEST(test_bert_tiny_texts_and_windows)
 	size_t lens[3] = { strlen(texts[0]), 0, strlen(texts[2]) };
 	float out[3 * TE];
 	double want[TE], acc[TE], norm = 0;
-	struct lp_wp_ids v = { 0 };
+	struct lp_wordpiece_ids v = { 0 };
 	struct lp_diag d;
 	int32_t win[16];
 	size_t body, n;
@@ -731,7 +733,7 @@ START_TEST(test_bert_tiny_texts_and_windows)
 	ck_assert_uint_eq(lp_bert_stride(m), 3);
 	ck_assert_int_eq(lp_bert_embed(m, texts, lens, 3, out, &d), LP_OK);
 	/* Short text: one window. */
-	ck_assert_int_eq(lp_wp_encode(wp, texts[0], lens[0], 8, win, &n, &d), LP_OK);
+	ck_assert_int_eq(lp_wordpiece_encode(wp, texts[0], lens[0], 8, win, &n, &d), LP_OK);
 	ck_assert_uint_eq(n, 7);
 	ref_embed(win, (int)n, want);
 	assert_close(out, want, TE, 1e-4);
@@ -742,7 +744,7 @@ START_TEST(test_bert_tiny_texts_and_windows)
 	assert_close(out + TE, want, TE, 1e-4);
 	/* Long text: windows of 6 tokens starting 0, 3, 6, ... the last one
 	 * ending at the end; unit mean of unit window embeddings. */
-	ck_assert_int_eq(lp_wp_tokenize(wp, texts[2], lens[2], &v, &d), LP_OK);
+	ck_assert_int_eq(lp_wordpiece_tokenize(wp, texts[2], lens[2], &v, &d), LP_OK);
 	ck_assert_uint_eq(v.n, 17);
 	body = 6;
 	memset(acc, 0, sizeof(acc));
@@ -762,7 +764,7 @@ START_TEST(test_bert_tiny_texts_and_windows)
 	for (int j = 0; j < TE; j++)
 		acc[j] /= sqrt(norm);
 	assert_close(out + 2 * TE, acc, TE, 1e-4);
-	lp_wp_ids_release(&v);
+	lp_wordpiece_ids_release(&v);
 	ck_assert_int_eq(lp_bert_set_window(m, 2, 0, &d), LP_E_USAGE);
 	ck_assert_int_eq(lp_bert_set_window(m, 8, 7, &d), LP_E_USAGE);
 	ck_assert_int_eq(lp_bert_set_window(m, 25, 0, &d), LP_E_USAGE);
@@ -1174,10 +1176,11 @@ START_TEST(test_real_model_fixtures)
 	/* Token ids: the full sequence, [CLS] and [SEP] around it. */
 	p = ids;
 	for (size_t i = 0; i < n; i++) {
-		struct lp_wp_ids v = { 0 };
+		struct lp_wordpiece_ids v = { 0 };
 		char *end;
 		size_t k = 0;
-		ck_assert_int_eq(lp_wp_tokenize(lp_bert_tokenizer(m), texts[i], lens[i], &v, &d), LP_OK);
+		ck_assert_int_eq(lp_wordpiece_tokenize(lp_bert_tokenizer(m), texts[i], lens[i], &v,
+						       &d), LP_OK);
 		ck_assert_int_eq(strtol(p, &end, 10), 101);
 		for (p = end; k < v.n; k++, p = end)
 			ck_assert_msg(strtol(p, &end, 10) == v.ids[k], "text %zu token %zu", i, k);
@@ -1187,7 +1190,7 @@ START_TEST(test_real_model_fixtures)
 			p++;
 		ck_assert_msg(*p == '\0', "text %zu: reference has more tokens", i);
 		p++;
-		lp_wp_ids_release(&v);
+		lp_wordpiece_ids_release(&v);
 	}
 	/* Embeddings: cosine >= least each. */
 	float *out = malloc(n * 384 * sizeof(float));

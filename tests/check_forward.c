@@ -148,11 +148,11 @@ static void tiny_close(struct tiny *t)
 
 static uint32_t gemm_min = UINT32_MAX; /* lp_matvec everywhere unless a test says */
 
-static struct lp_ctx *ctx_new(const struct lp_model *m, enum lp_qtype kv, int threads,
-			      uint32_t n_batch)
+static struct lp_forward *ctx_new(const struct lp_model *m, enum lp_qtype kv, int threads,
+				  uint32_t n_batch)
 {
-	struct lp_ctx_params p = lp_ctx_default_params();
-	struct lp_ctx *c;
+	struct lp_forward_params p = lp_forward_default_params();
+	struct lp_forward *c;
 	struct lp_diag d;
 
 	p.n_ctx = 32;
@@ -161,7 +161,7 @@ static struct lp_ctx *ctx_new(const struct lp_model *m, enum lp_qtype kv, int th
 	p.n_batch = n_batch;
 	p.gemm_min = gemm_min;
 	lp_diag_init(&d);
-	if (lp_ctx_new(m, &p, &c, &d))
+	if (lp_forward_new(m, &p, &c, &d))
 		ck_abort_msg("context: %s", d.msg);
 	return c;
 }
@@ -204,16 +204,16 @@ static double rel_err_ff(const float *a, const float *b, size_t n)
 
 /* Engine logits for positions 0..N_TOK-1: a prefill of N_PREFILL tokens,
  * then single decode steps. */
-static void engine_logits(struct lp_ctx *c, const int32_t *tok, float *out)
+static void engine_logits(struct lp_forward *c, const int32_t *tok, float *out)
 {
-	size_t V = lp_ctx_model(c)->hp.n_vocab;
+	size_t V = lp_forward_model(c)->hp.n_vocab;
 	struct lp_diag d;
 
 	lp_diag_init(&d);
-	ck_assert_int_eq(lp_ctx_eval_all(c, tok, N_PREFILL, 0, out, &d), LP_OK);
+	ck_assert_int_eq(lp_forward_eval_all(c, tok, N_PREFILL, 0, out, &d), LP_OK);
 	for (uint32_t p = N_PREFILL; p < N_TOK; p++)
-		ck_assert_int_eq(lp_ctx_eval(c, tok + p, 1, p, out + p * V, &d), LP_OK);
-	ck_assert_uint_eq(lp_ctx_n_past(c), N_TOK);
+		ck_assert_int_eq(lp_forward_eval(c, tok + p, 1, p, out + p * V, &d), LP_OK);
+	ck_assert_uint_eq(lp_forward_n_past(c), N_TOK);
 }
 
 /* Worst relative error of the engine against the reference over all
@@ -221,7 +221,7 @@ static void engine_logits(struct lp_ctx *c, const int32_t *tok, float *out)
 static double engine_vs_ref(const struct spec *s)
 {
 	struct tiny t;
-	struct lp_ctx *c;
+	struct lp_forward *c;
 	int32_t tok[N_TOK];
 	size_t V;
 	float *eng;
@@ -241,7 +241,7 @@ static double engine_vs_ref(const struct spec *s)
 	}
 	free(eng);
 	free(ref);
-	lp_ctx_free(c);
+	lp_forward_free(c);
 	tiny_close(&t);
 	return worst;
 }
@@ -321,7 +321,7 @@ START_TEST(test_gemm_prefill_every_type)
 	const struct type_case *tc = &type_cases[_i];
 	struct spec s = { "qwen2", tc->type, 64, 4, 2, 96, 300, 2, 0, 0, 0 };
 	struct tiny t;
-	struct lp_ctx *c;
+	struct lp_forward *c;
 	int32_t tok[N_TOK];
 	float *eng;
 	double *ref, worst = 0;
@@ -351,7 +351,7 @@ START_TEST(test_gemm_prefill_every_type)
 		ck_assert_double_lt(rel_err_f(eng + p * 300, ref + p * 300, 300), tc->tol);
 	free(eng);
 	free(ref);
-	lp_ctx_free(c);
+	lp_forward_free(c);
 	tiny_close(&t);
 }
 END_TEST
@@ -399,7 +399,7 @@ START_TEST(test_prefill_equals_decode)
 {
 	struct spec s = { "llama", LP_Q_Q4_K, 256, 4, 2, 512, 300, 2, 0, 0, 0 };
 	struct tiny t;
-	struct lp_ctx *a, *b, *c1;
+	struct lp_forward *a, *b, *c1;
 	int32_t tok[N_TOK];
 	float *la = malloc(N_TOK * 300 * sizeof(float)), *lb = malloc(N_TOK * 300 * sizeof(float));
 	float *lc = malloc(N_TOK * 300 * sizeof(float));
@@ -411,23 +411,23 @@ START_TEST(test_prefill_equals_decode)
 	a = ctx_new(t.m, LP_Q_Q8_0, 3, 5);
 	b = ctx_new(t.m, LP_Q_Q8_0, 3, 5);
 	c1 = ctx_new(t.m, LP_Q_Q8_0, 1, 5);
-	ck_assert_int_eq(lp_ctx_eval_all(a, tok, N_TOK, 0, la, &d), LP_OK);
+	ck_assert_int_eq(lp_forward_eval_all(a, tok, N_TOK, 0, la, &d), LP_OK);
 	for (uint32_t p = 0; p < N_TOK; p++)
-		ck_assert_int_eq(lp_ctx_eval(b, tok + p, 1, p, lb + p * 300, &d), LP_OK);
-	ck_assert_int_eq(lp_ctx_eval_all(c1, tok, N_TOK, 0, lc, &d), LP_OK);
+		ck_assert_int_eq(lp_forward_eval(b, tok + p, 1, p, lb + p * 300, &d), LP_OK);
+	ck_assert_int_eq(lp_forward_eval_all(c1, tok, N_TOK, 0, lc, &d), LP_OK);
 	for (uint32_t p = 0; p < N_TOK; p++) {
 		ck_assert_double_lt(rel_err_ff(la + p * 300, lb + p * 300, 300), 1e-5);
 		ck_assert_double_lt(rel_err_ff(la + p * 300, lc + p * 300, 300), 1e-5);
 	}
-	/* lp_ctx_eval returns the last row of lp_ctx_eval_all */
-	ck_assert_double_lt(rel_err_ff(lp_ctx_logits(a), la + 11 * 300, 300), 1e-7);
+	/* lp_forward_eval returns the last row of lp_forward_eval_all */
+	ck_assert_double_lt(rel_err_ff(lp_forward_logits(a), la + 11 * 300, 300), 1e-7);
 	/* reset and evaluate again: the same logits */
-	lp_ctx_reset(b);
-	ck_assert_int_eq(lp_ctx_eval(b, tok, N_TOK, 0, lb, &d), LP_OK);
+	lp_forward_reset(b);
+	ck_assert_int_eq(lp_forward_eval(b, tok, N_TOK, 0, lb, &d), LP_OK);
 	ck_assert_double_lt(rel_err_ff(lb, la + 11 * 300, 300), 1e-5);
-	lp_ctx_free(a);
-	lp_ctx_free(b);
-	lp_ctx_free(c1);
+	lp_forward_free(a);
+	lp_forward_free(b);
+	lp_forward_free(c1);
 	tiny_close(&t);
 	free(la);
 	free(lb);
@@ -449,10 +449,10 @@ START_TEST(test_kv_types_close_to_f32)
 	tiny_open(&s, &t);
 	tokens_for(t.m, tok, N_TOK);
 	for (int k = 0; k < 3; k++) {
-		struct lp_ctx *c = ctx_new(t.m, kinds[k], 2, 8);
+		struct lp_forward *c = ctx_new(t.m, kinds[k], 2, 8);
 		l[k] = malloc(N_TOK * 300 * sizeof(float));
 		engine_logits(c, tok, l[k]);
-		lp_ctx_free(c);
+		lp_forward_free(c);
 	}
 	for (int k = 1; k < 3; k++) {
 		double worst = 0;
@@ -480,30 +480,30 @@ START_TEST(test_kv_bytes_per_token)
 }
 END_TEST
 
-/* The context's tracked memory is what lp_ctx_plan_bytes predicts. */
+/* The context's tracked memory is what lp_forward_plan_bytes predicts. */
 START_TEST(test_plan_bytes_match)
 {
 	struct spec s = { "llama", LP_Q_Q4_0, 64, 4, 2, 96, 300, 2, 0, 0, 0 };
 	struct tiny t;
-	struct lp_ctx_params p = lp_ctx_default_params();
-	struct lp_ctx_bytes b;
-	struct lp_ctx *c;
+	struct lp_forward_params p = lp_forward_default_params();
+	struct lp_forward_bytes b;
+	struct lp_forward *c;
 	struct lp_diag d;
 	size_t kv0, sc0, lg0;
 
 	tiny_open(&s, &t);
 	p.n_ctx = 40;
 	p.n_threads = 2;
-	lp_ctx_plan_bytes(t.m, &p, &b);
+	lp_forward_plan_bytes(t.m, &p, &b);
 	kv0 = lp_mem_current(LP_MEM_KV);
 	sc0 = lp_mem_current(LP_MEM_SCRATCH);
 	lg0 = lp_mem_current(LP_MEM_LOGITS);
-	ck_assert_int_eq(lp_ctx_new(t.m, &p, &c, &d), LP_OK);
+	ck_assert_int_eq(lp_forward_new(t.m, &p, &c, &d), LP_OK);
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_KV) - kv0, b.kv);
 	ck_assert_uint_eq(b.kv, 40 * lp_kvcache_bytes_per_token(2, 32, 16, LP_Q_F16));
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_SCRATCH) - sc0, b.scratch);
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_LOGITS) - lg0, b.logits);
-	lp_ctx_free(c);
+	lp_forward_free(c);
 	ck_assert_uint_eq(lp_mem_current(LP_MEM_KV), kv0);
 	tiny_close(&t);
 }
@@ -515,31 +515,31 @@ START_TEST(test_budget_failure)
 {
 	struct spec s = { "llama", LP_Q_Q8_0, 64, 4, 2, 96, 300, 2, 0, 0, 0 };
 	struct tiny t;
-	struct lp_ctx_params p = lp_ctx_default_params();
-	struct lp_ctx_bytes b;
-	struct lp_ctx *c = NULL;
+	struct lp_forward_params p = lp_forward_default_params();
+	struct lp_forward_bytes b;
+	struct lp_forward *c = NULL;
 	struct lp_diag d;
 	size_t base;
 
 	tiny_open(&s, &t);
 	p.n_ctx = 32;
 	p.n_threads = 1;
-	lp_ctx_plan_bytes(t.m, &p, &b);
+	lp_forward_plan_bytes(t.m, &p, &b);
 	base = lp_mem_current_total();
 	/* just short of each of the three allocations in turn */
 	size_t caps[3] = { b.kv - 1, b.kv + b.scratch - 1, b.kv + b.scratch + b.logits - 1 };
 	for (int i = 0; i < 3; i++) {
 		lp_diag_init(&d);
 		lp_mem_set_budget(base + caps[i]);
-		ck_assert_int_eq(lp_ctx_new(t.m, &p, &c, &d), LP_E_NOMEM);
+		ck_assert_int_eq(lp_forward_new(t.m, &p, &c, &d), LP_E_NOMEM);
 		ck_assert_ptr_null(c);
 		ck_assert_ptr_nonnull(strstr(d.msg, "load"));
 		ck_assert_uint_eq(lp_mem_current_total(), base);
 	}
 	lp_mem_set_budget(base + b.kv + b.scratch + b.logits);
-	ck_assert_int_eq(lp_ctx_new(t.m, &p, &c, &d), LP_OK);
+	ck_assert_int_eq(lp_forward_new(t.m, &p, &c, &d), LP_OK);
 	lp_mem_set_budget(0);
-	lp_ctx_free(c);
+	lp_forward_free(c);
 	tiny_close(&t);
 }
 END_TEST
@@ -558,7 +558,7 @@ START_TEST(test_fault_injection_sweep)
 		if (pid == 0) {
 			char v[16];
 			struct tiny t;
-			struct lp_ctx *c;
+			struct lp_forward *c;
 			struct lp_diag d;
 			int32_t tok[3] = { 1, 2, 3 };
 			enum lp_status st;
@@ -568,13 +568,13 @@ START_TEST(test_fault_injection_sweep)
 			lp_diag_init(&d);
 			st = tiny_open_gw(build(&s, 1), &t, &d);
 			if (!st) {
-				struct lp_ctx_params p = lp_ctx_default_params();
+				struct lp_forward_params p = lp_forward_default_params();
 				p.n_ctx = 16;
 				p.n_threads = 2;
-				st = lp_ctx_new(t.m, &p, &c, &d);
+				st = lp_forward_new(t.m, &p, &c, &d);
 				if (!st) {
-					st = lp_ctx_eval(c, tok, 3, 0, NULL, &d);
-					lp_ctx_free(c);
+					st = lp_forward_eval(c, tok, 3, 0, NULL, &d);
+					lp_forward_free(c);
 				}
 			}
 			_exit(st == LP_OK ? 0 : st == LP_E_NOMEM ? 10 : 20);
@@ -626,7 +626,7 @@ START_TEST(test_eval_errors)
 {
 	struct spec s = { "llama", LP_Q_F32, 64, 4, 2, 96, 300, 1, 0, 0, 0 };
 	struct tiny t;
-	struct lp_ctx *c;
+	struct lp_forward *c;
 	struct lp_diag d;
 	int32_t tok[40] = { 0 };
 
@@ -634,15 +634,15 @@ START_TEST(test_eval_errors)
 	c = ctx_new(t.m, LP_Q_F16, 1, 8);
 	lp_diag_init(&d);
 	tok[1] = 300;
-	ck_assert_int_eq(lp_ctx_eval(c, tok, 2, 0, NULL, &d), LP_E_INPUT);
+	ck_assert_int_eq(lp_forward_eval(c, tok, 2, 0, NULL, &d), LP_E_INPUT);
 	ck_assert_ptr_nonnull(strstr(d.msg, "token id 300"));
 	tok[1] = 1;
-	ck_assert_int_eq(lp_ctx_eval(c, tok, 33, 0, NULL, &d), LP_E_INPUT);
-	ck_assert_int_eq(lp_ctx_eval(c, tok, 2, 1, NULL, &d), LP_E_USAGE);
-	ck_assert_int_eq(lp_ctx_eval(c, tok, 32, 0, NULL, &d), LP_OK);
-	ck_assert_int_eq(lp_ctx_eval(c, tok, 1, 32, NULL, &d), LP_E_INPUT);
+	ck_assert_int_eq(lp_forward_eval(c, tok, 33, 0, NULL, &d), LP_E_INPUT);
+	ck_assert_int_eq(lp_forward_eval(c, tok, 2, 1, NULL, &d), LP_E_USAGE);
+	ck_assert_int_eq(lp_forward_eval(c, tok, 32, 0, NULL, &d), LP_OK);
+	ck_assert_int_eq(lp_forward_eval(c, tok, 1, 32, NULL, &d), LP_E_INPUT);
 	ck_assert_ptr_nonnull(strstr(d.msg, "full"));
-	lp_ctx_free(c);
+	lp_forward_free(c);
 	tiny_close(&t);
 }
 END_TEST

@@ -413,19 +413,20 @@ START_TEST(test_wordpiece_coverage)
 	size_t words = 0, unknown = 0;
 
 	lp_diag_init(&d);
-	ck_assert_int_eq(lp_wp_new(cov_vocab, strlen(cov_vocab), "vocab.txt", &wp, &d), LP_OK);
+	ck_assert_int_eq(lp_wordpiece_new(cov_vocab, strlen(cov_vocab), "vocab.txt", &wp, &d),
+			 LP_OK);
 	/* quickly = quick ##ly: one word; the comma is not a word, known or
 	 * not (。 is not in the vocabulary); 中 known, 狐 and 狸 not; "zebra"
 	 * cannot be cut. */
-	ck_assert_int_eq(lp_wp_coverage(wp, "The quickly, fox。中狐狸 zebra!", 35, &words,
-					&unknown, &d), LP_OK);
+	ck_assert_int_eq(lp_wordpiece_coverage(wp, "The quickly, fox。中狐狸 zebra!", 35, &words,
+					       &unknown, &d), LP_OK);
 	ck_assert_uint_eq(words, 7);
 	ck_assert_uint_eq(unknown, 3);
 	/* Counts add up over calls. */
-	ck_assert_int_eq(lp_wp_coverage(wp, "fox fox", 7, &words, &unknown, &d), LP_OK);
+	ck_assert_int_eq(lp_wordpiece_coverage(wp, "fox fox", 7, &words, &unknown, &d), LP_OK);
 	ck_assert_uint_eq(words, 9);
 	ck_assert_uint_eq(unknown, 3);
-	lp_wp_free(wp);
+	lp_wordpiece_free(wp);
 }
 END_TEST
 
@@ -442,11 +443,12 @@ START_TEST(test_fusion_unknown_query_is_bm25)
 	double w[2], out[8];
 
 	lp_diag_init(&d);
-	ck_assert_int_eq(lp_wp_new(cov_vocab, strlen(cov_vocab), "vocab.txt", &wp, &d), LP_OK);
-	ck_assert_int_eq(lp_wp_coverage(wp, "狐狸怎么跳？", 18, &words, &unknown, &d), LP_OK);
+	ck_assert_int_eq(lp_wordpiece_new(cov_vocab, strlen(cov_vocab), "vocab.txt", &wp, &d),
+			 LP_OK);
+	ck_assert_int_eq(lp_wordpiece_coverage(wp, "狐狸怎么跳？", 18, &words, &unknown, &d), LP_OK);
 	ck_assert_uint_eq(words, 5);
 	ck_assert_uint_eq(unknown, 5);
-	lp_wp_free(wp);
+	lp_wordpiece_free(wp);
 	w[0] = 1;
 	w[1] = lp_fusion_coverage_scale(lp_fusion_coverage(words, unknown));
 	ck_assert_double_eq(w[1], 0.0);

@@ -397,7 +397,7 @@ END_TEST
 static size_t predicted_total(const struct fixture *f, uint32_t n_ctx, enum lp_qtype kv,
 			      uint32_t n_batch)
 {
-	struct lp_ctx_params p = lp_ctx_default_params();
+	struct lp_forward_params p = lp_forward_default_params();
 	struct lp_plan_bytes b;
 
 	p.n_ctx = n_ctx;
@@ -585,7 +585,7 @@ START_TEST(test_plan_streams)
 	struct lp_plan p;
 	struct lp_plan_request r;
 	struct lp_diag d;
-	struct lp_ctx_params cp = lp_ctx_default_params();
+	struct lp_forward_params cp = lp_forward_default_params();
 	struct lp_plan_bytes b;
 	size_t window_total;
 

@@ -75,25 +75,25 @@ static int load_fixture(const char *path)
 struct real {
 	struct lp_gguf *g;
 	struct lp_model *m;
-	struct lp_ctx *c;
+	struct lp_forward *c;
 };
 
 static void real_open(struct real *r, enum lp_qtype kv)
 {
 	struct lp_diag d;
-	struct lp_ctx_params p = lp_ctx_default_params();
+	struct lp_forward_params p = lp_forward_default_params();
 
 	lp_diag_init(&d);
 	p.n_ctx = 256;
 	p.kv_type = kv;
 	if (lp_gguf_open(model_path, &r->g, &d) || lp_model_load(r->g, &r->m, &d) ||
-	    lp_ctx_new(r->m, &p, &r->c, &d))
+	    lp_forward_new(r->m, &p, &r->c, &d))
 		ck_abort_msg("%s: %s", model_path, d.msg);
 }
 
 static void real_close(struct real *r)
 {
-	lp_ctx_free(r->c);
+	lp_forward_free(r->c);
 	lp_model_free(r->m);
 	lp_gguf_close(r->g);
 }
@@ -124,8 +124,9 @@ START_TEST(test_top5)
 	real_open(&r, LP_Q_F16);
 	lg = malloc(r.m->hp.n_vocab * sizeof(float));
 	for (size_t p = 0; p < fx.n_prompts; p++) {
-		lp_ctx_reset(r.c);
-		ck_assert_int_eq(lp_ctx_eval(r.c, fx.prompt[p], fx.n_prompt[p], 0, lg, &d), LP_OK);
+		lp_forward_reset(r.c);
+		ck_assert_int_eq(lp_forward_eval(r.c, fx.prompt[p], fx.n_prompt[p], 0, lg, &d),
+				 LP_OK);
 		ck_assert_int_eq(argmax(lg, r.m->hp.n_vocab), fx.top5[p][0]);
 		for (int i = 0; i < 5; i++)
 			worst = fmax(worst, fabs(lg[fx.top5[p][i]] - fx.logit5[p][i]));
@@ -154,13 +155,13 @@ START_TEST(test_greedy_chat)
 
 	real_open(&r, LP_Q_F16);
 	lg = malloc(r.m->hp.n_vocab * sizeof(float));
-	ck_assert_int_eq(lp_ctx_eval(r.c, fx.chat, fx.n_chat, 0, lg, &d), LP_OK);
+	ck_assert_int_eq(lp_forward_eval(r.c, fx.chat, fx.n_chat, 0, lg, &d), LP_OK);
 	for (size_t i = 0; i < fx.n_greedy; i++) {
 		int32_t best = argmax(lg, r.m->hp.n_vocab);
 		same += best == fx.greedy[i];
 		worst = fmax(worst, lg[best] - lg[fx.greedy[i]]);
-		ck_assert_int_eq(lp_ctx_eval(r.c, &fx.greedy[i], 1, (uint32_t)(fx.n_chat + i), lg,
-					     &d), LP_OK);
+		ck_assert_int_eq(lp_forward_eval(r.c, &fx.greedy[i], 1,
+						 (uint32_t)(fx.n_chat + i), lg, &d), LP_OK);
 	}
 	printf("smollm2 greedy: %zu of %zu steps agree, worst margin %.3f (tol 0.5)\n", same,
 	       fx.n_greedy, worst);

@@ -51,13 +51,13 @@ static void write_tiny(const struct tiny_spec *s)
 struct loaded {
 	struct lp_gguf *g;
 	struct lp_model *m;
-	struct lp_ctx *c;
+	struct lp_forward *c;
 	size_t weights;   /* LP_MEM_WEIGHTS taken by opening and loading */
 };
 
 static void load(struct loaded *l, int stream, uint32_t n_ctx)
 {
-	struct lp_ctx_params p = lp_ctx_default_params();
+	struct lp_forward_params p = lp_forward_default_params();
 	size_t before = lp_mem_current(LP_MEM_WEIGHTS);
 	struct lp_diag d;
 
@@ -70,12 +70,12 @@ static void load(struct loaded *l, int stream, uint32_t n_ctx)
 	ck_assert_int_eq(lp_gguf_streamed(l->g), stream);
 	p.n_ctx = n_ctx;
 	p.n_threads = 2;
-	ck_assert_msg(lp_ctx_new(l->m, &p, &l->c, &d) == LP_OK, "%s", d.msg);
+	ck_assert_msg(lp_forward_new(l->m, &p, &l->c, &d) == LP_OK, "%s", d.msg);
 }
 
 static void unload(struct loaded *l)
 {
-	lp_ctx_free(l->c);
+	lp_forward_free(l->c);
 	lp_model_free(l->m);
 	lp_gguf_close(l->g);
 }
@@ -99,12 +99,12 @@ static void same_logits(enum lp_qtype type)
 	b = malloc((size_t)40 * s.vocab * sizeof(float));
 	lp_diag_init(&d);
 	/* a prompt (the sgemm path), then single tokens (the matvec path) */
-	ck_assert_int_eq(lp_ctx_eval_all(map.c, toks, 40, 0, a, &d), LP_OK);
-	ck_assert_int_eq(lp_ctx_eval_all(str.c, toks, 40, 0, b, &d), LP_OK);
+	ck_assert_int_eq(lp_forward_eval_all(map.c, toks, 40, 0, a, &d), LP_OK);
+	ck_assert_int_eq(lp_forward_eval_all(str.c, toks, 40, 0, b, &d), LP_OK);
 	ck_assert_int_eq(memcmp(a, b, (size_t)40 * s.vocab * sizeof(float)), 0);
 	for (uint32_t i = 40; i < 48; i++) {
-		ck_assert_int_eq(lp_ctx_eval(map.c, &toks[i], 1, i, a, &d), LP_OK);
-		ck_assert_int_eq(lp_ctx_eval(str.c, &toks[i], 1, i, b, &d), LP_OK);
+		ck_assert_int_eq(lp_forward_eval(map.c, &toks[i], 1, i, a, &d), LP_OK);
+		ck_assert_int_eq(lp_forward_eval(str.c, &toks[i], 1, i, b, &d), LP_OK);
 		ck_assert_msg(memcmp(a, b, s.vocab * sizeof(float)) == 0, "token %u differs", i);
 	}
 	/* and the logits are not trivially equal: they vary over the vocab */
@@ -232,9 +232,9 @@ START_TEST(test_resident_within_window)
 	lp_diag_init(&d);
 	for (int stream = 0; stream <= 1; stream++) {
 		load(&l, stream, 64);
-		ck_assert_int_eq(lp_ctx_eval(l.c, toks, 32, 0, NULL, &d), LP_OK);
+		ck_assert_int_eq(lp_forward_eval(l.c, toks, 32, 0, NULL, &d), LP_OK);
 		for (uint32_t i = 32; i < 40; i++)
-			ck_assert_int_eq(lp_ctx_eval(l.c, &toks[i], 1, i, NULL, &d), LP_OK);
+			ck_assert_int_eq(lp_forward_eval(l.c, &toks[i], 1, i, NULL, &d), LP_OK);
 		if (stream)
 			ck_assert_msg(mapped_rss(model_path) <= lp_model_window_bytes(l.m),
 				      "resident %zu > window %zu", mapped_rss(model_path),

@@ -5,7 +5,8 @@
 # shared library. The tool and the tests keep linking the convenience
 # library (liblpipe.la at the top), which holds the library's own code too.
 liblpipe_la_CFLAGS = $(AM_CFLAGS) -fPIC
-liblpipe_la_SOURCES += src/api/lpipe.c src/api/lpipe.h src/api/runner.c src/api/runner.h
+liblpipe_la_SOURCES += src/api/lpipe.c src/api/lpipe.h src/api/runner.c src/api/runner.h \
+	src/api/internal.h
 include_HEADERS = src/api/lpipe.h
 lib_LTLIBRARIES = src/api/liblpipe.la
 src_api_liblpipe_la_SOURCES = src/api/lpipe.h

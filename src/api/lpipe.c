@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/internal.h"
 #include "api/runner.h"
 #include "config/pipeline.h"
+#include "core/global.h"
 #include "core/log.h"
 #include "core/mem.h"
 #include "core/progress.h"
@@ -45,6 +47,7 @@ struct lpipe_pipeline {
 
 struct lpipe_engine {
 	struct lp_engine *e;
+	char *mem_budget;       /* lpipe_engine_set_mem_budget's, or NULL */
 };
 
 struct lpipe_result {
@@ -54,13 +57,10 @@ struct lpipe_result {
 	size_t tokens_in, tokens_out;
 	char *question, *data;
 	char *report[4];        /* by enum lp_format, made on demand */
+	struct lp_mem_account *acct; /* the run's (a reference), NULL: none */
 };
 
 static _Thread_local char errmsg[sizeof(((struct lp_diag *)0)->msg) + 600];
-
-/* lpipe_set_mem_budget's size, or NULL (then LPIPE_MEM_BUDGET, then the
- * pipeline's memory.budget). */
-static char *budget_override;
 
 const char *lpipe_errmsg(void)
 {
@@ -122,7 +122,7 @@ static void loaded_put(struct loaded *l)
 	}
 }
 
-/* ---- process-wide settings ------------------------------------------------ */
+/* ---- process-wide settings (core/global.h) ---------------------------------- */
 
 void lpipe_set_log_level(enum lpipe_log_level level)
 {
@@ -137,7 +137,8 @@ void lpipe_set_progress(int mode)
 	lp_progress_enable(mode < 0 ? -1 : mode > 0);
 }
 
-int lpipe_set_mem_budget(const char *size)
+/* Replace *slot by a copy of the budget `size` (NULL: none), checked. */
+static int set_budget(char **slot, const char *size)
 {
 	size_t bytes;
 	char *copy = NULL;
@@ -151,19 +152,40 @@ int lpipe_set_mem_budget(const char *size)
 	}
 	if (size && !(copy = strdup(size)))
 		return fail_msg(LP_E_NOMEM, "out of memory");
-	free(budget_override);
-	budget_override = copy;
+	free(*slot);
+	*slot = copy;
 	return ok();
 }
 
-/* The budget for `p` (NULL: before a pipeline is read) into *bytes. */
-static int budget_of(const struct lp_pipeline *p, size_t *bytes)
+int lpipe_set_mem_budget(const char *size)
+{
+	return set_budget(&lp_global.mem_budget, size);
+}
+
+/* The budget given outside any pipeline: e's own, else the process's. */
+static const char *budget_set(const lpipe_engine *e)
+{
+	return e && e->mem_budget ? e->mem_budget : lp_global.mem_budget;
+}
+
+/* 1 when a budget is given outside the pipeline (on `e`, the process or
+ * in the environment): it wins over memory.budget and covers loading. */
+static int budget_given(const lpipe_engine *e)
+{
+	const char *env = getenv("LPIPE_MEM_BUDGET");
+
+	return budget_set(e) || (env && *env);
+}
+
+/* The budget for `p` (NULL: before a pipeline is read) run on `e` (may be
+ * NULL) into *bytes. */
+static int budget_of(const struct lp_pipeline *p, const lpipe_engine *e, size_t *bytes)
 {
 	struct lp_diag d;
 	enum lp_status s;
 
 	lp_diag_init(&d);
-	s = lp_runner_budget(p, budget_override, bytes, &d);
+	s = lp_runner_budget(p, budget_set(e), bytes, &d);
 	return s ? fail(s, &d) : LPIPE_OK;
 }
 
@@ -194,9 +216,9 @@ static int reload(lpipe_pipeline *p)
 	if (!p->path && !p->text)
 		return ok();
 	/* a budget given outside the pipeline covers reading it */
-	if ((rc = budget_of(NULL, &budget)))
+	if ((rc = budget_of(NULL, NULL, &budget)))
 		return rc;
-	if (budget_override || (getenv("LPIPE_MEM_BUDGET") && *getenv("LPIPE_MEM_BUDGET")))
+	if (budget_given(NULL))
 		lp_mem_set_budget(budget);
 	lp_mem_set_phase("config");
 	lp_diag_init(&d);
@@ -368,6 +390,36 @@ void lpipe_pipeline_free(lpipe_pipeline *p)
 
 /* ---- engines -------------------------------------------------------------- */
 
+/* Put the calling thread on e's account (NULL: stay where it is); returns
+ * the account to go back to with leave(). */
+static struct lp_mem_account *enter(lpipe_engine *e)
+{
+	return e ? lp_mem_account_use(lp_engine_account(e->e)) : lp_mem_account_current();
+}
+
+static void leave(struct lp_mem_account *was)
+{
+	lp_mem_account_use(was);
+}
+
+/* Set e's account's budget from the one given outside the pipelines, if
+ * any (else each run sets its pipeline's). */
+static int engine_budget(lpipe_engine *e)
+{
+	struct lp_mem_account *was;
+	size_t bytes;
+	int rc;
+
+	if (!budget_given(e))
+		return ok();
+	if ((rc = budget_of(NULL, e, &bytes)))
+		return rc;
+	was = enter(e);
+	lp_mem_set_budget(bytes);
+	leave(was);
+	return ok();
+}
+
 int lpipe_engine_new(int keep_models, lpipe_engine **out)
 {
 	struct lp_engine_params ep = lp_engine_default_params();
@@ -385,7 +437,19 @@ int lpipe_engine_new(int keep_models, lpipe_engine **out)
 		*out = NULL;
 		return fail(s, &d);
 	}
-	return ok();
+	/* a budget given outside the pipelines holds before the first run */
+	return engine_budget(*out);
+}
+
+int lpipe_engine_set_mem_budget(lpipe_engine *e, const char *size)
+{
+	int rc;
+
+	if (!e)
+		return fail_msg(LP_E_USAGE, "no engine given");
+	if ((rc = set_budget(&e->mem_budget, size)))
+		return rc;
+	return engine_budget(e);
 }
 
 void lpipe_engine_free(lpipe_engine *e)
@@ -393,7 +457,13 @@ void lpipe_engine_free(lpipe_engine *e)
 	if (!e)
 		return;
 	lp_engine_free(e->e);
+	free(e->mem_budget);
 	free(e);
+}
+
+struct lp_mem_account *lp_api_engine_account(lpipe_engine *e)
+{
+	return e ? lp_engine_account(e->e) : NULL;
 }
 
 size_t lpipe_engine_models_loaded(const lpipe_engine *e)
@@ -427,8 +497,16 @@ void lpipe_engine_documents(lpipe_engine *e, size_t *bytes, size_t *entries,
 size_t lpipe_engine_drop_documents(lpipe_engine *e, size_t bytes)
 {
 	struct lp_docstore *s = e ? lp_engine_docs(e->e) : NULL;
+	struct lp_mem_account *was;
+	size_t n;
 
-	return s ? lp_docstore_drop(s, bytes) : 0;
+	if (!s)
+		return 0;
+	/* what a document reserved goes back to the account it was made on */
+	was = enter(e);
+	n = lp_docstore_drop(s, bytes);
+	leave(was);
+	return n;
 }
 
 /* ---- runs ----------------------------------------------------------------- */
@@ -490,6 +568,7 @@ static enum lp_status run_scoped(lpipe_result *r, lpipe_engine *e, const char *p
 static int run(lpipe_pipeline *p, lpipe_engine *e, const char *path, const void *data,
 	       size_t len, lpipe_result **out)
 {
+	struct lp_mem_account *was;
 	struct lp_diag d;
 	lpipe_result *r;
 	enum lp_status s;
@@ -501,14 +580,19 @@ static int run(lpipe_pipeline *p, lpipe_engine *e, const char *path, const void 
 	*out = NULL;
 	if (!p || !p->cur)
 		return fail_msg(LP_E_USAGE, "no pipeline loaded");
-	if ((rc = budget_of(p->cur->p, &budget)))
+	if ((rc = budget_of(p->cur->p, e, &budget)))
 		return rc;
 	if (!(r = calloc(1, sizeof(*r))))
 		return fail_msg(LP_E_NOMEM, "out of memory");
+	/* the run, its result and what the result frees later are e's */
+	was = enter(e);
+	r->acct = lp_mem_account_current();
+	lp_mem_account_ref(r->acct);
 	r->pl = p->cur;
 	atomic_fetch_add(&r->pl->refs, 1);
 	if (question_of(p) && !(r->question = strdup(question_of(p)))) {
 		lpipe_result_free(r);
+		leave(was);
 		return fail_msg(LP_E_NOMEM, "out of memory");
 	}
 	lp_mem_set_budget(budget);
@@ -518,15 +602,17 @@ static int run(lpipe_pipeline *p, lpipe_engine *e, const char *path, const void 
 	/* the copy of a buffer is the document's text: tracked, and budgeted */
 	if (data && !(r->data = lp_mem_alloc(LP_MEM_DOC, len ? len : 1, &d))) {
 		lpipe_result_free(r);
+		leave(was);
 		return fail(LP_E_NOMEM, &d);
 	}
 	if (data && len)
 		memcpy(r->data, data, len);
 	s = run_scoped(r, e, path, data != NULL, len, &d);
-	if (s && s != LP_E_VERIFY) {
+	if (s && s != LP_E_VERIFY)
 		lpipe_result_free(r);
+	leave(was);
+	if (s && s != LP_E_VERIFY)
 		return fail(s, &d);
-	}
 	*out = r;
 	return s ? fail(s, &d) : ok();
 }
@@ -556,8 +642,10 @@ int lpipe_run_buffer(lpipe_pipeline *p, lpipe_engine *e, const char *name, const
 
 const char *lpipe_result_text(lpipe_result *r)
 {
+	struct lp_mem_account *was = lp_mem_account_use(r ? r->acct : NULL);
 	const char *t = r ? lp_doc_result(&r->doc) : NULL;
 
+	lp_mem_account_use(was);
 	if (!t) {
 		struct lp_diag d;
 
@@ -586,6 +674,7 @@ int lpipe_format_check(const char *format)
 
 int lpipe_result_write(lpipe_result *r, const char *format, FILE *out)
 {
+	struct lp_mem_account *was;
 	enum lp_format f;
 	struct lp_diag d;
 	enum lp_status s;
@@ -596,7 +685,9 @@ int lpipe_result_write(lpipe_result *r, const char *format, FILE *out)
 	if ((rc = format_of(r, format, &f)))
 		return rc;
 	lp_diag_init(&d);
+	was = lp_mem_account_use(r->acct);
 	s = lp_report_write(&r->doc, f, &r->stats, out, &d);
+	lp_mem_account_use(was);
 	return s ? fail(s, &d) : ok();
 }
 
@@ -661,14 +752,20 @@ void lpipe_result_tokens(const lpipe_result *r, size_t *prompt, size_t *generate
 
 void lpipe_result_free(lpipe_result *r)
 {
+	struct lp_mem_account *was;
+
 	if (!r)
 		return;
+	/* what the run reserved (a mapped document) goes back to its account */
+	was = lp_mem_account_use(r->acct);
 	if (r->doc.pipeline)
 		lp_doc_release(&r->doc);
+	lp_mem_account_use(was);
 	for (size_t i = 0; i < sizeof(r->report) / sizeof(r->report[0]); i++)
 		free(r->report[i]);
 	loaded_put(r->pl);
 	free(r->question);
 	lp_mem_free(r->data);
+	lp_mem_account_free(r->acct);
 	free(r);
 }

@@ -21,8 +21,14 @@
  * A pipeline may be run from several threads at once, each run with its
  * own result; it must not be changed (set, loaded) meanwhile. A result
  * keeps what it needs of its pipeline, so either may be freed first.
- * The memory budget of a run (LPIPE_MEM_BUDGET, else the pipeline's
- * memory.budget) applies to the whole process, as in lpipe(1).
+ * Memory: each engine has a budget of its own, which covers its runs and
+ * the models and documents it keeps: two engines in one process have two
+ * budgets, and a run on one never sees the other's bytes. The budget is
+ * lpipe_engine_set_mem_budget's, else lpipe_set_mem_budget's, else the
+ * environment variable LPIPE_MEM_BUDGET's, else the memory.budget of the
+ * pipeline a run on the engine starts (runs side by side on one engine
+ * with different memory.budget then share the one set last). Runs without
+ * an engine share the process's budget, as lpipe(1) runs.
  */
 #ifndef LPIPE_H
 #define LPIPE_H
@@ -72,9 +78,10 @@ void lpipe_set_log_level(enum lpipe_log_level level);
  * seconds when standard error is not a terminal). */
 void lpipe_set_progress(int mode);
 /* The memory budget, a size such as "512MiB" ("0": none), over the
- * environment variable LPIPE_MEM_BUDGET and the pipeline's memory.budget;
- * NULL: back to those. It covers loading pipelines too. LPIPE_USAGE for a
- * size that does not parse. */
+ * environment variable LPIPE_MEM_BUDGET and the pipeline's memory.budget,
+ * for runs without an engine and engines without a budget of their own
+ * (lpipe_engine_set_mem_budget); NULL: back to those. It covers loading
+ * pipelines too. LPIPE_USAGE for a size that does not parse. */
 int lpipe_set_mem_budget(const char *size);
 
 /* A new pipeline handle with nothing loaded; NULL when out of memory. */
@@ -122,6 +129,12 @@ void lpipe_pipeline_free(lpipe_pipeline *p);
 #define LPIPE_KEEP_DOCUMENTS 2
 int lpipe_engine_new(int keep_models, lpipe_engine **out);
 void lpipe_engine_free(lpipe_engine *e);
+/* The engine's own memory budget, a size such as "512MiB" ("0": none),
+ * over lpipe_set_mem_budget's, LPIPE_MEM_BUDGET and the pipeline's
+ * memory.budget; NULL: back to those. It holds for its next runs and for
+ * what it keeps; set it before they start. LPIPE_USAGE for a size that
+ * does not parse or no engine. */
+int lpipe_engine_set_mem_budget(lpipe_engine *e, const char *size);
 /* Models the engine has loaded so far (a kept model counts once). */
 size_t lpipe_engine_models_loaded(const lpipe_engine *e);
 /* Free the kept models of the GGUF file `path` that no run holds now, to

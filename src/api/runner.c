@@ -350,11 +350,28 @@ out:
 	return s;
 }
 
+/* run_doc on the engine's memory account (the calling thread's without
+ * an engine), so that its budget and its figures are the engine's. */
+static enum lp_status run_on(const struct lp_pipeline *p, const char *doc_path,
+			     const void *data, size_t len, const char *question,
+			     struct lp_engine *engine, struct lp_doc *doc,
+			     struct lp_run_stats *stats, struct lp_diag *d)
+{
+	struct lp_mem_account *was = lp_mem_account_current();
+	enum lp_status s;
+
+	if (engine)
+		lp_mem_account_use(lp_engine_account(engine));
+	s = run_doc(p, doc_path, data, len, question, engine, doc, stats, d);
+	lp_mem_account_use(was);
+	return s;
+}
+
 enum lp_status lp_runner_run(const struct lp_pipeline *p, const char *doc_path,
 			     const char *question, struct lp_engine *engine, struct lp_doc *doc,
 			     struct lp_run_stats *stats, struct lp_diag *d)
 {
-	return run_doc(p, doc_path, NULL, 0, question, engine, doc, stats, d);
+	return run_on(p, doc_path, NULL, 0, question, engine, doc, stats, d);
 }
 
 enum lp_status lp_runner_run_bytes(const struct lp_pipeline *p, const char *name,
@@ -364,5 +381,5 @@ enum lp_status lp_runner_run_bytes(const struct lp_pipeline *p, const char *name
 {
 	static const char empty[1];
 
-	return run_doc(p, name, data ? data : empty, len, question, engine, doc, stats, d);
+	return run_on(p, name, data ? data : empty, len, question, engine, doc, stats, d);
 }

@@ -86,11 +86,14 @@ enum lp_status lp_runner_budget(const struct lp_pipeline *p, const char *cli_val
  * loads what it needs for itself), load the document `doc_path` ("-":
  * stdin) and run every stage. `question` (may be NULL) is stored in
  * doc->question and must outlive doc. `stats` (may be NULL) receives the
- * run's memory peaks and final status: the peaks of the calling thread's
- * memory scope (core/mem.h) when it has one, so that documents run side by
- * side each see their own, else of the process. The model is given back
+ * run's memory peaks and final status. The run charges the engine's
+ * memory account (lp_engine_account), under its budget, else the calling
+ * thread's; the peaks are those of the thread's memory scope (core/mem.h)
+ * on that account when it has one, so that documents run side by side
+ * each see their own, else of the account. The model is given back
  * (lp_doc_release_model) when the run ends: the report needs only the doc.
- * The caller calls lp_doc_release(doc) afterwards in every case.
+ * The caller calls lp_doc_release(doc) afterwards in every case, on the
+ * same account (what the document reserved goes back to it).
  *
  * Returns LP_OK; LP_E_VERIFY when a verification failed but every stage ran
  * (`d` holds the first verification message); or the first error (LP_E_INPUT,

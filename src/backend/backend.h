@@ -426,7 +426,8 @@ void lp_backend_free(struct lp_backend *be);
 /* Dequantize `n` elements (a multiple of the block) of type `t` from `src`
  * into `dst` on the host, with the fastest kernel the CPU supports: the
  * same floats, bit for bit, as quant/quant.h's lp_dequantize_row_ref.
- * Reentrant. (The CPU backend's; quant/ names no backend.) */
+ * Reentrant. (The CPU backend's, backend/cpu/host.c; quant/ names no
+ * backend.) */
 void lp_dequantize_row(enum lp_qtype t, const void *src, float *dst, size_t n);
 
 /* scores[q * n + i] = dot(a[q], b[i]) for q < nq, i < n, rows of `dim`

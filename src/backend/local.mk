@@ -6,8 +6,8 @@ liblpipe_la_SOURCES += \
 	src/backend/cpu/matvec.c src/backend/cpu/matvec.h \
 	src/backend/cpu/gemm.c src/backend/cpu/gemm.h \
 	src/backend/cpu/cpu.c src/backend/cpu/cpu.h src/backend/cpu/attn.c \
-	src/backend/cpu/encoder.c \
-	src/backend/backend.c src/backend/backend.h src/backend/host.c
+	src/backend/cpu/encoder.c src/backend/cpu/host.c \
+	src/backend/backend.c src/backend/backend.h
 
 # The backend's ops against naive references, the registry, gpu_layers.
 check_PROGRAMS += tests/check_backend

@@ -54,7 +54,7 @@ struct gen_opts {
 	int chat;
 	long n_predict;
 	struct lp_sampler_params sp;
-	struct lp_ctx_params cp;
+	struct lp_forward_params cp;
 	size_t budget;
 };
 
@@ -213,7 +213,7 @@ struct session {
 	struct lp_gguf *g;
 	struct lp_model *m;
 	struct lp_tok *tok;
-	struct lp_ctx *ctx;
+	struct lp_forward *ctx;
 	struct lp_sampler *smp;
 	struct lp_tokens ids;
 	struct lp_stop stop;
@@ -227,7 +227,7 @@ static void session_release(struct session *s)
 	lp_stop_release(&s->stop);
 	lp_tokens_release(&s->ids);
 	lp_sampler_free(s->smp);
-	lp_ctx_free(s->ctx);
+	lp_forward_free(s->ctx);
 	lp_tok_free(s->tok);
 	lp_model_free(s->m);
 	lp_gguf_close(s->g);
@@ -260,7 +260,7 @@ static enum lp_status generate(struct session *s, long n_predict, long *n_done,
 
 	lp_detok_init(&dt, s->tok, 0);
 	for (*n_done = 0; *n_done < n_predict && !stopped; ++*n_done) {
-		int32_t id = lp_sampler_sample(s->smp, lp_ctx_logits(s->ctx));
+		int32_t id = lp_sampler_sample(s->smp, lp_forward_logits(s->ctx));
 		if (lp_stop_is_eog(&s->stop, id))
 			break;
 		lp_sampler_accept(s->smp, id);
@@ -270,11 +270,11 @@ static enum lp_status generate(struct session *s, long n_predict, long *n_done,
 			return lp_diag_set(d, st, NULL, 0, 0, "cannot hold the generated text");
 		if ((st = flush_out(&s->out, d)))
 			return st;
-		if (pos >= lp_ctx_n_ctx(s->ctx)) {
+		if (pos >= lp_forward_n_ctx(s->ctx)) {
 			lp_diag_set(d, LP_OK, NULL, 0, 0, "context full");
 			break;
 		}
-		if ((st = lp_ctx_eval(s->ctx, &id, 1, pos++, NULL, d)))
+		if ((st = lp_forward_eval(s->ctx, &id, 1, pos++, NULL, d)))
 			return st;
 	}
 	lp_buf_reset(&s->piece);
@@ -302,7 +302,7 @@ static enum lp_status run(const struct gen_opts *o, struct lp_diag *d)
 	lp_mem_set_phase("load");
 	if ((st = lp_gguf_open(o->model, &s.g, d)) || (st = lp_model_load(s.g, &s.m, d)) ||
 	    (st = lp_tok_from_gguf(s.g, &s.tok, d)) ||
-	    (st = lp_ctx_new(s.m, &o->cp, &s.ctx, d)) ||
+	    (st = lp_forward_new(s.m, &o->cp, &s.ctx, d)) ||
 	    (st = lp_sampler_new(&o->sp, (int32_t)s.m->hp.n_vocab, &s.smp, d)) ||
 	    (st = encode_prompt(s.g, s.tok, o, &s.ids, d)))
 		goto out;
@@ -312,16 +312,16 @@ static enum lp_status run(const struct gen_opts *o, struct lp_diag *d)
 				 "the prompt is empty (it gives no tokens; -p needs text)");
 		goto out;
 	}
-	if (s.ids.n >= lp_ctx_n_ctx(s.ctx)) {
+	if (s.ids.n >= lp_forward_n_ctx(s.ctx)) {
 		st = lp_diag_set(d, LP_E_INPUT, NULL, 0, 0,
 				 "prompt of %zu tokens does not fit a context of %u", s.ids.n,
-				 lp_ctx_n_ctx(s.ctx));
+				 lp_forward_n_ctx(s.ctx));
 		goto out;
 	}
 	for (size_t i = 0; i < s.ids.n; i++)
 		lp_sampler_accept(s.smp, s.ids.ids[i]);
 	t0 = now_s();
-	if ((st = lp_ctx_eval(s.ctx, s.ids.ids, s.ids.n, 0, NULL, d)))
+	if ((st = lp_forward_eval(s.ctx, s.ids.ids, s.ids.n, 0, NULL, d)))
 		goto out;
 	t1 = now_s();
 	st = generate(&s, o->n_predict, &n_gen, d);
@@ -336,7 +336,7 @@ static enum lp_status run(const struct gen_opts *o, struct lp_diag *d)
 	}
 	fprintf(stderr, "prompt: %zu tokens, %.1f tokens/s; generation: %ld tokens, %.1f tokens/s"
 		"; %d threads\n", s.ids.n, s.ids.n / (t1 - t0), n_gen,
-		n_gen > 1 ? (n_gen - 1) / (t2 - t1) : 0.0, lp_ctx_n_threads(s.ctx));
+		n_gen > 1 ? (n_gen - 1) / (t2 - t1) : 0.0, lp_forward_n_threads(s.ctx));
 out:
 	session_release(&s);
 	return st;
@@ -351,7 +351,7 @@ int cmd_generate(int argc, char **argv)
 	int rc;
 
 	o.sp = lp_sampler_default_params();
-	o.cp = lp_ctx_default_params();
+	o.cp = lp_forward_default_params();
 	if ((rc = parse(argc, argv, &o, model_buf, sizeof(model_buf))) >= 0)
 		return rc;
 	if (o.budget)

@@ -132,8 +132,10 @@ static void hint(const char *word, const char *const *words, char *buf, size_t c
 		buf[0] = '\0';
 }
 
-static lp_cfg_keys_hook_fn keys_hook;
-static void *keys_hook_arg;
+/* The calling thread's: a watcher loads its pipelines on its own thread,
+ * and a pipeline loaded on another meanwhile is not watched. */
+static _Thread_local lp_cfg_keys_hook_fn keys_hook;
+static _Thread_local void *keys_hook_arg;
 
 void lp_cfg_set_keys_hook(lp_cfg_keys_hook_fn fn, void *arg)
 {

@@ -73,8 +73,10 @@ enum lp_status lp_cfg_check_key_use(struct lp_cfg_ctx *c, const struct lp_node *
 int lp_cfg_key_used(const struct lp_cfg_key_use *uses, const char *key, int chosen);
 
 /* Schema discovery (config/schema.h): when a hook is set, every call of
- * lp_cfg_check_keys with a map first reports the map and its `allowed`
- * list (a static array of the caller's). NULL removes it. */
+ * lp_cfg_check_keys with a map on the same thread first reports the map
+ * and its `allowed` list (a static array of the caller's). The hook is the
+ * calling thread's, so pipelines loaded on other threads meanwhile are
+ * neither watched nor slowed. NULL removes it. */
 typedef void (*lp_cfg_keys_hook_fn)(const struct lp_node *map, const char *const *allowed,
 				    void *arg);
 void lp_cfg_set_keys_hook(lp_cfg_keys_hook_fn fn, void *arg);

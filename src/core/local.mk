@@ -3,6 +3,7 @@ liblpipe_la_SOURCES += \
 	src/core/status.c src/core/status.h \
 	src/core/arena.c src/core/arena.h \
 	src/core/buf.c src/core/buf.h \
+	src/core/global.c src/core/global.h \
 	src/core/mem.c src/core/mem.h \
 	src/core/log.c src/core/log.h \
 	src/core/progress.c src/core/progress.h \

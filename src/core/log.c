@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/global.h"
 #include "core/progress.h"
 
-static enum lp_log_level log_level = LP_LOG_INFO;
 static _Thread_local const char *log_subject;
 
 void lp_log_set_subject(const char *subject)
@@ -16,12 +16,12 @@ void lp_log_set_subject(const char *subject)
 
 void lp_log_set_level(enum lp_log_level level)
 {
-	log_level = level;
+	lp_global.log_level = level;
 }
 
 enum lp_log_level lp_log_level(void)
 {
-	return log_level;
+	return lp_global.log_level;
 }
 
 void lp_log(enum lp_log_level level, const char *fmt, ...)
@@ -30,7 +30,7 @@ void lp_log(enum lp_log_level level, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (level > log_level)
+	if (level > lp_global.log_level)
 		return;
 	va_start(ap, fmt);
 	n = vasprintf(&msg, fmt, ap);

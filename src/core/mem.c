@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,35 +12,31 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "core/global.h"
+
 /* Every block starts with this header; 64 bytes keep the payload aligned
  * for AVX-512 loads. */
 struct mem_header {
-	size_t bytes;
-	enum lp_mem_tag tag;
-	uint32_t magic;
-	uint32_t scope;  /* the scope charged (lp_mem_scope_begin), 0: none */
-	uint32_t mapped;       /* 1: from lp_mem_alloc_pages (munmap it) */
-	char pad[64 - sizeof(size_t) - sizeof(enum lp_mem_tag) - 3 * sizeof(uint32_t)];
+	union {
+		struct {
+			size_t bytes;
+			struct lp_mem_account *acct; /* the account charged */
+			enum lp_mem_tag tag;
+			uint32_t magic;
+			uint32_t scope;  /* the scope charged (lp_mem_scope_begin), 0: none */
+			uint32_t mapped; /* 1: from lp_mem_alloc_pages (munmap it) */
+		};
+		char pad[64];
+	};
 };
 
 #define MEM_MAGIC 0x6c706d65u /* "lpme" */
 
-static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
-static size_t mem_current[LP_MEM_NTAGS];
-static size_t mem_peak[LP_MEM_NTAGS];
-static size_t mem_total, mem_total_peak;
-static size_t mem_budget_bytes;
-static size_t mem_gpu, mem_gpu_peak, mem_gpu_budget;
-static const char *mem_phase_name = "run";
 /* The phase of the calling thread: documents run side by side in a batch,
  * each naming its own phase; a thread that never set one (a pool worker)
- * reads the last one set anywhere, as a single run always did. */
+ * reads the last one set on its account, as a single run always did. */
 static _Thread_local const char *mem_thread_phase;
 static _Thread_local unsigned long mem_thread_fail_in; /* 0: none */
-static unsigned long mem_alloc_count;
-static unsigned long mem_fail_count;
-static long mem_fail_at = -1; /* -2: not read yet */
-static int mem_fail_read;
 
 static const char *const tag_names[LP_MEM_NTAGS] = {
 	"weights", "kv", "scratch", "logits", "index", "doc", "other",
@@ -65,72 +62,116 @@ struct mem_scope {
 	size_t peak_total;
 };
 
-static struct mem_scope scopes[SCOPE_SLOTS];
-static size_t live_own[LP_MEM_NTAGS]; /* own[] summed over the live scopes */
-static size_t live_own_total;
-static _Thread_local uint32_t mem_thread_scope; /* handle, 0: none */
+/*
+ * An account: one budget and what is charged to it. Every field is read
+ * and written under `lock`. It lives while its owners hold references
+ * (lp_mem_account_new, lp_mem_account_ref) and while blocks charged to it
+ * are live, so a block may be freed after its engine went.
+ */
+struct lp_mem_account {
+	pthread_mutex_t lock;
+	size_t current[LP_MEM_NTAGS];
+	size_t peak[LP_MEM_NTAGS];
+	size_t total, total_peak;   /* host tags */
+	size_t budget;              /* host; 0: none */
+	size_t gpu, gpu_peak, gpu_budget;
+	unsigned long failures;     /* refused charges */
+	const char *phase;          /* the last one set by a thread on it */
+	struct mem_scope scopes[SCOPE_SLOTS];
+	size_t live_own[LP_MEM_NTAGS]; /* own[] summed over the live scopes */
+	size_t live_own_total;
+	unsigned long refs;         /* owners */
+	unsigned long blocks;       /* live blocks charged here */
+};
 
-/* The live scope of `handle`, or NULL; caller holds the lock. */
-static struct mem_scope *scope_of(uint32_t handle)
+/* The process's account (lp_global.mem points at it): what a thread on
+ * no other account charges. Never freed. */
+struct lp_mem_account lp_mem_process_account = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.phase = "run",
+	.refs = 1,
+};
+
+/* The calling thread's account (NULL: the process's) and scope; the scope
+ * counts only while the thread is on the account it was begun in. */
+static _Thread_local struct lp_mem_account *mem_thread_acct;
+static _Thread_local uint32_t mem_thread_scope; /* handle, 0: none */
+static _Thread_local struct lp_mem_account *mem_thread_scope_acct;
+
+static struct lp_mem_account *acct_here(void)
+{
+	return mem_thread_acct ? mem_thread_acct : lp_global.mem;
+}
+
+/* The calling thread's scope handle on account `a`, 0 when none. */
+static uint32_t scope_here(const struct lp_mem_account *a)
+{
+	return mem_thread_scope_acct == a ? mem_thread_scope : 0;
+}
+
+/* The live scope of `handle` on `a`, or NULL; caller holds a's lock. */
+static struct mem_scope *scope_of(struct lp_mem_account *a, uint32_t handle)
 {
 	struct mem_scope *sc;
 
 	if (!handle)
 		return NULL;
-	sc = &scopes[(handle - 1) & (SCOPE_SLOTS - 1)];
+	sc = &a->scopes[(handle - 1) & (SCOPE_SLOTS - 1)];
 	return sc->live && sc->gen == (handle - 1) >> SCOPE_SLOT_BITS ? sc : NULL;
 }
 
 /* A scope's view of a tag and of the host total: its own bytes plus the
  * shared ones (charged under no live scope). Caller holds the lock. */
-static size_t view_tag(const struct mem_scope *sc, int t)
+static size_t view_tag(const struct lp_mem_account *a, const struct mem_scope *sc, int t)
 {
 	/* a reserve released under another scope than it was made in can
 	 * leave the sums off by its size: never below the scope's own */
-	size_t shared = mem_current[t] > live_own[t] ? mem_current[t] - live_own[t] : 0;
+	size_t shared = a->current[t] > a->live_own[t] ? a->current[t] - a->live_own[t] : 0;
 
 	return sc->own[t] + shared;
 }
 
-static size_t view_total(const struct mem_scope *sc)
+static size_t view_total(const struct lp_mem_account *a, const struct mem_scope *sc)
 {
-	size_t shared = mem_total > live_own_total ? mem_total - live_own_total : 0;
+	size_t shared = a->total > a->live_own_total ? a->total - a->live_own_total : 0;
 
 	return sc->own_total + shared;
 }
 
-static void scope_bump_peaks(struct mem_scope *sc, int t)
+static void scope_bump_peaks(struct lp_mem_account *a, struct mem_scope *sc, int t)
 {
-	size_t v = view_tag(sc, t);
+	size_t v = view_tag(a, sc, t);
 
 	if (v > sc->peak[t])
 		sc->peak[t] = v;
-	if (!lp_mem_tag_is_gpu(t) && (v = view_total(sc)) > sc->peak_total)
+	if (!lp_mem_tag_is_gpu(t) && (v = view_total(a, sc)) > sc->peak_total)
 		sc->peak_total = v;
 }
 
-/* After mem_current[tag] grew: the charged scope's peaks, or every live
+/* After a->current[tag] grew: the charged scope's peaks, or every live
  * scope's when the bytes are shared. Caller holds the lock. */
-static void scope_charge(struct mem_scope *sc, enum lp_mem_tag tag, size_t bytes)
+static void scope_charge(struct lp_mem_account *a, struct mem_scope *sc, enum lp_mem_tag tag,
+			 size_t bytes)
 {
 	if (sc) {
 		sc->own[tag] += bytes;
-		live_own[tag] += bytes;
+		a->live_own[tag] += bytes;
 		if (!lp_mem_tag_is_gpu(tag)) {
 			sc->own_total += bytes;
-			live_own_total += bytes;
+			a->live_own_total += bytes;
 		}
-		scope_bump_peaks(sc, tag);
+		scope_bump_peaks(a, sc, tag);
 		return;
 	}
 	for (unsigned i = 0; i < SCOPE_SLOTS; i++)
-		if (scopes[i].live)
-			scope_bump_peaks(&scopes[i], tag);
+		if (a->scopes[i].live)
+			scope_bump_peaks(a, &a->scopes[i], tag);
 }
 
-/* Before mem_current[tag] shrinks by `bytes`: take them from the scope's
+/* Before a->current[tag] shrinks by `bytes`: take them from the scope's
  * own first (the rest was shared). Caller holds the lock. */
-static void scope_uncharge(struct mem_scope *sc, enum lp_mem_tag tag, size_t bytes)
+static void scope_uncharge(struct lp_mem_account *a, struct mem_scope *sc, enum lp_mem_tag tag,
+			   size_t bytes)
 {
 	size_t n;
 
@@ -138,20 +179,84 @@ static void scope_uncharge(struct mem_scope *sc, enum lp_mem_tag tag, size_t byt
 		return;
 	n = bytes < sc->own[tag] ? bytes : sc->own[tag];
 	sc->own[tag] -= n;
-	live_own[tag] -= n;
+	a->live_own[tag] -= n;
 	if (!lp_mem_tag_is_gpu(tag)) {
 		sc->own_total -= n;
-		live_own_total -= n;
+		a->live_own_total -= n;
 	}
 }
 
+/* ---- accounts ----------------------------------------------------------- */
+
+struct lp_mem_account *lp_mem_account_new(void)
+{
+	struct lp_mem_account *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	if (pthread_mutex_init(&a->lock, NULL)) {
+		free(a);
+		return NULL;
+	}
+	a->phase = "run";
+	a->refs = 1;
+	return a;
+}
+
+void lp_mem_account_ref(struct lp_mem_account *a)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->refs++;
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* Free `a` when nothing holds it; takes and releases its lock. */
+static void account_put(struct lp_mem_account *a, int drop_ref, int drop_block)
+{
+	int gone;
+
+	pthread_mutex_lock(&a->lock);
+	a->refs -= drop_ref && a->refs;
+	a->blocks -= drop_block && a->blocks;
+	gone = !a->refs && !a->blocks && a != lp_global.mem;
+	pthread_mutex_unlock(&a->lock);
+	if (gone) {
+		pthread_mutex_destroy(&a->lock);
+		free(a);
+	}
+}
+
+void lp_mem_account_free(struct lp_mem_account *a)
+{
+	if (a)
+		account_put(a, 1, 0);
+}
+
+struct lp_mem_account *lp_mem_account_use(struct lp_mem_account *a)
+{
+	struct lp_mem_account *was = mem_thread_acct;
+
+	mem_thread_acct = a;
+	return was;
+}
+
+struct lp_mem_account *lp_mem_account_current(void)
+{
+	return mem_thread_acct;
+}
+
+/* ---- scopes ------------------------------------------------------------- */
+
 uint32_t lp_mem_scope_begin(void)
 {
+	struct lp_mem_account *a = acct_here();
 	uint32_t h = 0;
 
-	pthread_mutex_lock(&mem_lock);
+	pthread_mutex_lock(&a->lock);
 	for (unsigned i = 0; i < SCOPE_SLOTS && !h; i++) {
-		struct mem_scope *sc = &scopes[i];
+		struct mem_scope *sc = &a->scopes[i];
 		uint32_t gen;
 		if (sc->live)
 			continue;
@@ -161,61 +266,66 @@ uint32_t lp_mem_scope_begin(void)
 		sc->live = 1;
 		h = ((sc->gen << SCOPE_SLOT_BITS) | i) + 1;
 		for (int t = 0; t < LP_MEM_NTAGS; t++)
-			sc->peak[t] = view_tag(sc, t);
-		sc->peak_total = view_total(sc);
+			sc->peak[t] = view_tag(a, sc, t);
+		sc->peak_total = view_total(a, sc);
 	}
-	pthread_mutex_unlock(&mem_lock);
+	pthread_mutex_unlock(&a->lock);
 	mem_thread_scope = h;
+	mem_thread_scope_acct = a;
 	return h;
 }
 
 void lp_mem_scope_end(uint32_t handle)
 {
+	struct lp_mem_account *a = acct_here();
 	struct mem_scope *sc;
 
-	pthread_mutex_lock(&mem_lock);
-	if ((sc = scope_of(handle))) {
+	pthread_mutex_lock(&a->lock);
+	if ((sc = scope_of(a, handle))) {
 		/* what it still holds is shared from now on */
 		for (int t = 0; t < LP_MEM_NTAGS; t++)
-			live_own[t] -= sc->own[t];
-		live_own_total -= sc->own_total;
+			a->live_own[t] -= sc->own[t];
+		a->live_own_total -= sc->own_total;
 		sc->live = 0;
 	}
-	pthread_mutex_unlock(&mem_lock);
-	if (mem_thread_scope == handle)
+	pthread_mutex_unlock(&a->lock);
+	if (scope_here(a) == handle)
 		mem_thread_scope = 0;
 }
 
 uint32_t lp_mem_scope_current(void)
 {
-	return mem_thread_scope;
+	return scope_here(acct_here());
 }
 
 uint32_t lp_mem_scope_swap(uint32_t handle)
 {
-	uint32_t was = mem_thread_scope;
+	struct lp_mem_account *a = acct_here();
+	uint32_t was = scope_here(a);
 
 	mem_thread_scope = handle;
+	mem_thread_scope_acct = a;
 	return was;
 }
 
 /* The calling thread's scope's `field` (with `tag` for the per-tag
- * ones), else the process's `fallback`; under the lock. */
+ * ones), else its account's `fallback`; under the lock. */
 enum scope_field { SCOPE_PEAK, SCOPE_PEAK_TOTAL, SCOPE_OWN_TOTAL };
 
 static size_t scope_read(enum scope_field f, enum lp_mem_tag tag)
 {
+	struct lp_mem_account *a = acct_here();
 	struct mem_scope *sc;
 	size_t v;
 
-	pthread_mutex_lock(&mem_lock);
-	sc = scope_of(mem_thread_scope);
+	pthread_mutex_lock(&a->lock);
+	sc = scope_of(a, scope_here(a));
 	switch (f) {
-	case SCOPE_PEAK: v = sc ? sc->peak[tag] : mem_peak[tag]; break;
-	case SCOPE_PEAK_TOTAL: v = sc ? sc->peak_total : mem_total_peak; break;
-	default: v = sc ? sc->own_total : mem_total; break;
+	case SCOPE_PEAK: v = sc ? sc->peak[tag] : a->peak[tag]; break;
+	case SCOPE_PEAK_TOTAL: v = sc ? sc->peak_total : a->total_peak; break;
+	default: v = sc ? sc->own_total : a->total; break;
 	}
-	pthread_mutex_unlock(&mem_lock);
+	pthread_mutex_unlock(&a->lock);
 	return v;
 }
 
@@ -236,16 +346,17 @@ size_t lp_mem_scope_own_total(void)
 
 void lp_mem_scope_reset_peaks(void)
 {
+	struct lp_mem_account *a = acct_here();
 	struct mem_scope *sc;
 
-	pthread_mutex_lock(&mem_lock);
-	sc = scope_of(mem_thread_scope);
+	pthread_mutex_lock(&a->lock);
+	sc = scope_of(a, scope_here(a));
 	if (sc) {
 		for (int t = 0; t < LP_MEM_NTAGS; t++)
-			sc->peak[t] = view_tag(sc, t);
-		sc->peak_total = view_total(sc);
+			sc->peak[t] = view_tag(a, sc, t);
+		sc->peak_total = view_total(a, sc);
 	}
-	pthread_mutex_unlock(&mem_lock);
+	pthread_mutex_unlock(&a->lock);
 	if (!sc)
 		lp_mem_reset_peaks();
 }
@@ -261,49 +372,59 @@ const char *lp_mem_tag_name(enum lp_mem_tag tag)
 	return (unsigned)tag < LP_MEM_NTAGS ? tag_names[tag] : "?";
 }
 
+/* ---- the calling thread's account ---------------------------------------- */
+
 void lp_mem_set_budget(size_t bytes)
 {
-	pthread_mutex_lock(&mem_lock);
-	mem_budget_bytes = bytes;
-	pthread_mutex_unlock(&mem_lock);
+	struct lp_mem_account *a = acct_here();
+
+	pthread_mutex_lock(&a->lock);
+	a->budget = bytes;
+	pthread_mutex_unlock(&a->lock);
 }
 
-/* A counter read under the lock: documents on other threads change them. */
-static size_t read_locked(const size_t *v)
+/* The field at `offset` of the thread's account, read under its lock:
+ * documents on other threads change them. */
+static size_t read_locked(size_t offset)
 {
+	struct lp_mem_account *a = acct_here();
 	size_t n;
 
-	pthread_mutex_lock(&mem_lock);
-	n = *v;
-	pthread_mutex_unlock(&mem_lock);
+	pthread_mutex_lock(&a->lock);
+	n = *(const size_t *)((const char *)a + offset);
+	pthread_mutex_unlock(&a->lock);
 	return n;
 }
 
+#define READ(field) read_locked(offsetof(struct lp_mem_account, field))
+
 size_t lp_mem_budget(void)
 {
-	return read_locked(&mem_budget_bytes);
+	return READ(budget);
 }
 
 void lp_mem_set_gpu_budget(size_t bytes)
 {
-	pthread_mutex_lock(&mem_lock);
-	mem_gpu_budget = bytes;
-	pthread_mutex_unlock(&mem_lock);
+	struct lp_mem_account *a = acct_here();
+
+	pthread_mutex_lock(&a->lock);
+	a->gpu_budget = bytes;
+	pthread_mutex_unlock(&a->lock);
 }
 
 size_t lp_mem_gpu_budget(void)
 {
-	return read_locked(&mem_gpu_budget);
+	return READ(gpu_budget);
 }
 
 size_t lp_mem_current_gpu(void)
 {
-	return read_locked(&mem_gpu);
+	return READ(gpu);
 }
 
 size_t lp_mem_peak_gpu(void)
 {
-	return read_locked(&mem_gpu_peak);
+	return READ(gpu_peak);
 }
 
 void lp_mem_fail_thread_after(unsigned long n)
@@ -313,32 +434,64 @@ void lp_mem_fail_thread_after(unsigned long n)
 
 void lp_mem_set_phase(const char *phase)
 {
+	struct lp_mem_account *a = acct_here();
+
 	mem_thread_phase = phase ? phase : "run";
-	__atomic_store_n(&mem_phase_name, mem_thread_phase, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&a->lock);
+	a->phase = mem_thread_phase;
+	pthread_mutex_unlock(&a->lock);
 }
 
 const char *lp_mem_phase(void)
 {
-	return mem_thread_phase ? mem_thread_phase : __atomic_load_n(&mem_phase_name, __ATOMIC_RELAXED);
+	struct lp_mem_account *a;
+	const char *p;
+
+	if (mem_thread_phase)
+		return mem_thread_phase;
+	a = acct_here();
+	pthread_mutex_lock(&a->lock);
+	p = a->phase;
+	pthread_mutex_unlock(&a->lock);
+	return p;
 }
 
-/* Charge `bytes` to `tag`; caller holds the lock. Returns 0 or -1 (over
- * budget or injected failure), filling `d`. */
-static int mem_charge(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
+/* The thread's phase for a message; a's lock is held (lp_mem_phase
+ * would take it again). */
+static const char *phase_locked(const struct lp_mem_account *a)
+{
+	return mem_thread_phase ? mem_thread_phase : a->phase;
+}
+
+/* LPIPE_FAIL_ALLOC: 1 when this charge, the process's n-th, is the one to
+ * fail; the count is the process's so that a sweep reaches every site
+ * whichever account it charges. */
+static int fail_injected(unsigned long *count)
+{
+	long at = __atomic_load_n(&lp_global.fail_alloc_at, __ATOMIC_RELAXED);
+
+	if (at == LP_GLOBAL_FAIL_ALLOC_UNREAD) {
+		const char *e = getenv("LPIPE_FAIL_ALLOC");
+		at = e && *e ? strtol(e, NULL, 10) : -1;
+		__atomic_store_n(&lp_global.fail_alloc_at, at, __ATOMIC_RELAXED);
+	}
+	*count = __atomic_add_fetch(&lp_global.alloc_count, 1, __ATOMIC_RELAXED);
+	return at > 0 && *count == (unsigned long)at;
+}
+
+/* Charge `bytes` to `tag` of `a`; caller holds a's lock. Returns 0 or -1
+ * (over budget or injected failure), filling `d`. */
+static int mem_charge(struct lp_mem_account *a, enum lp_mem_tag tag, size_t bytes,
+		      struct lp_diag *d)
 {
 	char want[32], left[32], cap[32];
 	int gpu = lp_mem_tag_is_gpu(tag), injected;
-	size_t budget = gpu ? mem_gpu_budget : mem_budget_bytes;
-	size_t *total = gpu ? &mem_gpu : &mem_total;
-	size_t *total_peak = gpu ? &mem_gpu_peak : &mem_total_peak;
+	size_t budget = gpu ? a->gpu_budget : a->budget;
+	size_t *total = gpu ? &a->gpu : &a->total;
+	size_t *total_peak = gpu ? &a->gpu_peak : &a->total_peak;
+	unsigned long count;
 
-	if (!mem_fail_read) {
-		const char *e = getenv("LPIPE_FAIL_ALLOC");
-		mem_fail_at = e && *e ? strtol(e, NULL, 10) : -1;
-		mem_fail_read = 1;
-	}
-	mem_alloc_count++;
-	injected = mem_fail_at > 0 && mem_alloc_count == (unsigned long)mem_fail_at;
+	injected = fail_injected(&count);
 	if (mem_thread_fail_in && !--mem_thread_fail_in)
 		injected = 2;
 	if (injected || (budget && (bytes > budget || *total > budget - bytes))) {
@@ -349,32 +502,33 @@ static int mem_charge(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 		if (injected)
 			lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
 				    "%s: allocation #%lu of %s (%s) failed (%s)",
-				    lp_mem_phase(), mem_alloc_count, want, lp_mem_tag_name(tag),
+				    phase_locked(a), count, want, lp_mem_tag_name(tag),
 				    injected == 2 ? "injected" : "LPIPE_FAIL_ALLOC");
 		else
 			lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0,
 				    "%s: %s budget exceeded: asked %s for %s, %s free of %s",
-				    lp_mem_phase(), gpu ? "device memory" : "memory", want,
+				    phase_locked(a), gpu ? "device memory" : "memory", want,
 				    lp_mem_tag_name(tag), left, cap);
-		mem_fail_count++;
+		a->failures++;
 		return -1;
 	}
-	mem_current[tag] += bytes;
-	if (mem_current[tag] > mem_peak[tag])
-		mem_peak[tag] = mem_current[tag];
+	a->current[tag] += bytes;
+	if (a->current[tag] > a->peak[tag])
+		a->peak[tag] = a->current[tag];
 	*total += bytes;
 	if (*total > *total_peak)
 		*total_peak = *total;
-	scope_charge(scope_of(mem_thread_scope), tag, bytes);
+	scope_charge(a, scope_of(a, scope_here(a)), tag, bytes);
 	return 0;
 }
 
-static void mem_uncharge(enum lp_mem_tag tag, size_t bytes, uint32_t scope)
+static void mem_uncharge(struct lp_mem_account *a, enum lp_mem_tag tag, size_t bytes,
+			 uint32_t scope)
 {
-	size_t *total = lp_mem_tag_is_gpu(tag) ? &mem_gpu : &mem_total;
+	size_t *total = lp_mem_tag_is_gpu(tag) ? &a->gpu : &a->total;
 
-	scope_uncharge(scope_of(scope), tag, bytes);
-	mem_current[tag] -= bytes < mem_current[tag] ? bytes : mem_current[tag];
+	scope_uncharge(a, scope_of(a, scope), tag, bytes);
+	a->current[tag] -= bytes < a->current[tag] ? bytes : a->current[tag];
 	*total -= bytes < *total ? bytes : *total;
 }
 
@@ -391,6 +545,7 @@ static size_t pages_length(size_t bytes)
  * the block: from the heap, or (mapped) as fresh anonymous pages. */
 static void *mem_take(enum lp_mem_tag tag, size_t bytes, int mapped, struct lp_diag *d)
 {
+	struct lp_mem_account *a = acct_here();
 	struct mem_header *h;
 	int rc;
 
@@ -400,9 +555,11 @@ static void *mem_take(enum lp_mem_tag tag, size_t bytes, int mapped, struct lp_d
 		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s: allocation size overflow", lp_mem_phase());
 		return NULL;
 	}
-	pthread_mutex_lock(&mem_lock);
-	rc = mem_charge(tag, bytes, d);
-	pthread_mutex_unlock(&mem_lock);
+	pthread_mutex_lock(&a->lock);
+	rc = mem_charge(a, tag, bytes, d);
+	if (!rc)
+		a->blocks++;
+	pthread_mutex_unlock(&a->lock);
 	if (rc)
 		return NULL;
 	if (mapped) {
@@ -414,18 +571,20 @@ static void *mem_take(enum lp_mem_tag tag, size_t bytes, int mapped, struct lp_d
 		h = aligned_alloc(64, (sizeof(*h) + bytes + 63) & ~(size_t)63);
 	}
 	if (!h) {
-		pthread_mutex_lock(&mem_lock);
-		mem_uncharge(tag, bytes, mem_thread_scope);
-		mem_fail_count++;
-		pthread_mutex_unlock(&mem_lock);
+		pthread_mutex_lock(&a->lock);
+		mem_uncharge(a, tag, bytes, scope_here(a));
+		a->blocks--;
+		a->failures++;
+		pthread_mutex_unlock(&a->lock);
 		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "%s: out of memory allocating %zu bytes for %s",
 			    lp_mem_phase(), bytes, lp_mem_tag_name(tag));
 		return NULL;
 	}
 	h->bytes = bytes;
+	h->acct = a;
 	h->tag = tag;
 	h->magic = MEM_MAGIC;
-	h->scope = mem_thread_scope;
+	h->scope = scope_here(a);
 	h->mapped = (uint32_t)mapped;
 	return h + 1;
 }
@@ -473,6 +632,7 @@ void *lp_mem_realloc(enum lp_mem_tag tag, void *p, size_t bytes, struct lp_diag 
 
 void lp_mem_free(void *p)
 {
+	struct lp_mem_account *a;
 	struct mem_header *h;
 
 	if (!p)
@@ -481,13 +641,15 @@ void lp_mem_free(void *p)
 	if (h->magic != MEM_MAGIC)
 		abort(); /* not ours, or freed twice: a bug to catch early */
 	h->magic = 0;
-	pthread_mutex_lock(&mem_lock);
-	mem_uncharge(h->tag, h->bytes, h->scope);
-	pthread_mutex_unlock(&mem_lock);
+	a = h->acct;
+	pthread_mutex_lock(&a->lock);
+	mem_uncharge(a, h->tag, h->bytes, h->scope);
+	pthread_mutex_unlock(&a->lock);
 	if (h->mapped)
 		munmap(h, pages_length(h->bytes));
 	else
 		free(h);
+	account_put(a, 0, 1);
 }
 
 char *lp_mem_strdup(const char *s)
@@ -502,63 +664,73 @@ char *lp_mem_strdup(const char *s)
 
 enum lp_status lp_mem_reserve(enum lp_mem_tag tag, size_t bytes, struct lp_diag *d)
 {
+	struct lp_mem_account *a = acct_here();
 	int rc;
 
 	if ((unsigned)tag >= LP_MEM_NTAGS)
 		tag = LP_MEM_OTHER;
-	pthread_mutex_lock(&mem_lock);
-	rc = mem_charge(tag, bytes, d);
-	pthread_mutex_unlock(&mem_lock);
+	pthread_mutex_lock(&a->lock);
+	rc = mem_charge(a, tag, bytes, d);
+	pthread_mutex_unlock(&a->lock);
 	return rc ? LP_E_NOMEM : LP_OK;
 }
 
 void lp_mem_unreserve(enum lp_mem_tag tag, size_t bytes)
 {
+	struct lp_mem_account *a = acct_here();
+
 	if ((unsigned)tag >= LP_MEM_NTAGS)
 		tag = LP_MEM_OTHER;
-	pthread_mutex_lock(&mem_lock);
-	mem_uncharge(tag, bytes, mem_thread_scope);
-	pthread_mutex_unlock(&mem_lock);
+	pthread_mutex_lock(&a->lock);
+	mem_uncharge(a, tag, bytes, scope_here(a));
+	pthread_mutex_unlock(&a->lock);
 }
 
 size_t lp_mem_current(enum lp_mem_tag tag)
 {
-	return (unsigned)tag < LP_MEM_NTAGS ? read_locked(&mem_current[tag]) : 0;
+	return (unsigned)tag < LP_MEM_NTAGS
+		       ? read_locked(offsetof(struct lp_mem_account, current) + tag * sizeof(size_t))
+		       : 0;
 }
 
 size_t lp_mem_peak(enum lp_mem_tag tag)
 {
-	return (unsigned)tag < LP_MEM_NTAGS ? read_locked(&mem_peak[tag]) : 0;
+	return (unsigned)tag < LP_MEM_NTAGS
+		       ? read_locked(offsetof(struct lp_mem_account, peak) + tag * sizeof(size_t))
+		       : 0;
 }
 
 size_t lp_mem_current_total(void)
 {
-	return read_locked(&mem_total);
+	return READ(total);
 }
 
 size_t lp_mem_peak_total(void)
 {
-	return read_locked(&mem_total_peak);
+	return READ(total_peak);
 }
 
 unsigned long lp_mem_failures(void)
 {
+	struct lp_mem_account *a = acct_here();
 	unsigned long n;
 
-	pthread_mutex_lock(&mem_lock);
-	n = mem_fail_count;
-	pthread_mutex_unlock(&mem_lock);
+	pthread_mutex_lock(&a->lock);
+	n = a->failures;
+	pthread_mutex_unlock(&a->lock);
 	return n;
 }
 
 void lp_mem_reset_peaks(void)
 {
-	pthread_mutex_lock(&mem_lock);
+	struct lp_mem_account *a = acct_here();
+
+	pthread_mutex_lock(&a->lock);
 	for (int i = 0; i < LP_MEM_NTAGS; i++)
-		mem_peak[i] = mem_current[i];
-	mem_total_peak = mem_total;
-	mem_gpu_peak = mem_gpu;
-	pthread_mutex_unlock(&mem_lock);
+		a->peak[i] = a->current[i];
+	a->total_peak = a->total;
+	a->gpu_peak = a->gpu;
+	pthread_mutex_unlock(&a->lock);
 }
 
 size_t lp_mem_peak_rss(void)

@@ -14,21 +14,31 @@
  * the budget stays honest.
  *
  * Fault injection: when the environment variable LPIPE_FAIL_ALLOC=N is set,
- * the N-th tracked allocation (1-based, counting reserves) fails as if over
- * budget. Tests use it to sweep every allocation site. A process that runs
- * several documents at once can aim at one of them instead:
- * lp_mem_fail_thread_after(N) makes the N-th tracked allocation of the
- * calling thread from then on fail the same way (lpipe serve's
- * LPIPE_FAIL_ALLOC_RUN, serve/runs.h).
+ * the N-th tracked allocation of the process (1-based, counting reserves,
+ * every account's) fails as if over budget. Tests use it to sweep every
+ * allocation site. A process that runs several documents at once can aim
+ * at one of them instead: lp_mem_fail_thread_after(N) makes the N-th
+ * tracked allocation of the calling thread from then on fail the same way
+ * (lpipe serve's LPIPE_FAIL_ALLOC_RUN, serve/runs.h).
  *
- * Documents side by side: a process that runs several documents at once
+ * Accounts: the counters and the budget belong to an account. Each engine
+ * has its own (engine/engine.h), so two engines in one process have two
+ * budgets; a thread charges the account it is on (lp_mem_account_use),
+ * else the process's (core/global.h), which tools and tests use. Every
+ * function below that names no account works on the calling thread's. A
+ * block is given back to the account it was charged to, whichever thread
+ * frees it; a reserve is given back to the thread's account, so it is
+ * released on the account it was made on. A thread pool's workers take
+ * the account of the thread that starts a loop (core/threadpool.h).
+ *
+ * Documents side by side: an account that runs several documents at once
  * (lpipe batch -j N) has one budget for all of them, and each document's
  * peaks are kept in a scope (lp_mem_scope_begin): what its thread charges
  * while the scope is on the thread counts as the document's own, what is
  * charged under no scope (the model an engine keeps for every document, a
  * block whose scope ended) is shared. A scope's view of a tag is its own
  * bytes plus the shared ones, so with a single document the view equals
- * the process totals, and two documents never see each other's scratch.
+ * the account's totals, and two documents never see each other's scratch.
  * The phase (lp_mem_set_phase) is per thread too.
  *
  * All functions are thread-safe.
@@ -60,13 +70,32 @@ enum lp_mem_tag {
 	LP_MEM_NTAGS
 };
 
+struct lp_mem_account;
+
+/* A new account with no budget, its owner holding the one reference;
+ * NULL when out of memory. It is not tracked itself. */
+struct lp_mem_account *lp_mem_account_new(void);
+/* Take one more reference to `a` (NULL: no-op). */
+void lp_mem_account_ref(struct lp_mem_account *a);
+/* Drop a reference (NULL: no-op); the account goes when the last one has
+ * gone and no block charged to it is live. */
+void lp_mem_account_free(struct lp_mem_account *a);
+/* Put `a` on the calling thread (NULL: the process's account); returns
+ * the one it was on (NULL: the process's). The thread's scope counts only
+ * while it is on the account the scope was begun in. The caller keeps a
+ * reference for as long as the thread is on it. */
+struct lp_mem_account *lp_mem_account_use(struct lp_mem_account *a);
+/* The calling thread's account; NULL: the process's. */
+struct lp_mem_account *lp_mem_account_current(void);
+
 /* 1 for the device tags above. */
 int lp_mem_tag_is_gpu(enum lp_mem_tag tag);
 
 /* Tag name as printed in reports ("weights", "kv", ...). */
 const char *lp_mem_tag_name(enum lp_mem_tag tag);
 
-/* Budget in bytes for the tracked total; 0 means unlimited. */
+/* Budget in bytes for the tracked total of the calling thread's account;
+ * 0 means unlimited. */
 void lp_mem_set_budget(size_t bytes);
 size_t lp_mem_budget(void);
 
@@ -81,7 +110,7 @@ size_t lp_mem_peak_gpu(void);
 /* Name of the phase now running ("load", "prefill", "decode", "embed",
  * "index", ...), used in budget errors. `phase` must outlive its use. Set
  * for the calling thread; a thread that set none (a pool worker) sees the
- * last phase set by any thread. */
+ * last phase set by a thread on its account. */
 void lp_mem_set_phase(const char *phase);
 const char *lp_mem_phase(void);
 
@@ -142,8 +171,8 @@ void lp_mem_reset_peaks(void);
  * Begin a scope on the calling thread: from now on its tracked
  * allocations and reserves count as the scope's own (see above). Returns
  * the scope's handle, or 0 when SCOPE_SLOTS (64) scopes are live already
- * (the thread then charges shared memory and the scope functions below
- * give the process values).
+ * on the thread's account (the thread then charges shared memory and the scope functions below
+ * give the account's values).
  */
 uint32_t lp_mem_scope_begin(void);
 /* End the scope `handle` (0: no-op); what it still holds becomes shared.

@@ -6,11 +6,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/global.h"
+
 /* Live redraws: the least number of seconds between two. */
 #define LIVE_S 0.25
 
-static int progress_mode = -1;       /* set before any thread starts */
-static _Atomic int on_screen;        /* a live line is drawn and not erased */
 /* Per thread: documents run in parallel each keep their own. */
 static _Thread_local struct lp_progress *current; /* the progress lines are about */
 static _Thread_local size_t tokens;  /* lp_progress_add_tokens, in all */
@@ -40,14 +40,14 @@ double lp_now_s(void)
 
 void lp_progress_enable(int mode)
 {
-	progress_mode = mode;
+	lp_global.progress_mode = mode;
 }
 
 int lp_progress_enabled(void)
 {
-	if (progress_mode < 0)
+	if (lp_global.progress_mode < 0)
 		return isatty(STDERR_FILENO);
-	return progress_mode;
+	return lp_global.progress_mode;
 }
 
 int lp_progress_live(void)
@@ -127,7 +127,7 @@ static void draw(struct lp_progress *p, double now, int final)
 			line[w] = '\0';
 		/* erase to the end of the line: a shorter line leaves nothing */
 		fprintf(stderr, "\r%s\033[K", line);
-		on_screen = 1;
+		lp_global.progress_on_screen = 1;
 	} else {
 		fprintf(stderr, "lpipe: progress: %s\n", line);
 	}
@@ -151,11 +151,11 @@ static void maybe_draw(struct lp_progress *p)
 
 void lp_progress_clear(void)
 {
-	if (!on_screen)
+	if (!lp_global.progress_on_screen)
 		return;
 	fputs("\r\033[K", stderr);
 	fflush(stderr);
-	on_screen = 0;
+	lp_global.progress_on_screen = 0;
 	if (current)
 		current->last_draw_s = 0; /* due again at once */
 }

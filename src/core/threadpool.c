@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/mem.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define cpu_relax() _mm_pause()
@@ -61,6 +63,7 @@ struct lp_pool {
 	/* The current loop; written while the previous one is closed. */
 	lp_pool_fn fn;
 	void *arg;
+	struct lp_mem_account *acct; /* the caller's: what the workers charge */
 	size_t len, grain;
 	atomic_size_t next;        /* first unclaimed index */
 };
@@ -188,6 +191,7 @@ static void *worker_main(void *arg)
 			return NULL;
 		if (!enter(p, seen))
 			continue;
+		lp_mem_account_use(p->acct);
 		run_chunks(p, w->tid);
 		leave(p);
 	}
@@ -270,6 +274,7 @@ void lp_pool_for(struct lp_pool *p, size_t n, size_t grain, lp_pool_fn fn, void 
 	/* The previous loop is closed: no worker reads these now. */
 	p->fn = fn;
 	p->arg = arg;
+	p->acct = lp_mem_account_current();
 	p->len = n;
 	p->grain = grain;
 	atomic_store(&p->next, 0);

@@ -13,6 +13,8 @@
  * the pool (not reentrant: a loop body must not call lp_pool_for on the
  * same pool). The calling thread takes part as worker 0, so a pool of
  * n threads starts n-1 workers; a pool of 1 runs every loop inline.
+ * The workers charge tracked memory to the caller's account (core/mem.h)
+ * while they run its loop.
  */
 #ifndef LP_CORE_THREADPOOL_H
 #define LP_CORE_THREADPOOL_H

@@ -4,6 +4,7 @@ liblpipe_la_SOURCES += \
 	src/doc/block.h \
 	src/doc/model.c src/doc/model.h \
 	src/doc/readers.c src/doc/readers.h \
+	src/doc/term.c src/doc/term.h \
 	src/doc/textread.c src/doc/textread.h
 
 check_PROGRAMS += tests/check_doc

@@ -7,7 +7,7 @@
 #include "core/mem.h"
 #include "core/utf8.h"
 #include "doc/readers.h"
-#include "text/outline.h"
+#include "doc/term.h"
 
 /* One line of the input: bytes [s, e), its text from cs (after the
  * indentation), `indent` columns deep. */
@@ -493,11 +493,6 @@ static enum lp_status emit(struct reader *r, enum lp_block_kind kind, unsigned l
 	return r->sink->block(r->sink, &in, d);
 }
 
-static int ends_sentence(char c)
-{
-	return c == '.' || c == '!' || c == '?' || c == ':' || c == ';' || c == ',';
-}
-
 /* Words in t[s, e), and whether it ends like a sentence. */
 static size_t words_in(const char *t, size_t s, size_t e)
 {
@@ -526,7 +521,7 @@ static unsigned heading_level(const struct reader *r, size_t i)
 	const struct line *l = &r->lines[i];
 	size_t e = trim_end(r->t, l->cs, l->e), upper = 0;
 
-	if (e - l->cs > 60 || words_in(r->t, l->cs, e) > 8 || ends_sentence(r->t[e - 1]))
+	if (e - l->cs > 60 || words_in(r->t, l->cs, e) > 8 || lp_term_ends_clause(r->t[e - 1]))
 		return 0;
 	if (l->indent == 0) {
 		/* a name in quotes or with an identifier's marks ("'SHLVL'",
@@ -563,7 +558,7 @@ static int is_centred(const struct reader *r, size_t i)
 	size_t e = trim_end(r->t, l->cs, l->e), w = e - l->cs, words = 0;
 	long mid2 = 2 * (long)l->indent + (long)w - CENTRED_WIDTH;
 
-	if (l->indent < CENTRED_MIN_INDENT || w > 60 || ends_sentence(r->t[e - 1]) ||
+	if (l->indent < CENTRED_MIN_INDENT || w > 60 || lp_term_ends_clause(r->t[e - 1]) ||
 	    mid2 > 2 * CENTRED_SLACK || mid2 < -2 * CENTRED_SLACK)
 		return 0;
 	for (size_t k = l->cs; k < e;) {
@@ -621,7 +616,7 @@ static unsigned numbered_level(const struct reader *r)
 	size_t e = trim_end(r->t, l->cs, l->e), k = l->cs;
 	unsigned parts = 0;
 
-	if (r->n != 1 || e - l->cs > 80 || ends_sentence(r->t[e - 1]) || r->t[e - 1] == ':' ||
+	if (r->n != 1 || e - l->cs > 80 || lp_term_ends_clause(r->t[e - 1]) || r->t[e - 1] == ':' ||
 	    (e - l->cs >= 3 && (!memcmp(r->t + e - 3, "\xE3\x80\x82", 3) /* 。 */ ||
 				!memcmp(r->t + e - 3, "\xEF\xBC\x9A", 3) /* ： */)))
 		return 0;
@@ -969,8 +964,8 @@ static int term_at(const struct reader *r, size_t i, size_t *te, size_t *bs, siz
 	if (!n || n->indent <= l->indent || e == l->cs)
 		return 0;
 	/* the term alone on its line, the body below it */
-	if (n->indent >= l->indent + 2 && e - l->cs <= LP_OUTLINE_TERM_BYTES &&
-	    words_in(r->t, l->cs, e) <= LP_OUTLINE_TERM_WORDS && !ends_sentence(r->t[e - 1])) {
+	if (n->indent >= l->indent + 2 &&
+	    lp_term_fits(r->t + l->cs, e - l->cs, words_in(r->t, l->cs, e))) {
 		*te = e;
 		*bs = n->s;
 		*bl = i + 1;
@@ -990,7 +985,7 @@ static int term_at(const struct reader *r, size_t i, size_t *te, size_t *bs, siz
 			 * a plain word, which starts a sentence ("When Bash starts
 			 * ..." over an indented example) */
 			if (tend - l->cs > 32 || words_in(r->t, l->cs, tend) > 3 ||
-			    ends_sentence(r->t[tend - 1]) ||
+			    lp_term_ends_clause(r->t[tend - 1]) ||
 			    (k - tend < 2 && r->t[tend] != '\t' && plain_words(r->t, l->cs, tend)))
 				return 0;
 			*te = tend;

@@ -62,6 +62,7 @@ static int served_copy(const struct lp_openai_params *p, struct served **out)
 
 struct lp_engine {
 	struct lp_engine_params params;
+	struct lp_mem_account *acct;   /* what its runs and what it keeps charge */
 	pthread_mutex_t lock;
 	pthread_cond_t dense_free;     /* signalled when the embedder is let go */
 	struct slot *slots;            /* [n_slots] */
@@ -96,7 +97,9 @@ enum lp_status lp_engine_new(const struct lp_engine_params *p, struct lp_engine 
 	e->params = p ? *p : lp_engine_default_params();
 	if (!e->params.max_sessions)
 		e->params.max_sessions = 4;
-	if (e->params.keep_documents && !(e->docs = lp_docstore_new())) {
+	if (!(e->acct = lp_mem_account_new()) ||
+	    (e->params.keep_documents && !(e->docs = lp_docstore_new()))) {
+		lp_mem_account_free(e->acct);
 		free(e);
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the engine");
 	}
@@ -106,26 +109,51 @@ enum lp_status lp_engine_new(const struct lp_engine_params *p, struct lp_engine 
 	return LP_OK;
 }
 
-/* Free a session or the embedder as shared memory (no document's). */
-static void free_session(struct lp_session *s)
-{
-	uint32_t scope = lp_mem_scope_swap(0);
+/* What the calling thread was on before shared_begin. */
+struct shared {
+	struct lp_mem_account *acct;
+	uint32_t scope;
+};
 
-	lp_session_free(s);
-	lp_mem_scope_swap(scope);
+/* Put the calling thread on e's account under no scope, for what the
+ * engine keeps for every document (sessions, the embedder): it is
+ * charged and given back there, whichever thread opens or frees it.
+ * shared_end puts the thread back. */
+static struct shared shared_begin(const struct lp_engine *e)
+{
+	struct shared was;
+
+	was.scope = lp_mem_scope_swap(0);
+	was.acct = lp_mem_account_use(e->acct);
+	return was;
 }
 
-static void free_dense(struct lp_embedder *x)
+static void shared_end(struct shared was)
 {
-	uint32_t scope = lp_mem_scope_swap(0);
+	lp_mem_account_use(was.acct);
+	lp_mem_scope_swap(was.scope);
+}
+
+/* Free a session or the embedder as shared memory (no document's). */
+static void free_session(const struct lp_engine *e, struct lp_session *s)
+{
+	struct shared was = shared_begin(e);
+
+	lp_session_free(s);
+	shared_end(was);
+}
+
+static void free_dense(const struct lp_engine *e, struct lp_embedder *x)
+{
+	struct shared was = shared_begin(e);
 
 	lp_embedder_free(x);
-	lp_mem_scope_swap(scope);
+	shared_end(was);
 }
 
 static void drop_slot(struct lp_engine *e, size_t i)
 {
-	free_session(e->slots[i].s);
+	free_session(e, e->slots[i].s);
 	free(e->slots[i].path);
 	free(e->slots[i].chat_template);
 	served_free(e->slots[i].served);
@@ -135,6 +163,7 @@ static void drop_slot(struct lp_engine *e, size_t i)
 static void destroy(struct lp_engine *e)
 {
 	free(e->slots);
+	lp_mem_account_free(e->acct);
 	pthread_cond_destroy(&e->dense_free);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
@@ -149,17 +178,21 @@ static int closed(const struct lp_engine *e)
 
 void lp_engine_free(struct lp_engine *e)
 {
+	struct shared was;
+
 	if (!e)
 		return;
 	/* the store outlives the engine while runs hold its entries */
+	was = shared_begin(e);
 	lp_docstore_free(e->docs);
+	shared_end(was);
 	e->docs = NULL;
 	pthread_mutex_lock(&e->lock);
 	for (size_t i = e->n_slots; i-- > 0;)
 		if (!e->slots[i].holders)
 			drop_slot(e, i);
 	if (e->dense && !e->dense_busy) {
-		free_dense(e->dense);
+		free_dense(e, e->dense);
 		e->dense = NULL;
 	}
 	e->closing = 1;
@@ -220,7 +253,7 @@ static int evict_one(struct lp_engine *e)
 		}
 	if (e->dense && !e->dense_busy && e->dense_last_use < when) {
 		lp_debug("engine: unloading the dense embedder to make room");
-		free_dense(e->dense);
+		free_dense(e, e->dense);
 		e->dense = NULL;
 		return 1;
 	}
@@ -247,7 +280,7 @@ static int anything_idle(const struct lp_engine *e)
 static enum lp_status open_session(struct lp_engine *e, const struct lp_session_params *p,
 				   struct lp_session **out, struct lp_diag *d)
 {
-	uint32_t scope = lp_mem_scope_swap(0);
+	struct shared was = shared_begin(e);
 	enum lp_status st;
 
 	while (anything_idle(e)) {
@@ -261,7 +294,7 @@ static enum lp_status open_session(struct lp_engine *e, const struct lp_session_
 	}
 	st = lp_session_open(p, out, d);
 done:
-	lp_mem_scope_swap(scope);
+	shared_end(was);
 	return st;
 }
 
@@ -324,7 +357,7 @@ enum lp_status lp_engine_session(struct lp_engine *e, const struct lp_session_pa
 		;
 	st = open_session(e, p, &s, d);
 	if (!st && (st = add_slot(e, &key, s, d)))
-		free_session(s);
+		free_session(e, s);
 	if (!st) {
 		e->n_opened++;
 		*out = s;
@@ -361,7 +394,7 @@ void lp_engine_session_release(struct lp_engine *e, struct lp_session *s)
 static enum lp_status load_dense(struct lp_engine *e, const char *device,
 				 struct lp_diag *d)
 {
-	uint32_t scope = lp_mem_scope_swap(0);
+	struct shared was = shared_begin(e);
 	enum lp_status st;
 
 	for (;;) {
@@ -370,7 +403,7 @@ static enum lp_status load_dense(struct lp_engine *e, const char *device,
 			break;
 		lp_diag_init(d);
 	}
-	lp_mem_scope_swap(scope);
+	shared_end(was);
 	if (!st)
 		snprintf(e->dense_device, sizeof e->dense_device, "%s", device);
 	return st;
@@ -387,7 +420,7 @@ enum lp_status lp_engine_dense(struct lp_engine *e, const char *device,
 		pthread_cond_wait(&e->dense_free, &e->lock);
 	if (e->dense && strcmp(e->dense_device, device) != 0) {
 		/* asked for on another device: load it there instead */
-		free_dense(e->dense);
+		free_dense(e, e->dense);
 		e->dense = NULL;
 	}
 	if (!e->dense)
@@ -409,7 +442,7 @@ void lp_engine_dense_release(struct lp_engine *e, struct lp_embedder *x)
 	if (x == e->dense) {
 		e->dense_busy = 0;
 		if (!e->params.keep_idle || e->closing) {
-			free_dense(e->dense);
+			free_dense(e, e->dense);
 			e->dense = NULL;
 		}
 		pthread_cond_signal(&e->dense_free);
@@ -463,3 +496,7 @@ size_t lp_engine_n_opened(struct lp_engine *e)
 	return read_count(e, &e->n_opened);
 }
 
+struct lp_mem_account *lp_engine_account(struct lp_engine *e)
+{
+	return e ? e->acct : NULL;
+}

@@ -32,9 +32,12 @@
  * chunks (engine/docstore.h); its owner must count them and drop them
  * when it needs the room.
  *
- * Memory accounting: what the engine loads is opened under no memory
- * scope (core/mem.h), so it is shared memory, seen by every document's
- * peaks, and never part of one document's own bytes.
+ * Memory accounting: an engine has a memory account of its own (core/mem.h,
+ * lp_engine_account): one budget for its runs and what it keeps, so two
+ * engines in one process have two budgets and neither sees the other's
+ * bytes. What the engine loads is opened on that account under no memory
+ * scope, so it is shared memory, seen by every document's peaks, and never
+ * part of one document's own bytes.
  *
  * All functions are thread-safe. lp_engine_free may be called while
  * documents still hold what they acquired (a result of the library,
@@ -104,6 +107,14 @@ size_t lp_engine_unload_idle(struct lp_engine *e, const char *path);
 /* The store of documents' parsed forms and indexes (engine/docstore.h)
  * of an engine made with keep_documents, else NULL. */
 struct lp_docstore *lp_engine_docs(struct lp_engine *e);
+
+/* The engine's memory account (core/mem.h): its budget, and what its
+ * runs and what it keeps are charged to. A run puts its thread on it
+ * (lp_mem_account_use) for as long as it runs; the engine opens and frees
+ * its sessions, its embedder and its documents there itself. Owned by the
+ * engine; a caller that keeps it past lp_engine_free takes a reference
+ * (lp_mem_account_ref). NULL for NULL. */
+struct lp_mem_account *lp_engine_account(struct lp_engine *e);
 
 /* Sessions loaded now (held or idle), and sessions opened so far: a batch
  * that loads its model once shows 1 and 1. */

@@ -66,9 +66,9 @@ struct part {
 	size_t n_imports;
 };
 
-struct lp_ctx {
+struct lp_forward {
 	const struct lp_model *m;
-	struct lp_ctx_params p;
+	struct lp_forward_params p;
 	struct lp_backend *own;       /* the CPU backend the context opened */
 	struct part parts[2];
 	int n_parts;
@@ -87,15 +87,15 @@ struct lp_ctx {
  * the step of a context freed since (whose buffers another may reuse). */
 static _Atomic uint64_t next_step_key;
 
-struct lp_ctx_params lp_ctx_default_params(void)
+struct lp_forward_params lp_forward_default_params(void)
 {
-	return (struct lp_ctx_params){ .n_ctx = 2048, .kv_type = LP_Q_F16,
+	return (struct lp_forward_params){ .n_ctx = 2048, .kv_type = LP_Q_F16,
 				       .n_threads = 0, .n_batch = 512, .gemm_min = 16 };
 }
 
-static struct lp_ctx_params resolve(const struct lp_model *m, const struct lp_ctx_params *p)
+static struct lp_forward_params resolve(const struct lp_model *m, const struct lp_forward_params *p)
 {
-	struct lp_ctx_params r = *p;
+	struct lp_forward_params r = *p;
 
 	if (r.n_ctx == 0)
 		r.n_ctx = m->hp.n_ctx_train;
@@ -114,7 +114,7 @@ static struct lp_ctx_params resolve(const struct lp_model *m, const struct lp_ct
 
 /* Layers offloaded: gpu_layers when an offload backend is given (or asked
  * about, when planning). */
-static uint32_t n_offloaded(const struct lp_ctx_params *r, int planning)
+static uint32_t n_offloaded(const struct lp_forward_params *r, int planning)
 {
 	return r->offload || planning ? r->gpu_layers : 0;
 }
@@ -150,7 +150,7 @@ static size_t layout_act(struct part *pt, const struct lp_hparams *hp, size_t nb
 	return off * sizeof(float);
 }
 
-static struct lp_backend_limits limits(const struct lp_model *m, const struct lp_ctx_params *r)
+static struct lp_backend_limits limits(const struct lp_model *m, const struct lp_forward_params *r)
 {
 	const struct lp_hparams *hp = &m->hp;
 	size_t Q = (size_t)hp->n_head * hp->head_dim;
@@ -195,10 +195,10 @@ static size_t weight_bytes(const struct lp_model *m, uint32_t l0, uint32_t l1, i
 	return b;
 }
 
-void lp_ctx_plan_bytes(const struct lp_model *m, const struct lp_ctx_params *p,
-		       struct lp_ctx_bytes *out)
+void lp_forward_plan_bytes(const struct lp_model *m, const struct lp_forward_params *p,
+			   struct lp_forward_bytes *out)
 {
-	struct lp_ctx_params r = resolve(m, p);
+	struct lp_forward_params r = resolve(m, p);
 	const struct lp_hparams *hp = &m->hp;
 	struct lp_backend_limits lim = limits(m, &r);
 	uint32_t g = n_offloaded(&r, 1), L = hp->n_layer;
@@ -269,7 +269,7 @@ static enum lp_status import_vec(struct part *pt, const float *v, size_t n, cons
 	return v && !*out ? LP_E_NOMEM : LP_OK;
 }
 
-static enum lp_status import_layer(struct lp_ctx *c, struct part *pt, uint32_t il,
+static enum lp_status import_layer(struct lp_forward *c, struct part *pt, uint32_t il,
 				   struct lp_diag *d)
 {
 	const struct lp_layer *l = &c->m->layers[il];
@@ -292,7 +292,7 @@ static enum lp_status import_layer(struct lp_ctx *c, struct part *pt, uint32_t i
 }
 
 /* Set up part `pt` (its be, l0, l1, first, last already set). */
-static enum lp_status part_init(struct lp_ctx *c, struct part *pt, struct lp_diag *d)
+static enum lp_status part_init(struct lp_forward *c, struct part *pt, struct lp_diag *d)
 {
 	const struct lp_model *m = c->m;
 	const struct lp_hparams *hp = &m->hp;
@@ -368,7 +368,7 @@ static void part_release(struct part *pt)
 }
 
 /* Split the layers between the offload backend and the host one. */
-static enum lp_status plan_parts(struct lp_ctx *c, struct lp_diag *d)
+static enum lp_status plan_parts(struct lp_forward *c, struct lp_diag *d)
 {
 	uint32_t L = c->m->hp.n_layer, g = n_offloaded(&c->p, 0);
 	struct lp_backend *host = c->p.backend;
@@ -392,11 +392,11 @@ static enum lp_status plan_parts(struct lp_ctx *c, struct lp_diag *d)
 	return LP_OK;
 }
 
-enum lp_status lp_ctx_new(const struct lp_model *m, const struct lp_ctx_params *p,
-			  struct lp_ctx **out, struct lp_diag *d)
+enum lp_status lp_forward_new(const struct lp_model *m, const struct lp_forward_params *p,
+			      struct lp_forward **out, struct lp_diag *d)
 {
 	const struct lp_hparams *hp = &m->hp;
-	struct lp_ctx *c;
+	struct lp_forward *c;
 	struct part *last;
 	enum lp_status st;
 
@@ -438,11 +438,11 @@ enum lp_status lp_ctx_new(const struct lp_model *m, const struct lp_ctx_params *
 	*out = c;
 	return LP_OK;
 fail:
-	lp_ctx_free(c);
+	lp_forward_free(c);
 	return st;
 }
 
-void lp_ctx_free(struct lp_ctx *c)
+void lp_forward_free(struct lp_forward *c)
 {
 	if (!c)
 		return;
@@ -454,21 +454,24 @@ void lp_ctx_free(struct lp_ctx *c)
 	free(c);
 }
 
-const float *lp_ctx_logits(const struct lp_ctx *c) { return c->logits; }
-void lp_ctx_reset(struct lp_ctx *c) { c->n_past = 0; }
-uint32_t lp_ctx_n_past(const struct lp_ctx *c) { return c->n_past; }
-uint32_t lp_ctx_n_ctx(const struct lp_ctx *c) { return c->p.n_ctx; }
-int lp_ctx_n_threads(const struct lp_ctx *c) { return c->parts[c->n_parts - 1].be->n_threads; }
-const struct lp_model *lp_ctx_model(const struct lp_ctx *c) { return c->m; }
+const float *lp_forward_logits(const struct lp_forward *c) { return c->logits; }
+void lp_forward_reset(struct lp_forward *c) { c->n_past = 0; }
+uint32_t lp_forward_n_past(const struct lp_forward *c) { return c->n_past; }
+uint32_t lp_forward_n_ctx(const struct lp_forward *c) { return c->p.n_ctx; }
+int lp_forward_n_threads(const struct lp_forward *c)
+{
+	return c->parts[c->n_parts - 1].be->n_threads;
+}
+const struct lp_model *lp_forward_model(const struct lp_forward *c) { return c->m; }
 
-uint32_t lp_ctx_gpu_layers(const struct lp_ctx *c)
+uint32_t lp_forward_gpu_layers(const struct lp_forward *c)
 {
 	return n_offloaded(&c->p, 0);
 }
 
 /* ---- the step -------------------------------------------------------- */
 
-static void layer_step(struct lp_ctx *c, struct part *pt, uint32_t il, uint32_t pos, size_t n)
+static void layer_step(struct lp_forward *c, struct part *pt, uint32_t il, uint32_t pos, size_t n)
 {
 	const struct lp_hparams *hp = &c->m->hp;
 	const struct layer_w *w = &pt->w[il - pt->l0];
@@ -510,7 +513,7 @@ static void layer_step(struct lp_ctx *c, struct part *pt, uint32_t il, uint32_t 
 }
 
 /* Move the residual stream (n rows) from part `a` to part `b`. */
-static enum lp_status move_x(struct lp_ctx *c, struct part *a, struct part *b, size_t n,
+static enum lp_status move_x(struct lp_forward *c, struct part *a, struct part *b, size_t n,
 			     struct lp_diag *d)
 {
 	size_t bytes = n * c->m->hp.n_embd * sizeof(float);
@@ -534,7 +537,7 @@ static enum lp_status move_x(struct lp_ctx *c, struct part *a, struct part *b, s
  * where the FFN scratch (free once the layers are done) holds them, so
  * that the output takes the same path (mat-vec or GEMM) as the layers.
  */
-static enum lp_status output(struct lp_ctx *c, struct part *pt, size_t n, float *all,
+static enum lp_status output(struct lp_forward *c, struct part *pt, size_t n, float *all,
 			     struct lp_diag *d)
 {
 	const struct lp_hparams *hp = &c->m->hp;
@@ -569,7 +572,7 @@ static enum lp_status output(struct lp_ctx *c, struct part *pt, size_t n, float 
  * the step (CUDA graphs) replays it at the next tokens; the lookup of the
  * token stays outside (its id is read when queued).
  */
-static enum lp_status decode_recorded(struct lp_ctx *c, struct part *pt, uint32_t pos,
+static enum lp_status decode_recorded(struct lp_forward *c, struct part *pt, uint32_t pos,
 				      struct lp_diag *d)
 {
 	const struct lp_hparams *hp = &c->m->hp;
@@ -595,7 +598,7 @@ static enum lp_status decode_recorded(struct lp_ctx *c, struct part *pt, uint32_
 /* The tokens' embedding rows into the first part's x. Where that part
  * reads the mapping in place, a row at a time, each row's pages given
  * back as soon as it is read (lp_model_embd_release says why). */
-static void embed(struct lp_ctx *c, struct part *pt, const int32_t *tokens, size_t n)
+static void embed(struct lp_forward *c, struct part *pt, const int32_t *tokens, size_t n)
 {
 	const struct lp_backend_ops *op = pt->be->ops;
 	size_t E = c->m->hp.n_embd;
@@ -612,7 +615,7 @@ static void embed(struct lp_ctx *c, struct part *pt, const int32_t *tokens, size
 
 /* n <= n_batch tokens at pos; the logits of every row into `all`
  * (n_vocab floats each) when not NULL, of the last into c->logits. */
-static enum lp_status step(struct lp_ctx *c, const int32_t *tokens, size_t n, uint32_t pos,
+static enum lp_status step(struct lp_forward *c, const int32_t *tokens, size_t n, uint32_t pos,
 			   float *all, struct lp_diag *d)
 {
 	const struct lp_model *m = c->m;
@@ -647,7 +650,7 @@ done:
 	return st;
 }
 
-static enum lp_status eval(struct lp_ctx *c, const int32_t *tokens, size_t n, uint32_t pos,
+static enum lp_status eval(struct lp_forward *c, const int32_t *tokens, size_t n, uint32_t pos,
 			   float *logits, int all, struct lp_diag *d)
 {
 	uint32_t n_vocab = c->m->hp.n_vocab;
@@ -682,14 +685,14 @@ static enum lp_status eval(struct lp_ctx *c, const int32_t *tokens, size_t n, ui
 	return LP_OK;
 }
 
-enum lp_status lp_ctx_eval(struct lp_ctx *c, const int32_t *tokens, size_t n, uint32_t pos,
-			   float *logits_last, struct lp_diag *d)
+enum lp_status lp_forward_eval(struct lp_forward *c, const int32_t *tokens, size_t n, uint32_t pos,
+			       float *logits_last, struct lp_diag *d)
 {
 	return eval(c, tokens, n, pos, logits_last, 0, d);
 }
 
-enum lp_status lp_ctx_eval_all(struct lp_ctx *c, const int32_t *tokens, size_t n,
-			       uint32_t pos, float *logits, struct lp_diag *d)
+enum lp_status lp_forward_eval_all(struct lp_forward *c, const int32_t *tokens, size_t n,
+				   uint32_t pos, float *logits, struct lp_diag *d)
 {
 	return eval(c, tokens, n, pos, logits, 1, d);
 }

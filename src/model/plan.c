@@ -32,11 +32,11 @@ size_t lp_plan_stream_weight_bytes(const struct lp_model *m)
 }
 
 static void predict(const struct lp_model *m, size_t weights, size_t other,
-		    const struct lp_ctx_params *p, struct lp_plan_bytes *out)
+		    const struct lp_forward_params *p, struct lp_plan_bytes *out)
 {
-	struct lp_ctx_bytes cb;
+	struct lp_forward_bytes cb;
 
-	lp_ctx_plan_bytes(m, p, &cb);
+	lp_forward_plan_bytes(m, p, &cb);
 	out->weights = weights;
 	out->other = other;
 	out->kv = cb.kv;
@@ -49,7 +49,7 @@ static void predict(const struct lp_model *m, size_t weights, size_t other,
 	out->gpu_total = cb.gpu_weights + cb.gpu_kv + cb.gpu_scratch;
 }
 
-void lp_plan_predict(const struct lp_model *m, size_t other, const struct lp_ctx_params *p,
+void lp_plan_predict(const struct lp_model *m, size_t other, const struct lp_forward_params *p,
 		     struct lp_plan_bytes *out)
 {
 	predict(m, lp_plan_weight_bytes(m), other, p, out);
@@ -90,7 +90,7 @@ static size_t predict_total(const struct lp_model *m, const struct fit *f,
 			    uint32_t n_ctx, enum lp_qtype kv, uint32_t n_batch,
 			    struct lp_plan_bytes *b)
 {
-	struct lp_ctx_params p = lp_ctx_default_params();
+	struct lp_forward_params p = lp_forward_default_params();
 
 	p.n_ctx = n_ctx;
 	p.kv_type = kv;

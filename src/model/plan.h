@@ -9,7 +9,7 @@
  * (model.h), plus the 1-D tensors converted to float at load, other is the reader's
  * metadata tables (measured once the file is open: it depends on the key
  * and tensor counts, not on hyper-parameters), and kv, scratch and logits
- * come from lp_ctx_plan_bytes, the very formula lp_ctx_new allocates by, so
+ * come from lp_forward_plan_bytes, the very formula lp_forward_new allocates by, so
  * the planner and the engine cannot drift apart. `lpipe probe` measures the
  * same terms and its tests hold the two within 10%.
  *
@@ -48,9 +48,9 @@ size_t lp_plan_weight_bytes(const struct lp_model *m);
 size_t lp_plan_stream_weight_bytes(const struct lp_model *m);
 
 /* Predict every term for `m` with context parameters `p` (defaults
- * resolved as lp_ctx_new does); `other` is the metadata bytes measured
+ * resolved as lp_forward_new does); `other` is the metadata bytes measured
  * after opening the file (lp_mem_current(LP_MEM_OTHER)). */
-void lp_plan_predict(const struct lp_model *m, size_t other, const struct lp_ctx_params *p,
+void lp_plan_predict(const struct lp_model *m, size_t other, const struct lp_forward_params *p,
 		     struct lp_plan_bytes *out);
 
 /* What the caller asks of lp_plan_choose. */

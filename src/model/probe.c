@@ -62,7 +62,7 @@ static void phase_end(struct lp_probe_row *r, double t0, int device)
 }
 
 /* Prefill then decode in `c`; fills rows[1] and rows[2]. */
-static enum lp_status run_eval(struct lp_ctx *c, const int32_t *toks, uint32_t n_ctx,
+static enum lp_status run_eval(struct lp_forward *c, const int32_t *toks, uint32_t n_ctx,
 			       uint32_t n_decode, int dev, struct lp_probe_row *rows,
 			       struct lp_diag *d)
 {
@@ -72,7 +72,7 @@ static enum lp_status run_eval(struct lp_ctx *c, const int32_t *toks, uint32_t n
 
 	rows[1].tokens = n_prompt;
 	phase_begin(&t0);
-	st = lp_ctx_eval(c, toks, n_prompt, 0, NULL, d);
+	st = lp_forward_eval(c, toks, n_prompt, 0, NULL, d);
 	phase_end(&rows[1], t0, dev);
 	lp_progress_add_tokens(n_prompt);
 	if (st)
@@ -81,7 +81,7 @@ static enum lp_status run_eval(struct lp_ctx *c, const int32_t *toks, uint32_t n
 	rows[2].tokens = n_ctx - n_prompt;
 	phase_begin(&t0);
 	for (uint32_t i = n_prompt; i < n_ctx && !st; i++) {
-		st = lp_ctx_eval(c, toks + i, 1, i, NULL, d);
+		st = lp_forward_eval(c, toks + i, 1, i, NULL, d);
 		lp_progress_add_tokens(1);
 	}
 	phase_end(&rows[2], t0, dev);
@@ -94,9 +94,9 @@ static enum lp_status probe_one(const struct lp_model *m, const struct lp_probe_
 				uint32_t n_ctx, const int32_t *toks, struct lp_probe_row *rows,
 				struct lp_diag *d)
 {
-	struct lp_ctx_params cp = lp_ctx_default_params();
+	struct lp_forward_params cp = lp_forward_default_params();
 	struct lp_plan_bytes pb;
-	struct lp_ctx *c = NULL;
+	struct lp_forward *c = NULL;
 	struct lp_diag dd;
 	enum lp_status st;
 	double t0;
@@ -117,7 +117,7 @@ static enum lp_status probe_one(const struct lp_model *m, const struct lp_probe_
 	}
 	lp_diag_init(&dd);
 	phase_begin(&t0);
-	st = lp_ctx_new(m, &cp, &c, &dd);
+	st = lp_forward_new(m, &cp, &c, &dd);
 	phase_end(&rows[0], t0, dev);
 	if (st == LP_E_NOMEM)
 		return LP_OK;
@@ -127,7 +127,7 @@ static enum lp_status probe_one(const struct lp_model *m, const struct lp_probe_
 	}
 	rows[0].ok = 1;
 	st = run_eval(c, toks, n_ctx, p->n_decode, dev, rows, &dd);
-	lp_ctx_free(c);
+	lp_forward_free(c);
 	if (st && st != LP_E_NOMEM) {
 		*d = dd;
 		return st;

@@ -27,7 +27,7 @@ struct lp_session {
 	struct lp_model *model;
 	struct lp_tok *tok;
 	struct lp_chat chat;
-	struct lp_ctx *ctx;
+	struct lp_forward *ctx;
 	struct lp_backend *gpu;   /* the CUDA backend, or NULL on the CPU */
 	struct lp_openai *remote; /* generation on a server, or NULL (then model,
 				   * ctx and sampler are NULL, tok and chat
@@ -113,7 +113,7 @@ static enum lp_status reopen_gpu(struct lp_session *s, const struct lp_session_p
 static enum lp_status open_ctx(struct lp_session *s, const struct lp_session_params *p,
 			       struct lp_diag *d)
 {
-	struct lp_ctx_params cp = lp_ctx_default_params();
+	struct lp_forward_params cp = lp_forward_default_params();
 	uint32_t want = p->n_ctx ? p->n_ctx : 2048;
 	uint32_t floor_ctx = p->min_ctx > LP_SESSION_MIN_CTX ? p->min_ctx : LP_SESSION_MIN_CTX;
 	enum lp_status st;
@@ -132,7 +132,7 @@ static enum lp_status open_ctx(struct lp_session *s, const struct lp_session_par
 	for (;;) {
 		if (cp.n_batch == 0 || cp.n_batch > cp.n_ctx)
 			cp.n_batch = cp.n_ctx < 512 ? cp.n_ctx : 512;
-		st = lp_ctx_new(s->model, &cp, &s->ctx, d);
+		st = lp_forward_new(s->model, &cp, &s->ctx, d);
 		if (st != LP_E_NOMEM || !p->shrink)
 			break;
 		if (s->gpu && (st = reopen_gpu(s, p, d)))
@@ -345,7 +345,7 @@ static void release_parts(struct lp_session *s)
 {
 	lp_stop_release(&s->stop);
 	lp_sampler_free(s->sampler);
-	lp_ctx_free(s->ctx);
+	lp_forward_free(s->ctx);
 	lp_chat_release(&s->chat);
 	lp_tok_free(s->tok);
 	lp_model_free(s->model);
@@ -504,7 +504,7 @@ static enum lp_status decode(struct lp_session *s, uint32_t pos, size_t max_toke
 	lp_detok_init(&dt, s->tok, 0);
 	lp_sampler_reset(s->sampler);
 	for (size_t i = 0; i < max_tokens && !st; i++) {
-		int32_t id = lp_sampler_sample(s->sampler, lp_ctx_logits(s->ctx));
+		int32_t id = lp_sampler_sample(s->sampler, lp_forward_logits(s->ctx));
 		if (lp_stop_is_eog(&s->stop, id))
 			break;
 		if ((st = lp_cancel_check("in decode", d)))
@@ -515,7 +515,7 @@ static enum lp_status decode(struct lp_session *s, uint32_t pos, size_t max_toke
 		(*n_out)++;
 		lp_progress_add_tokens(1);
 		if (i + 1 < max_tokens)
-			st = lp_ctx_eval(s->ctx, &id, 1, pos++, NULL, d);
+			st = lp_forward_eval(s->ctx, &id, 1, pos++, NULL, d);
 	}
 	if (!st && lp_detok_flush(&dt, out))
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for generated text");
@@ -610,8 +610,8 @@ static enum lp_status locked_generate(struct lp_session *s, const struct lp_chat
 				 "token budget broken: prompt of %zu tokens + max_tokens %zu > "
 				 "context %u", t.n, max_tokens, s->n_ctx);
 	if (!st) {
-		lp_ctx_reset(s->ctx);
-		st = lp_ctx_eval(s->ctx, t.ids, t.n, 0, NULL, d);
+		lp_forward_reset(s->ctx);
+		st = lp_forward_eval(s->ctx, t.ids, t.n, 0, NULL, d);
 		lp_progress_add_tokens(t.n);
 	}
 	if (!st)

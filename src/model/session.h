@@ -17,7 +17,7 @@
  *  - Decoding is greedy by default (reproducible), with a mild repetition
  *    penalty so small models do not loop.
  *
- * Memory: when lp_ctx_new is refused by the budget and `shrink` is set,
+ * Memory: when lp_forward_new is refused by the budget and `shrink` is set,
  * the session halves n_ctx (down to LP_SESSION_MIN_CTX) until the context
  * fits. When the mapped weights, or the weights with the smallest context,
  * still do not fit, the session opens again with its

@@ -270,12 +270,12 @@ enum lp_status lp_bert_load_on(const char *dir, struct lp_backend *be, struct lp
 	if ((s = parse_sbert_config(m, path, d)))
 		goto fail;
 	snprintf(path, sizeof(path), "%s/vocab.txt", dir);
-	if ((s = lp_wp_load(path, &m->wp, d)))
+	if ((s = lp_wordpiece_load(path, &m->wp, d)))
 		goto fail;
-	if (lp_wp_vocab_size(m->wp) != (size_t)m->hp.n_vocab) {
+	if (lp_wordpiece_vocab_size(m->wp) != (size_t)m->hp.n_vocab) {
 		s = lp_diag_set(d, LP_E_MODEL, path, 0, 0,
 				"vocabulary has %zu tokens, the model (vocab_size) %d",
-				lp_wp_vocab_size(m->wp), m->hp.n_vocab);
+				lp_wordpiece_vocab_size(m->wp), m->hp.n_vocab);
 		goto fail;
 	}
 	snprintf(path, sizeof(path), "%s/model.safetensors", dir);
@@ -299,7 +299,7 @@ void lp_bert_free(struct lp_bert *m)
 	lp_mem_free(m->owned);
 	lp_mem_free(m->layers);
 	lp_st_free(m->st);
-	lp_wp_free(m->wp);
+	lp_wordpiece_free(m->wp);
 	lp_mem_free(m);
 }
 
@@ -820,7 +820,7 @@ static enum lp_status run_windows(const struct lp_bert *m, const int32_t *ids, s
 }
 
 /* Append n ids to v. */
-static enum lp_status push_ids(struct lp_wp_ids *v, const int32_t *ids, size_t n,
+static enum lp_status push_ids(struct lp_wordpiece_ids *v, const int32_t *ids, size_t n,
 			       struct lp_diag *d)
 {
 	if (v->n + n > v->cap) {
@@ -840,7 +840,7 @@ static enum lp_status push_ids(struct lp_wp_ids *v, const int32_t *ids, size_t n
 
 /* The windows of a text of n ids, queued at ids->n: each [CLS] + a stretch
  * of at most window-2 ids + [SEP]. */
-static enum lp_status queue_windows(const struct lp_bert *m, struct lp_wp_ids *all,
+static enum lp_status queue_windows(const struct lp_bert *m, struct lp_wordpiece_ids *all,
 				    const int32_t *ids, size_t n, size_t owner, struct win **w,
 				    size_t *nw, size_t *cap_w, struct lp_diag *d)
 {
@@ -849,7 +849,7 @@ static enum lp_status queue_windows(const struct lp_bert *m, struct lp_wp_ids *a
 	for (size_t at = 0;; at += m->stride) {
 		size_t from = n <= body ? 0 : at + body >= n ? n - body : at;
 		size_t len = n - from < body ? n - from : body;
-		int32_t cls = lp_wp_cls(m->wp), sep = lp_wp_sep(m->wp);
+		int32_t cls = lp_wordpiece_cls(m->wp), sep = lp_wordpiece_sep(m->wp);
 		enum lp_status st;
 		if (*nw == *cap_w) {
 			size_t nc = *cap_w ? 2 * *cap_w : 64;
@@ -891,7 +891,7 @@ enum lp_status lp_bert_embed(const struct lp_bert *m, const char *const *texts,
 			     const size_t *lens, size_t n, float *out, struct lp_diag *d)
 {
 	size_t E = (size_t)m->hp.n_embd, nw = 0, cap_w = 0;
-	struct lp_wp_ids ids = { 0 }, all = { 0 };
+	struct lp_wordpiece_ids ids = { 0 }, all = { 0 };
 	struct win *w = NULL;
 	struct bert_run *r = m->run;
 	enum lp_status st;
@@ -904,7 +904,7 @@ enum lp_status lp_bert_embed(const struct lp_bert *m, const char *const *texts,
 	memset(out, 0, n * E * sizeof(float));
 	for (size_t i = 0; i < n; i++) {
 		ids.n = 0;
-		if ((st = lp_wp_tokenize(m->wp, texts[i], lens[i], &ids, d)) ||
+		if ((st = lp_wordpiece_tokenize(m->wp, texts[i], lens[i], &ids, d)) ||
 		    (st = queue_windows(m, &all, ids.ids, ids.n, i, &w, &nw, &cap_w, d)))
 			goto done;
 		if (all.n >= GROUP_IDS || i + 1 == n) {
@@ -917,8 +917,8 @@ enum lp_status lp_bert_embed(const struct lp_bert *m, const char *const *texts,
 	normalize_rows(out, n, E);
 done:
 	pthread_mutex_unlock(&r->lock);
-	lp_wp_ids_release(&ids);
-	lp_wp_ids_release(&all);
+	lp_wordpiece_ids_release(&ids);
+	lp_wordpiece_ids_release(&all);
 	lp_mem_free(w);
 	return st;
 }

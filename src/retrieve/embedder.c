@@ -160,7 +160,7 @@ static enum lp_status dense_coverage(struct lp_embedder *e, const char *text, si
 {
 	struct dense *x = e->impl;
 
-	return lp_wp_coverage(lp_bert_tokenizer(x->m), text, len, n_words, n_unknown, d);
+	return lp_wordpiece_coverage(lp_bert_tokenizer(x->m), text, len, n_words, n_unknown, d);
 }
 
 static const struct lp_embedder_ops dense_ops = { "dense", dense_embed, dense_release,

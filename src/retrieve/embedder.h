@@ -51,7 +51,7 @@ struct lp_embedder_ops {
 				struct lp_diag *d);
 	void (*release)(struct lp_embedder *e); /* free what `impl` holds */
 	/* Optional (NULL: no vocabulary, every word covered): add text's
-	 * words and its words outside the vocabulary, as lp_wp_coverage. */
+	 * words and its words outside the vocabulary, as lp_wordpiece_coverage. */
 	enum lp_status (*coverage)(struct lp_embedder *e, const char *text, size_t len,
 				   size_t *n_words, size_t *n_unknown, struct lp_diag *d);
 };
@@ -120,7 +120,7 @@ enum lp_status lp_embedder_embed(struct lp_embedder *e, const char *const *texts
 /*
  * Add to *n_words the words of text[0..len) and to *n_unknown those the
  * embedder's vocabulary does not cover (the dense embedder: words its
- * tokenizer turns into [UNK], wordpiece.h lp_wp_coverage; the hashed one
+ * tokenizer turns into [UNK], wordpiece.h lp_wordpiece_coverage; the hashed one
  * has no vocabulary and adds nothing). Returns LP_OK or LP_E_NOMEM.
  */
 enum lp_status lp_embedder_coverage(struct lp_embedder *e, const char *text, size_t len,

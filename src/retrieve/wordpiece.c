@@ -17,7 +17,7 @@ struct lp_wordpiece {
 };
 
 /* Bytes a word may occupy before it is known to be too long. */
-#define WORD_BYTES (4 * LP_WP_MAX_WORD_CHARS + 8)
+#define WORD_BYTES (4 * LP_WORDPIECE_MAX_WORD_CHARS + 8)
 
 struct word {
 	char b[WORD_BYTES];
@@ -25,7 +25,7 @@ struct word {
 	int punct;          /* the word is one punctuation mark */
 };
 
-/* Words and unknown words seen, for lp_wp_coverage. */
+/* Words and unknown words seen, for lp_wordpiece_coverage. */
 struct wp_count {
 	size_t words, unknown;
 };
@@ -39,7 +39,7 @@ static uint64_t hash_bytes(const char *s, size_t n)
 	return h;
 }
 
-int32_t lp_wp_id(const struct lp_wordpiece *wp, const char *token, size_t len)
+int32_t lp_wordpiece_id(const struct lp_wordpiece *wp, const char *token, size_t len)
 {
 	size_t mask = wp->n_slots - 1, i = hash_bytes(token, len) & mask;
 
@@ -52,18 +52,18 @@ int32_t lp_wp_id(const struct lp_wordpiece *wp, const char *token, size_t len)
 	}
 }
 
-const char *lp_wp_token(const struct lp_wordpiece *wp, int32_t id)
+const char *lp_wordpiece_token(const struct lp_wordpiece *wp, int32_t id)
 {
 	return id >= 0 && (size_t)id < wp->n ? wp->blob + wp->offs[id] : NULL;
 }
 
-size_t lp_wp_vocab_size(const struct lp_wordpiece *wp) { return wp->n; }
-int32_t lp_wp_cls(const struct lp_wordpiece *wp) { return wp->cls; }
-int32_t lp_wp_sep(const struct lp_wordpiece *wp) { return wp->sep; }
-int32_t lp_wp_pad(const struct lp_wordpiece *wp) { return wp->pad; }
-int32_t lp_wp_unk(const struct lp_wordpiece *wp) { return wp->unk; }
+size_t lp_wordpiece_vocab_size(const struct lp_wordpiece *wp) { return wp->n; }
+int32_t lp_wordpiece_cls(const struct lp_wordpiece *wp) { return wp->cls; }
+int32_t lp_wordpiece_sep(const struct lp_wordpiece *wp) { return wp->sep; }
+int32_t lp_wordpiece_pad(const struct lp_wordpiece *wp) { return wp->pad; }
+int32_t lp_wordpiece_unk(const struct lp_wordpiece *wp) { return wp->unk; }
 
-void lp_wp_free(struct lp_wordpiece *wp)
+void lp_wordpiece_free(struct lp_wordpiece *wp)
 {
 	if (!wp)
 		return;
@@ -119,7 +119,7 @@ static enum lp_status build_table(struct lp_wordpiece *wp, const char *name, str
 	for (size_t id = 0; id < wp->n; id++) {
 		const char *tok = wp->blob + wp->offs[id];
 		size_t i = hash_bytes(tok, wp->lens[id]) & mask;
-		if (lp_wp_id(wp, tok, wp->lens[id]) >= 0)
+		if (lp_wordpiece_id(wp, tok, wp->lens[id]) >= 0)
 			return lp_diag_set(d, LP_E_MODEL, name, (int)id + 1, 0,
 					   "duplicate token '%s'", tok);
 		while (wp->slots[i] >= 0)
@@ -135,7 +135,7 @@ static enum lp_status find_special(struct lp_wordpiece *wp, const char *name, st
 	int32_t *dst[] = { &wp->cls, &wp->sep, &wp->pad, &wp->unk };
 
 	for (int i = 0; i < 4; i++) {
-		*dst[i] = lp_wp_id(wp, names[i], strlen(names[i]));
+		*dst[i] = lp_wordpiece_id(wp, names[i], strlen(names[i]));
 		if (*dst[i] < 0)
 			return lp_diag_set(d, LP_E_MODEL, name, 0, 0,
 					   "vocabulary lacks the token '%s'", names[i]);
@@ -143,8 +143,8 @@ static enum lp_status find_special(struct lp_wordpiece *wp, const char *name, st
 	return LP_OK;
 }
 
-enum lp_status lp_wp_new(const char *text, size_t len, const char *name,
-			 struct lp_wordpiece **out, struct lp_diag *d)
+enum lp_status lp_wordpiece_new(const char *text, size_t len, const char *name,
+				struct lp_wordpiece **out, struct lp_diag *d)
 {
 	struct lp_wordpiece *wp;
 	enum lp_status s;
@@ -153,7 +153,7 @@ enum lp_status lp_wp_new(const char *text, size_t len, const char *name,
 	if (!(wp = lp_mem_calloc(LP_MEM_OTHER, 1, sizeof(*wp), d)))
 		return LP_E_NOMEM;
 	if (!(wp->blob = lp_mem_alloc(LP_MEM_WEIGHTS, len + 1, d))) {
-		lp_wp_free(wp);
+		lp_wordpiece_free(wp);
 		return LP_E_NOMEM;
 	}
 	if (len) /* an empty vocab.txt maps to NULL, and memcpy wants a pointer */
@@ -161,14 +161,15 @@ enum lp_status lp_wp_new(const char *text, size_t len, const char *name,
 	wp->blob[len] = '\0';
 	if ((s = index_lines(wp, len, name, d)) || (s = build_table(wp, name, d)) ||
 	    (s = find_special(wp, name, d))) {
-		lp_wp_free(wp);
+		lp_wordpiece_free(wp);
 		return s;
 	}
 	*out = wp;
 	return LP_OK;
 }
 
-enum lp_status lp_wp_load(const char *vocab_path, struct lp_wordpiece **out, struct lp_diag *d)
+enum lp_status lp_wordpiece_load(const char *vocab_path, struct lp_wordpiece **out,
+				 struct lp_diag *d)
 {
 	struct lp_mapped m;
 	enum lp_status s;
@@ -176,18 +177,18 @@ enum lp_status lp_wp_load(const char *vocab_path, struct lp_wordpiece **out, str
 	*out = NULL;
 	if ((s = lp_file_map(vocab_path, LP_FILE_MODEL, LP_MEM_WEIGHTS, &m, d)))
 		return s;
-	s = lp_wp_new((const char *)m.data, m.len, vocab_path, out, d);
+	s = lp_wordpiece_new((const char *)m.data, m.len, vocab_path, out, d);
 	lp_file_unmap(&m);
 	return s;
 }
 
-void lp_wp_ids_release(struct lp_wp_ids *v)
+void lp_wordpiece_ids_release(struct lp_wordpiece_ids *v)
 {
 	lp_mem_free(v->ids);
 	memset(v, 0, sizeof(*v));
 }
 
-static enum lp_status push(struct lp_wp_ids *v, int32_t id, struct lp_diag *d)
+static enum lp_status push(struct lp_wordpiece_ids *v, int32_t id, struct lp_diag *d)
 {
 	if (v->n == v->cap) {
 		size_t cap = v->cap ? 2 * v->cap : 64;
@@ -203,7 +204,8 @@ static enum lp_status push(struct lp_wp_ids *v, int32_t id, struct lp_diag *d)
 
 /* Cut one word into the longest vocabulary pieces, left to right. */
 static enum lp_status emit_word(const struct lp_wordpiece *wp, struct word *w,
-				struct lp_wp_ids *out, struct wp_count *cnt, struct lp_diag *d)
+				struct lp_wordpiece_ids *out, struct wp_count *cnt,
+				struct lp_diag *d)
 {
 	char piece[WORD_BYTES + 2] = "##";
 	size_t start = 0, first = out->n;
@@ -213,7 +215,7 @@ static enum lp_status emit_word(const struct lp_wordpiece *wp, struct word *w,
 		return LP_OK;
 	if (cnt && !w->punct)
 		cnt->words++;
-	if (w->nchars > LP_WP_MAX_WORD_CHARS)
+	if (w->nchars > LP_WORDPIECE_MAX_WORD_CHARS)
 		goto unknown;
 	while (start < w->nb) {
 		int32_t id = -1;
@@ -222,7 +224,7 @@ static enum lp_status emit_word(const struct lp_wordpiece *wp, struct word *w,
 			if (end < w->nb && ((unsigned char)w->b[end] & 0xc0) == 0x80)
 				continue; /* not a code point boundary */
 			memcpy(piece + 2, w->b + start, end - start);
-			if ((id = lp_wp_id(wp, piece + 2 - pre, end - start + pre)) >= 0)
+			if ((id = lp_wordpiece_id(wp, piece + 2 - pre, end - start + pre)) >= 0)
 				break;
 		}
 		if (id < 0)
@@ -305,7 +307,7 @@ static int is_cjk_ideograph(uint32_t cp)
 
 /* Feed one input code point through normalisation into the word state. */
 static enum lp_status feed(const struct lp_wordpiece *wp, uint32_t cp, struct word *w,
-			   struct lp_wp_ids *out, struct wp_count *cnt, struct lp_diag *d)
+			   struct lp_wordpiece_ids *out, struct wp_count *cnt, struct lp_diag *d)
 {
 	utf8proc_int32_t dec[16];
 	utf8proc_ssize_t nd;
@@ -343,7 +345,8 @@ static enum lp_status feed(const struct lp_wordpiece *wp, uint32_t cp, struct wo
 }
 
 static enum lp_status tokenize(const struct lp_wordpiece *wp, const char *text, size_t len,
-			       struct lp_wp_ids *out, struct wp_count *cnt, struct lp_diag *d)
+			       struct lp_wordpiece_ids *out, struct wp_count *cnt,
+			       struct lp_diag *d)
 {
 	const unsigned char *p = (const unsigned char *)text;
 	struct word w;
@@ -366,37 +369,37 @@ static enum lp_status tokenize(const struct lp_wordpiece *wp, const char *text, 
 	return emit_word(wp, &w, out, cnt, d);
 }
 
-enum lp_status lp_wp_tokenize(const struct lp_wordpiece *wp, const char *text,
-			      size_t len, struct lp_wp_ids *out, struct lp_diag *d)
+enum lp_status lp_wordpiece_tokenize(const struct lp_wordpiece *wp, const char *text,
+				     size_t len, struct lp_wordpiece_ids *out, struct lp_diag *d)
 {
 	return tokenize(wp, text, len, out, NULL, d);
 }
 
-enum lp_status lp_wp_coverage(const struct lp_wordpiece *wp, const char *text, size_t len,
-			      size_t *n_words, size_t *n_unknown, struct lp_diag *d)
+enum lp_status lp_wordpiece_coverage(const struct lp_wordpiece *wp, const char *text, size_t len,
+				     size_t *n_words, size_t *n_unknown, struct lp_diag *d)
 {
-	struct lp_wp_ids v = { 0 };
+	struct lp_wordpiece_ids v = { 0 };
 	struct wp_count cnt = { 0, 0 };
 	enum lp_status s = tokenize(wp, text, len, &v, &cnt, d);
 
-	lp_wp_ids_release(&v);
+	lp_wordpiece_ids_release(&v);
 	*n_words += cnt.words;
 	*n_unknown += cnt.unknown;
 	return s;
 }
 
-enum lp_status lp_wp_encode(const struct lp_wordpiece *wp, const char *text, size_t len,
-			    size_t max_len, int32_t *ids, size_t *n, struct lp_diag *d)
+enum lp_status lp_wordpiece_encode(const struct lp_wordpiece *wp, const char *text, size_t len,
+				   size_t max_len, int32_t *ids, size_t *n, struct lp_diag *d)
 {
-	struct lp_wp_ids v = { 0 };
+	struct lp_wordpiece_ids v = { 0 };
 	enum lp_status s;
 	size_t keep;
 
 	*n = 0;
 	if (max_len < 2)
 		return lp_diag_set(d, LP_E_INTERNAL, NULL, 0, 0, "max_len %zu leaves no room for [CLS] and [SEP]", max_len);
-	if ((s = lp_wp_tokenize(wp, text, len, &v, d))) {
-		lp_wp_ids_release(&v);
+	if ((s = lp_wordpiece_tokenize(wp, text, len, &v, d))) {
+		lp_wordpiece_ids_release(&v);
 		return s;
 	}
 	keep = v.n < max_len - 2 ? v.n : max_len - 2;
@@ -405,6 +408,6 @@ enum lp_status lp_wp_encode(const struct lp_wordpiece *wp, const char *text, siz
 		memcpy(ids + 1, v.ids, keep * sizeof(*ids));
 	ids[keep + 1] = wp->sep;
 	*n = keep + 2;
-	lp_wp_ids_release(&v);
+	lp_wordpiece_ids_release(&v);
 	return LP_OK;
 }

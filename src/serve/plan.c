@@ -25,7 +25,7 @@ enum lp_status lp_serve_plan_model(const char *path, const char *lang,
 	struct lp_gguf *g = NULL;
 	struct lp_model *m = NULL;
 	struct lp_tok *tok = NULL;
-	struct lp_ctx_params cp = lp_ctx_default_params();
+	struct lp_forward_params cp = lp_forward_default_params();
 	struct lp_plan_bytes pb;
 	enum lp_status st;
 	size_t other0;

@@ -9,6 +9,7 @@
 #include "api/lpipe.h"
 #include "core/buf.h"
 #include "core/fileio.h"
+#include "core/mem.h"
 #include "serve/events.h"
 #include "serve/metrics.h"
 #include "serve/page.h"
@@ -242,9 +243,8 @@ static enum MHD_Result run_routes(struct lp_serve_routes *rt, const struct lp_se
 	return wrong_method(r->conn, "GET, DELETE");
 }
 
-enum MHD_Result lp_serve_route(void *ctx, const struct lp_serve_request *r)
+static enum MHD_Result route(struct lp_serve_routes *rt, const struct lp_serve_request *r)
 {
-	struct lp_serve_routes *rt = ctx;
 	const char *u = r->url;
 	int get = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
 	int post = !strcmp(r->method, "POST");
@@ -266,4 +266,15 @@ enum MHD_Result lp_serve_route(void *ctx, const struct lp_serve_request *r)
 	if (!strncmp(u, "/v1/runs/", 9))
 		return run_routes(rt, r, u + 9);
 	return not_found(r->conn, "resource", u);
+}
+
+enum MHD_Result lp_serve_route(void *ctx, const struct lp_serve_request *r)
+{
+	struct lp_serve_routes *rt = ctx;
+	/* uploads, results and /metrics are the engine's, under its budget */
+	struct lp_mem_account *was = lp_mem_account_use(lp_serve_runs_account(rt->runs));
+	enum MHD_Result res = route(rt, r);
+
+	lp_mem_account_use(was);
+	return res;
 }

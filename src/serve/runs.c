@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "api/internal.h"
 #include "api/lpipe.h"
 #include "core/cancel.h"
 #include "core/log.h"
@@ -505,6 +506,7 @@ static void *worker(void *arg)
 {
 	struct lp_serve_runs *r = arg;
 
+	lp_mem_account_use(lp_serve_runs_account(r));
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
 		struct lp_serve_run *run;
@@ -1004,4 +1006,9 @@ size_t lp_serve_runs_drain(struct lp_serve_runs *r, double timeout_s)
 	pthread_cond_broadcast(&r->work);
 	pthread_mutex_unlock(&r->lock);
 	return left;
+}
+
+struct lp_mem_account *lp_serve_runs_account(struct lp_serve_runs *r)
+{
+	return r ? lp_api_engine_account(r->engine) : NULL;
 }

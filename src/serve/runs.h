@@ -54,6 +54,8 @@
 #include "serve/metrics.h"
 #include "serve/request.h"
 
+struct lp_mem_account;
+
 #define LP_SERVE_KEEP_RUNS 1000
 #define LP_SERVE_REPORTS_SHARE 16
 #define LP_SERVE_CANCEL_GRACE_S 5.0
@@ -75,6 +77,10 @@ enum lp_status lp_serve_runs_new(const struct lp_serve_runs_config *c, struct lp
 				 struct lp_serve_runs **out, struct lp_diag *d);
 /* Cancel everything, join the workers, free; NULL is a no-op. */
 void lp_serve_runs_free(struct lp_serve_runs *r);
+/* The engine's memory account (api/internal.h): the one budget that the
+ * runs, the uploads and the results share; threads that allocate for
+ * them are put on it. NULL for NULL. */
+struct lp_mem_account *lp_serve_runs_account(struct lp_serve_runs *r);
 
 /* What a submission came to. */
 struct lp_serve_submit {

@@ -158,7 +158,13 @@ int lp_serve_main(const struct lp_serve_config *c)
 		status = d.status == LP_E_NOMEM ? 4 : 3;
 		goto out;
 	}
-	lp_mem_reset_peaks(); /* planning mapped models for a moment */
+	{
+		/* planning mapped models for a moment */
+		struct lp_mem_account *was = lp_mem_account_use(lp_serve_runs_account(runs));
+
+		lp_mem_reset_peaks();
+		lp_mem_account_use(was);
+	}
 	rt.runs = runs;
 	rt.docs = docs;
 	rt.has_token = c->token != NULL;

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "core/mem.h"
+#include "doc/term.h"
 #include "text/match.h"
 
 struct line {
@@ -166,17 +167,17 @@ static int heading(const char *text, const struct line *v, size_t n, size_t k, i
 	return alone_before && alone_after && lv ? 1 + lv : 0;
 }
 
-/* Could line l name a defined term: short, no sentence end, no mark? */
+/* Could line l name a defined term: a term's shape (doc/term.h), and no
+ * list, table, prompt, comment or code mark? */
 static int term_shape(const char *text, const struct line *l)
 {
-	size_t n = l->b - l->a, words;
-	char last, first;
+	size_t n = l->b - l->a;
 
-	if (!n || n > LP_OUTLINE_TERM_BYTES)
+	/* the cheap test first: most lines are longer than a term */
+	if (!n || n > LP_TERM_BYTES ||
+	    !lp_term_fits(text + l->a, n, lp_match_count_words(text + l->a, n)))
 		return 0;
-	first = text[l->a];
-	last = text[l->b - 1];
-	if (strchr(".!?:;,", last) || strchr("*-+|#$%>[(", first) || underline(text, l))
+	if (strchr("*-+|#$%>[(", text[l->a]) || underline(text, l))
 		return 0;
 	if (n >= 3 && (!memcmp(text + l->b - 3, "\xe3\x80\x82", 3) ||  /* 。 */
 		       !memcmp(text + l->b - 3, "\xef\xbc\x9a", 3) ||  /* ： */
@@ -185,8 +186,7 @@ static int term_shape(const char *text, const struct line *l)
 	for (size_t i = l->a; i < l->b; i++)
 		if (text[i] == ';' || text[i] == '$' || text[i] == '=' || text[i] == '{')
 			return 0; /* a line of code: "if [ -z "$PS1" ]; then" */
-	words = lp_match_count_words(text + l->a, n);
-	return words >= 1 && words <= LP_OUTLINE_TERM_WORDS;
+	return 1;
 }
 
 /* Is line k a definition term: term-shaped, after a blank line or another

@@ -17,13 +17,12 @@
  *    Control Basics", "3.2.1. The hostname") or with "Chapter N",
  *    "Appendix X", "第 4 章", or an Info node line ("File: bash.info,
  *    Node: ...");
- *  - a definition term: a short line (at most LP_OUTLINE_TERM_WORDS
- *    words, LP_OUTLINE_TERM_BYTES bytes) after a blank line (or after
- *    another term: "'--init-file FILE'" above "'--rcfile FILE'"), that
- *    does not end a sentence (. ! ? : ;) nor open with a list, table,
- *    prompt or comment mark, holds no ; $ = { (code), and whose next
- *    non-blank line is indented
- *    deeper. The entry runs while lines stay deeper than the term, until
+ *  - a definition term: a line of a term's shape (doc/term.h: at most 5
+ *    words and 48 bytes, no sentence or clause end, the rule the
+ *    plain-text reader uses too) after a blank line (or after another
+ *    term: "'--init-file FILE'" above "'--rcfile FILE'"), that does not
+ *    open with a list, table, prompt or comment mark, holds no ; $ = {
+ *    (code), and whose next non-blank line is indented deeper. The entry runs while lines stay deeper than the term, until
  *    a paragraph that starts no deeper than the text's own paragraphs do
  *    (the deepest start, up to 8 columns, of a paragraph of 5+ words
  *    outside any entry: Info indents them by 3, its entries by 5); a term
@@ -40,8 +39,6 @@
 
 #include "core/status.h"
 
-#define LP_OUTLINE_TERM_WORDS 5
-#define LP_OUTLINE_TERM_BYTES 48
 #define LP_OUTLINE_MAX_LEVEL 8
 
 /* One part: text[off, off + len), parts in order, covering the text. */

@@ -165,8 +165,8 @@ int main(int argc, char **argv)
 	struct lp_diag d;
 	struct lp_gguf *g;
 	struct lp_model *m;
-	struct lp_ctx *c;
-	struct lp_ctx_params p = lp_ctx_default_params();
+	struct lp_forward *c;
+	struct lp_forward_params p = lp_forward_default_params();
 	int32_t *ids;
 	long n_prompt, n_gen;
 	double t0, t1, t2, c0, c1, c2;
@@ -188,7 +188,7 @@ int main(int argc, char **argv)
 	lp_diag_init(&d);
 	if ((stream ? lp_gguf_open_streamed(argv[1], &g, &d) : lp_gguf_open(argv[1], &g, &d)) ||
 	    lp_model_load(g, &m, &d) ||
-	    lp_ctx_new(m, &p, &c, &d)) {
+	    lp_forward_new(m, &p, &c, &d)) {
 		lp_diag_print(&d, stderr);
 		return 1;
 	}
@@ -196,11 +196,11 @@ int main(int argc, char **argv)
 	for (long i = 0; i < n_prompt + n_gen; i++)
 		ids[i] = (int32_t)((i * 7919 + 13) % m->hp.n_vocab);
 	t0 = now_s(), c0 = cpu_s();
-	if (lp_ctx_eval(c, ids, (size_t)n_prompt, 0, NULL, &d))
+	if (lp_forward_eval(c, ids, (size_t)n_prompt, 0, NULL, &d))
 		goto fail;
 	t1 = now_s(), c1 = cpu_s();
 	for (long i = 0; i < n_gen; i++)
-		if (lp_ctx_eval(c, ids + n_prompt + i, 1, (uint32_t)(n_prompt + i), NULL, &d))
+		if (lp_forward_eval(c, ids + n_prompt + i, 1, (uint32_t)(n_prompt + i), NULL, &d))
 			goto fail;
 	t2 = now_s(), c2 = cpu_s();
 	printf("pp_tps %.2f\ntg_tps %.2f\n", n_prompt / (t1 - t0), n_gen / (t2 - t1));
@@ -212,11 +212,11 @@ int main(int argc, char **argv)
 	       lp_kvcache_bytes_per_token(m->hp.n_layer, m->hp.n_head_kv * m->hp.head_dim,
 					  m->hp.head_dim, p.kv_type));
 	printf("logits_hash %016llx\n",
-	       fnv1a(lp_ctx_logits(c), (size_t)m->hp.n_vocab * sizeof(float)));
+	       fnv1a(lp_forward_logits(c), (size_t)m->hp.n_vocab * sizeof(float)));
 	/* the CPU kernel set (a word, not a figure: bench/llm prints it) */
 	printf("kernels %s\n", lp_matvec_kernel_name());
 	free(ids);
-	lp_ctx_free(c);
+	lp_forward_free(c);
 	lp_model_free(m);
 	lp_gguf_close(g);
 	return 0;

@@ -40,17 +40,17 @@ static void check_tensors(const struct lp_st *st, const uint8_t *data, size_t si
 static void check_vocab(const uint8_t *data, size_t size)
 {
 	struct lp_wordpiece *wp;
-	struct lp_wp_ids v = { 0 };
+	struct lp_wordpiece_ids v = { 0 };
 	struct lp_diag d;
 
-	if (lp_wp_new((const char *)data, size, "fuzz", &wp, &d) != LP_OK)
+	if (lp_wordpiece_new((const char *)data, size, "fuzz", &wp, &d) != LP_OK)
 		return;
-	if (lp_wp_tokenize(wp, (const char *)data, size, &v, &d) == LP_OK)
+	if (lp_wordpiece_tokenize(wp, (const char *)data, size, &v, &d) == LP_OK)
 		for (size_t i = 0; i < v.n; i++)
-			if (v.ids[i] < 0 || (size_t)v.ids[i] >= lp_wp_vocab_size(wp))
+			if (v.ids[i] < 0 || (size_t)v.ids[i] >= lp_wordpiece_vocab_size(wp))
 				abort();
-	lp_wp_ids_release(&v);
-	lp_wp_free(wp);
+	lp_wordpiece_ids_release(&v);
+	lp_wordpiece_free(wp);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

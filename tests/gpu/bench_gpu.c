@@ -60,9 +60,9 @@ struct run {
 static int run_one(const struct lp_model *m, struct lp_backend *gpu, const int32_t *prompt,
 		   uint32_t n_prompt, uint32_t n_decode, int threads, struct run *r)
 {
-	struct lp_ctx_params p = lp_ctx_default_params();
+	struct lp_forward_params p = lp_forward_default_params();
 	uint32_t n_vocab = m->hp.n_vocab;
-	struct lp_ctx *c;
+	struct lp_forward *c;
 	struct lp_diag d;
 	float *logits = malloc(n_vocab * sizeof(float));
 	int32_t tok;
@@ -76,7 +76,7 @@ static int run_one(const struct lp_model *m, struct lp_backend *gpu, const int32
 		p.offload = gpu;
 		p.gpu_layers = m->hp.n_layer;
 	}
-	if (lp_ctx_new(m, &p, &c, &d) != LP_OK) {
+	if (lp_forward_new(m, &p, &c, &d) != LP_OK) {
 		fprintf(stderr, "bench_gpu: %s\n", d.msg);
 		free(logits);
 		return -1;
@@ -84,28 +84,28 @@ static int run_one(const struct lp_model *m, struct lp_backend *gpu, const int32
 	r->prefill_logits = malloc(n_vocab * sizeof(float));
 	r->tokens = malloc(n_decode * sizeof(int32_t));
 	t0 = now();
-	if (lp_ctx_eval(c, prompt, n_prompt, 0, r->prefill_logits, &d) != LP_OK)
+	if (lp_forward_eval(c, prompt, n_prompt, 0, r->prefill_logits, &d) != LP_OK)
 		goto fail;
 	r->prefill_s = now() - t0;
 	/* one warm-up token (a GPU records its decode step here) */
 	tok = argmax(r->prefill_logits, n_vocab);
 	r->tokens[0] = tok;
-	if (lp_ctx_eval(c, &tok, 1, n_prompt, logits, &d) != LP_OK)
+	if (lp_forward_eval(c, &tok, 1, n_prompt, logits, &d) != LP_OK)
 		goto fail;
 	t0 = now();
 	for (uint32_t i = 1; i < n_decode; i++) {
 		tok = argmax(logits, n_vocab);
 		r->tokens[i] = tok;
-		if (lp_ctx_eval(c, &tok, 1, n_prompt + i, logits, &d) != LP_OK)
+		if (lp_forward_eval(c, &tok, 1, n_prompt + i, logits, &d) != LP_OK)
 			goto fail;
 	}
 	r->decode_s = (now() - t0) / (n_decode - 1);
-	lp_ctx_free(c);
+	lp_forward_free(c);
 	free(logits);
 	return 0;
 fail:
 	fprintf(stderr, "bench_gpu: %s\n", d.msg);
-	lp_ctx_free(c);
+	lp_forward_free(c);
 	free(logits);
 	return -1;
 }

@@ -3,7 +3,8 @@
  * backend (loading a model's small tensors, the flat vector index): the
  * CPU backend's kernels and its BLAS, behind declarations in backend.h,
  * so that formats (quant/) and retrieval (retrieve/) name no backend.
- * The one file of backend/ that reaches into backend/cpu/ (src/LAYERS).
+ * They are the CPU backend's code, so they live in its folder; backend/
+ * itself names no backend (src/LAYERS).
  */
 #include "backend/backend.h"
 
