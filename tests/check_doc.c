@@ -249,6 +249,30 @@ START_TEST(test_info_text_blocks)
 }
 END_TEST
 
+/* A table whose cells wrap (a man page's list of operators, set with
+ * tabs): a word broken at a cell's line end is joined, as in prose. */
+START_TEST(test_table_cell_break)
+{
+	static const char text[] =
+		"\t      U\t     The  expansion is a string that is the value of parameter\n"
+		"\t\t     with lowercase alphabetic characters converted to\tupper\xe2\x80\x90\n"
+		"\t\t     case.\n"
+		"\t      u\t     The  expansion is a string that is the value of parameter\n"
+		"\t\t     with the first character converted to uppercase, if it is\n"
+		"\t\t     alphabetic.\n"
+		"\t      L\t     The  expansion is a string that is the value of parameter\n"
+		"\t\t     with uppercase alphabetic characters converted to\tlower\xe2\x80\x90\n"
+		"\t\t     case.\n";
+	struct lp_doc_model m;
+
+	read_into(&m, text, strlen(text), NULL);
+	ck_assert_ptr_nonnull(strstr(clean(&m), "converted to uppercase."));
+	ck_assert_ptr_nonnull(strstr(clean(&m), "converted to lowercase."));
+	ck_assert_ptr_null(strstr(clean(&m), "\xe2\x80\x90"));
+	lp_doc_model_release(&m);
+}
+END_TEST
+
 /* A paragraph that opens like a node line but is prose stays. */
 START_TEST(test_info_node_prose)
 {
@@ -644,6 +668,7 @@ int main(void)
 	tcase_add_test(tc, test_man_page_blocks);
 	tcase_add_test(tc, test_info_text_blocks);
 	tcase_add_test(tc, test_info_node_prose);
+	tcase_add_test(tc, test_table_cell_break);
 	tcase_add_test(tc, test_centred_title);
 	tcase_add_test(tc, test_ascii_table);
 	tcase_add_test(tc, test_split_keeps_rows);

@@ -697,16 +697,46 @@ static int is_pipe_row(const char *t, const struct line *l)
 #define MAX_CELLS 32
 
 /* Append t[s, e) folded to single spaces to the row buffer. */
+/* A word broken at the line end t[k] == '\n' inside t[lo, hi) (a cell
+ * that wraps): BREAK_JOIN or BREAK_KEEP_HYPHEN with *b filled, else 0. */
+static int fold_break(const struct reader *r, size_t lo, size_t k, size_t hi, struct brk *b)
+{
+	struct line l = { lo, lo, k, 0, 0 }, next = { k + 1, k + 1, k + 1, 0, 0 };
+
+	while (next.cs < hi && (r->t[next.cs] == ' ' || r->t[next.cs] == '\t'))
+		next.cs++;
+	if (next.cs >= hi || r->t[next.cs] == '\n')
+		return 0;
+	for (next.e = next.cs; next.e < hi && r->t[next.e] != '\n'; next.e++)
+		;
+	if (!find_break(r->t, r->len, &l, &next, b))
+		return 0;
+	return decide(r->w, r->t, r->len, b);
+}
+
 static enum lp_status put_folded(struct reader *r, size_t *at, size_t s, size_t e,
 				 struct lp_diag *d)
 {
 	size_t start = *at;
-	int space = 0;
+	int space = 0, how;
+	struct brk b;
 	enum lp_status st;
 
 	for (size_t k = s; k < e; k++) {
 		char c = r->t[k];
 
+		if (c == '\n' && *at > start && (how = fold_break(r, s, k, e, &b))) {
+			/* a word broken here: joined, or its hyphen kept, with no space */
+			if (how == BREAK_JOIN)
+				*at -= b.he - b.xe;
+			if (r->st) {
+				r->st->breaks++;
+				r->st->joined += how == BREAK_JOIN;
+			}
+			k = b.ys - 1;
+			space = 0;
+			continue;
+		}
 		if (c == ' ' || c == '\t' || c == '\n') {
 			space = *at > start;
 			continue;

@@ -32,7 +32,8 @@
  *    gaps too, but not aligned from line to line), at least three of them
  *    or two that start with '-'; and ASCII tables drawn with '|' and
  *    '+---+' borders. Each row is a TABLE_ROW, so that no "sentence" runs
- *    through a whole summary. Two aligned columns whose rows end like
+ *    through a whole summary; a word broken at a cell's line end is
+ *    repaired as in prose. Two aligned columns whose rows end like
  *    sentences ("-x  Print commands ... executed.") are a definition list
  *    instead: a DEF_TERM and a DEF_BODY per row.
  *  - an entry inside a body (a builtin's options): a term line after a
