@@ -19,7 +19,8 @@ liblpipe_la_SOURCES += \
 	src/stages/summarize_run.h src/stages/summarize_prompts.c \
 	src/stages/summarize_step.c src/stages/summarize_tree.c \
 	src/stages/summarize_points.c src/stages/summarize_refine.c \
-	src/stages/summarize_abstract.c src/stages/prompts.c src/stages/prompts.h \
+	src/stages/summarize_abstract.c src/stages/summarize_compress.c \
+	src/stages/prompts.c src/stages/prompts.h \
 	src/stages/answer.c src/stages/generate.c src/stages/truncate.c
 
 check_PROGRAMS += tests/check_summarize

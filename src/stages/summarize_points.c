@@ -1,10 +1,11 @@
 /*
  * summarize_points.c - the summarize stage's tree with map: points or
- * compress: points checked and selected, never rewritten.
+ * compress: points checked and selected (rewritten by the model only with
+ * abstract: summarize_abstract.c).
  *
  * Each chunk yields a few candidate points: the items of the model's
  * list (points), or the chunk's lead sentences (text/choose.h), each
- * shortened by the model when it is long (compress). A candidate loses
+ * shortened by the model when it is long (compress, summarize_compress.c). A candidate loses
  * its meta-talk sentences and, with grounded, is dropped when one of its
  * facts does not occur in the chunk, or when it is not made of the
  * chunk's words (points: fewer than POINT_MIN_SUPPORT of its content
@@ -188,7 +189,7 @@ static int heading_at(const struct lp_doc *doc, const char *p)
  * `points` a chunk takes by default, its leads go alone (no names): a long
  * document's runs of chunks keep one point each, and a longer point leaves
  * fewer runs a point. The points are shortened once selected
- * (shorten_point). */
+ * (lp_summarize_shorten). */
 static enum lp_status map_central(struct lp_summarize_run *r, const char *text, size_t len,
 				  int lead, size_t want, const char *const *keys, size_t n_keys,
 				  size_t first_name, const char *const *must, size_t n_must,
@@ -222,70 +223,6 @@ static enum lp_status map_central(struct lp_summarize_run *r, const char *text, 
 	}
 	lp_mem_free(ch);
 	return st ? lp_diag_set(d, st, NULL, 0, 0, "out of memory choosing sentences") : LP_OK;
-}
-
-/* A deletion inside a quoted string or a path makes a fact the source
- * does not hold. */
-int lp_summarize_grounded_in(const char *s, size_t len, const char *src, size_t src_len)
-{
-	struct lp_match m;
-	struct lp_diag d;
-	size_t facts = 0, missing = 1;
-
-	lp_diag_init(&d);
-	if (lp_match_init(&m, src, src_len, &d) || lp_points_check(&m, s, len, &facts, &missing))
-		missing = 1;
-	lp_match_release(&m);
-	return !missing;
-}
-
-/* map: compress, second half - point `pt` shortened by the model when it
- * is over LP_SUMMARIZE_COMPRESS_WORDS words (lp_points_cost's words) and
- * the short form is shorter, says no more than it (lp_points_faithful), is a sentence of prose (not a title:
- * "Job Control: Suspend Execution"), names no fact it does not hold, drops
- * none of its facts (its options, names, paths, numbers: what a reader
- * looks for) and is no meta-talk; else pt itself. Its first `head` bytes
- * (a term, "bg: ") are kept as they are and not shown to the model.
- * An arena string (doc), NULL when out of memory. */
-static const char *shorten_point(struct lp_summarize_run *r, struct points *ps, const char *pt,
-				 size_t head, struct lp_diag *d)
-{
-	const char *p = pt + head;
-	size_t len = strlen(p), words = lp_match_count_words(p, len);
-	struct lp_summarize_step s;
-	struct lp_buf gen;
-	struct lp_span sf;
-	const char *res = pt;
-
-	ps->sentences++;
-	/* words as the budget counts them: 1.7 Han characters make one */
-	if ((double)lp_points_cost(p, len) <=
-	    LP_POINTS_TOKENS_PER_WORD * LP_SUMMARIZE_COMPRESS_WORDS)
-		return pt;
-	lp_buf_init(&gen);
-	lp_summarize_step_sentence(r, &s);
-	if (lp_summarize_generate(r, &s, "point", p, len, r->budget, &gen, d)) {
-		lp_buf_release(&gen);
-		return NULL;
-	}
-	if (gen.len && lp_points_parse(gen.data, gen.len, &sf, 1) &&
-	    lp_match_count_words(gen.data + sf.off, sf.len) < words &&
-	    lp_points_faithful(gen.data + sf.off, sf.len, p, len) &&
-	    lp_points_is_prose(gen.data + sf.off, sf.len) &&
-	    !lp_points_is_meta(gen.data + sf.off, sf.len) &&
-	    lp_summarize_grounded_in(gen.data + sf.off, sf.len, p, len) &&
-	    lp_summarize_grounded_in(p, len, gen.data + sf.off, sf.len)) {
-		res = lp_arena_printf(&r->doc->arena, "%.*s%.*s", (int)head, pt, (int)sf.len,
-				      gen.data + sf.off);
-		ps->shortened++;
-	} else if (gen.len) {
-		lp_debug("compress: kept the sentence, not '%.*s'", (int)gen.len, gen.data);
-	}
-	lp_buf_release(&gen);
-	lp_arena_release(&r->scratch);
-	if (!res)
-		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a point");
-	return res;
 }
 
 /* Make the ranks of ps's points from `first` on 0, 1, ... in their order
@@ -540,7 +477,8 @@ static enum lp_status select_points(struct lp_summarize_run *r, struct points *p
 		/* a term's entry is a paragraph of its own ("bg: Resume ...") */
 		int same = last < ps->n && pts[last].input == pts[i].input && !heads[i] &&
 			   !heads[last];
-		if (r->o->map == LP_SUMMARIZE_MAP_COMPRESS && !(t = shorten_point(r, ps, t, heads[i], d)))
+		if (r->o->map == LP_SUMMARIZE_MAP_COMPRESS && !(t = lp_summarize_shorten(r, t, heads[i], &ps->sentences,
+							     &ps->shortened, d)))
 			st = d->status ? d->status : LP_E_NOMEM;
 		else if (append_point(&b, t, same))
 			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the summary");

@@ -12,6 +12,7 @@
  *   summarize_points.c   tree with map: points or compress: points checked
  *                        and selected (the sentences of compress are chosen
  *                        by text/choose.h)
+ *   summarize_compress.c compress: a chosen sentence shortened, checked
  *   summarize_abstract.c tree with map: points or compress and abstract:
  *                        the model rewrites the selection, checked
  *   summarize_refine.c   refine: a rolling summary
@@ -139,9 +140,17 @@ enum lp_status lp_summarize_points(struct lp_summarize_run *r, const size_t *set
 enum lp_status lp_summarize_refine(struct lp_summarize_run *r, const size_t *set, size_t n,
 				   struct lp_diag *d);
 
-/* summarize_points.c: do the facts of s[0..len) (lp_points_check) all
+/* summarize_compress.c: do the facts of s[0..len) (lp_points_check) all
  * occur in src[0..src_len)? 0 also when out of memory. */
 int lp_summarize_grounded_in(const char *s, size_t len, const char *src, size_t src_len);
+
+/* summarize_compress.c: the chosen sentence pt, shortened by the model
+ * when it is long and the short form passes (see the file); pt itself
+ * otherwise. Its first `head` bytes (a term, "bg: ") are kept as they are
+ * and not shown to the model. Counts the sentences read and shortened.
+ * An arena string (doc), NULL when out of memory (`d` filled). */
+const char *lp_summarize_shorten(struct lp_summarize_run *r, const char *pt, size_t head,
+				 size_t *sentences, size_t *shortened, struct lp_diag *d);
 
 /* summarize_abstract.c: the selection sel[0..sel_len) rewritten by the
  * model into *out (a doc arena string), only its sentences the selection
