@@ -202,7 +202,6 @@ struct job {
 	struct lp_span kind; /* bytes of question: the kind of name asked for */
 	struct lp_buf user;
 	size_t n_in, n_out; /* tokens, all steps */
-	int abstained;      /* finish() prints the sentence as the nearest, not a quote */
 };
 
 /* Add the evidence of `best[0..n)` (chunk ids, best first) as whole chunks
@@ -885,11 +884,14 @@ static enum lp_status finish(struct job *j, const char *ans, size_t alen, const 
 		lp_buf_addf(&out, "\n\nSummary: %s", doc->summary);
 	doc->quote_len = 0;
 	if (f && f->len) {
-		/* the chunk is on the Sources line: an id here would pass for
-		 * a citation the model wrote */
-		lp_buf_addf(&out, "%s%s: \"", sep, j->abstained ? "Nearest" : "Quote");
+		/* an abstention shows the nearest sentence, not a quote; the
+		 * chunk is on the Sources line: an id here would pass for a
+		 * citation the model wrote */
+		int near = doc->answer_check && !strcmp(doc->answer_check, "abstain");
+
+		lp_buf_addf(&out, "%s%s: \"", sep, near ? "Nearest" : "Quote");
 		add_flat(&out, doc->text + f->off, f->len);
-		if (!j->abstained) {
+		if (!near) {
 			doc->quote_off = f->off;
 			doc->quote_len = f->len;
 		}
@@ -1093,7 +1095,6 @@ static enum lp_status abstain(struct job *j, const char *why, const struct found
 		if (!near || best[i] != near->chunk)
 			cited[k++] = best[i];
 	j->doc->answer_check = "abstain";
-	j->abstained = 1;
 	lp_doc_event(j->doc, "abstain: %s", why);
 	return finish(j, j->pb->abstain, strlen(j->pb->abstain), near, cited, k, why, d);
 }
