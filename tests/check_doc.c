@@ -342,6 +342,60 @@ START_TEST(test_ascii_table)
 }
 END_TEST
 
+/* A grid table (a border under every row) whose rows wrap over several
+ * lines: each row is one block, its cells' parts joined, a bar inside a
+ * cell kept as text, Han parts joined with no space, a word broken at a
+ * cell's line end repaired. */
+START_TEST(test_grid_table_rows)
+{
+	const char text[] =
+		"    +-----------------------------------+\n"
+		"    |command       |description         |\n"
+		"    |--------------+--------------------|\n"
+		"    |route -n      |display all the     |\n"
+		"    |              |routing table in    |\n"
+		"    |              |numerical addresses |\n"
+		"    |--------------+--------------------|\n"
+		"    |dig [{a|mx|   |check DNS records   |\n"
+		"    |any}]         |of a name           |\n"
+		"    |--------------+--------------------|\n"
+		"    |vim           |Unix \xe6\x96\x87\xe6\x9c\xac\xe7\xbc\x96\xe8\xbe\x91\xe5\x99\xa8|\n"
+		"    |              |\xe7\x9a\x84\xe6\x94\xb9\xe8\xbf\x9b\xe7\x89\x88       |\n"
+		"    |--------------+--------------------|\n"
+		"    |ls            |list the files, up- |\n"
+		"    |              |dated or not        |\n"
+		"    +-----------------------------------+\n";
+	struct lp_doc_model m;
+
+	read_into(&m, text, strlen(text), NULL);
+	ck_assert_uint_eq(m.n_kind[LP_BLOCK_TABLE_ROW], 5);
+	ck_assert(m.blocks[0].header);
+	ck_assert_str_eq(btext(&m, 1), "route -n | display all the routing table in numerical addresses");
+	ck_assert_uint_eq(m.blocks[2].n_cells, 2);
+	ck_assert_str_eq(btext(&m, 2), "dig [{a|mx| any}] | check DNS records of a name");
+	/* 文本编辑器 + 的改进版: no space between the Han parts */
+	ck_assert_str_eq(btext(&m, 3), "vim | Unix \xe6\x96\x87\xe6\x9c\xac\xe7\xbc\x96\xe8\xbe\x91"
+				       "\xe5\x99\xa8\xe7\x9a\x84\xe6\x94\xb9\xe8\xbf\x9b\xe7\x89\x88");
+	ck_assert_str_eq(btext(&m, 4), "ls | list the files, updated or not");
+	lp_doc_model_release(&m);
+}
+END_TEST
+
+/* A table ruled only under its header keeps one row a line: there the
+ * lines are rows, not the parts of one. */
+START_TEST(test_header_ruled_table_rows)
+{
+	const char text[] = "| Name | Age |\n|------+-----|\n| Ann  | 31  |\n|      | 32  |\n"
+			    "| Bob  | 42  |\n";
+	struct lp_doc_model m;
+
+	read_into(&m, text, strlen(text), NULL);
+	ck_assert_uint_eq(m.n_kind[LP_BLOCK_TABLE_ROW], 4);
+	ck_assert_str_eq(btext(&m, 2), " | 32");
+	lp_doc_model_release(&m);
+}
+END_TEST
+
 static enum lp_status add(struct lp_doc_model *m, enum lp_block_kind k, unsigned level,
 			  const char *text, unsigned page)
 {
@@ -671,6 +725,8 @@ int main(void)
 	tcase_add_test(tc, test_table_cell_break);
 	tcase_add_test(tc, test_centred_title);
 	tcase_add_test(tc, test_ascii_table);
+	tcase_add_test(tc, test_grid_table_rows);
+	tcase_add_test(tc, test_header_ruled_table_rows);
 	tcase_add_test(tc, test_split_keeps_rows);
 	tcase_add_test(tc, test_summary_skips_tables);
 	tcase_add_test(tc, test_model_sections_and_find);

@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <utf8proc.h>
+
 #include "core/mem.h"
 #include "core/utf8.h"
 #include "doc/readers.h"
@@ -782,12 +784,198 @@ static enum lp_status emit_row(struct reader *r, const size_t *cs, const size_t 
 	return r->sink->block(r->sink, &in, d);
 }
 
-/* An ASCII table from line i: rows between '|', borders dropped. Sets
- * *taken to the lines it takes (0: none here); `probe`: only that. */
+/* The cells of pipe row l ("|a  |b  |"): ranges [cs[i], ce[i]) between
+ * its bars, the space after the last bar not a cell. Returns how many. */
+static size_t pipe_cells(const char *t, const struct line *l, size_t *cs, size_t *ce)
+{
+	size_t nc = 0, p = l->cs + 1;
+
+	while (p < l->e && nc < MAX_CELLS) {
+		const char *bar = memchr(t + p, '|', l->e - p);
+		size_t q = bar ? (size_t)(bar - t) : l->e;
+
+		if (!bar && trim_end(t, p, q) == p)
+			break;
+		cs[nc] = p;
+		ce[nc] = q;
+		nc++;
+		p = q + 1;
+	}
+	return nc;
+}
+
+/* Append the cell part t[s, e) (one line's piece of a cell that wraps over
+ * several lines of a grid row) to the cell that starts at `start` of the
+ * row buffer, where the part before it, t[ps, pe), ended: a word broken
+ * there is repaired as in prose, two Han characters meet with no space
+ * (Chinese does not space its words), anything else with one. */
+static enum lp_status put_cell_part(struct reader *r, size_t *at, size_t start, size_t ps,
+				    size_t pe, size_t s, size_t e, struct lp_diag *d)
+{
+	struct line l = { ps, ps, pe, 0, 0 }, next = { s, s, e, 0, 0 };
+	struct brk b;
+	uint32_t last = 0, first = 0;
+	int how = 0;
+	enum lp_status st;
+
+	if (*at > start) {
+		if (find_break(r->t, r->len, &l, &next, &b) &&
+		    (how = decide(r->w, r->t, r->len, &b))) {
+			if (how == BREAK_JOIN)
+				*at -= b.he - b.xe;
+			if (r->st) {
+				r->st->breaks++;
+				r->st->joined += how == BREAK_JOIN;
+			}
+		} else {
+			char_at(r->t, r->len, char_before(r->t, ps, pe), &last);
+			char_at(r->t, r->len, s, &first);
+			if (!(lp_utf8_is_cjk(last) && lp_utf8_is_cjk(first)) &&
+			    (st = buf_put(r, at, " ", 1, d)))
+				return st;
+		}
+	}
+	return put_folded(r, at, s, e, d);
+}
+
+/* The columns of a grid's cells, from one of its inner borders
+ * ("|------+-----|"): the display column (from the border's first
+ * character) of each bar or '+' that ends a cell, the right edge last. */
+struct grid {
+	unsigned ends[MAX_CELLS];
+	size_t n;
+};
+
+static void grid_of_border(const char *t, const struct line *l, struct grid *g)
+{
+	size_t e = trim_end(t, l->cs, l->e);
+
+	g->n = 0;
+	for (size_t k = l->cs + 1; k < e && g->n < MAX_CELLS; k++)
+		if (t[k] == '+' || t[k] == '|')
+			g->ends[g->n++] = (unsigned)(k - l->cs);
+}
+
+/* The cells of row line l cut at the grid's columns: a bar inside a cell
+ * ("[{a|mx|any}]") is text. Characters are as wide as a terminal shows
+ * them (a Han character two columns). Returns the cells found, g->n when
+ * the line's bars fall on the grid. */
+static size_t grid_cells(const char *t, size_t len, const struct line *l, const struct grid *g,
+			 size_t *cs, size_t *ce)
+{
+	size_t nc = 0, start = l->cs + 1;
+	unsigned col = 1;
+
+	for (size_t k = l->cs + 1; k < l->e && nc < g->n;) {
+		uint32_t cp;
+		int n = char_at(t, len, k, &cp), w;
+
+		if (cp == '|' && col == g->ends[nc]) {
+			cs[nc] = start;
+			ce[nc] = k;
+			nc++;
+			start = k + 1;
+		}
+		w = utf8proc_charwidth((utf8proc_int32_t)cp);
+		col += w > 0 ? (unsigned)w : (cp == '\t' ? 1 : 0);
+		k += (size_t)n;
+	}
+	return nc;
+}
+
+/* Row line l's cells in grid g: its bars when they make as many cells,
+ * else its bars at the grid's columns. Returns g->n, or 0 when neither
+ * fits. */
+static size_t row_cells(const struct reader *r, const struct line *l, const struct grid *g,
+			size_t *cs, size_t *ce)
+{
+	if (pipe_cells(r->t, l, cs, ce) == g->n || grid_cells(r->t, r->len, l, g, cs, ce) == g->n)
+		return g->n;
+	return 0;
+}
+
+/* Emit one row of a grid table: lines a..z (no border among them, each
+ * cut into g's cells by row_cells), cell by cell, each cell's parts
+ * joined (put_cell_part). */
+static enum lp_status emit_grid_row(struct reader *r, size_t a, size_t z, const struct grid *g,
+				    int header, struct lp_diag *d)
+{
+	const char *cells[MAX_CELLS];
+	size_t lens[MAX_CELLS], offs[MAX_CELLS], at = 0, nc = g->n;
+	struct lp_block_in in = { 0 };
+	enum lp_status s;
+
+	for (size_t c = 0; c < nc; c++) {
+		size_t ps = 0, pe = 0;
+
+		offs[c] = at;
+		for (size_t k = a; k <= z; k++) {
+			size_t cs[MAX_CELLS], ce[MAX_CELLS], lo, hi;
+
+			row_cells(r, &r->lines[k], g, cs, ce);
+			for (lo = cs[c]; lo < ce[c] && (r->t[lo] == ' ' || r->t[lo] == '\t'); lo++)
+				;
+			if ((hi = trim_end(r->t, lo, ce[c])) == lo)
+				continue;
+			if ((s = put_cell_part(r, &at, offs[c], ps, pe, lo, hi, d)))
+				return s;
+			ps = lo;
+			pe = hi;
+		}
+		lens[c] = at - offs[c];
+	}
+	for (size_t c = 0; c < nc; c++)
+		cells[c] = r->buf + offs[c];
+	in.kind = LP_BLOCK_TABLE_ROW;
+	in.text = r->buf;
+	in.len = at;
+	in.cells = cells;
+	in.cell_lens = lens;
+	in.n_cells = nc;
+	in.header = header;
+	in.src_off = r->lines[a].s;
+	in.src_len = r->lines[z].e - r->lines[a].s;
+	if (r->st)
+		r->st->rows++;
+	return r->sink->block(r->sink, &in, d);
+}
+
+/* Lines i..j-1 of an ASCII table are a grid when a border separates
+ * every row from the next and some row wraps over several lines ("|route
+ * -n |display all the routing table in |" over "|  |numerical addresses
+ * |"): three or more groups of row lines between borders, one of them of
+ * two lines or more. *g gets the cells' columns from the first inner
+ * border. A table ruled only under its header has one line a row. */
+static int is_grid(const struct reader *r, size_t i, size_t j, struct grid *g)
+{
+	size_t groups = 0, tall = 0, run = 0;
+
+	g->n = 0;
+	for (size_t k = i; k <= j; k++) {
+		const struct line *l = &r->lines[k];
+
+		if (k == j || is_border(r->t, l)) {
+			if (k < j && !g->n && groups)
+				grid_of_border(r->t, l, g);
+			groups += run > 0;
+			tall += run > 1;
+			run = 0;
+			continue;
+		}
+		run++;
+	}
+	return groups >= 3 && tall > 0 && g->n > 0;
+}
+
+/* An ASCII table from line i: rows between '|', borders dropped; in a
+ * grid (is_grid) the lines between two borders are one row. Sets *taken
+ * to the lines it takes (0: none here); `probe`: only that. */
 static enum lp_status pipe_table(struct reader *r, size_t i, int probe, size_t *taken,
 				 struct lp_diag *d)
 {
 	size_t j = i, rows = 0;
+	struct grid g;
+	int grid;
 	enum lp_status s;
 
 	*taken = 0;
@@ -797,27 +985,26 @@ static enum lp_status pipe_table(struct reader *r, size_t i, int probe, size_t *
 	}
 	if (rows < 2 && !(rows == 1 && j - i >= 3))
 		return LP_OK;
+	grid = !probe && is_grid(r, i, j, &g);
 	for (size_t k = i, first = 1; !probe && k < j; k++) {
 		const struct line *l = &r->lines[k];
-		size_t cs[MAX_CELLS], ce[MAX_CELLS], nc = 0, p = l->cs + 1;
+		size_t cs[MAX_CELLS], ce[MAX_CELLS], nc, z = k;
 
 		if (!is_pipe_row(r->t, l) || is_border(r->t, l))
 			continue; /* "|-----+-----|" is a rule, not a row */
-		while (p < l->e && nc < MAX_CELLS) {
-			const char *bar = memchr(r->t + p, '|', l->e - p);
-			size_t q = bar ? (size_t)(bar - r->t) : l->e;
-
-			if (!bar && trim_end(r->t, p, q) == p)
-				break;
-			cs[nc] = p;
-			ce[nc] = q;
-			nc++;
-			p = q + 1;
-		}
-		if ((s = emit_row(r, cs, ce, nc, first && k + 1 < j && is_border(r->t, l + 1),
-				  l->s, l->e, d)))
+		if (grid) /* the row's lines, when each is cut into the grid's cells */
+			for (size_t y = k; y < j && !is_border(r->t, &r->lines[y]) &&
+					   row_cells(r, &r->lines[y], &g, cs, ce);
+			     y++)
+				z = y;
+		nc = pipe_cells(r->t, l, cs, ce);
+		s = z > k ? emit_grid_row(r, k, z, &g, first && z + 1 < j, d)
+			  : emit_row(r, cs, ce, nc, first && k + 1 < j && is_border(r->t, l + 1),
+				     l->s, l->e, d);
+		if (s)
 			return s;
 		first = 0;
+		k = z;
 	}
 	*taken = j - i;
 	return LP_OK;

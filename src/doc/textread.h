@@ -33,7 +33,8 @@
  *    or two that start with '-'; and ASCII tables drawn with '|' and
  *    '+---+' borders. Each row is a TABLE_ROW, so that no "sentence" runs
  *    through a whole summary; a word broken at a cell's line end is
- *    repaired as in prose. Two aligned columns whose rows end like
+ *    repaired as in prose. In a grid (a border under every row, some row
+ *    over several lines) the lines between two borders are one row. Two aligned columns whose rows end like
  *    sentences ("-x  Print commands ... executed.") are a definition list
  *    instead: a DEF_TERM and a DEF_BODY per row.
  *  - an entry inside a body (a builtin's options): a term line after a
