@@ -3,6 +3,7 @@
 liblpipe_la_SOURCES += \
 	src/text/document.c src/text/document.h \
 	src/text/terms.c src/text/terms.h \
+	src/text/stem.c src/text/stem.h \
 	src/text/evidence.c src/text/evidence.h \
 	src/text/sentence.c src/text/sentence.h \
 	src/text/split.c src/text/split.h \
