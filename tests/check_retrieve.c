@@ -14,6 +14,7 @@
 #include "text/evidence.h"
 #include "text/terms.h"
 #include "text/match.h"
+#include "text/stem.h"
 #include "retrieve/topk.h"
 #include "stages/doc.h"
 #include "stages/stage.h"
@@ -714,6 +715,87 @@ START_TEST(test_evidence_rank)
 }
 END_TEST
 
+/* Words meet their inflections through their stems; what is not an
+ * English word of four letters or more is its own stem. */
+START_TEST(test_stem)
+{
+	struct lp_stemmer *st = lp_stemmer_open();
+	const char *a, *b;
+	size_t na, nb;
+
+	ck_assert_ptr_nonnull(st);
+	na = lp_stem(st, "replacing", 9, &a);
+	ck_assert_uint_eq(na, 6);
+	ck_assert_int_eq(strncmp(a, "replac", 6), 0);
+	nb = lp_stem(st, "replace", 7, &b);
+	ck_assert_uint_eq(nb, 6);
+	ck_assert_int_eq(strncmp(b, "replac", 6), 0);
+	na = lp_stem(st, "keeps", 5, &a);
+	ck_assert_int_eq(strncmp(a, "keep", na), 0);
+	ck_assert_uint_eq(na, 4);
+	/* short words, names with digits and CJK stay as they are */
+	ck_assert_uint_eq(lp_stem(st, "uses", 4, &a), 3);
+	ck_assert_uint_eq(lp_stem(st, "ls", 2, &a), 2);
+	ck_assert_uint_eq(lp_stem(st, "x86s", 4, &a), 4);
+	ck_assert_uint_eq(lp_stem(st, "\xe5\x86\x85\xe5\xad\x98", 6, &a), 6);
+	/* without a stemmer every term is its own stem */
+	ck_assert_uint_eq(lp_stem(NULL, "replacing", 9, &a), 9);
+	lp_stemmer_close(st);
+}
+END_TEST
+
+/* The ranking reads the question's words by their stems: "replacing" is
+ * the "replace" of the sentence that answers, not a word it lacks. */
+START_TEST(test_evidence_rank_stems)
+{
+	static const char text[] = "Overwrite existing files when extracting.\n\n"
+				   "Don't replace existing files when extracting.";
+	static const char q[] = "Which option keeps tar from replacing existing files when extracting?";
+	struct lp_evidence_src src = { 0, text, sizeof(text) - 1, 0 };
+	struct lp_evidence_sent *s;
+	size_t n;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_evidence_rank(&src, 1, NULL, 0, q, strlen(q), &s, &n, &d), LP_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(strncmp(text + s[0].off, "Don't replace", 13), 0);
+	ck_assert(s[0].cover > s[1].cover);
+	lp_mem_free(s);
+}
+END_TEST
+
+/* What a sentence tells of the question beyond what its entry's term
+ * names: all of "What does the -C option do?" once the term holds "-C"
+ * and the kind word "option" is given; none of what "What is the default
+ * value of IFS?" asks beyond "IFS" and "value". */
+START_TEST(test_evidence_cover_given)
+{
+	static const char q1[] = "What does the -C option do?", q2[] = "What is the default value of IFS?",
+			  s1[] = "Change to DIR before performing any operations.",
+			  s2[] = "A list of characters that separate fields.",
+			  s3[] = "The default is space, tab and newline.";
+	struct lp_evidence_src corpus[2] = { { 0, s1, sizeof(s1) - 1, 0 },
+					     { 1, s2, sizeof(s2) - 1, 0 } };
+	struct lp_evidence_src given[2] = { { 0, "-C, --directory=DIR", 19, 0 },
+					    { 0, "option ", 7, 0 } };
+	struct lp_evidence_src ifs[2] = { { 0, "IFS", 3, 0 }, { 0, "value ", 6, 0 } };
+
+	/* alone the sentence holds nothing of either question */
+	ck_assert_double_eq(lp_evidence_cover(corpus, 2, q1, strlen(q1), NULL, 0, s1, strlen(s1)), 0);
+	/* the term and the kind name all there is: nothing more to hold */
+	ck_assert_double_eq(lp_evidence_cover(corpus, 2, q1, strlen(q1), given, 2, s1, strlen(s1)),
+			    1.0);
+	/* "default" is left, and only a sentence that says it holds it */
+	ck_assert_double_eq(lp_evidence_cover(corpus, 2, q2, strlen(q2), ifs, 2, s2, strlen(s2)), 0);
+	ck_assert_double_eq(lp_evidence_cover(corpus, 2, q2, strlen(q2), ifs, 2, s3, strlen(s3)),
+			    1.0);
+	/* the term alone leaves "default" and "value" */
+	ck_assert_double_eq_tol(lp_evidence_cover(corpus, 2, q2, strlen(q2), ifs, 1, s3, strlen(s3)),
+				0.5, 1e-9);
+}
+END_TEST
+
 /* The sentences of text, ranked against q as one passage: two of them. */
 static struct lp_evidence_sent *rank_two(const char *text, const char *q)
 {
@@ -882,6 +964,9 @@ int main(void)
 	tcase_add_test(tc, test_evidence_rank_phrases);
 	tcase_add_test(tc, test_evidence_rank_shorter_on_tie);
 	tcase_add_test(tc, test_evidence_rank_table_rows);
+	tcase_add_test(tc, test_stem);
+	tcase_add_test(tc, test_evidence_rank_stems);
+	tcase_add_test(tc, test_evidence_cover_given);
 	tcase_add_test(tc, test_evidence_quote_match);
 	tcase_add_test(tc, test_evidence_support);
 	suite_add_tcase(s, tc);

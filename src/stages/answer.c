@@ -72,6 +72,7 @@
 #include "text/focus.h"
 #include "text/ground.h"
 #include "text/match.h"
+#include "text/terms.h"
 #include "text/lang.h"
 
 /* Share of a quote's words that must occur, in order, in a source
@@ -100,6 +101,9 @@
  * and shows it as the nearest. On the dev split's 114 questions, of the
  * 36 such sentences the 13 under 0.4 held 2 right answers. */
 #define LP_ANSWER_WEAK_COVER 0.4
+
+/* Checked tokens of an answer looked up (text/ground.h); more are not. */
+#define LP_ANSWER_MAX_TOKENS 16
 
 /* Tokens step 1 may write: one sentence and its id. */
 #define QUOTE_TOKENS 96
@@ -444,7 +448,28 @@ static void rank_by_structure(const struct job *j, const struct lp_evidence_src 
 	prefer_entries(j, src, sent, n);
 }
 
-/* The sources lp_evidence_rank reads: chunks best[0..n). Scratch memory. */
+/* Where chunk c's first whole sentence starts: a chunk that overlaps the
+ * one before it may start inside a sentence ("can be used to search
+ * package names ..." of 'The "dpkg -S file_name_pattern" can be used
+ * ...'), and that piece, shorter than the sentence, would outrank it. */
+static size_t whole_sentence_start(const struct lp_doc *doc, size_t c)
+{
+	const struct lp_chunk *k = &doc->chunks[c], *before = c ? &doc->chunks[c - 1] : NULL;
+	size_t pos, end = k->off + k->len;
+	struct lp_span sp;
+
+	if (!before || before->off + before->len <= k->off || before->off >= k->off)
+		return k->off;
+	pos = before->off;
+	while (lp_sentence_next(doc->text, end, &pos, &sp) && sp.off + sp.len <= k->off)
+		;
+	if (pos > k->off && sp.off < k->off) /* k starts inside sp */
+		return sp.off + sp.len < end ? sp.off + sp.len : k->off;
+	return k->off;
+}
+
+/* The sources lp_evidence_rank reads: chunks best[0..n), each from its
+ * first whole sentence. Scratch memory. */
 static struct lp_evidence_src *sources(const struct lp_doc *doc, const size_t *best, size_t n,
 				       struct lp_diag *d)
 {
@@ -455,9 +480,11 @@ static struct lp_evidence_src *sources(const struct lp_doc *doc, const size_t *b
 		/* a chunk's score over its whole text is a surer sign than a
 		 * sentence's few words: rank by chunk first (see the macro) */
 		src[i].prior = top > 0 ? LP_ANSWER_CHUNK_PRIOR * doc->chunks[best[i]].score / top : 0;
+		size_t from = whole_sentence_start(doc, best[i]);
+
 		src[i].id = best[i];
-		src[i].text = doc->text + doc->chunks[best[i]].off;
-		src[i].len = doc->chunks[best[i]].len;
+		src[i].text = doc->text + from;
+		src[i].len = doc->chunks[best[i]].off + doc->chunks[best[i]].len - from;
 	}
 	return src;
 }
@@ -815,6 +842,52 @@ static void add_next_sentence(const struct lp_doc *doc, struct found *f)
 	f->len = gap_end + sp.len - f->off;
 }
 
+/* Add the first LP_ANSWER_MAX_TOKENS checked tokens of a[0, n)
+ * (text/ground.h) to g. Returns 0 out of memory. */
+static int add_tokens(struct lp_ground *g, const char *a, size_t n)
+{
+	struct lp_ground_token tok[LP_ANSWER_MAX_TOKENS];
+	size_t nt = lp_ground_tokens(a, n, tok, LP_ANSWER_MAX_TOKENS), id;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	for (size_t i = 0; i < nt && i < LP_ANSWER_MAX_TOKENS; i++)
+		if (lp_ground_add(g, a + tok[i].off, tok[i].len, tok[i].kind, &id, &d))
+			return 0;
+	return 1;
+}
+
+/* Whether the sentence after `alone` (f holds the two) belongs in an
+ * answer that quotes them: the question asks for a name or a quantity,
+ * which the sentence after the one naming the thing often gives
+ * ("Supported files are: .cvsignore, ..."); alone introduces it or it
+ * goes on from alone (a command after "by the following."); it names a
+ * question term alone lacks ("The default value is ..." after "The
+ * primary prompt string."); or it gives a value, a name or a path where
+ * alone gives none. Else it only lengthens the answer ("(More about
+ * docstrings can be found in ...)"). */
+static int next_belongs(const struct job *j, const struct found *alone, const struct found *f)
+{
+	const char *t = j->doc->text;
+	size_t at = alone->off + alone->len, end = f->off + f->len;
+	struct lp_evidence_src first = { 0, t + alone->off, alone->len, 0 };
+	struct lp_ground_token tok[1];
+
+	while (at < end && isspace((unsigned char)t[at]))
+		at++;
+	if (at >= end)
+		return 0;
+	if (j->asks != LP_ASKS_OTHER || introduces(t + alone->off, alone->len) ||
+	    continues(t + at, end - at))
+		return 1;
+	if (alone->cover < 1.0 &&
+	    lp_evidence_cover(j->corpus, j->doc->n_chunks, j->question, strlen(j->question),
+			      &first, 1, t + at, end - at) > 0)
+		return 1;
+	return lp_ground_tokens(t + at, end - at, tok, 1) &&
+	       !lp_ground_tokens(t + alone->off, alone->len, tok, 1);
+}
+
 /* Step 2: a short answer from the evidence sentence alone. */
 static enum lp_status reply(struct job *j, const struct found *f, char **gen,
 			    struct lp_diag *d)
@@ -958,9 +1031,6 @@ static enum lp_status run_direct(struct job *j, size_t *cited, struct lp_diag *d
 
 /* 1 when the answer's content words are mostly in the sentence f, and
  * every number and every name of it is. */
-/* Checked tokens of an answer looked up (text/ground.h); more are not. */
-#define LP_ANSWER_MAX_TOKENS 16
-
 /*
  * 1 when every checked token of the answer a[0, n) (text/ground.h: a
  * number, an option, a path, an identifier, a quoted or `code` span) is in
@@ -971,22 +1041,15 @@ static enum lp_status run_direct(struct job *j, size_t *cited, struct lp_diag *d
  */
 static int tokens_stand(const struct job *j, const char *a, size_t n, const struct found *f)
 {
-	struct lp_ground_token tok[LP_ANSWER_MAX_TOKENS];
-	size_t nt = lp_ground_tokens(a, n, tok, LP_ANSWER_MAX_TOKENS), id;
 	struct lp_ground g;
 	struct lp_diag d;
-	int ok = 1;
+	int ok;
 
-	if (!nt)
-		return 1;
-	if (nt > LP_ANSWER_MAX_TOKENS)
-		nt = LP_ANSWER_MAX_TOKENS;
 	lp_diag_init(&d);
 	lp_ground_init(&g);
-	for (size_t i = 0; i < nt && ok; i++)
-		ok = !lp_ground_add(&g, a + tok[i].off, tok[i].len, tok[i].kind, &id, &d);
-	ok = ok && !lp_ground_scan(&g, j->doc->text + f->off, f->len, NULL, NULL, &d) &&
-	     !lp_ground_scan(&g, j->question, strlen(j->question), NULL, NULL, &d);
+	ok = add_tokens(&g, a, n);
+	ok = ok && (!g.n || (!lp_ground_scan(&g, j->doc->text + f->off, f->len, NULL, NULL, &d) &&
+			     !lp_ground_scan(&g, j->question, strlen(j->question), NULL, NULL, &d)));
 	for (size_t i = 0; i < g.n && ok; i++)
 		ok = g.found[i];
 	lp_ground_release(&g);
@@ -1367,12 +1430,47 @@ static int name_in_quote(const struct job *j, const struct found *f, const char 
 	return bare != NULL;
 }
 
+/* How much of the question the sentence f answers: its cover, or in an
+ * entry, its cover of what the question asks beyond the entry's term and
+ * the words that say what kind of entry it is, when that is more. "Change to DIR before
+ * performing any operations." answers all "What does the -C option do?"
+ * asks of the entry "-C, --directory=DIR"; "A list of characters that
+ * separate fields" does not say what "What is the default value of IFS?"
+ * asks of "IFS". */
+static double cover_in_entry(const struct job *j, const struct found *f)
+{
+	struct lp_evidence_src given[2];
+	char kinds[128];
+	size_t n_kinds = 0, qlen = strlen(j->question);
+	double rest;
+	struct near nr;
+	struct lp_terms it;
+	const char *t;
+	size_t tl;
+
+	near_of(j->doc, f->off, f->len, &nr);
+	if (!nr.term || f->cover >= 1.0)
+		return f->cover;
+	lp_terms_init(&it, j->question, qlen, LP_TERMS_STOPWORDS);
+	while (lp_terms_next(&it, &t, &tl))
+		if (lp_focus_is_kind(t, tl) && n_kinds + tl + 1 < sizeof(kinds)) {
+			memcpy(kinds + n_kinds, t, tl);
+			n_kinds += tl;
+			kinds[n_kinds++] = ' ';
+		}
+	given[0] = (struct lp_evidence_src){ 0, nr.term, nr.term_len, 0 };
+	given[1] = (struct lp_evidence_src){ 0, kinds, n_kinds, 0 };
+	rest = lp_evidence_cover(j->corpus, j->doc->n_chunks, j->question, qlen, given, 2,
+				 nr.sent, nr.sent_len);
+	return rest > f->cover ? rest : f->cover;
+}
+
 /* Quote, then answer. */
 static enum lp_status run_quote(struct job *j, size_t *cited, struct lp_diag *d)
 {
 	struct lp_doc *doc = j->doc;
 	const char *check = "ranked";
-	struct found f = { 0, 0, 0, 0.0, 1.0 };
+	struct found f = { 0, 0, 0, 0.0, 1.0 }, alone;
 	char *ans = NULL;
 	int replaced = 0;
 	enum lp_status st;
@@ -1415,8 +1513,8 @@ static enum lp_status run_quote(struct job *j, size_t *cited, struct lp_diag *d)
 		return st;
 	}
 	lp_debug("answer: reply step: %s", ans);
+	alone = f;
 	if (!stands_on(j, ans, &f)) {
-		struct found alone = f;
 		add_next_sentence(doc, &f);
 		if (f.len > alone.len) {
 			lp_mem_free(ans);
@@ -1431,12 +1529,14 @@ static enum lp_status run_quote(struct job *j, size_t *cited, struct lp_diag *d)
 	if (!stands_on(j, ans, &f)) {
 		/* the answer does not stand on the sentence: give the sentence,
 		 * unless it is too weak a match to pass for the answer */
-		if (f.cover < LP_ANSWER_WEAK_COVER) {
+		if (cover_in_entry(j, &alone) < LP_ANSWER_WEAK_COVER) {
 			lp_mem_free(ans);
 			lp_doc_event(doc, "evidence: under %.0f%%, too weak to be the answer",
 				     100.0 * LP_ANSWER_WEAK_COVER);
 			return abstain(j, j->pb->why_weak, &f, cited, d);
 		}
+		if (!next_belongs(j, &alone, &f))
+			f = alone;
 		replaced = 1;
 		ans[0] = '\0';
 	}

@@ -14,6 +14,7 @@
 #include "core/hash.h"
 #include "text/terms.h"
 #include "text/match.h"
+#include "text/stem.h"
 
 /* Terms of one sentence window the quote matcher compares against. */
 #define WINDOW_TERMS 512
@@ -26,10 +27,18 @@
  * were unchanged. */
 #define LP_EVIDENCE_PHRASE_BONUS 4.0
 
-/* Hashes of the terms of text[0..len) into out[0..cap), in order, or only
- * the first of each when `distinct`. Returns how many were stored. */
+/* The hash a term is compared by: of its stem, with a stemmer. */
+static uint64_t term_hash(struct lp_stemmer *st, const char *t, size_t tl)
+{
+	tl = lp_stem(st, t, tl, &t);
+	return lp_hash_bytes(t, tl, 0x65766964ULL);
+}
+
+/* Hashes of the terms of text[0..len) (their stems with st) into
+ * out[0..cap), in order, or only the first of each when `distinct`.
+ * Returns how many were stored. */
 static size_t collect(const char *text, size_t len, unsigned flags, int distinct,
-		      uint64_t *out, size_t cap)
+		      struct lp_stemmer *st, uint64_t *out, size_t cap)
 {
 	struct lp_terms it;
 	const char *t;
@@ -37,7 +46,7 @@ static size_t collect(const char *text, size_t len, unsigned flags, int distinct
 
 	lp_terms_init(&it, text, len, flags);
 	while (n < cap && lp_terms_next(&it, &t, &tl)) {
-		uint64_t h = lp_hash_bytes(t, tl, 0x65766964ULL);
+		uint64_t h = term_hash(st, t, tl);
 		size_t k = 0;
 		if (distinct)
 			for (k = 0; k < n && out[k] != h; k++)
@@ -86,7 +95,8 @@ struct phrase_terms {
 	size_t n;
 };
 
-static void question_sequence(const char *q, size_t len, struct phrase_terms *p)
+static void question_sequence(const char *q, size_t len, struct lp_stemmer *st,
+			      struct phrase_terms *p)
 {
 	struct lp_terms it;
 	const char *t;
@@ -95,7 +105,7 @@ static void question_sequence(const char *q, size_t len, struct phrase_terms *p)
 	p->n = 0;
 	lp_terms_init(&it, q, len, 0);
 	while (p->n < 64 && lp_terms_next(&it, &t, &tl)) {
-		p->h[p->n] = lp_hash_bytes(t, tl, 0x65766964ULL);
+		p->h[p->n] = term_hash(st, t, tl);
 		p->stop[p->n++] = (unsigned char)lp_match_is_function_word(t, tl);
 	}
 }
@@ -108,8 +118,8 @@ static void question_sequence(const char *q, size_t len, struct phrase_terms *p)
  * and "command is found but is not" hold the same words, not the same
  * phrase.
  */
-static uint64_t present(const char *text, size_t len, const uint64_t *q, size_t n_q,
-			const struct phrase_terms *seq, size_t *n_phrases)
+static uint64_t present(const char *text, size_t len, struct lp_stemmer *st, const uint64_t *q,
+			size_t n_q, const struct phrase_terms *seq, size_t *n_phrases)
 {
 	struct lp_terms it;
 	const char *t;
@@ -119,7 +129,7 @@ static uint64_t present(const char *text, size_t len, const uint64_t *q, size_t 
 
 	lp_terms_init(&it, text, len, 0);
 	while (lp_terms_next(&it, &t, &tl)) {
-		uint64_t h = lp_hash_bytes(t, tl, 0x65766964ULL);
+		uint64_t h = term_hash(st, t, tl);
 		for (size_t i = 0; i < n_q; i++)
 			if (q[i] == h)
 				mask |= (uint64_t)1 << i;
@@ -207,21 +217,68 @@ static int unit_next(const char *text, size_t len, size_t *pos, size_t *row_end,
 	}
 }
 
+/* The question's terms and their weights: idf in the ranking, and in the
+ * cover the same, or 1 each over a small corpus. */
+struct weights {
+	struct lp_stemmer *st; /* terms compared by their stems */
+	uint64_t q[64];
+	size_t n_q;
+	double idf[64], cover_w[64], cover_sum;
+};
+
+/* Count df[j]: the units of corpus[0..n) holding term w->q[j]. */
+static void corpus_df(const struct weights *w, const struct lp_evidence_src *corpus, size_t n,
+		      size_t *df)
+{
+	memset(df, 0, w->n_q * sizeof(*df));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t m = present(corpus[i].text, corpus[i].len, w->st, w->q, w->n_q, NULL, NULL);
+		for (size_t j = 0; j < w->n_q; j++)
+			df[j] += (m >> j) & 1;
+	}
+}
+
+/* The weights from each term's df among total_df units. */
+static void weigh(struct weights *w, const size_t *df, size_t total_df)
+{
+	w->cover_sum = 0;
+	for (size_t j = 0; j < w->n_q; j++) {
+		w->idf[j] = log(1.0 + ((double)total_df - (double)df[j] + 0.5) /
+					      ((double)df[j] + 0.5));
+		/* cover: a few units say nothing of how rare a word is */
+		w->cover_w[j] = total_df >= LP_EVIDENCE_COVER_UNITS ? w->idf[j] : 1.0;
+		w->cover_sum += w->cover_w[j];
+	}
+}
+
+/* The cover of the terms in mask, 0..1. */
+static double cover_of(const struct weights *w, uint64_t mask)
+{
+	double held = 0;
+
+	for (size_t j = 0; j < w->n_q; j++)
+		if ((mask >> j) & 1)
+			held += w->cover_w[j];
+	return w->cover_sum > 0 ? held / w->cover_sum : 0;
+}
+
 enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 				const struct lp_evidence_src *corpus, size_t n_corpus,
 				const char *question, size_t qlen,
 				struct lp_evidence_sent **out, size_t *n_out,
 				struct lp_diag *d)
 {
-	uint64_t q[64], *masks;
-	size_t n_q = collect(question, qlen, LP_TERMS_STOPWORDS, 1, q, 64), total = 0, k = 0;
+	struct weights w;
+	uint64_t *masks;
+	size_t total = 0, k = 0;
 	struct phrase_terms seq;
 	size_t phrases;
 	size_t df[64] = { 0 }, total_df;
-	double idf[64], cover_w[64], cover_sum = 0;
 	struct lp_evidence_sent *s;
 	struct lp_span sp;
 
+	w.st = lp_stemmer_open();
+	w.n_q = collect(question, qlen, LP_TERMS_STOPWORDS, 1, w.st, w.q, 64);
 	*out = NULL;
 	*n_out = 0;
 	for (size_t i = 0; i < n; i++)
@@ -232,56 +289,69 @@ enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 	if (!s || !masks) {
 		lp_mem_free(s);
 		lp_mem_free(masks);
+		lp_stemmer_close(w.st);
 		return LP_E_NOMEM;
 	}
 	total_df = total;
-	question_sequence(question, qlen, &seq);
+	question_sequence(question, qlen, w.st, &seq);
 	for (size_t i = 0; i < n; i++)
 		for (size_t pos = 0, re = 0; unit_next(srcs[i].text, srcs[i].len, &pos, &re, &sp);
 		     k++) {
 			s[k].src = i;
 			s[k].off = sp.off;
 			s[k].len = sp.len;
-			masks[k] = present(srcs[i].text + sp.off, sp.len, q, n_q, &seq, &phrases);
+			masks[k] = present(srcs[i].text + sp.off, sp.len, w.st, w.q, w.n_q, &seq,
+					   &phrases);
 			/* the phrase bonus now; prior and idf once df is known */
 			s[k].score = LP_EVIDENCE_PHRASE_BONUS * (double)phrases;
-			for (size_t j = 0; j < n_q; j++)
+			for (size_t j = 0; j < w.n_q; j++)
 				df[j] += (masks[k] >> j) & 1;
 		}
 	if (corpus) {
-		memset(df, 0, sizeof(df));
-		for (size_t i = 0; i < n_corpus; i++) {
-			uint64_t m = present(corpus[i].text, corpus[i].len, q, n_q, NULL, NULL);
-			for (size_t j = 0; j < n_q; j++)
-				df[j] += (m >> j) & 1;
-		}
+		corpus_df(&w, corpus, n_corpus, df);
 		total_df = n_corpus;
 	}
-	for (size_t j = 0; j < n_q; j++) {
-		idf[j] = log(1.0 + ((double)total_df - (double)df[j] + 0.5) / ((double)df[j] + 0.5));
-		/* cover: a few units say nothing of how rare a word is */
-		cover_w[j] = total_df >= LP_EVIDENCE_COVER_UNITS ? idf[j] : 1.0;
-		cover_sum += cover_w[j];
-	}
+	weigh(&w, df, total_df);
 	for (k = 0; k < total; k++) {
-		double held = 0;
-
 		s[k].score += srcs[s[k].src].prior;
 		s[k].cover = 0;
 		if (!masks[k])
 			continue; /* no question word: nothing to prefer it for */
-		for (size_t j = 0; j < n_q; j++)
-			if ((masks[k] >> j) & 1) {
-				s[k].score += idf[j];
-				held += cover_w[j];
-			}
-		s[k].cover = cover_sum > 0 ? held / cover_sum : 0;
+		for (size_t j = 0; j < w.n_q; j++)
+			if ((masks[k] >> j) & 1)
+				s[k].score += w.idf[j];
+		s[k].cover = cover_of(&w, masks[k]);
 	}
 	lp_mem_free(masks);
+	lp_stemmer_close(w.st);
 	qsort(s, total, sizeof(*s), cmp_sent);
 	*out = s;
 	*n_out = total;
 	return LP_OK;
+}
+
+double lp_evidence_cover(const struct lp_evidence_src *corpus, size_t n_corpus,
+			 const char *question, size_t qlen, const struct lp_evidence_src *given,
+			 size_t n_given, const char *text, size_t len)
+{
+	struct weights w;
+	size_t df[64];
+	uint64_t known = 0, rest;
+
+	double held = 1.0;
+
+	w.st = lp_stemmer_open();
+	w.n_q = collect(question, qlen, LP_TERMS_STOPWORDS, 1, w.st, w.q, 64);
+	corpus_df(&w, corpus, n_corpus, df);
+	weigh(&w, df, n_corpus);
+	for (size_t i = 0; i < n_given; i++)
+		known |= present(given[i].text, given[i].len, w.st, w.q, w.n_q, NULL, NULL);
+	rest = (w.n_q < 64 ? ((uint64_t)1 << w.n_q) - 1 : ~(uint64_t)0) & ~known;
+	if (rest)
+		held = cover_of(&w, rest & present(text, len, w.st, w.q, w.n_q, NULL, NULL)) /
+		       cover_of(&w, rest);
+	lp_stemmer_close(w.st);
+	return held;
 }
 
 /* Longest common subsequence of a[0..m) and b[0..n), m <= LP_EVIDENCE_MAX_TERMS. */
@@ -305,7 +375,7 @@ double lp_evidence_quote_match(const char *quote, size_t qlen, const char *text,
 			       struct lp_span *span)
 {
 	uint64_t q[LP_EVIDENCE_MAX_TERMS], w[WINDOW_TERMS];
-	size_t m = collect(quote, qlen, 0, 0, q, LP_EVIDENCE_MAX_TERMS), best = 0, pos = 0;
+	size_t m = collect(quote, qlen, 0, 0, NULL, q, LP_EVIDENCE_MAX_TERMS), best = 0, pos = 0;
 	struct lp_span prev = { 0, 0 }, cur, win;
 	int have_prev = 0;
 
@@ -318,7 +388,7 @@ double lp_evidence_quote_match(const char *quote, size_t qlen, const char *text,
 			size_t n, l;
 			win.off = two ? prev.off : cur.off;
 			win.len = cur.off + cur.len - win.off;
-			n = collect(text + win.off, win.len, 0, 0, w, WINDOW_TERMS);
+			n = collect(text + win.off, win.len, 0, 0, NULL, w, WINDOW_TERMS);
 			l = lcs(q, m, w, n);
 			/* a longer window must earn its place: strictly better */
 			if (l > best) {
@@ -337,8 +407,9 @@ size_t lp_evidence_support(const char *answer, size_t alen, const char *question
 			   size_t qlen, const char *text, size_t len, size_t *n_terms)
 {
 	uint64_t a[LP_EVIDENCE_MAX_TERMS], q[LP_EVIDENCE_MAX_TERMS], c[LP_EVIDENCE_MAX_TERMS];
-	size_t n_a = collect(answer, alen, LP_TERMS_STOPWORDS, 1, a, LP_EVIDENCE_MAX_TERMS);
-	size_t n_q = collect(question, qlen, LP_TERMS_STOPWORDS, 1, q, LP_EVIDENCE_MAX_TERMS);
+	size_t n_a = collect(answer, alen, LP_TERMS_STOPWORDS, 1, NULL, a, LP_EVIDENCE_MAX_TERMS);
+	size_t n_q = collect(question, qlen, LP_TERMS_STOPWORDS, 1, NULL, q,
+			     LP_EVIDENCE_MAX_TERMS);
 	size_t n_c = 0, found = 0;
 	unsigned char seen[LP_EVIDENCE_MAX_TERMS] = { 0 };
 	struct lp_terms it;

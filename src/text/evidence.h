@@ -79,6 +79,19 @@ enum lp_status lp_evidence_rank(const struct lp_evidence_src *srcs, size_t n,
 				struct lp_evidence_sent **out, size_t *n_out,
 				struct lp_diag *d);
 
+/*
+ * How much of what the question asks beyond what given[0..n_given) name
+ * (their ids and priors unused) text[0..len) holds: the cover (struct
+ * lp_evidence_sent's) of the question terms none of the given holds, the
+ * terms weighed over corpus[0..n_corpus) as lp_evidence_rank weighs them;
+ * 1 when the given hold every term. With none given it is the sentence's
+ * cover. Given a sentence's entry term ("-C, --directory=DIR"), it says
+ * whether the sentence tells what the question asks of that entry.
+ */
+double lp_evidence_cover(const struct lp_evidence_src *corpus, size_t n_corpus,
+			 const char *question, size_t qlen, const struct lp_evidence_src *given,
+			 size_t n_given, const char *text, size_t len);
+
 /* Sort sent[0..n) as lp_evidence_rank does (after a caller changed the
  * scores). */
 void lp_evidence_sort(struct lp_evidence_sent *sent, size_t n);

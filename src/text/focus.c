@@ -217,6 +217,31 @@ static int holds_any(const char *s, const char *const *words)
 	return 0;
 }
 
+/* The words that name a kind of thing a manual describes. */
+static const char *const entry_kinds[] = { "variable", "option", "builtin", "command", "file",
+					   "directory", "parameter", "flag", "function",
+					   "keyword", "signal", "setting", "operator",
+					   "directive", "field", "program", "utility",
+					   "package", "method", "trait", "statement", "macro",
+					   "key", "unit", "header", "value", NULL };
+
+/* The length of the kind word that lower-case w[0, n) is, or is with one
+ * more character (its plural); 0 when it is none. */
+static size_t kind_len(const char *w, size_t n)
+{
+	for (size_t i = 0; entry_kinds[i]; i++) {
+		size_t kl = strlen(entry_kinds[i]);
+		if (n >= kl && n <= kl + 1 && !strncmp(w, entry_kinds[i], kl))
+			return kl;
+	}
+	return 0;
+}
+
+int lp_focus_is_kind(const char *w, size_t n)
+{
+	return kind_len(w, n) > 0;
+}
+
 enum lp_asks lp_focus_asks(const char *q, struct lp_span *kind)
 {
 	static const char *const how[] = { "how many ", "how much ", "how long ", "how large ",
@@ -226,12 +251,6 @@ enum lp_asks lp_focus_asks(const char *q, struct lp_span *kind)
 					       " size?", " version ", " year ", " year?",
 					       " port ", " limit ", " exit status ",
 					       " exit code ", " how many", NULL };
-	static const char *const kinds[] = { "variable", "option", "builtin", "command", "file",
-					     "directory", "parameter", "flag", "function",
-					     "keyword", "signal", "setting", "operator",
-					     "directive", "field", "program", "utility",
-					     "package", "method", "trait", "statement", "macro",
-					     "key", "unit", "header", "value", NULL };
 	static const char *const zh_amounts[] = { "多少", "几个", "几种", "几次", "几位", "几天",
 						  "几年", "哪一年", "哪年", "版本号", "端口",
 						  "哪个版本", NULL };
@@ -283,13 +302,11 @@ enum lp_asks lp_focus_asks(const char *q, struct lp_span *kind)
 		for (int k = 0; k < 3 && *w; k++) {
 			size_t wl = strcspn(w, " ?,");
 
-			for (size_t i = 0; kinds[i]; i++) {
-				size_t kl = strlen(kinds[i]);
-				/* the kind, or its plural */
-				if (wl >= kl && wl <= kl + 1 && !strncmp(w, kinds[i], kl)) {
-					*kind = (struct lp_span){ (size_t)(w - low), kl };
-					return LP_ASKS_NAME;
-				}
+			size_t kl = kind_len(w, wl);
+
+			if (kl) {
+				*kind = (struct lp_span){ (size_t)(w - low), kl };
+				return LP_ASKS_NAME;
 			}
 			w += wl;
 			while (*w == ' ')

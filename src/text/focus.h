@@ -67,6 +67,11 @@ int lp_focus_is_name(const char *tok, size_t n);
  * otherwise {0, 0}. */
 enum lp_asks lp_focus_asks(const char *q, struct lp_span *kind);
 
+/* 1 when the lower-case word w[0, n) names a kind of thing a manual
+ * describes, or is its plural: "option", "variables", "builtin", ...
+ * (the kinds lp_focus_asks reads after "which"). */
+int lp_focus_is_kind(const char *w, size_t n);
+
 /* 1 when text[0..len) holds a number: a digit (not a manual section,
  * "dircolors(1)"), an English number word ("two", "twice", "dozen") or a
  * Chinese numeral (一 .. 十, 百, 千, 万). */
