@@ -342,6 +342,29 @@ START_TEST(test_ascii_table)
 }
 END_TEST
 
+/* A path or a slashed word broken after its '/' at a line's end is one
+ * word again; a command line after a path is not joined to it. */
+START_TEST(test_path_break)
+{
+	static const char text[] =
+		"    The apt package comes with its own cron script \"/etc/cron.daily/\n"
+		"    apt\" to support the automatic download of packages, through its\n"
+		"    preload/\n"
+		"    configuration file, see https://\n"
+		"    snapshot.debian.org/ for old ones.\n\n"
+		"    # cd /some/location/\n"
+		"    # chown -R foo:bar .\n";
+	struct lp_doc_model m;
+
+	read_into(&m, text, strlen(text), NULL);
+	ck_assert_ptr_nonnull(strstr(clean(&m), "\"/etc/cron.daily/apt\""));
+	ck_assert_ptr_nonnull(strstr(clean(&m), " preload/configuration file"));
+	ck_assert_ptr_nonnull(strstr(clean(&m), "https://snapshot.debian.org/ for"));
+	ck_assert_ptr_nonnull(strstr(clean(&m), "/some/location/\n"));
+	lp_doc_model_release(&m);
+}
+END_TEST
+
 /* A grid table (a border under every row) whose rows wrap over several
  * lines: each row is one block, its cells' parts joined, a bar inside a
  * cell kept as text, Han parts joined with no space, a word broken at a
@@ -726,6 +749,7 @@ int main(void)
 	tcase_add_test(tc, test_centred_title);
 	tcase_add_test(tc, test_ascii_table);
 	tcase_add_test(tc, test_grid_table_rows);
+	tcase_add_test(tc, test_path_break);
 	tcase_add_test(tc, test_header_ruled_table_rows);
 	tcase_add_test(tc, test_split_keeps_rows);
 	tcase_add_test(tc, test_summary_skips_tables);

@@ -101,6 +101,36 @@ struct brk {
 	int after_hyphen; /* the part before is itself after a hyphen ("--no-") */
 };
 
+/* The characters a path or URL goes on with after a '/'. */
+static int path_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-' || c == '~' || c == '*';
+}
+
+/* A path or a slashed word broken after its '/' at t[k], the end of line
+ * l ("/etc/cron.daily/" over "apt", "preload/" over "configuration"): a
+ * text formatter wraps there as at a space. The break joins with the '/'
+ * kept (b->hyphen '/'), when the line ends in a word and the next line
+ * goes on with a path's characters; a command after a path ("# cd /tmp/"
+ * over "# ls") does not. */
+static int path_break(const char *t, size_t len, const struct line *l, const struct line *next,
+		      size_t k, struct brk *b)
+{
+	if (k == l->cs || !(path_char(t[k - 1]) || t[k - 1] == '/' || t[k - 1] == ':') ||
+	    !path_char(t[next->cs]))
+		return 0;
+	b->hyphen = '/';
+	b->he = k + 1;
+	b->xe = k;
+	for (b->xs = k; b->xs > l->cs && t[b->xs - 1] != ' ' && t[b->xs - 1] != '\t'; b->xs--)
+		;
+	b->after_hyphen = 0;
+	b->ys = b->ye = next->cs;
+	while (b->ye < next->e && b->ye < len && t[b->ye] != ' ' && t[b->ye] != '\t')
+		b->ye++;
+	return 1;
+}
+
 static int find_break(const char *t, size_t len, const struct line *l, const struct line *next,
 		      struct brk *b)
 {
@@ -115,6 +145,8 @@ static int find_break(const char *t, size_t len, const struct line *l, const str
 		return 0;
 	k = char_before(t, l->cs, e);
 	char_at(t, len, k, &cp);
+	if (cp == '/')
+		return path_break(t, len, l, next, k, b);
 	if (!is_hyphen_cp(cp))
 		return 0;
 	b->hyphen = cp;
@@ -289,6 +321,8 @@ static int decide(const struct wordlist *w, const char *t, size_t len, const str
 
 	if (b->hyphen == 0xAD)
 		return BREAK_JOIN;
+	if (b->hyphen == '/')
+		return BREAK_KEEP_HYPHEN; /* the path's own '/' */
 	if (break_keys(t, b, jk, &jn, ck, &cn)) {
 		const struct wl_entry *je = wl_find(w, jk, jn), *ce = wl_find(w, ck, cn);
 
@@ -324,7 +358,8 @@ static enum lp_status collect_breaks(const char *t, size_t len, struct wordlist 
 		size_t jn, cn;
 
 		line_at(t, len, l.e + 1, &next);
-		if (find_break(t, len, &l, &next, &b) && break_keys(t, &b, jk, &jn, ck, &cn) &&
+		if (find_break(t, len, &l, &next, &b) && b.hyphen != '/' &&
+		    break_keys(t, &b, jk, &jn, ck, &cn) &&
 		    ((s = wl_add(w, jk, jn, d)) || (s = wl_add(w, ck, cn, d))))
 			return s;
 		l = next;
@@ -752,22 +787,14 @@ static enum lp_status put_folded(struct reader *r, size_t *at, size_t s, size_t 
 	return LP_OK;
 }
 
-/* Emit one table row from cell ranges [cs[i], ce[i]) of the source
- * (bytes sb..eb of it), cells folded. */
-static enum lp_status emit_row(struct reader *r, const size_t *cs, const size_t *ce, size_t nc,
-			       int header, size_t sb, size_t eb, struct lp_diag *d)
+/* Hand over the row whose nc cells are r->buf at offs[c], lens[c] bytes
+ * each (at bytes in all), from source bytes sb..eb. */
+static enum lp_status hand_row(struct reader *r, const size_t *offs, const size_t *lens, size_t nc,
+			       size_t at, int header, size_t sb, size_t eb, struct lp_diag *d)
 {
 	const char *cells[MAX_CELLS];
-	size_t lens[MAX_CELLS], offs[MAX_CELLS], at = 0;
 	struct lp_block_in in = { 0 };
-	enum lp_status s;
 
-	for (size_t c = 0; c < nc; c++) {
-		offs[c] = at;
-		if ((s = put_folded(r, &at, cs[c], ce[c], d)))
-			return s;
-		lens[c] = at - offs[c];
-	}
 	for (size_t c = 0; c < nc; c++)
 		cells[c] = r->buf + offs[c];
 	in.kind = LP_BLOCK_TABLE_ROW;
@@ -782,6 +809,23 @@ static enum lp_status emit_row(struct reader *r, const size_t *cs, const size_t 
 	if (r->st)
 		r->st->rows++;
 	return r->sink->block(r->sink, &in, d);
+}
+
+/* Emit one table row from cell ranges [cs[i], ce[i]) of the source
+ * (bytes sb..eb of it), cells folded. */
+static enum lp_status emit_row(struct reader *r, const size_t *cs, const size_t *ce, size_t nc,
+			       int header, size_t sb, size_t eb, struct lp_diag *d)
+{
+	size_t lens[MAX_CELLS], offs[MAX_CELLS], at = 0;
+	enum lp_status s;
+
+	for (size_t c = 0; c < nc; c++) {
+		offs[c] = at;
+		if ((s = put_folded(r, &at, cs[c], ce[c], d)))
+			return s;
+		lens[c] = at - offs[c];
+	}
+	return hand_row(r, offs, lens, nc, at, header, sb, eb, d);
 }
 
 /* The cells of pipe row l ("|a  |b  |"): ranges [cs[i], ce[i]) between
@@ -900,9 +944,7 @@ static size_t row_cells(const struct reader *r, const struct line *l, const stru
 static enum lp_status emit_grid_row(struct reader *r, size_t a, size_t z, const struct grid *g,
 				    int header, struct lp_diag *d)
 {
-	const char *cells[MAX_CELLS];
 	size_t lens[MAX_CELLS], offs[MAX_CELLS], at = 0, nc = g->n;
-	struct lp_block_in in = { 0 };
 	enum lp_status s;
 
 	for (size_t c = 0; c < nc; c++) {
@@ -924,20 +966,7 @@ static enum lp_status emit_grid_row(struct reader *r, size_t a, size_t z, const 
 		}
 		lens[c] = at - offs[c];
 	}
-	for (size_t c = 0; c < nc; c++)
-		cells[c] = r->buf + offs[c];
-	in.kind = LP_BLOCK_TABLE_ROW;
-	in.text = r->buf;
-	in.len = at;
-	in.cells = cells;
-	in.cell_lens = lens;
-	in.n_cells = nc;
-	in.header = header;
-	in.src_off = r->lines[a].s;
-	in.src_len = r->lines[z].e - r->lines[a].s;
-	if (r->st)
-		r->st->rows++;
-	return r->sink->block(r->sink, &in, d);
+	return hand_row(r, offs, lens, nc, at, header, r->lines[a].s, r->lines[z].e, d);
 }
 
 /* Lines i..j-1 of an ASCII table are a grid when a border separates
