@@ -477,11 +477,11 @@ static struct lp_evidence_src *sources(const struct lp_doc *doc, const size_t *b
 	double top = n ? doc->chunks[best[0]].score : 0;
 
 	for (size_t i = 0; src && i < n; i++) {
+		size_t from = whole_sentence_start(doc, best[i]);
+
 		/* a chunk's score over its whole text is a surer sign than a
 		 * sentence's few words: rank by chunk first (see the macro) */
 		src[i].prior = top > 0 ? LP_ANSWER_CHUNK_PRIOR * doc->chunks[best[i]].score / top : 0;
-		size_t from = whole_sentence_start(doc, best[i]);
-
 		src[i].id = best[i];
 		src[i].text = doc->text + from;
 		src[i].len = doc->chunks[best[i]].off + doc->chunks[best[i]].len - from;
@@ -1432,11 +1432,11 @@ static int name_in_quote(const struct job *j, const struct found *f, const char 
 
 /* How much of the question the sentence f answers: its cover, or in an
  * entry, its cover of what the question asks beyond the entry's term and
- * the words that say what kind of entry it is, when that is more. "Change to DIR before
- * performing any operations." answers all "What does the -C option do?"
- * asks of the entry "-C, --directory=DIR"; "A list of characters that
- * separate fields" does not say what "What is the default value of IFS?"
- * asks of "IFS". */
+ * the words that say what kind of entry it is, when that is more.
+ * "Change to DIR before performing any operations." answers all "What
+ * does the -C option do?" asks of the entry "-C, --directory=DIR"; "A
+ * list of characters that separate fields" does not say what "What is the
+ * default value of IFS?" asks of "IFS". */
 static double cover_in_entry(const struct job *j, const struct found *f)
 {
 	struct lp_evidence_src given[2];
