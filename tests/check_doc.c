@@ -479,7 +479,8 @@ START_TEST(test_question_names_term)
 {
 	static const char *const terms[] = { "Controlling the Prompt", "-v, --verbose",
 					     "--delete", "SHLVL", "umask", "Bash Startup Files",
-					     "'EPOCHSECONDS'", "'for'", "'variable'" };
+					     "'EPOCHSECONDS'", "'for'", "'variable'",
+					     "1.6. \"Executable Form\"" };
 	struct lp_doc doc;
 	struct lp_diag d;
 	int only;
@@ -508,6 +509,39 @@ START_TEST(test_question_names_term)
 	/* a stop word or an asking word does not name an entry */
 	ck_assert(!lp_doc_names_term(&doc, 14, "How often does bash check for mail?", &only));
 	ck_assert(!lp_doc_names_term(&doc, 16, "Which variable holds the epoch?", &only));
+	/* a defined phrase, after its clause number, in any case */
+	ck_assert(lp_doc_names_term(&doc, 18, "What does \"executable form\" mean?", &only) && only);
+	ck_assert(!lp_doc_names_term(&doc, 18, "Who may distribute the Executable Form?", &only));
+	ck_assert(!lp_doc_names_term(&doc, 18, "What does the executable do?", &only));
+	doc.text = NULL;
+	lp_doc_model_release(&doc.src.model);
+	lp_doc_release(&doc);
+}
+END_TEST
+
+/* A document names itself by its title and the initials of its
+ * capitalised words. */
+START_TEST(test_doc_names_itself)
+{
+	struct lp_doc doc;
+	struct lp_diag d;
+
+	lp_diag_init(&d);
+	lp_doc_init(&doc, NULL);
+	lp_doc_model_init(&doc.src.model, NULL, 0);
+	ck_assert_int_eq(add(&doc.src.model, LP_BLOCK_HEADING, 1,
+			     "Mozilla Public License Version 2.0", 0), LP_OK);
+	ck_assert_int_eq(add(&doc.src.model, LP_BLOCK_PARAGRAPH, 0, "The MPL covers the code.", 0),
+			 LP_OK);
+	ck_assert_int_eq(lp_doc_model_finish(&doc.src.model, "x", &d), LP_OK);
+	doc.text = doc.src.model.text;
+	doc.len = doc.src.model.len;
+	ck_assert(lp_doc_names_itself(&doc, "MPL", 3));
+	ck_assert(lp_doc_names_itself(&doc, "PL", 2));
+	ck_assert(lp_doc_names_itself(&doc, "Mozilla", 7));
+	ck_assert(!lp_doc_names_itself(&doc, "GPL", 3));
+	ck_assert(!lp_doc_names_itself(&doc, "M", 1));
+	ck_assert(!lp_doc_names_itself(&doc, "covers", 6));
 	doc.text = NULL;
 	lp_doc_model_release(&doc.src.model);
 	lp_doc_release(&doc);
@@ -755,6 +789,7 @@ int main(void)
 	tcase_add_test(tc, test_summary_skips_tables);
 	tcase_add_test(tc, test_model_sections_and_find);
 	tcase_add_test(tc, test_question_names_term);
+	tcase_add_test(tc, test_doc_names_itself);
 	tcase_add_test(tc, test_model_empty);
 	tcase_add_test(tc, test_sniff_and_dispatch);
 	suite_add_tcase(s, tc);

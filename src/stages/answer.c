@@ -202,6 +202,9 @@ struct job {
 	size_t n_ids;
 	struct lp_span focus[LP_ANSWER_MAX_FOCUS]; /* bytes of question (text/focus.h) */
 	size_t n_focus;
+	char doc_names[64]; /* the question's tokens that name the document
+			     * (lp_doc_names_itself), space-separated */
+	size_t n_doc_names; /* bytes */
 	enum lp_asks asks;
 	struct lp_span kind; /* bytes of question: the kind of name asked for */
 	struct lp_buf user;
@@ -1323,14 +1326,18 @@ static int span_fit(const struct job *j, const char *a, size_t n)
 	return 1;
 }
 
-/* 1 when t[0, n) is a name a reader types: a command cited with its
- * manual section ("reportbug(1)"), or a word the document writes in a
- * code block ("def"); not a word of the prose around the kind word ("the
- * c option requires ..."). */
+/* 1 when t[0, n) is a name a reader types: an option
+ * ("--benchmark_out=<filename>", "-v"), a command cited with its manual
+ * section ("reportbug(1)"), or a word the document writes in a code block
+ * ("def"); not a word of the prose around the kind word ("the c option
+ * requires ..."). */
 static int in_code(const struct lp_doc *doc, const char *t, size_t n)
 {
 	const struct lp_doc_model *m = &doc->src.model;
+	size_t dash = n >= 2 && t[0] == '-' ? 1 + (t[1] == '-') : 0;
 
+	if (dash && dash < n && isalnum((unsigned char)t[dash]))
+		return 1;
 	if (n >= 4 && t[n - 1] == ')' && isdigit((unsigned char)t[n - 2]) && t[n - 3] == '(')
 		return 1;
 
@@ -1430,18 +1437,19 @@ static int name_in_quote(const struct job *j, const struct found *f, const char 
 	return bare != NULL;
 }
 
-/* How much of the question the sentence f answers: its cover, or in an
- * entry, its cover of what the question asks beyond the entry's term and
- * the words that say what kind of entry it is, when that is more.
- * "Change to DIR before performing any operations." answers all "What
- * does the -C option do?" asks of the entry "-C, --directory=DIR"; "A
- * list of characters that separate fields" does not say what "What is the
- * default value of IFS?" asks of "IFS". */
-static double cover_in_entry(const struct job *j, const struct found *f)
+/* How much of the question the sentence f answers: its cover, or, when
+ * that is more, its cover of what the question asks beyond the names of
+ * the document (lp_doc_names_itself) and, in an entry, beyond the entry's term
+ * and the words that say what kind of entry it is. "Change to DIR before
+ * performing any operations." answers all "What does the -C option do?"
+ * asks of the entry "-C, --directory=DIR"; "A list of characters that
+ * separate fields" does not say what "What is the default value of IFS?"
+ * asks of "IFS". */
+static double cover_beyond_names(const struct job *j, const struct found *f)
 {
-	struct lp_evidence_src given[2];
+	struct lp_evidence_src given[3];
 	char kinds[128];
-	size_t n_kinds = 0, qlen = strlen(j->question);
+	size_t n_kinds = 0, n_given = 0, qlen = strlen(j->question);
 	double rest;
 	struct near nr;
 	struct lp_terms it;
@@ -1449,18 +1457,22 @@ static double cover_in_entry(const struct job *j, const struct found *f)
 	size_t tl;
 
 	near_of(j->doc, f->off, f->len, &nr);
-	if (!nr.term || f->cover >= 1.0)
+	if ((!nr.term && !j->n_doc_names) || f->cover >= 1.0)
 		return f->cover;
-	lp_terms_init(&it, j->question, qlen, LP_TERMS_STOPWORDS);
-	while (lp_terms_next(&it, &t, &tl))
-		if (lp_focus_is_kind(t, tl) && n_kinds + tl + 1 < sizeof(kinds)) {
-			memcpy(kinds + n_kinds, t, tl);
-			n_kinds += tl;
-			kinds[n_kinds++] = ' ';
-		}
-	given[0] = (struct lp_evidence_src){ 0, nr.term, nr.term_len, 0 };
-	given[1] = (struct lp_evidence_src){ 0, kinds, n_kinds, 0 };
-	rest = lp_evidence_cover(j->corpus, j->doc->n_chunks, j->question, qlen, given, 2,
+	if (j->n_doc_names)
+		given[n_given++] = (struct lp_evidence_src){ 0, j->doc_names, j->n_doc_names, 0 };
+	if (nr.term) {
+		lp_terms_init(&it, j->question, qlen, LP_TERMS_STOPWORDS);
+		while (lp_terms_next(&it, &t, &tl))
+			if (lp_focus_is_kind(t, tl) && n_kinds + tl + 1 < sizeof(kinds)) {
+				memcpy(kinds + n_kinds, t, tl);
+				n_kinds += tl;
+				kinds[n_kinds++] = ' ';
+			}
+		given[n_given++] = (struct lp_evidence_src){ 0, nr.term, nr.term_len, 0 };
+		given[n_given++] = (struct lp_evidence_src){ 0, kinds, n_kinds, 0 };
+	}
+	rest = lp_evidence_cover(j->corpus, j->doc->n_chunks, j->question, qlen, given, n_given,
 				 nr.sent, nr.sent_len);
 	return rest > f->cover ? rest : f->cover;
 }
@@ -1529,7 +1541,7 @@ static enum lp_status run_quote(struct job *j, size_t *cited, struct lp_diag *d)
 	if (!stands_on(j, ans, &f)) {
 		/* the answer does not stand on the sentence: give the sentence,
 		 * unless it is too weak a match to pass for the answer */
-		if (cover_in_entry(j, &alone) < LP_ANSWER_WEAK_COVER) {
+		if (cover_beyond_names(j, &alone) < LP_ANSWER_WEAK_COVER) {
 			lp_mem_free(ans);
 			lp_doc_event(doc, "evidence: under %.0f%%, too weak to be the answer",
 				     100.0 * LP_ANSWER_WEAK_COVER);
@@ -1582,8 +1594,18 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 		j.corpus[i] = (struct lp_evidence_src){ i, doc->text + doc->chunks[i].off,
 							doc->chunks[i].len, 0 };
 	for (size_t pos = 0; j.n_focus < LP_ANSWER_MAX_FOCUS &&
-			     lp_focus_next(j.question, strlen(j.question), &pos, &j.focus[j.n_focus]);)
-		j.n_focus++;
+			     lp_focus_next(j.question, strlen(j.question), &pos, &j.focus[j.n_focus]);) {
+		const char *t = j.question + j.focus[j.n_focus].off;
+		size_t tl = j.focus[j.n_focus].len;
+
+		if (!lp_doc_names_itself(doc, t, tl))
+			j.n_focus++;
+		else if (j.n_doc_names + tl + 1 < sizeof(j.doc_names)) {
+			memcpy(j.doc_names + j.n_doc_names, t, tl);
+			j.n_doc_names += tl;
+			j.doc_names[j.n_doc_names++] = ' ';
+		}
+	}
 	j.asks = lp_focus_asks(j.question, &j.kind);
 	lp_buf_init(&j.user);
 	if ((i_absent = focus_absent(&j)) < j.n_focus)

@@ -351,6 +351,82 @@ static int key_like(const struct lp_doc *doc, const char *q, const char *t, size
 	       lp_focus_count(doc->text, doc->len, t, n, LP_DOC_NAME_USES + 1) <= LP_DOC_NAME_USES;
 }
 
+/* Bytes of a document's opening read for its name. */
+#define LP_DOC_TITLE_BYTES 200
+
+int lp_doc_names_itself(const struct lp_doc *doc, const char *t, size_t n)
+{
+	const struct lp_doc_model *m = &doc->src.model;
+	const char *title = doc->text;
+	size_t len = doc->len, k = 0;
+	char initials[LP_DOC_TITLE_BYTES];
+	int run = 0;
+
+	if (m->n_blocks) {
+		title = doc->text + m->blocks[0].off;
+		len = m->blocks[0].len;
+	}
+	if (len > LP_DOC_TITLE_BYTES)
+		len = LP_DOC_TITLE_BYTES;
+	if (lp_focus_held(title, len, t, n))
+		return 1;
+	if (n < 2)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (t[i] < 'A' || t[i] > 'Z')
+			return 0;
+	/* the initials of each run of capitalised words, runs apart by a space */
+	for (size_t i = 0; i < len && k + 2 < sizeof(initials); i++) {
+		int starts = isalnum((unsigned char)title[i]) &&
+			     (i == 0 || !isalnum((unsigned char)title[i - 1]));
+
+		if (!starts)
+			continue;
+		if (isupper((unsigned char)title[i])) {
+			initials[k++] = title[i];
+			run = 1;
+		} else if (run) {
+			initials[k++] = ' ';
+			run = 0;
+		}
+	}
+	return memmem(initials, k, t, n) != NULL;
+}
+
+/* A term of several words in quote marks, after its clause number
+ * ('1.6. "Executable Form"', a licence's or a specification's
+ * definitions): 1 and the words inside the marks in *p, *n. */
+static int quoted_phrase(const char *s, size_t len, const char **p, size_t *n)
+{
+	static const char *const marks[][2] = { { "\"", "\"" }, { "'", "'" },
+						 { "\xE2\x80\x9C", "\xE2\x80\x9D" } };
+	size_t i = 0;
+
+	while (i < len && (isdigit((unsigned char)s[i]) || s[i] == '.' || s[i] == ' '))
+		i++;
+	for (size_t m = 0; m < sizeof(marks) / sizeof(marks[0]); m++) {
+		size_t a = strlen(marks[m][0]), z = strlen(marks[m][1]);
+
+		if (len - i > a + z && !memcmp(s + i, marks[m][0], a) &&
+		    !memcmp(s + len - z, marks[m][1], z)) {
+			*p = s + i + a;
+			*n = len - i - a - z;
+			return memchr(*p, ' ', *n) != NULL;
+		}
+	}
+	return 0;
+}
+
+/* Where q holds the phrase p[0, n) as whole words, any case, or NULL. */
+static const char *phrase_in(const char *q, const char *p, size_t n)
+{
+	for (const char *w = q; *w; w++)
+		if (!strncasecmp(w, p, n) && (w == q || !is_term_char(w[-1])) &&
+		    !is_term_char(w[n]))
+			return w;
+	return NULL;
+}
+
 int lp_doc_names_term(const struct lp_doc *doc, size_t t, const char *q, int *only)
 {
 	static const char *const asking[] = { "what", "does", "do", "is", "the", "option",
@@ -358,8 +434,31 @@ int lp_doc_names_term(const struct lp_doc *doc, size_t t, const char *q, int *on
 					      "for", "flag", "variable", "command", "builtin",
 					      "describe", "explain", "meaning", "use", NULL };
 	const struct lp_doc_block *b = &doc->src.model.blocks[t];
-	const char *s = doc->text + b->off, *e = s + b->len;
+	const char *s = doc->text + b->off, *e = s + b->len, *p, *at;
 	int one_word = !memchr(s, ' ', b->len);
+	size_t pn;
+
+	/* a defined phrase, when the question asks no more than what it is
+	 * ("What does \"Executable Form\" mean?"): a question uses such
+	 * words in passing too ("What exit status does bash return ...?" is
+	 * no question about the definition of 'exit status') */
+	if (quoted_phrase(s, b->len, &p, &pn) && (at = phrase_in(q, p, pn))) {
+		*only = 1;
+		for (const char *w = q; *w;) {
+			size_t wl = 0;
+
+			while (*w && !is_term_char(*w))
+				w++;
+			while (is_term_char(w[wl]))
+				wl++;
+			if (!wl)
+				break;
+			*only &= (w >= at && w < at + pn) || one_of(asking, w, wl) ||
+				 lp_match_is_function_word(w, wl) || lp_doc_names_itself(doc, w, wl);
+			w += wl;
+		}
+		return *only;
+	}
 
 	while (s < e) {
 		const char *k = s;

@@ -254,6 +254,16 @@ void lp_doc_where(const struct lp_doc *doc, size_t off, size_t len, struct lp_do
  * chunk, else the chunk's start. */
 void lp_doc_citation(const struct lp_doc *doc, size_t chunk, char *buf, size_t cap);
 
+/*
+ * 1 when t[0, n) names the document itself: it is in its first block (a
+ * document opens with its name), or it is the initials of a run of its
+ * capitalised words ("MPL" of "Mozilla Public License Version 2.0",
+ * "GPL" of "GNU GENERAL PUBLIC LICENSE"). Every sentence is about the
+ * document, so a question naming it ("What does \"Executable Form\" mean
+ * in the MPL?") asks about what else it names.
+ */
+int lp_doc_names_itself(const struct lp_doc *doc, const char *t, size_t n);
+
 /* Whether `question` names the term of DEF_TERM block t (one of its
  * alternatives, "--verbose, -v", each up to its first space, '=' or '[',
  * as a whole token, case kept); *only: the question's other words only

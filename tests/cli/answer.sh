@@ -195,6 +195,44 @@ then ok "is shown as the nearest, not as a quote"; else fail "a weak sentence: $
 lp run "$P3" "$ABC" -q "Which file is used for the gamma settings?" --format json
 expect "a sentence holding the question" 0
 expect_out "is the answer" '"answer_check": "ranked+sentence"'
+# a sentence in an entry is weighed with the entry's term: it tells all
+# that "What does the -C option do?" asks, not what a default would be
+P4=$(pipeline qa4 <<'YAML'
+version: 1
+model: {path: "${LPIPE_MODEL}", context: 1024}
+retrieval: {scorer: bm25}
+stages:
+  - split: {unit: tokens, size: 256, overlap: 0, boundary: sentence}
+  - answer: {question: "${question}", max_tokens: 16, context: chunks, quote: ranked}
+YAML
+)
+OPT=$WORK/opt.txt
+printf '%s\n' 'OPTIONS' '       -C, --directory=DIR' \
+	'              Change to DIR before performing any operations.' '' \
+	'       -v, --verbose' '              Verbosely list files processed.' >"$OPT"
+lp run "$P4" "$OPT" -q "What does the -C option do?" --format json
+expect "an entry's sentence" 0
+expect_out "answers what the entry's term leaves" '"answer_check": "ranked+sentence"'
+expect_out "with the entry's sentence" 'Change to DIR before performing any operations.'
+lp run "$P4" "$OPT" -q "What is the default value of the -C option?" --format json
+expect "an entry's sentence without the default" 0
+expect_out "abstains" '"abstained": true'
+# the question's name for the document (the initials of its title) need
+# not be near the sentence; a defined phrase names its entry
+LIC=$WORK/lic.txt
+printf '%s\n' 'Frobnicator Public License Version 1.0' '=====' '' '1. Definitions' '' \
+	'1.1. "Covered Work"' '    means the program and every part of it.' '' \
+	'1.2. "Licensor"' '    means the one who offers the work.' >"$LIC"
+lp run "$P4" "$LIC" -q 'What does "Covered Work" mean in the FPL?' --format json
+expect "a question naming the document" 0
+expect_out "is answered" 'every part of it'
+expect_out "is not an abstention" '"abstained": false'
+# the sentence after the answer is left out when it adds nothing asked
+printf 'Alpha settings live in the red file. More about them is in the manual.\n' >"$WORK/more.txt"
+lp run "$P4" "$WORK/more.txt" -q "Where do the alpha settings live?" --format json
+expect "an idle next sentence" 0
+grep -q 'in the manual' "$OUT" && fail "the next sentence was kept: $(cat "$OUT")" ||
+	ok "the next sentence is left out"
 lp run "$P1" "$ENT" -q "What is the home directory?" --format json
 expect "an answer" 0
 expect_out "an answer is not an abstention" '"abstained": false'
