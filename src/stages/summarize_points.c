@@ -243,8 +243,8 @@ static void renumber_ranks(struct points *ps, size_t first)
 }
 
 /* Append point t to b: after a space when it follows a point of the same
- * chunk (`same`; nothing after a CJK sentence end), else as a new
- * paragraph. Returns lp_buf's status (nonzero: out of memory). */
+ * chunk (`same`; nothing after a non-ASCII character, as CJK text is
+ * joined without spaces), else as a new paragraph. Returns lp_buf's status (nonzero: out of memory). */
 static int append_point(struct lp_buf *b, const char *t, int same)
 {
 	int cjk_end = b->len >= 3 && (unsigned char)b->data[b->len - 1] >= 0x80;

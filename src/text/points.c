@@ -248,17 +248,13 @@ enum lp_status lp_points_check(struct lp_match *src, const char *s, size_t len,
 	return st;
 }
 
+/* Does s[0..len) end as a sentence (text/sentence.h), and not in an
+ * ellipsis: "[JOBSPEC ...]" is a synopsis? */
 static int ends_sentence(const char *s, size_t len)
 {
-
-	while (len && strchr(" \t\r\n\"')]}", s[len - 1]))
-		len--;
-	while (len >= 3 && (!memcmp(s + len - 3, "\xe2\x80\x9d", 3) ||  /* ” */
-			    !memcmp(s + len - 3, "\xe2\x80\x99", 3) ||  /* ’ */
-			    !memcmp(s + len - 3, "\xef\xbc\x89", 3)))   /* ） */
-		len -= 3;
+	len = lp_sentence_trim_closers(s, len);
 	if (len >= 2 && s[len - 1] == '.' && s[len - 2] == '.')
-		return 0; /* an ellipsis: "[JOBSPEC ...]" is a synopsis */
+		return 0;
 	return lp_sentence_mark_before(s, len) != 0;
 }
 
