@@ -611,9 +611,8 @@ static unsigned numbered_level(const struct reader *r)
 	size_t e = trim_end(r->t, l->cs, l->e), k = l->cs;
 	unsigned parts = 0;
 
-	if (r->n != 1 || e - l->cs > 80 || lp_term_ends_clause(r->t[e - 1]) || r->t[e - 1] == ':' ||
-	    (e - l->cs >= 3 && (!memcmp(r->t + e - 3, "\xE3\x80\x82", 3) /* 。 */ ||
-				!memcmp(r->t + e - 3, "\xEF\xBC\x9A", 3) /* ： */)))
+	if (r->n != 1 || e - l->cs > 80 || lp_term_ends_clause(r->t[e - 1]) ||
+	    lp_term_ends_cjk_clause(r->t + l->cs, e - l->cs))
 		return 0;
 	while (k < e && r->t[k] >= '0' && r->t[k] <= '9') {
 		size_t d = k;
