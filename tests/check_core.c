@@ -10,6 +10,7 @@
 #include "core/arena.h"
 #include "core/buf.h"
 #include "core/fileio.h"
+#include "core/hash.h"
 #include "core/mem.h"
 #include "core/progress.h"
 #include "core/threadpool.h"
@@ -493,6 +494,17 @@ START_TEST(test_progress_plain_lines)
 }
 END_TEST
 
+/* FNV-1a gives the published values, and hashes pieces as one. */
+START_TEST(test_hash_fnv1a)
+{
+	ck_assert_uint_eq(lp_hash_fnv1a(LP_HASH_FNV_BASIS, "", 0), 0xcbf29ce484222325ull);
+	ck_assert_uint_eq(lp_hash_fnv1a(LP_HASH_FNV_BASIS, "a", 1), 0xaf63dc4c8601ec8cull);
+	ck_assert_uint_eq(lp_hash_fnv1a(LP_HASH_FNV_BASIS, "foobar", 6), 0x85944171f73967e8ull);
+	ck_assert_uint_eq(lp_hash_fnv1a(lp_hash_fnv1a(LP_HASH_FNV_BASIS, "foo", 3), "bar", 3),
+			  0x85944171f73967e8ull);
+}
+END_TEST
+
 /* A slot of the table test: the hash, then the key. */
 struct test_slot {
 	uint64_t h;
@@ -562,6 +574,7 @@ int main(void)
 	tcase_add_test(tc, test_diag_format_and_exit_codes);
 	tcase_add_test(tc, test_progress_plain_lines);
 	tcase_add_test(tc, test_table_probe_grow_release);
+	tcase_add_test(tc, test_hash_fnv1a);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/hash.h"
 #include "core/buf.h"
 #include "core/mem.h"
 #include "core/table.h"
@@ -95,12 +96,8 @@ struct extractor {
 
 static uint64_t hash_key(const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = lp_hash_fnv1a(LP_HASH_FNV_BASIS, s, n);
 
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
 	return h ? h : 1;
 }
 
