@@ -10,10 +10,12 @@
 #include "core/arena.h"
 #include "core/buf.h"
 #include "core/fileio.h"
+#include "core/hash.h"
 #include "core/mem.h"
 #include "core/progress.h"
 #include "core/threadpool.h"
 #include "core/status.h"
+#include "core/table.h"
 #include "core/utf8.h"
 
 START_TEST(test_mem_budget_and_peaks)
@@ -492,6 +494,65 @@ START_TEST(test_progress_plain_lines)
 }
 END_TEST
 
+/* FNV-1a gives the published values, and hashes pieces as one. */
+START_TEST(test_hash_fnv1a)
+{
+	ck_assert_uint_eq(lp_hash_fnv1a(LP_HASH_FNV_BASIS, "", 0), 0xcbf29ce484222325ull);
+	ck_assert_uint_eq(lp_hash_fnv1a(LP_HASH_FNV_BASIS, "a", 1), 0xaf63dc4c8601ec8cull);
+	ck_assert_uint_eq(lp_hash_fnv1a(LP_HASH_FNV_BASIS, "foobar", 6), 0x85944171f73967e8ull);
+	ck_assert_uint_eq(lp_hash_fnv1a(lp_hash_fnv1a(LP_HASH_FNV_BASIS, "foo", 3), "bar", 3),
+			  0x85944171f73967e8ull);
+}
+END_TEST
+
+/* A slot of the table test: the hash, then the key. */
+struct test_slot {
+	uint64_t h;
+	unsigned key;
+};
+
+static int same_test_key(const void *slot, void *ctx)
+{
+	return ((const struct test_slot *)slot)->key == *(const unsigned *)ctx;
+}
+
+/* Keys whose hashes collide in their low bits probe past each other; the
+ * table grows before it is half full and keeps every key; its slots are
+ * tracked under its tag and released. */
+START_TEST(test_table_probe_grow_release)
+{
+	struct lp_table t;
+	size_t before = lp_mem_current(LP_MEM_SCRATCH), used = 0;
+
+	lp_table_init(&t, sizeof(struct test_slot), 4, LP_MEM_SCRATCH);
+	ck_assert_ptr_null(lp_table_find(&t, 1, same_test_key, &(unsigned){ 1 }));
+	for (unsigned k = 1; k <= 100; k++) {
+		uint64_t h = ((uint64_t)k << 32) | 8; /* every key starts at one slot */
+		struct test_slot *s;
+
+		if (lp_table_needs_room(&t))
+			ck_assert_int_eq(lp_table_grow(&t, NULL), LP_OK);
+		s = lp_table_find(&t, h, same_test_key, &k);
+		ck_assert_uint_eq(s->h, 0);
+		s->key = k;
+		lp_table_put(&t, s, h);
+		ck_assert_uint_le(t.n * 2, t.cap);
+	}
+	ck_assert_uint_eq(t.n, 100);
+	for (unsigned k = 1; k <= 100; k++) {
+		struct test_slot *s = lp_table_find(&t, ((uint64_t)k << 32) | 8, same_test_key, &k);
+		ck_assert_uint_eq(s->key, k);
+	}
+	for (size_t i = 0; i < t.cap; i++)
+		used += ((struct test_slot *)lp_table_slot(&t, i))->h != 0;
+	ck_assert_uint_eq(used, 100);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_SCRATCH) - before, t.cap * sizeof(struct test_slot));
+	lp_table_release(&t);
+	ck_assert_uint_eq(lp_mem_current(LP_MEM_SCRATCH), before);
+	ck_assert_uint_eq(t.cap, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("core");
@@ -512,6 +573,8 @@ int main(void)
 	tcase_add_test(tc, test_file_map_window_and_drop);
 	tcase_add_test(tc, test_diag_format_and_exit_codes);
 	tcase_add_test(tc, test_progress_plain_lines);
+	tcase_add_test(tc, test_table_probe_grow_release);
+	tcase_add_test(tc, test_hash_fnv1a);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -12,6 +12,7 @@
 #include "core/status.h"
 #include "doc/model.h"
 #include "doc/readers.h"
+#include "doc/term.h"
 #include "doc/textread.h"
 #include "core/fileio.h"
 #include "text/document.h"
@@ -54,6 +55,23 @@ static const char *btext(const struct lp_doc_model *m, size_t i)
 	out[b->len] = '\0';
 	return out;
 }
+
+/* The end marks a term or a title does not end with, ASCII and CJK. */
+START_TEST(test_term_end_marks)
+{
+	static const char zh_stop[] = "\xe8\xae\xbe\xe7\xbd\xae\xe3\x80\x82";  /* 设置。 */
+	static const char zh_colon[] = "\xe8\xae\xbe\xe7\xbd\xae\xef\xbc\x9a"; /* 设置： */
+	static const char zh_word[] = "\xe8\xae\xbe\xe7\xbd\xae";                 /* 设置 */
+
+	ck_assert(lp_term_ends_cjk_clause(zh_stop, strlen(zh_stop)));
+	ck_assert(lp_term_ends_cjk_clause(zh_colon, strlen(zh_colon)));
+	ck_assert(!lp_term_ends_cjk_clause(zh_word, strlen(zh_word)));
+	ck_assert(!lp_term_ends_cjk_clause("a.", 2));
+	ck_assert(lp_term_ends_clause(';') && !lp_term_ends_clause(']'));
+	ck_assert(lp_term_fits("--verbose, -v", 13, 2));
+	ck_assert(!lp_term_fits("It ends.", 8, 2));
+}
+END_TEST
 
 START_TEST(test_plain_text_is_source)
 {
@@ -773,6 +791,7 @@ int main(void)
 		return stats(getenv("LPIPE_DOC_STATS"));
 	if (getenv("LPIPE_DOC_DUMP"))
 		return dump(getenv("LPIPE_DOC_DUMP"));
+	tcase_add_test(tc, test_term_end_marks);
 	tcase_add_test(tc, test_plain_text_is_source);
 	tcase_add_test(tc, test_hyphen_breaks);
 	tcase_add_test(tc, test_word_list_keeps_compounds);

@@ -15,6 +15,7 @@
 #include "text/ground.h"
 #include "text/keyphrase.h"
 #include "text/match.h"
+#include "text/scan.h"
 
 extern const struct lp_stage_kind lp_stage_verify;
 
@@ -41,6 +42,43 @@ START_TEST(test_tokens)
 	/* invalid bytes are one-byte punctuation, never skipped or overrun */
 	ck_assert_str_eq(tokens("a\xff" "b"), "W:a P:\xff W:b");
 	ck_assert_str_eq(tokens("a \xe4\xba"), "W:a P:\xe4 P:\xba");
+}
+END_TEST
+
+/* The end of the word at text[0], read with flags (text/scan.h). */
+static size_t word_bytes(const char *text, unsigned flags)
+{
+	return lp_scan_word_end(text, strlen(text), 0, flags);
+}
+
+/* One rule for what a word is; joining and width folding are options. */
+START_TEST(test_scan_words)
+{
+	uint32_t cp;
+	enum lp_scan_class cls;
+
+	ck_assert_uint_eq(word_bytes("don't go", 0), 3);
+	ck_assert_uint_eq(word_bytes("don't go", LP_SCAN_JOIN), 5);
+	ck_assert_uint_eq(word_bytes("don\xe2\x80\x99t", LP_SCAN_JOIN), 7); /* don’t */
+	ck_assert_uint_eq(word_bytes("1,024 files", LP_SCAN_JOIN), 5);
+	ck_assert_uint_eq(word_bytes("a,b", LP_SCAN_JOIN), 1);       /* ',' joins digits only */
+	ck_assert_uint_eq(word_bytes("end. Next", LP_SCAN_JOIN), 3); /* no word after '.' */
+	ck_assert_uint_eq(word_bytes("_x", LP_SCAN_JOIN), 0);        /* starts no word */
+	ck_assert_uint_eq(word_bytes("x_", LP_SCAN_JOIN), 1);
+	/* fullwidth ASCII: a word when folded, CJK as it stands */
+	ck_assert_uint_eq(word_bytes("\xef\xbc\xb5\xef\xbc\xb3\xef\xbc\xa2", LP_SCAN_FOLD_WIDTH), 9);
+	ck_assert_uint_eq(word_bytes("\xef\xbc\xb5\xef\xbc\xb3\xef\xbc\xa2", 0), 0);
+	ck_assert_uint_eq(lp_scan_char("\xef\xbc\xb5", 3, 0, LP_SCAN_FOLD_WIDTH, &cp, &cls), 3);
+	ck_assert_uint_eq(cp, 'U');
+	ck_assert_int_eq(cls, LP_SCAN_WORD);
+	lp_scan_char("\xef\xbc\xb5", 3, 0, 0, &cp, &cls);
+	ck_assert_int_eq(cls, LP_SCAN_CJK);
+	/* an invalid byte is one OTHER byte, read as U+FFFD */
+	ck_assert_uint_eq(lp_scan_char("\xff", 1, 0, 0, &cp, &cls), 1);
+	ck_assert_uint_eq(cp, 0xFFFD);
+	ck_assert_int_eq(cls, LP_SCAN_OTHER);
+	lp_scan_char("\xe3\x80\x80", 3, 0, 0, &cp, &cls); /* ideographic space */
+	ck_assert_int_eq(cls, LP_SCAN_SPACE);
 }
 END_TEST
 
@@ -1033,6 +1071,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, test_tokens);
+	tcase_add_test(tc, test_scan_words);
 	tcase_add_test(tc, test_word_counts);
 	tcase_add_test(tc, test_stopwords);
 	tcase_add_test(tc, test_matcher);

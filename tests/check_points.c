@@ -9,6 +9,7 @@
 #include "core/status.h"
 #include "text/match.h"
 #include "text/points.h"
+#include "text/words.h"
 
 /* The points of gen, each cleaned, joined by " | ". */
 static const char *parsed(const char *gen)
@@ -211,6 +212,30 @@ END_TEST
 
 /* A sentence a model wrote from selected sentences: backed when one of
  * them (alone or with the next) holds its words and negations. */
+/* Content words, and the two ways a text holds a word (text/words.h). */
+START_TEST(test_words_held)
+{
+	static const char p[] = "The long context is kept, 人工";
+	static const char src[] = "Long-context models keep 人工智能";
+	struct lp_match in;
+	size_t held, total;
+
+	/* content: "long", "context", "kept", 人, 工; not "The", "is" */
+	ck_assert_uint_eq(lp_words_held(p, strlen(p), LP_WORDS_CONTENT, "", 0, &total), 0);
+	ck_assert_uint_eq(total, 5);
+	lp_words_held(p, strlen(p), 0, "", 0, &total);
+	ck_assert_uint_eq(total, 7);
+	/* as words: "Long-context" is one word, so only 人 and 工 */
+	ck_assert_uint_eq(lp_words_held(p, strlen(p), LP_WORDS_CONTENT, src, strlen(src), NULL), 2);
+	/* as phrases: "long" and "context" are parts of it */
+	ck_assert_int_eq(lp_match_init(&in, src, strlen(src), NULL), LP_OK);
+	ck_assert_int_eq(lp_words_held_in(p, strlen(p), LP_WORDS_CONTENT, &in, &held, &total), LP_OK);
+	ck_assert_uint_eq(held, 4);
+	ck_assert_uint_eq(total, 5);
+	lp_match_release(&in);
+}
+END_TEST
+
 START_TEST(test_backed)
 {
 	static const char sel[] =
@@ -357,6 +382,7 @@ int main(void)
 	tcase_add_test(tc, test_parse_lists);
 	tcase_add_test(tc, test_parse_cap);
 	tcase_add_test(tc, test_meta);
+	tcase_add_test(tc, test_words_held);
 	tcase_add_test(tc, test_backed);
 	tcase_add_test(tc, test_clean);
 	tcase_add_test(tc, test_grounding);

@@ -11,6 +11,7 @@
 #include "core/mem.h"
 #include "core/status.h"
 #include "retrieve/bm25.h"
+#include "retrieve/hashembed.h"
 #include "text/evidence.h"
 #include "text/terms.h"
 #include "text/match.h"
@@ -45,6 +46,24 @@ static const char *cut(const char *text, unsigned flags)
 	ck_assert_int_eq(lp_terms_next(&it, &t, &len), 0);
 	return out;
 }
+
+/* The hashed embedder reads words as the terms do: fullwidth ASCII folded
+ * and then lower-cased, so "ＵＳＢ Ｄｒｉｖｅ" embeds as "usb drive". */
+START_TEST(test_hashembed_folds_width_then_case)
+{
+	static const char full[] = "\xef\xbc\xb5\xef\xbc\xb3\xef\xbc\xa2 "
+				   "\xef\xbc\xa4\xef\xbd\x92\xef\xbd\x89\xef\xbd\x96\xef\xbd\x85";
+	struct lp_hashembed *h = lp_hashembed_new(64, NULL);
+	float a[64], b[64];
+
+	ck_assert_ptr_nonnull(h);
+	ck_assert_int_eq(lp_hashembed_embed(h, full, strlen(full), a, NULL, NULL), LP_OK);
+	ck_assert_int_eq(lp_hashembed_embed(h, "usb drive", 9, b, NULL, NULL), LP_OK);
+	for (size_t i = 0; i < 64; i++)
+		ck_assert_float_eq(a[i], b[i]);
+	lp_hashembed_free(h);
+}
+END_TEST
 
 START_TEST(test_terms_ascii)
 {
@@ -932,6 +951,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, test_terms_ascii);
+	tcase_add_test(tc, test_hashembed_folds_width_then_case);
 	tcase_add_test(tc, test_terms_unicode_letters);
 	tcase_add_test(tc, test_terms_cjk_bigrams);
 	tcase_add_test(tc, test_terms_stopwords_and_long_words);

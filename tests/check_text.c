@@ -51,6 +51,39 @@ START_TEST(test_sentence_mark_before)
 }
 END_TEST
 
+/* A sentence end where only the text up to it is known: ASCII marks
+ * before white space or the end, CJK ones anywhere, no decimal point. */
+START_TEST(test_sentence_end_at)
+{
+	static const char en[] = "Pi is 3.14. Next";
+	static const char zh[] = "它结束了。然后";
+
+	ck_assert_uint_eq(lp_sentence_end_at(en, strlen(en), 11), 1);
+	ck_assert_uint_eq(lp_sentence_end_at(en, 11, 11), 1);       /* the end */
+	ck_assert_uint_eq(lp_sentence_end_at(en, strlen(en), 8), 0); /* "3.14" */
+	ck_assert_uint_eq(lp_sentence_end_at(en, strlen(en), 12), 0);
+	ck_assert_uint_eq(lp_sentence_end_at(zh, strlen(zh), 15), 3); /* 。 before 然 */
+	ck_assert_uint_eq(lp_sentence_end_at(zh, strlen(zh), 12), 0);
+}
+END_TEST
+
+/* The closers the segmenter keeps with a sentence, and the space after
+ * them, are trimmed; nothing else is. */
+START_TEST(test_sentence_trim_closers)
+{
+	static const char en[] = "He said \"go.\") \n";
+	static const char zh[] = "他说：「好。」";
+	static const char word[] = "no closer";
+
+	ck_assert_uint_eq(lp_sentence_trim_closers(en, strlen(en)), 12);
+	ck_assert_uint_eq(lp_sentence_mark_before(en, 12), 1);
+	ck_assert_uint_eq(lp_sentence_trim_closers(zh, strlen(zh)), strlen(zh) - 3);
+	ck_assert_uint_eq(lp_sentence_mark_before(zh, strlen(zh) - 3), 3);
+	ck_assert_uint_eq(lp_sentence_trim_closers(word, strlen(word)), strlen(word));
+	ck_assert_uint_eq(lp_sentence_trim_closers("\")", 2), 0);
+}
+END_TEST
+
 START_TEST(test_sentence_english)
 {
 	ck_assert_str_eq(sentences("Hello world. How are you? Fine!"),
@@ -994,6 +1027,8 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_sentence_english);
 	tcase_add_test(tc, test_sentence_mark_before);
+	tcase_add_test(tc, test_sentence_end_at);
+	tcase_add_test(tc, test_sentence_trim_closers);
 	tcase_add_test(tc, test_sentence_abbreviations);
 	tcase_add_test(tc, test_sentence_quotes_and_ellipsis);
 	tcase_add_test(tc, test_sentence_paragraphs);

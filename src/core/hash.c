@@ -11,6 +11,15 @@ static uint64_t rotl(uint64_t x, int r)
 	return (x << r) | (x >> (64 - r));
 }
 
+uint64_t lp_hash_fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
 uint64_t lp_hash_mix(uint64_t x)
 {
 	x ^= x >> 33;

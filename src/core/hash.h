@@ -19,6 +19,16 @@
  * len may be 0 (data is then not read). */
 uint64_t lp_hash_bytes(const void *data, size_t len, uint64_t seed);
 
+/* FNV-1a's offset basis: the usual first h for lp_hash_fnv1a. */
+#define LP_HASH_FNV_BASIS 0xcbf29ce484222325ull
+
+/* FNV-1a: hash h (the basis, or the result of an earlier call, to hash
+ * pieces as one) continued over data[0..len). One byte at a time and with
+ * weak low bits: it is kept for the tables and keys whose values must not
+ * change (a walk in slot order, a key already stored); new code wants
+ * lp_hash_bytes. */
+uint64_t lp_hash_fnv1a(uint64_t h, const void *data, size_t len);
+
 /* The final avalanche alone: a bijective mix of one 64-bit word. */
 uint64_t lp_hash_mix(uint64_t x);
 

@@ -11,7 +11,8 @@ liblpipe_la_SOURCES += \
 	src/core/utf8.c src/core/utf8.h \
 	src/core/prefix.c src/core/prefix.h \
 	src/core/cancel.c src/core/cancel.h \
-	src/core/hash.c src/core/hash.h
+	src/core/hash.c src/core/hash.h \
+	src/core/table.c src/core/table.h
 
 check_PROGRAMS += tests/check_core
 TESTS += tests/check_core

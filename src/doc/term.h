@@ -24,6 +24,10 @@
  * as no term and no title does; else 0. */
 int lp_term_ends_clause(char c);
 
+/* 1 when s[0..n) ends with the CJK full stop or colon (。 ：), which end
+ * a sentence or a clause as lp_term_ends_clause's marks do; else 0. */
+int lp_term_ends_cjk_clause(const char *s, size_t n);
+
 /* 1 when s[0..n), a line's text without the white space around it, of
  * `words` words (the caller's count), has a term's shape: 1 to
  * LP_TERM_WORDS words, 1 to LP_TERM_BYTES bytes, no clause end; else 0. */

@@ -6,7 +6,9 @@
 
 #include <utf8proc.h>
 
+#include "core/hash.h"
 #include "core/mem.h"
+#include "core/table.h"
 #include "core/utf8.h"
 #include "doc/readers.h"
 #include "doc/term.h"
@@ -183,15 +185,14 @@ static int find_break(const char *t, size_t len, const struct line *l, const str
  * whole in the document. Keys: 'J' + joined word, 'C' + word-hyphen-word,
  * ASCII letters folded to lower case. */
 struct wl_entry {
-	uint64_t h;
+	uint64_t h; /* core/table.h: the key's hash, 0: an empty slot */
 	size_t off; /* key in pool */
 	size_t len;
 	size_t count;
 };
 
 struct wordlist {
-	struct wl_entry *v; /* [cap], cap a power of two; len 0: empty slot */
-	size_t cap, n;
+	struct lp_table v; /* of struct wl_entry */
 	char *pool;
 	size_t pool_len, pool_cap;
 };
@@ -200,61 +201,56 @@ struct wordlist {
 
 static uint64_t hash_key(const char *k, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = lp_hash_bytes(k, n, 0x776c);
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)k[i]) * 1099511628211ull;
-	return h;
+	return h ? h : 1;
+}
+
+static void wl_init(struct wordlist *w)
+{
+	memset(w, 0, sizeof(*w));
+	lp_table_init(&w->v, sizeof(struct wl_entry), 256, LP_MEM_DOC);
+}
+
+/* A key being looked up, and the pool that holds the entries' keys. */
+struct wl_key {
+	const struct wordlist *w;
+	const char *k;
+	size_t n;
+};
+
+static int wl_same(const void *slot, void *ctx)
+{
+	const struct wl_entry *e = slot;
+	const struct wl_key *key = ctx;
+
+	return e->len == key->n && !memcmp(key->w->pool + e->off, key->k, key->n);
+}
+
+/* The entry of k[0..n), or the empty slot where it would go; NULL before
+ * the first key. */
+static struct wl_entry *wl_slot(const struct wordlist *w, const char *k, size_t n)
+{
+	struct wl_key key = { w, k, n };
+
+	return lp_table_find(&w->v, hash_key(k, n), wl_same, &key);
 }
 
 static struct wl_entry *wl_find(const struct wordlist *w, const char *k, size_t n)
 {
-	uint64_t h;
+	struct wl_entry *e = wl_slot(w, k, n);
 
-	if (!w->cap)
-		return NULL;
-	h = hash_key(k, n);
-	for (size_t i = h & (w->cap - 1);; i = (i + 1) & (w->cap - 1)) {
-		struct wl_entry *e = &w->v[i];
-
-		if (!e->len)
-			return NULL;
-		if (e->h == h && e->len == n && !memcmp(w->pool + e->off, k, n))
-			return e;
-	}
-}
-
-static enum lp_status wl_grow(struct wordlist *w, struct lp_diag *d)
-{
-	size_t cap = w->cap ? 2 * w->cap : 256;
-	struct wl_entry *v = lp_mem_alloc(LP_MEM_DOC, cap * sizeof(*v), d);
-
-	if (!v)
-		return LP_E_NOMEM;
-	memset(v, 0, cap * sizeof(*v));
-	for (size_t i = 0; i < w->cap; i++) {
-		size_t j;
-
-		if (!w->v[i].len)
-			continue;
-		for (j = w->v[i].h & (cap - 1); v[j].len; j = (j + 1) & (cap - 1))
-			;
-		v[j] = w->v[i];
-	}
-	lp_mem_free(w->v);
-	w->v = v;
-	w->cap = cap;
-	return LP_OK;
+	return e && e->h ? e : NULL;
 }
 
 static enum lp_status wl_add(struct wordlist *w, const char *k, size_t n, struct lp_diag *d)
 {
 	enum lp_status s;
-	size_t j;
+	struct wl_entry *e;
 
 	if (wl_find(w, k, n))
 		return LP_OK;
-	if (2 * (w->n + 1) > w->cap && (s = wl_grow(w, d)))
+	if (lp_table_needs_room(&w->v) && (s = lp_table_grow(&w->v, d)))
 		return s;
 	if (w->pool_len + n > w->pool_cap) {
 		size_t cap = w->pool_cap ? 2 * w->pool_cap : 4096;
@@ -268,22 +264,21 @@ static enum lp_status wl_add(struct wordlist *w, const char *k, size_t n, struct
 		w->pool_cap = cap;
 	}
 	memcpy(w->pool + w->pool_len, k, n);
-	for (j = hash_key(k, n) & (w->cap - 1); w->v[j].len; j = (j + 1) & (w->cap - 1))
-		;
-	w->v[j].h = hash_key(k, n);
-	w->v[j].off = w->pool_len;
-	w->v[j].len = n;
-	w->v[j].count = 0;
+	e = wl_slot(w, k, n);
+	e->off = w->pool_len;
+	e->len = n;
+	e->count = 0;
+	lp_table_put(&w->v, e, hash_key(k, n));
 	w->pool_len += n;
-	w->n++;
 	return LP_OK;
 }
 
 static void wl_free(struct wordlist *w)
 {
-	lp_mem_free(w->v);
+	lp_table_release(&w->v);
 	lp_mem_free(w->pool);
-	memset(w, 0, sizeof(*w));
+	w->pool = NULL;
+	w->pool_len = w->pool_cap = 0;
 }
 
 /* Append t[s, e) folded (ASCII letters to lower case) to key; 0 when the
@@ -653,9 +648,8 @@ static unsigned numbered_level(const struct reader *r)
 	size_t e = trim_end(r->t, l->cs, l->e), k = l->cs;
 	unsigned parts = 0;
 
-	if (r->n != 1 || e - l->cs > 80 || lp_term_ends_clause(r->t[e - 1]) || r->t[e - 1] == ':' ||
-	    (e - l->cs >= 3 && (!memcmp(r->t + e - 3, "\xE3\x80\x82", 3) /* 。 */ ||
-				!memcmp(r->t + e - 3, "\xEF\xBC\x9A", 3) /* ： */)))
+	if (r->n != 1 || e - l->cs > 80 || lp_term_ends_clause(r->t[e - 1]) ||
+	    lp_term_ends_cjk_clause(r->t + l->cs, e - l->cs))
 		return 0;
 	while (k < e && r->t[k] >= '0' && r->t[k] <= '9') {
 		size_t d = k;
@@ -1393,16 +1387,17 @@ enum lp_status lp_textread_run(const char *name, const char *bytes, size_t len,
 			       struct lp_doc_sink *sink, struct lp_textread_stats *stats,
 			       struct lp_diag *d)
 {
-	struct wordlist w = { 0 };
+	struct wordlist w;
 	struct reader r = { 0 };
 	enum lp_status s;
 
 	(void)name;
+	wl_init(&w);
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
 	if ((s = collect_breaks(bytes, len, &w, sink, d)))
 		goto out;
-	if (w.n)
+	if (w.v.n)
 		count_words(bytes, len, &w, sink);
 	r.t = bytes;
 	r.len = len;

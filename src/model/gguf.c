@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/fileio.h"
 #include "core/mem.h"
 
@@ -265,11 +266,7 @@ static const char *key_text(const struct lp_gguf_str *k, char *buf, size_t cap)
 
 static uint64_t hash_bytes(const char *p, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
-	return h;
+	return lp_hash_fnv1a(LP_HASH_FNV_BASIS, p, n);
 }
 
 static int str_eq(const struct lp_gguf_str *s, const char *p, size_t n)

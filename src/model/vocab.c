@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/log.h"
 #include "core/mem.h"
 #include "core/utf8.h"
@@ -80,12 +81,8 @@ int lp_vocab_cp_to_byte(uint32_t cp)
 
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = lp_hash_fnv1a(LP_HASH_FNV_BASIS, s, len);
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
 	return h ^ (h >> 29);
 }
 

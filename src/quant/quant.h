@@ -13,8 +13,8 @@
  * Matrix-vector products quantize the activation vector once to 8 bits
  * (struct lp_q8_act, per-32 blocks for the legacy formats and per-256
  * blocks with sums for the K formats, as llama.cpp does) and then take
- * integer dot products with each weight row (backend/cpu/matvec.h); float
- * formats use the float vector directly.
+ * integer dot products with each weight row (each backend has its own);
+ * float formats use the float vector directly.
  */
 #ifndef LP_QUANT_QUANT_H
 #define LP_QUANT_QUANT_H
@@ -42,9 +42,8 @@ float lp_bf16_to_fp32(uint16_t h);
 uint16_t lp_fp32_to_bf16(float f);
 
 /* Dequantize `n` elements (a multiple of the block) of type `t` from `src`
- * into `dst`: the scalar reference, reentrant. The fastest kernel the CPU
- * supports, the same floats bit for bit, is backend/backend.h's
- * lp_dequantize_row. */
+ * into `dst`: the scalar reference, reentrant. A backend's faster
+ * dequantizer must give the same floats bit for bit. */
 void lp_dequantize_row_ref(enum lp_qtype t, const void *src, float *dst, size_t n);
 /* Reference quantizer (round to nearest), used by tests and KV q8_0:
  * `n` floats into `dst` of lp_qtype_row_bytes(t, n) bytes. Supported for
@@ -54,7 +53,8 @@ void lp_quantize_row(enum lp_qtype t, const float *src, void *dst, size_t n);
 /* Activations quantized for integer dot products against weight type t. */
 struct lp_q8_act {
 	size_t n;          /* elements */
-	void *blocks;      /* format chosen by lp_q8_act_quantize for `t` */
+	void *blocks;      /* the blocks for weights of type `t`, as
+			    * lp_q8_act_quantize_ref writes them */
 	size_t cap_bytes;
 };
 /* Bytes needed to hold `n` activations for weights of type `t`: whole
@@ -64,8 +64,7 @@ size_t lp_q8_act_bytes(enum lp_qtype t, size_t n);
 /* Quantize x[0..n) for dot products with rows of type `t`; `n` is a
  * multiple of t's block and `a->blocks` must hold lp_q8_act_bytes(t, n).
  * Sets a->n; for float types only that. Reentrant (no hidden state). The
- * reference; backend/cpu/matvec.h has the fast lp_q8_act_quantize that
- * writes the same bytes. */
+ * reference: a backend's faster quantizer must write the same bytes. */
 void lp_q8_act_quantize_ref(enum lp_qtype t, const float *x, size_t n, struct lp_q8_act *a);
 
 #endif

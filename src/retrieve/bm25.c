@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/mem.h"
 #include "text/terms.h"
 #include "text/match.h"
@@ -93,13 +94,7 @@ static enum lp_status reserve(void **p, size_t *cap, size_t need, size_t elem,
 
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
+	return lp_hash_fnv1a(LP_HASH_FNV_BASIS, s, len);
 }
 
 /* Slot of `term`: the one holding it, or the empty one where it belongs. */

@@ -10,6 +10,7 @@
 #include "core/hash.h"
 #include "text/terms.h"
 #include "text/match.h"
+#include "text/scan.h"
 
 /* Seeds keep the kinds of features apart: the word "ab" and the CJK
  * bigram with the same bytes must not share a bucket by construction. */
@@ -171,28 +172,18 @@ static void collect(struct lp_hashembed *e, const unsigned char *s, size_t len)
 	w.len = w.nc = 0;
 	w.prev = 0;
 	while (pos < len) {
-		int n = 1;
-		if (s[pos] < 0x80) {
-			cp = s[pos];
-			if (cp >= 'A' && cp <= 'Z')
-				cp += 'a' - 'A';
-		} else if ((n = lp_utf8_decode(s + pos, len - pos, &cp)) == 0) {
-			n = 1;
-			cp = ' ';
-		} else if (cp >= 0xFF01 && cp <= 0xFF5E) {
-			cp -= 0xFEE0; /* fullwidth ASCII variant */
-		}
-		pos += (size_t)n;
-		if (cp < 0x80 ? !((cp >= 'a' && cp <= 'z') || (cp >= '0' && cp <= '9'))
-			      : !lp_utf8_is_alnum(cp)) {
-			end_word(e, &w);
-			cjk_prev = 0;
-		} else if (cp >= 0x80 && lp_utf8_is_cjk(cp)) {
+		enum lp_scan_class cls;
+
+		pos += lp_scan_char((const char *)s, len, pos, LP_SCAN_FOLD_WIDTH, &cp, &cls);
+		if (cls == LP_SCAN_CJK) {
 			end_word(e, &w);
 			cjk_char(e, cp, cjk_prev);
 			cjk_prev = cp;
+		} else if (cls == LP_SCAN_WORD) {
+			add_char(&w, cp >= 'A' && cp <= 'Z' ? cp + 'a' - 'A' : lp_utf8_tolower(cp));
+			cjk_prev = 0;
 		} else {
-			add_char(&w, cp < 0x80 ? cp : lp_utf8_tolower(cp));
+			end_word(e, &w);
 			cjk_prev = 0;
 		}
 	}

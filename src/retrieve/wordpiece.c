@@ -3,6 +3,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
+#include "core/hash.h"
 #include "core/fileio.h"
 #include "core/mem.h"
 #include "core/utf8.h"
@@ -32,11 +33,7 @@ struct wp_count {
 
 static uint64_t hash_bytes(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
+	return lp_hash_fnv1a(LP_HASH_FNV_BASIS, s, n);
 }
 
 int32_t lp_wordpiece_id(const struct lp_wordpiece *wp, const char *token, size_t len)

@@ -264,7 +264,12 @@ static int is_term_char(char c)
 }
 
 /* The question holds t[0, n) as a whole token ("--delete", not the
- * "--delete" of "--delete-after"); case counts ("NAME" is not "name"). */
+ * "--delete" of "--delete-after"); case counts ("NAME" is not "name").
+ * Not lp_focus_held (text/focus.h), on purpose: here a hyphen continues
+ * every key on both sides ("interactive" is not named by
+ * "non-interactive") and the key's bytes must stand as they are, where a
+ * focus token may end at a hyphen unless it is an option and matches any
+ * rendered hyphen and any run of white space. */
 static int names_key(const char *q, const char *t, size_t n)
 {
 	if (n < 2)

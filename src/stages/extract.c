@@ -27,8 +27,10 @@
 
 #include "config/config.h"
 #include "core/buf.h"
+#include "core/hash.h"
 #include "core/log.h"
 #include "core/mem.h"
+#include "core/table.h"
 #include "stages/doc.h"
 #include "stages/plan.h"
 #include "stages/stage.h"
@@ -89,54 +91,59 @@ static void describe(const void *opts, struct lp_buf *out)
 	lp_buf_addf(out, "], max_items: %lld}", o->max_items);
 }
 
-/* The distinct items so far: an open-addressing table over doc->items. */
+/* The distinct items so far, in order of first occurrence, and a hash
+ * table (core/table.h) over them. */
 struct merge {
 	struct lp_doc *doc;
 	struct lp_doc_item *items; /* [cap] in order of first occurrence */
 	size_t n, cap;
-	size_t *slots;             /* [n_slots] index + 1 into items, 0: empty */
-	size_t n_slots;
+	struct lp_table index;     /* of struct item_slot */
 	size_t occurrences, dropped;
 	size_t max_items;          /* 0: no cap */
 };
 
+struct item_slot {
+	uint64_t h;  /* the item's hash, 0: empty */
+	size_t id;   /* index into items */
+};
+
 static uint64_t item_hash(const char *s, size_t n, unsigned kind)
 {
-	uint64_t h = 1469598103934665603ull ^ kind;
+	uint64_t h = lp_hash_bytes(s, n, kind);
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
+	return h ? h : 1;
 }
 
-/* Double the tables (tracked, the document's scope). */
+/* An item being looked up: its kind and bytes. */
+struct item_key {
+	const struct merge *m;
+	unsigned kind;
+	const char *s;
+	size_t len;
+};
+
+static int same_item(const void *slot, void *ctx)
+{
+	const struct item_key *k = ctx;
+	const struct lp_doc_item *it = &k->m->items[((const struct item_slot *)slot)->id];
+
+	return it->kind == k->kind && it->len == k->len &&
+	       !memcmp(k->m->doc->text + it->off, k->s, k->len);
+}
+
+/* Double the items (tracked, the document's scope). */
 static enum lp_status grow(struct merge *m, struct lp_diag *d)
 {
-	size_t cap = m->cap ? 2 * m->cap : 256, n_slots = 2 * cap;
+	size_t cap = m->cap ? 2 * m->cap : 256;
 	struct lp_doc_item *items = lp_mem_alloc(LP_MEM_DOC, cap * sizeof(*items), d);
-	size_t *slots = items ? lp_mem_alloc(LP_MEM_DOC, n_slots * sizeof(*slots), d) : NULL;
 
-	if (!slots) {
-		lp_mem_free(items);
+	if (!items)
 		return LP_E_NOMEM;
-	}
-	memset(slots, 0, n_slots * sizeof(*slots));
 	if (m->n)
 		memcpy(items, m->items, m->n * sizeof(*items));
-	for (size_t i = 0; i < m->n; i++) {
-		const struct lp_doc_item *it = &items[i];
-		size_t h = (size_t)item_hash(m->doc->text + it->off, it->len, it->kind) &
-			   (n_slots - 1);
-		while (slots[h])
-			h = (h + 1) & (n_slots - 1);
-		slots[h] = i + 1;
-	}
 	lp_mem_free(m->items);
-	lp_mem_free(m->slots);
 	m->items = items;
-	m->slots = slots;
 	m->cap = cap;
-	m->n_slots = n_slots;
 	return LP_OK;
 }
 
@@ -145,26 +152,26 @@ static enum lp_status grow(struct merge *m, struct lp_diag *d)
 static enum lp_status add(struct merge *m, unsigned kind, size_t off, size_t len, size_t chunk,
 			  struct lp_diag *d)
 {
-	const char *s = m->doc->text + off;
-	size_t h;
+	struct item_key k = { m, kind, m->doc->text + off, len };
+	uint64_t h = item_hash(k.s, len, kind);
+	struct item_slot *slot;
 
-	if (m->n == m->cap && grow(m, d))
+	if ((m->n == m->cap && grow(m, d)) ||
+	    (lp_table_needs_room(&m->index) && lp_table_grow(&m->index, d)))
 		return LP_E_NOMEM;
-	h = (size_t)item_hash(s, len, kind) & (m->n_slots - 1);
 	m->occurrences++;
-	for (; m->slots[h]; h = (h + 1) & (m->n_slots - 1)) {
-		struct lp_doc_item *it = &m->items[m->slots[h] - 1];
-		if (it->kind == kind && it->len == len && !memcmp(m->doc->text + it->off, s, len)) {
-			it->count++;
-			return LP_OK;
-		}
+	slot = lp_table_find(&m->index, h, same_item, &k);
+	if (slot->h) {
+		m->items[slot->id].count++;
+		return LP_OK;
 	}
 	if (m->max_items && m->n >= m->max_items) {
 		m->dropped++;
 		return LP_OK;
 	}
 	m->items[m->n] = (struct lp_doc_item){ kind, off, len, chunk, 1 };
-	m->slots[h] = ++m->n;
+	slot->id = m->n++;
+	lp_table_put(&m->index, slot, h);
 	return LP_OK;
 }
 
@@ -303,6 +310,7 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 	const size_t *set = lp_doc_working_set(doc, &n);
 	enum lp_status st = LP_OK;
 
+	lp_table_init(&m.index, sizeof(struct item_slot), 512, LP_MEM_DOC);
 	if (!set && doc->n_chunks)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the working set");
 	if (!n)
@@ -331,7 +339,7 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 			    m.occurrences, m.dropped ? ", some not listed (max_items)" : "");
 	}
 	lp_mem_free(m.items);
-	lp_mem_free(m.slots);
+	lp_table_release(&m.index);
 	return st;
 }
 

@@ -131,14 +131,12 @@ static enum lp_status build_bm25(void *ctx, void **out, struct lp_diag *d)
 static void index_key(const struct lp_doc *doc, const char *what, const size_t *set, size_t n,
 		      char key[LP_DOCSTORE_KEY_MAX + 1])
 {
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = 1469598103934665603ULL; /* the seed the keys were made with */
 
 	for (size_t i = 0; i < n; i++) {
 		const struct lp_chunk *c = &doc->chunks[set[i]];
 		uint64_t v[2] = { c->off, c->len };
-		const unsigned char *b = (const unsigned char *)v;
-		for (size_t k = 0; k < sizeof(v); k++)
-			h = (h ^ b[k]) * 1099511628211ULL;
+		h = lp_hash_fnv1a(h, v, sizeof(v));
 	}
 	snprintf(key, LP_DOCSTORE_KEY_MAX + 1, "%s|%s|%zu|%016llx", doc->store_key, what, n,
 		 (unsigned long long)h);

@@ -1,8 +1,10 @@
 /*
  * summarize_model.h - the summarize stage's model strategies (tree and
- * refine), called by summarize.c. A verify stage's on_fail: retry has the
- * runner run the summarize stage again, with doc->must_keep set (verify
- * finds that stage with lp_summarize_model_opts_of).
+ * refine), called by summarize.c. A verify stage does not run them: its
+ * on_fail: retry (or on_ungrounded: retry) sets doc->must_keep and asks the
+ * runner (doc->rerun) to run the stages again from the last summarize
+ * stage that uses a model, which it finds with lp_summarize_model_opts_of;
+ * that stage's prompts then carry the must-keep facts.
  *
  * Both strategies record their work in doc->levels (with per-level token
  * counts) and set doc->summary. Every model step is sized so that the

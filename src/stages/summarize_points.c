@@ -32,6 +32,7 @@
 #include "text/keyphrase.h"
 #include "text/match.h"
 #include "text/points.h"
+#include "text/words.h"
 
 #define POINTS_MAX 16      /* list items read from one reply */
 #define CHUNK_KEYPHRASES LP_CHOOSE_KEYPHRASES /* a chunk's keyphrases, for choosing and scoring */
@@ -52,31 +53,17 @@ struct points {
 	size_t n_topics, n_missing;
 };
 
-/* *support: the share of the content words of p[0..len) that occur in
- * the chunk; *score: that plus half a point per keyphrase of the chunk
+/* *support: the share of the content words of p[0..len) that the chunk
+ * holds as phrases (text/words.h); *score: that plus half a point per keyphrase of the chunk
  * that p holds (at most two). */
 static enum lp_status point_score(struct lp_match *chunk, const char *p, size_t len,
 				  const char *const *kp, size_t n_kp, double *support,
 				  double *score, struct lp_diag *d)
 {
 	struct lp_match pm;
-	struct lp_token t;
-	size_t pos = 0, words = 0, found_words = 0, hits = 0;
-	enum lp_status st = LP_OK;
+	size_t words = 0, found_words = 0, hits = 0;
+	enum lp_status st = lp_words_held_in(p, len, LP_WORDS_CONTENT, chunk, &found_words, &words);
 
-	while (!st && lp_match_token_next(p, len, &pos, &t)) {
-		char low[64];
-		size_t n;
-		int found = 0;
-		if (t.kind == LP_TOKEN_PUNCT)
-			continue;
-		n = lp_match_lower(p + t.off, t.len, low, sizeof(low));
-		if (t.kind == LP_TOKEN_WORD && (n > sizeof(low) || n < 3 || lp_match_is_stopword(low, n)))
-			continue;
-		words++;
-		st = lp_match_contains(chunk, p + t.off, t.len, &found);
-		found_words += found;
-	}
 	if (!st)
 		st = lp_match_init(&pm, p, len, d);
 	for (size_t k = 0; k < n_kp && !st && hits < 2; k++) {
@@ -243,8 +230,8 @@ static void renumber_ranks(struct points *ps, size_t first)
 }
 
 /* Append point t to b: after a space when it follows a point of the same
- * chunk (`same`; nothing after a CJK sentence end), else as a new
- * paragraph. Returns lp_buf's status (nonzero: out of memory). */
+ * chunk (`same`; nothing after a non-ASCII character, as CJK text is
+ * joined without spaces), else as a new paragraph. Returns lp_buf's status (nonzero: out of memory). */
 static int append_point(struct lp_buf *b, const char *t, int same)
 {
 	int cjk_end = b->len >= 3 && (unsigned char)b->data[b->len - 1] >= 0x80;

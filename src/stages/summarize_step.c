@@ -116,7 +116,8 @@ static size_t middle_cut(const char *text, size_t len)
 	size_t mid = len / 2, best = 0;
 
 	for (size_t i = mid; i > mid / 2 && !best; i--)
-		if ((text[i - 1] == '.' || text[i - 1] == '\n') && (text[i] == ' ' || text[i] == '\n'))
+		if (lp_sentence_end_at(text, len, i) ||
+		    (text[i - 1] == '\n' && (text[i] == ' ' || text[i] == '\n')))
 			best = i;
 	for (size_t i = mid; i > 0 && !best; i--)
 		if (text[i] == ' ' || text[i] == '\n')
@@ -144,21 +145,12 @@ static enum lp_status fallback(struct lp_summarize_run *r, const char *in, size_
 	return st;
 }
 
-/* Is s[i - n..i) a sentence end (text/sentence.h): an ASCII one before a
- * space or the end, or a CJK one? Returns its length n, else 0. */
-static size_t sentence_end_at(const char *s, size_t len, size_t i)
-{
-	size_t n = lp_sentence_mark_before(s, i);
-
-	return n == 3 || (n == 1 && (i == len || s[i] == ' ' || s[i] == '\n')) ? n : 0;
-}
-
 /* A summary stopped by max_tokens ends mid-sentence: keep it up to its last
  * complete sentence, when that keeps at least half of it. */
 static size_t complete_sentences(const char *s, size_t len)
 {
 	for (size_t i = len; i > len / 2; i--)
-		if (sentence_end_at(s, len, i))
+		if (lp_sentence_end_at(s, len, i))
 			return i;
 	return len;
 }

@@ -112,7 +112,8 @@ double lp_evidence_quote_match(const char *quote, size_t qlen, const char *text,
  * are the distinct terms of the answer that are not stop words and not
  * terms of the question (the question's own words say nothing about where
  * the answer is), unless that leaves none, when the question's are kept.
- * *n_terms (may be NULL) gets their number.
+ * *n_terms (may be NULL) gets their number. (text/words.h says how this
+ * differs from the support a summary point is judged by.)
  */
 size_t lp_evidence_support(const char *answer, size_t alen, const char *question,
 			   size_t qlen, const char *text, size_t len, size_t *n_terms);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/buf.h"
 #include "core/mem.h"
 #include "core/utf8.h"
@@ -39,18 +40,6 @@ struct group_terms {
 	size_t *first; /* [n_sent + 1] */
 };
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *s = p;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
-#define FNV_SEED 0xcbf29ce484222325ull
 
 static enum lp_status push_term(struct group_terms *g, uint64_t h, struct lp_diag *d)
 {
@@ -79,7 +68,7 @@ static uint64_t word_hash(const char *w, size_t len)
 		n = sizeof(low); /* very long words: their prefix is identity enough */
 	if (n == 1 || lp_match_is_stopword(low, n))
 		return 0;
-	return fnv1a(FNV_SEED, low, n) | 1;
+	return lp_hash_fnv1a(LP_HASH_FNV_BASIS, low, n) | 1;
 }
 
 static enum lp_status sentence_terms(struct group_terms *g, const char *text,
@@ -95,7 +84,8 @@ static enum lp_status sentence_terms(struct group_terms *g, const char *text,
 		if (t.kind == LP_TOKEN_WORD) {
 			h = word_hash(p + t.off, t.len);
 		} else if (t.kind == LP_TOKEN_CJK && have_prev && prev.kind == LP_TOKEN_CJK) {
-			h = fnv1a(fnv1a(FNV_SEED, p + prev.off, prev.len), p + t.off, t.len) | 1;
+			h = lp_hash_fnv1a(LP_HASH_FNV_BASIS, p + prev.off, prev.len);
+			h = lp_hash_fnv1a(h, p + t.off, t.len) | 1;
 		}
 		if (h && push_term(g, h, d))
 			return LP_E_NOMEM;

@@ -7,6 +7,7 @@
 #include "core/mem.h"
 #include "core/utf8.h"
 #include "text/match.h"
+#include "text/scan.h"
 
 #define QUOTE_MAX_WORDS 8
 
@@ -501,9 +502,12 @@ static uint32_t cp_at(const char *s, size_t len, size_t at)
 
 static int is_word_cp(uint32_t cp)
 {
-	return lp_utf8_is_alnum(cp) && !lp_utf8_is_cjk(cp);
+	return lp_scan_class_of(cp) == LP_SCAN_WORD;
 }
 
+/* A character that joins two word characters into one token here. Looser
+ * than the scan's LP_SCAN_JOIN (text/scan.h), where ',' joins digits only:
+ * a number matched inside "a,1" or "1,a" is not whole. */
 static int is_joiner(uint32_t cp)
 {
 	return cp == '_' || cp == '-' || cp == '.' || cp == ',' || cp == '\'' || cp == 0x2019;

@@ -6,8 +6,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/hash.h"
 #include "core/buf.h"
 #include "core/mem.h"
+#include "core/table.h"
 #include "core/utf8.h"
 #include "text/ground.h"
 #include "text/match.h"
@@ -35,10 +37,10 @@ struct entry {
 	double score;
 };
 
-/* Open addressing, load <= 1/2, at most LP_KEYPHRASE_MAX_CANDIDATES keys. */
+/* Entries in a core table (core/table.h; an entry opens with its hash),
+ * at most LP_KEYPHRASE_MAX_CANDIDATES keys, their bytes in `keys`. */
 struct table {
-	struct entry *e;
-	size_t cap, n;
+	struct lp_table slots; /* of struct entry */
 	struct lp_buf keys;
 };
 
@@ -94,46 +96,38 @@ struct extractor {
 
 static uint64_t hash_key(const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = lp_hash_fnv1a(LP_HASH_FNV_BASIS, s, n);
 
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
 	return h ? h : 1;
 }
 
-static struct entry *slot(struct table *t, uint64_t h, const char *key, size_t klen)
-{
-	size_t mask = t->cap - 1;
+/* A key being looked up: its bytes, and the table that holds entries'. */
+struct key {
+	const struct table *t;
+	const char *s;
+	size_t len;
+};
 
-	for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
-		struct entry *e = &t->e[i];
-		if (!e->h || (e->h == h && e->key_len == klen &&
-			      !memcmp(t->keys.data + e->key_off, key, klen)))
-			return e;
-	}
+static int same_key(const void *slot, void *ctx)
+{
+	const struct entry *e = slot;
+	const struct key *k = ctx;
+
+	return e->key_len == k->len && !memcmp(k->t->keys.data + e->key_off, k->s, k->len);
 }
 
-static enum lp_status table_grow(struct table *t, struct lp_diag *d)
+/* The entry of key[0..klen) (hash h), or the empty one where it would go. */
+static struct entry *slot(struct table *t, uint64_t h, const char *key, size_t klen)
 {
-	size_t cap = t->cap ? t->cap * 2 : 256;
-	struct entry *old = t->e, *ne = lp_mem_calloc(LP_MEM_SCRATCH, cap, sizeof(*ne), d);
+	struct key k = { t, key, klen };
 
-	if (!ne)
-		return LP_E_NOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		if (old[i].h) {
-			size_t j = (size_t)old[i].h & (cap - 1);
-			while (ne[j].h)
-				j = (j + 1) & (cap - 1);
-			ne[j] = old[i];
-		}
-	}
-	t->e = ne;
-	t->cap = cap;
-	lp_mem_free(old);
-	return LP_OK;
+	return lp_table_find(&t->slots, h, same_key, &k);
+}
+
+static void table_init(struct table *t)
+{
+	lp_table_init(&t->slots, sizeof(struct entry), 256, LP_MEM_SCRATCH);
+	lp_buf_init(&t->keys);
 }
 
 /* The entry for key, created if there is room; NULL when the table is
@@ -144,28 +138,27 @@ static struct entry *table_add(struct table *t, const char *key, size_t klen,
 	uint64_t h = hash_key(key, klen);
 	struct entry *e;
 
-	if ((t->n + 1) * 2 > t->cap && t->n < LP_KEYPHRASE_MAX_CANDIDATES &&
-	    (*st = table_grow(t, d)))
+	if (lp_table_needs_room(&t->slots) && t->slots.n < LP_KEYPHRASE_MAX_CANDIDATES &&
+	    (*st = lp_table_grow(&t->slots, d)))
 		return NULL;
 	e = slot(t, h, key, klen);
 	if (e->h)
 		return e;
-	if (t->n >= LP_KEYPHRASE_MAX_CANDIDATES)
+	if (t->slots.n >= LP_KEYPHRASE_MAX_CANDIDATES)
 		return NULL;
 	e->key_off = t->keys.len;
 	if ((*st = lp_buf_add(&t->keys, key, klen))) {
 		lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory collecting keyphrases");
 		return NULL;
 	}
-	e->h = h;
 	e->key_len = (uint32_t)klen;
-	t->n++;
+	lp_table_put(&t->slots, e, h);
 	return e;
 }
 
 static void table_release(struct table *t)
 {
-	lp_mem_free(t->e);
+	lp_table_release(&t->slots);
 	lp_buf_release(&t->keys);
 }
 
@@ -782,16 +775,16 @@ static enum lp_status rank(struct extractor *x, size_t n, struct lp_arena *arena
 	const char **res;
 	size_t m = 0, k = 0;
 
-	if (!x->phrases.n || !n)
+	if (!x->phrases.slots.n || !n)
 		return LP_OK;
-	v = lp_mem_alloc(LP_MEM_SCRATCH, (x->phrases.n + n) * sizeof(*v), x->d);
+	v = lp_mem_alloc(LP_MEM_SCRATCH, (x->phrases.slots.n + n) * sizeof(*v), x->d);
 	res = lp_arena_alloc(arena, n * sizeof(*res));
 	if (!v || !res) {
 		lp_mem_free(v);
 		return lp_diag_set(x->d, LP_E_NOMEM, NULL, 0, 0, "out of memory ranking keyphrases");
 	}
-	for (size_t i = 0; i < x->phrases.cap; i++) {
-		struct entry *e = &x->phrases.e[i];
+	for (size_t i = 0; i < x->phrases.slots.cap; i++) {
+		struct entry *e = lp_table_slot(&x->phrases.slots, i);
 		if (!e->h)
 			continue;
 		score_entry(x, e);
@@ -876,10 +869,10 @@ enum lp_status lp_keyphrase_extract_spans(const char *text, const struct lp_span
 	x.done = done;
 	x.ctx = ctx;
 	lp_buf_init(&x.norm);
-	lp_buf_init(&x.phrases.keys);
-	lp_buf_init(&x.words.keys);
-	if (!(x.st = table_grow(&x.phrases, d)))
-		x.st = table_grow(&x.words, d);
+	table_init(&x.phrases);
+	table_init(&x.words);
+	if (!(x.st = lp_table_grow(&x.phrases.slots, d)))
+		x.st = lp_table_grow(&x.words.slots, d);
 	if (parts > 1) {
 		size_t total = 0;
 		for (size_t i = 0; i < n_spans; i++)

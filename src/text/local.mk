@@ -35,7 +35,9 @@ tests_bench_split_LDADD = $(TEST_LIBS)
 
 # text: words and matching, extractive summaries, keyphrases, grounding
 liblpipe_la_SOURCES += \
+	src/text/scan.c src/text/scan.h \
 	src/text/match.c src/text/match.h \
+	src/text/words.c src/text/words.h \
 	src/text/extractive.c src/text/extractive.h \
 	src/text/keyphrase.c src/text/keyphrase.h \
 	src/text/points.c src/text/points.h \

@@ -8,6 +8,7 @@
 #include <pcre2.h>
 
 #include "core/utf8.h"
+#include "text/scan.h"
 
 /* Decode at text[i]; an invalid byte reads as U+FFFD, one byte long, so
  * scanning never stalls and never reads past len. */
@@ -24,72 +25,19 @@ static size_t decode_at(const char *text, size_t len, size_t i, uint32_t *cp)
 
 static int is_word_cp(uint32_t cp)
 {
-	return lp_utf8_is_alnum(cp) && !lp_utf8_is_cjk(cp);
-}
-
-static int is_cjk_letter(uint32_t cp)
-{
-	return lp_utf8_is_cjk(cp) && lp_utf8_is_alnum(cp);
-}
-
-static int is_digit(uint32_t cp)
-{
-	return cp >= '0' && cp <= '9';
-}
-
-/* Can the connector `c` between `prev` and `next` stay inside a word? */
-static int joins(uint32_t prev, uint32_t c, uint32_t next)
-{
-	if (!is_word_cp(next))
-		return 0;
-	switch (c) {
-	case '_':
-	case '-':
-	case '.':
-	case '\'':
-	case 0x2019: /* right single quotation mark used as apostrophe */
-		return 1;
-	case ',':
-		return is_digit(prev) && is_digit(next);
-	default:
-		return 0;
-	}
-}
-
-/* End of the WORD token that starts at i with code point `first`. */
-static size_t word_end(const char *text, size_t len, size_t i, uint32_t first)
-{
-	uint32_t prev = first, cp, next;
-	size_t n;
-
-	i += decode_at(text, len, i, &cp);
-	while (i < len) {
-		n = decode_at(text, len, i, &cp);
-		if (is_word_cp(cp)) {
-			prev = cp;
-			i += n;
-			continue;
-		}
-		if (i + n >= len)
-			break;
-		decode_at(text, len, i + n, &next);
-		if (!joins(prev, cp, next))
-			break;
-		prev = cp;
-		i += n;
-	}
-	return i;
+	return lp_scan_class_of(cp) == LP_SCAN_WORD;
 }
 
 int lp_match_token_next(const char *text, size_t len, size_t *pos, struct lp_token *t)
 {
-	size_t i = *pos, n;
+	size_t i = *pos, n = 0;
 	unsigned space = 0, nl = 0;
+	enum lp_scan_class cls = LP_SCAN_SPACE;
 	uint32_t cp;
 
 	while (i < len) {
-		n = decode_at(text, len, i, &cp);
-		if (!lp_utf8_is_space(cp))
+		n = lp_scan_char(text, len, i, LP_SCAN_JOIN, &cp, &cls);
+		if (cls != LP_SCAN_SPACE)
 			break;
 		space = 1;
 		nl += cp == '\n';
@@ -102,11 +50,11 @@ int lp_match_token_next(const char *text, size_t len, size_t *pos, struct lp_tok
 	t->off = i;
 	t->space_before = space;
 	t->newlines_before = nl;
-	if (is_word_cp(cp)) {
+	if (cls == LP_SCAN_WORD) {
 		t->kind = LP_TOKEN_WORD;
-		i = word_end(text, len, i, cp);
+		i = lp_scan_word_end(text, len, i, LP_SCAN_JOIN);
 	} else {
-		t->kind = is_cjk_letter(cp) ? LP_TOKEN_CJK : LP_TOKEN_PUNCT;
+		t->kind = cls == LP_SCAN_CJK ? LP_TOKEN_CJK : LP_TOKEN_PUNCT;
 		i += n;
 	}
 	t->len = i - t->off;

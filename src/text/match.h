@@ -7,10 +7,11 @@
  * summary length, the verify word count and the keyphrase check agree.
  *
  * A token is one of:
- *  - WORD: a run of Unicode letters, marks and digits outside the CJK
- *    ranges, joined across '_' and, between two letters or digits, across
- *    '-', '.', ',' (digits only), and apostrophes: "snake_case", "e-mail",
- *    "3.5", "1,024", "don't" are one word each;
+ *  - WORD: a word of text/scan.h read with LP_SCAN_JOIN: a run of Unicode
+ *    letters, marks and digits outside the CJK ranges, joined across '_'
+ *    and, between two letters or digits, across '-', '.', ',' (digits
+ *    only), and apostrophes: "snake_case", "e-mail", "3.5", "1,024",
+ *    "don't" are one word each;
  *  - CJK: a single CJK letter (Han, kana, hangul, fullwidth letter). CJK
  *    text has no spaces, so each character counts as a word;
  *  - PUNCT: any other code point that is not white space (an invalid byte

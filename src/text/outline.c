@@ -179,9 +179,8 @@ static int term_shape(const char *text, const struct line *l)
 		return 0;
 	if (strchr("*-+|#$%>[(", text[l->a]) || underline(text, l))
 		return 0;
-	if (n >= 3 && (!memcmp(text + l->b - 3, "\xe3\x80\x82", 3) ||  /* 。 */
-		       !memcmp(text + l->b - 3, "\xef\xbc\x9a", 3) ||  /* ： */
-		       !memcmp(text + l->a, "\xe2\x80\xa2", 3)))       /* • */
+	if (lp_term_ends_cjk_clause(text + l->a, n) ||
+	    (n >= 3 && !memcmp(text + l->a, "\xe2\x80\xa2", 3))) /* • */
 		return 0;
 	for (size_t i = l->a; i < l->b; i++)
 		if (text[i] == ';' || text[i] == '$' || text[i] == '=' || text[i] == '{')

@@ -5,6 +5,7 @@
 
 #include "text/ground.h"
 #include "text/sentence.h"
+#include "text/words.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -248,17 +249,13 @@ enum lp_status lp_points_check(struct lp_match *src, const char *s, size_t len,
 	return st;
 }
 
+/* Does s[0..len) end as a sentence (text/sentence.h), and not in an
+ * ellipsis: "[JOBSPEC ...]" is a synopsis? */
 static int ends_sentence(const char *s, size_t len)
 {
-
-	while (len && strchr(" \t\r\n\"')]}", s[len - 1]))
-		len--;
-	while (len >= 3 && (!memcmp(s + len - 3, "\xe2\x80\x9d", 3) ||  /* ” */
-			    !memcmp(s + len - 3, "\xe2\x80\x99", 3) ||  /* ’ */
-			    !memcmp(s + len - 3, "\xef\xbc\x89", 3)))   /* ） */
-		len -= 3;
+	len = lp_sentence_trim_closers(s, len);
 	if (len >= 2 && s[len - 1] == '.' && s[len - 2] == '.')
-		return 0; /* an ellipsis: "[JOBSPEC ...]" is a synopsis */
+		return 0;
 	return lp_sentence_mark_before(s, len) != 0;
 }
 
@@ -400,24 +397,6 @@ static int negation(const char *s, const struct lp_token *t)
 	return 0;
 }
 
-static int same_token(const char *a, const struct lp_token *ta, const char *b,
-		      const struct lp_token *tb)
-{
-	return ta->len == tb->len && !strncasecmp(a + ta->off, b + tb->off, ta->len);
-}
-
-/* Does token t of a occur in b as a word? */
-static int has_token(const char *a, const struct lp_token *t, const char *b, size_t blen)
-{
-	struct lp_token u;
-	size_t pos = 0;
-
-	while (lp_match_token_next(b, blen, &pos, &u))
-		if (same_token(a, t, b, &u))
-			return 1;
-	return 0;
-}
-
 int lp_points_faithful(const char *short_, size_t slen, const char *orig, size_t olen)
 {
 	struct lp_token t, u;
@@ -429,7 +408,7 @@ int lp_points_faithful(const char *short_, size_t slen, const char *orig, size_t
 			continue;
 		total++;
 		while (lp_match_token_next(orig, olen, &p, &u))
-			if (same_token(short_, &t, orig, &u)) {
+			if (lp_words_same(short_, &t, orig, &u)) {
 				matched++;
 				opos = p;
 				break;
@@ -438,23 +417,16 @@ int lp_points_faithful(const char *short_, size_t slen, const char *orig, size_t
 	if (!total || (double)matched < LP_POINTS_IN_ORDER * (double)total)
 		return 0;
 	for (pos = 0; lp_match_token_next(orig, olen, &pos, &u);)
-		if (negation(orig, &u) && !has_token(orig, &u, short_, slen))
+		if (negation(orig, &u) && !lp_words_has(orig, &u, short_, slen))
 			return 0;
 	return 1;
 }
 
-/* Share (x 100) of the words of a that occur in b. */
+/* Share (x 100) of the words of a that b holds as words (text/words.h). */
 static size_t words_in(const char *a, size_t alen, const char *b, size_t blen)
 {
-	struct lp_token t;
-	size_t pos = 0, total = 0, found = 0;
+	size_t total, found = lp_words_held(a, alen, 0, b, blen, &total);
 
-	while (lp_match_token_next(a, alen, &pos, &t)) {
-		if (t.kind == LP_TOKEN_PUNCT)
-			continue;
-		total++;
-		found += has_token(a, &t, b, blen);
-	}
 	return total ? 100 * found / total : 100;
 }
 
@@ -477,7 +449,7 @@ static int negations_in(const char *a, size_t alen, const char *b, size_t blen)
 	size_t pos = 0;
 
 	while (lp_match_token_next(a, alen, &pos, &t))
-		if (negation(a, &t) && !has_token(a, &t, b, blen))
+		if (negation(a, &t) && !lp_words_has(a, &t, b, blen))
 			return 0;
 	return 1;
 }

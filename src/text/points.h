@@ -100,18 +100,20 @@ int lp_points_faithful(const char *short_, size_t slen, const char *orig, size_t
 /*
  * 1 when the sentence s[0..len), which a model wrote from the sentences
  * of src[0..srclen), is backed by them: one sentence of src, alone or
- * with the next, holds at least LP_POINTS_BACKED of its words (CJK:
- * characters; case and punctuation aside), every negation or condition s
- * states (see lp_points_faithful) is in that passage, and that passage's
- * own negations are kept by s. A sentence made of one passage's words is
- * what the passage says, reworded or merged; one whose words come from
- * all over src, or that drops or adds a "not", is not.
+ * with the next, holds at least LP_POINTS_BACKED of its words as words
+ * (text/words.h; CJK: characters; case and punctuation aside), every
+ * negation or condition s states (see lp_points_faithful) is in that
+ * passage, and that passage's own negations are kept by s. A sentence
+ * made of one passage's words is what the passage says, reworded or
+ * merged; one whose words come from all over src, or that drops or adds a
+ * "not", is not.
  */
 #define LP_POINTS_BACKED 80
 int lp_points_backed(const char *s, size_t len, const char *src, size_t srclen);
 
 /* 1 when a[0..alen) and b[0..blen) say nearly the same: at least 80% of
- * the words (CJK: characters) of each occur in the other, case aside. */
+ * the words (CJK: characters) of each the other holds as words
+ * (text/words.h), case aside. */
 int lp_points_similar(const char *a, size_t alen, const char *b, size_t blen);
 
 /*

@@ -281,3 +281,45 @@ size_t lp_sentence_mark_before(const char *s, size_t i)
 		return 3;
 	return 0;
 }
+
+static int is_ascii_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+size_t lp_sentence_end_at(const char *s, size_t len, size_t i)
+{
+	size_t n = lp_sentence_mark_before(s, i);
+
+	if (n == 1 && i < len && !is_ascii_space(s[i]))
+		return 0;
+	return n;
+}
+
+/* Start of the code point that ends right before s[i] (0 < i). */
+static size_t cp_start_before(const char *s, size_t i)
+{
+	size_t b = i - 1;
+
+	while (b > 0 && i - b < 4 && ((unsigned char)s[b] & 0xC0) == 0x80)
+		b--;
+	return b;
+}
+
+size_t lp_sentence_trim_closers(const char *s, size_t len)
+{
+	uint32_t cp;
+	size_t b;
+
+	while (len) {
+		if (is_ascii_space(s[len - 1])) {
+			len--;
+			continue;
+		}
+		b = cp_start_before(s, len);
+		if (decode_at(s, len, b, &cp) != len - b || !is_closer(cp))
+			break;
+		len = b;
+	}
+	return len;
+}

@@ -43,4 +43,20 @@ int lp_paragraph_next(const char *text, size_t len, size_t *pos, struct lp_span 
  */
 size_t lp_sentence_mark_before(const char *s, size_t i);
 
+/*
+ * The bytes of the sentence end that ends right before s[i] (0 < i <=
+ * len) when only s[0..len) is known, as a cut "after a whole sentence"
+ * needs it: a CJK terminator (3) anywhere, an ASCII . ! ? (1) before
+ * white space or the end of s; 0 elsewhere. "3.14" and "e.g" end none.
+ */
+size_t lp_sentence_end_at(const char *s, size_t len, size_t i);
+
+/*
+ * The length of s[0..len) without the closing quotes and brackets the
+ * segmenter keeps with a sentence ("... it.\")", "...了。」") and the
+ * white space after them: where its last sentence's end mark, if any,
+ * ends.
+ */
+size_t lp_sentence_trim_closers(const char *s, size_t len);
+
 #endif

@@ -5,8 +5,11 @@
 
 #include "core/utf8.h"
 #include "text/match.h"
+#include "text/scan.h"
 
-enum char_class { CLASS_SEP, CLASS_WORD, CLASS_CJK };
+/* Terms are read with fullwidth ASCII folded and words not joined
+ * across connectors: "don't" gives "don" and "t" (text/scan.h). */
+#define TERMS_SCAN LP_SCAN_FOLD_WIDTH
 
 void lp_terms_init(struct lp_terms *it, const char *text, size_t len, unsigned flags)
 {
@@ -16,89 +19,41 @@ void lp_terms_init(struct lp_terms *it, const char *text, size_t len, unsigned f
 	it->flags = flags;
 }
 
-/* Decode the character at it->pos, folded to the form terms are made of.
- * Returns its byte length (an invalid byte counts as a 1-byte separator). */
-static size_t peek(const struct lp_terms *it, uint32_t *cp, enum char_class *cls)
-{
-	unsigned char c = it->s[it->pos];
-	int n;
-
-	if (c < 0x80) {
-		/* ASCII fast path: most text is mostly ASCII. */
-		if (c >= 'A' && c <= 'Z')
-			c = (unsigned char)(c - 'A' + 'a');
-		*cp = c;
-		*cls = ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) ? CLASS_WORD : CLASS_SEP;
-		return 1;
-	}
-	n = lp_utf8_decode(it->s + it->pos, it->len - it->pos, cp);
-	if (n == 0) {
-		*cls = CLASS_SEP;
-		return 1;
-	}
-	if (*cp >= 0xFF01 && *cp <= 0xFF5E)
-		*cp -= 0xFEE0; /* fullwidth ASCII variant */
-	if (!lp_utf8_is_alnum(*cp))
-		*cls = CLASS_SEP;
-	else if (lp_utf8_is_cjk(*cp))
-		*cls = CLASS_CJK;
-	else {
-		*cls = CLASS_WORD;
-		*cp = lp_utf8_tolower(*cp);
-	}
-	return (size_t)n;
-}
-
 static size_t put_cjk(struct lp_terms *it, size_t at, uint32_t cp)
 {
 	return at + (size_t)lp_utf8_encode(cp, (unsigned char *)it->term + at);
 }
 
-/* Append the ASCII letters and digits at it->pos, lower-cased, while the
- * term is shorter than `cap`; returns the new length. Most text is mostly
- * ASCII, so this loop does most of the work. */
-static size_t read_ascii(struct lp_terms *it, size_t blen, size_t cap)
-{
-	while (it->pos < it->len) {
-		unsigned char c = it->s[it->pos];
-
-		if (c >= 'A' && c <= 'Z')
-			c = (unsigned char)(c - 'A' + 'a');
-		else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
-			break;
-		if (blen < cap)
-			it->term[blen++] = (char)c;
-		it->pos++;
-	}
-	return blen;
-}
-
-/* Read a run of word characters into it->term; returns its length. */
+/* Read the word at it->pos (text/scan.h) into it->term, lower-cased and
+ * cut at the last whole character that fits; returns its length. */
 static size_t read_word(struct lp_terms *it)
 {
-	size_t blen = 0, cap = LP_TERMS_MAX_BYTES; /* cap drops once a character is cut */
+	const char *s = (const char *)it->s;
+	size_t end = lp_scan_word_end(s, it->len, it->pos, TERMS_SCAN), blen = 0;
+	enum lp_scan_class cls;
+	unsigned char enc[4];
 	uint32_t cp;
-	enum char_class cls;
+	int k;
 
-	for (;;) {
-		blen = read_ascii(it, blen, cap);
-		if (it->pos >= it->len)
-			break;
-		size_t n = peek(it, &cp, &cls);
-		unsigned char enc[4];
-		int k;
+	while (it->pos < end) {
+		unsigned char c = it->s[it->pos];
 
-		if (cls != CLASS_WORD)
-			break;
-		it->pos += n;
-		k = lp_utf8_encode(cp, enc);
-		if (blen + (size_t)k <= cap) {
-			memcpy(it->term + blen, enc, (size_t)k);
-			blen += (size_t)k;
-		} else {
-			cap = blen;
+		if (c < 0x80) {
+			/* most words are ASCII: no decoding */
+			if (blen >= LP_TERMS_MAX_BYTES)
+				break;
+			it->term[blen++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+			it->pos++;
+			continue;
 		}
+		it->pos += lp_scan_char(s, it->len, it->pos, TERMS_SCAN, &cp, &cls);
+		k = lp_utf8_encode(lp_utf8_tolower(cp), enc);
+		if (blen + (size_t)k > LP_TERMS_MAX_BYTES)
+			break;
+		memcpy(it->term + blen, enc, (size_t)k);
+		blen += (size_t)k;
 	}
+	it->pos = end;
 	it->term[blen] = '\0';
 	return blen;
 }
@@ -119,7 +74,7 @@ static size_t end_cjk_run(struct lp_terms *it)
 int lp_terms_next(struct lp_terms *it, const char **term, size_t *len)
 {
 	uint32_t cp;
-	enum char_class cls;
+	enum lp_scan_class cls;
 	size_t blen;
 
 	for (;;) {
@@ -128,8 +83,8 @@ int lp_terms_next(struct lp_terms *it, const char **term, size_t *len)
 				goto emit;
 			return 0;
 		}
-		size_t n = peek(it, &cp, &cls);
-		if (cls == CLASS_CJK) {
+		size_t n = lp_scan_char((const char *)it->s, it->len, it->pos, TERMS_SCAN, &cp, &cls);
+		if (cls == LP_SCAN_CJK) {
 			it->pos += n;
 			if (it->cjk_run++ == 0) {
 				it->cjk_prev = cp;
@@ -143,7 +98,7 @@ int lp_terms_next(struct lp_terms *it, const char **term, size_t *len)
 		/* The run ends here; the character is read on the next call. */
 		if ((blen = end_cjk_run(it)))
 			goto emit;
-		if (cls == CLASS_SEP) {
+		if (cls != LP_SCAN_WORD) {
 			it->pos += n;
 			continue;
 		}

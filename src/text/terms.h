@@ -5,11 +5,12 @@
  * flags, so a query term matches a span term exactly when their bytes match.
  * The rules:
  *
- *  - A term is a maximal run of Unicode letters, marks and digits
- *    (lp_utf8_is_alnum); anything else separates terms. "Don't" gives
- *    "don" and "t"; "x86_64" gives "x86" and "64".
- *  - Letters are lower-cased (utf8proc simple mapping), and fullwidth ASCII
- *    (U+FF01..U+FF5E) is folded to ASCII first, so "ＵＳＢ" matches "usb".
+ *  - A term is a word of text/scan.h read with LP_SCAN_FOLD_WIDTH and
+ *    without LP_SCAN_JOIN: a maximal run of Unicode letters, marks and
+ *    digits, fullwidth ASCII (U+FF01..U+FF5E) folded to ASCII first;
+ *    anything else separates terms. "Don't" gives "don" and "t";
+ *    "x86_64" gives "x86" and "64"; "ＵＳＢ" matches "usb".
+ *  - Letters are lower-cased (utf8proc simple mapping).
  *  - CJK scripts (ideographs, kana, hangul: lp_utf8_is_cjk) are not
  *    separated by spaces, so a run of them is indexed as overlapping
  *    character bigrams: "内存管理" gives "内存", "存管", "管理". A run of one
