@@ -432,14 +432,59 @@ static const char *phrase_in(const char *q, const char *p, size_t n)
 	return NULL;
 }
 
+/* The words a question about a term uses besides the term itself. */
+static const char *const asking[] = { "what", "does", "do", "is", "the", "option", "options",
+				      "mean", "means", "a", "an", "of", "for", "flag",
+				      "variable", "command", "builtin", "describe", "explain",
+				      "meaning", "use", NULL };
+
+/* 1 when w[0, wl) is one of the words of k[0, n), any case. */
+static int word_of(const char *k, size_t n, const char *w, size_t wl)
+{
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+
+		while (j < n && is_term_char(k[j]))
+			j++;
+		if (j - i == wl && !strncasecmp(k + i, w, wl))
+			return 1;
+		i = j > i ? j : i + 1;
+	}
+	return 0;
+}
+
+/* 1 when q asks no more than what the term k[0, n) is: every other word
+ * of it is an asking word; with `phrase` (k a defined phrase of several
+ * words), a word of the phrase (any case), a function word or a name of
+ * the document ("in the MPL") too. */
+static int asks_only(const struct lp_doc *doc, const char *q, const char *k, size_t n, int phrase)
+{
+	for (const char *w = q; *w;) {
+		size_t wl = 0;
+		int known;
+
+		while (*w && !is_term_char(*w))
+			w++;
+		while (is_term_char(w[wl]))
+			wl++;
+		if (!wl)
+			break;
+		if (phrase)
+			known = word_of(k, n, w, wl) || lp_match_is_function_word(w, wl) ||
+				lp_doc_names_itself(doc, w, wl);
+		else
+			known = wl == n && !strncmp(w, k, n);
+		if (!known && !one_of(asking, w, wl))
+			return 0;
+		w += wl;
+	}
+	return 1;
+}
+
 int lp_doc_names_term(const struct lp_doc *doc, size_t t, const char *q, int *only)
 {
-	static const char *const asking[] = { "what", "does", "do", "is", "the", "option",
-					      "options", "mean", "means", "a", "an", "of",
-					      "for", "flag", "variable", "command", "builtin",
-					      "describe", "explain", "meaning", "use", NULL };
 	const struct lp_doc_block *b = &doc->src.model.blocks[t];
-	const char *s = doc->text + b->off, *e = s + b->len, *p, *at;
+	const char *s = doc->text + b->off, *e = s + b->len, *p;
 	int one_word = !memchr(s, ' ', b->len);
 	size_t pn;
 
@@ -447,23 +492,8 @@ int lp_doc_names_term(const struct lp_doc *doc, size_t t, const char *q, int *on
 	 * ("What does \"Executable Form\" mean?"): a question uses such
 	 * words in passing too ("What exit status does bash return ...?" is
 	 * no question about the definition of 'exit status') */
-	if (quoted_phrase(s, b->len, &p, &pn) && (at = phrase_in(q, p, pn))) {
-		*only = 1;
-		for (const char *w = q; *w;) {
-			size_t wl = 0;
-
-			while (*w && !is_term_char(*w))
-				w++;
-			while (is_term_char(w[wl]))
-				wl++;
-			if (!wl)
-				break;
-			*only &= (w >= at && w < at + pn) || one_of(asking, w, wl) ||
-				 lp_match_is_function_word(w, wl) || lp_doc_names_itself(doc, w, wl);
-			w += wl;
-		}
-		return *only;
-	}
+	if (quoted_phrase(s, b->len, &p, &pn) && phrase_in(q, p, pn))
+		return *only = asks_only(doc, q, p, pn, 1);
 
 	while (s < e) {
 		const char *k = s;
@@ -483,21 +513,7 @@ int lp_doc_names_term(const struct lp_doc *doc, size_t t, const char *q, int *on
 		if (n && !one_of(asking, k, n) && names_key(q, k, n) &&
 		    key_like(doc, q, k, n, one_word)) {
 			/* the rest of the question, word by word */
-			*only = 1;
-			for (const char *w = q; *w;) {
-				size_t wl = 0;
-				int known = 0;
-
-				while (*w && !is_term_char(*w))
-					w++;
-				while (is_term_char(w[wl]))
-					wl++;
-				if (!wl)
-					break;
-				known = (wl == n && !strncmp(w, k, n)) || one_of(asking, w, wl);
-				*only &= known;
-				w += wl;
-			}
+			*only = asks_only(doc, q, k, n, 0);
 			return 1;
 		}
 		s = next;
