@@ -6,8 +6,9 @@
  * through $top_srcdir). Every seed is run as is, then LPIPE_FUZZ_ITERS
  * (default 2000) deterministic mutations of the seeds: byte flips,
  * truncations, insertions of interesting values and splices. A crash or
- * sanitizer report fails the test. For coverage-guided fuzzing build the
- * same target with clang -fsanitize=fuzzer (see `make fuzz`).
+ * sanitizer report fails the test. For coverage-guided fuzzing, compile
+ * the same target with clang -fsanitize=fuzzer in place of this file and
+ * link it with the library; the build has no rule for that.
  */
 #include <dirent.h>
 #include <stdint.h>
