@@ -43,7 +43,7 @@ struct lp_cpu_kernels {
 	const char *name;  /* "scalar", "avx2", "avx512" */
 	lp_dot_fn f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k;
 	/* four-row kernels, NULL where the set has none for the type */
-	lp_dot4_fn q8_0_x4, q6_k_x4;
+	lp_dot4_fn q8_0_x4, q6_k_x4, q4_0_x4, q4_1_x4, q5_0_x4, q5_1_x4;
 	/* activation quantizers (struct lp_act_q8_32 / lp_act_q8_256 blocks
 	 * of n elements, n a multiple of the block), the same bytes as the
 	 * reference in model/quant.c; NULL where the set has none */
