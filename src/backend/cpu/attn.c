@@ -5,7 +5,9 @@
  * Attention of a step reads a layer's rows back as floats once
  * (lp_backend_cpu_kv_to_f32, split over the pool), not once per query
  * head; a step of fewer than four tokens over an F16 cache instead reads
- * the rows in place, since it reads each row about once per head anyway.
+ * the rows in place, since it reads each row about once per head anyway:
+ * on the AVX-512 set, once per group of heads that share a KV head
+ * (attn_avx512.c).
  */
 #include "backend/cpu/cpu.h"
 
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "backend/cpu/gemm.h"
+#include "backend/cpu/kernels.h"
 #include "core/threadpool.h"
 
 static void put_row(enum lp_qtype t, const float *src, void *dst, uint32_t n)
@@ -147,11 +150,45 @@ static void conv_task(void *arg, size_t b, size_t e, int tid)
 	lp_backend_cpu_kv_to_f32(j->kv, (uint32_t)b, (uint32_t)e, j->kf + b * KV, j->vf + b * KV);
 }
 
+/* One (token, KV head) pair: its group of query heads at once, on the
+ * kernel set's attn_f16. */
+static void group_task(void *arg, size_t b, size_t e, int tid)
+{
+	const struct lp_backend_attn *a = arg;
+	size_t hd = a->head_dim, g = a->n_head / a->n_head_kv, Q = (size_t)a->n_head * hd;
+	void (*attn)(const struct lp_cpu_attn_f16 *) = lp_cpu_kernels()->attn_f16;
+
+	(void)tid;
+	for (size_t i = b; i < e; i++) {
+		size_t t = i / a->n_head_kv, kvh = i % a->n_head_kv;
+		struct lp_cpu_attn_f16 x = {
+			a->q + t * Q + kvh * g * hd, (const uint16_t *)a->kv->k + kvh * hd,
+			(const uint16_t *)a->kv->v + kvh * hd, a->kv->kv_dim, hd,
+			a->pos0 + t + 1, g, a->scale, a->out + t * Q + kvh * g * hd,
+		};
+		attn(&x);
+	}
+}
+
+/* Whether the kernel set's attn_f16 takes this step (kernels.h). */
+static int by_groups(const struct lp_backend_attn *a)
+{
+	size_t g = a->n_head / a->n_head_kv;
+
+	return lp_cpu_kernels()->attn_f16 && a->head_dim % 32 == 0 &&
+	       a->head_dim <= LP_CPU_ATTN_MAX_HD && g <= LP_CPU_ATTN_MAX_HEADS &&
+	       (size_t)a->kv->row_bytes == (size_t)a->kv->kv_dim * 2;
+}
+
 void lp_backend_cpu_attention(struct lp_pool *pool, const struct lp_cpu_scratch *s,
 			      const struct lp_backend_attn *a)
 {
 	struct attn_job j = { a, s, NULL, NULL, NULL, NULL };
 
+	if (a->kv->type == LP_Q_F16 && a->n < 4 && by_groups(a)) {
+		lp_pool_for(pool, (size_t)a->n * a->n_head_kv, 1, group_task, (void *)a);
+		return;
+	}
 	if (a->kv->type == LP_Q_F16 && a->n < 4) {
 		j.K16 = a->kv->k;
 		j.V16 = a->kv->v;
