@@ -69,7 +69,9 @@ static struct lp_backend *cpu(int threads, uint32_t gemm_min)
 static void reserve(struct lp_backend *be, uint32_t rows, uint64_t cols, uint32_t n_ctx,
 		    uint32_t kv_dim, enum lp_qtype kv, uint32_t n_head, uint32_t n_rot)
 {
-	struct lp_backend_limits lim = { rows, cols, 4096, n_ctx, kv_dim, kv, n_head, n_rot, 0, 0 };
+	/* head_dim as n_rot: the attention tests give both as the head's */
+	struct lp_backend_limits lim = { rows, cols, 4096, n_ctx, kv_dim, kv, n_head, n_rot, 0, 0,
+					 n_rot };
 	struct lp_diag d;
 
 	lp_diag_init(&d);

@@ -207,7 +207,11 @@ void lp_cpu_attn_f16_avx512(const struct lp_cpu_attn_f16 *a)
 		mix(nh, a->v + c0 * a->ld, a->ld, hd, nc, p, o, alpha);
 	}
 	for (size_t h = 0; h < nh; h++) {
-		__m512 inv = _mm512_set1_ps(1.0f / l[h]);
+		__m512 inv = _mm512_set1_ps(a->m ? 1.0f : 1.0f / l[h]);
+		if (a->m) {
+			a->m[h] = m[h];
+			a->l[h] = l[h];
+		}
 		for (size_t c = 0; c < hd; c += 16)
 			_mm512_storeu_ps(a->out + h * hd + c,
 					 _mm512_mul_ps(inv, _mm512_load_ps(o + h * LP_CPU_ATTN_MAX_HD + c)));

@@ -44,7 +44,10 @@ typedef void (*lp_dot4_fn)(const void *w, size_t row_bytes, const void *a, size_
  * head, over an F16 cache read in place: for each of the n_q heads h,
  *     out[h] = sum_{s < n_pos} softmax_s(scale * q[h] . K[s]) V[s]
  * with K[s] = k + s * ld and V[s] = v + s * ld (head_dim fp16 each), q and
- * out n_q rows of head_dim floats. The kernel takes n_q <=
+ * out n_q rows of head_dim floats. With m and l given (a part of the
+ * positions, to be merged with the others), out is left unnormalized,
+ * sum_s exp(x_s - m[h]) V[s] for the scores x_s, m[h] their maximum and
+ * l[h] = sum_s exp(x_s - m[h]). The kernel takes n_q <=
  * LP_CPU_ATTN_MAX_HEADS and head_dim a multiple of 32 up to
  * LP_CPU_ATTN_MAX_HD; the caller keeps to that. Reentrant.
  */
@@ -57,6 +60,7 @@ struct lp_cpu_attn_f16 {
 	size_t ld, head_dim, n_pos, n_q;
 	float scale;
 	float *out;
+	float *m, *l;  /* n_q each, or NULL */
 };
 
 struct lp_cpu_kernels {
