@@ -69,7 +69,9 @@ static struct lp_backend *cpu(int threads, uint32_t gemm_min)
 static void reserve(struct lp_backend *be, uint32_t rows, uint64_t cols, uint32_t n_ctx,
 		    uint32_t kv_dim, enum lp_qtype kv, uint32_t n_head, uint32_t n_rot)
 {
-	struct lp_backend_limits lim = { rows, cols, 4096, n_ctx, kv_dim, kv, n_head, n_rot, 0, 0 };
+	/* head_dim as n_rot: the attention tests give both as the head's */
+	struct lp_backend_limits lim = { rows, cols, 4096, n_ctx, kv_dim, kv, n_head, n_rot, 0, 0,
+					 n_rot };
 	struct lp_diag d;
 
 	lp_diag_init(&d);
@@ -900,15 +902,16 @@ END_TEST
 static const enum lp_qtype kv_types[] = { LP_Q_F32, LP_Q_F16, LP_Q_Q8_0 };
 
 /*
- * Grouped-query attention (4 query heads over 2 KV heads of 32) of a step
- * of n tokens after pos0 cached ones, against a double reference over the
- * rows as the cache holds them (dequantized): the op's error is then only
- * its own float arithmetic. n = 1 and 2 read an F16 cache in place, n = 6
- * converts it.
+ * Grouped-query attention (nh query heads over nkv KV heads of hd) of a
+ * step of n tokens after pos0 cached ones, against a double reference over
+ * the rows as the cache holds them (dequantized): the op's error is then
+ * only its own float arithmetic. n = 1 and 2 read an F16 cache in place
+ * (by groups of heads on the AVX-512 set), n = 6 converts it.
  */
-static void check_attention(enum lp_qtype type, uint32_t pos0, uint32_t n)
+static void check_attention_shape(enum lp_qtype type, uint32_t pos0, uint32_t n, uint32_t hd,
+				  uint32_t nh, uint32_t nkv)
 {
-	uint32_t hd = 32, nh = 4, nkv = 2, kv_dim = nkv * hd, n_ctx = 40, q_dim = nh * hd;
+	uint32_t kv_dim = nkv * hd, n_ctx = pos0 + n + 3, q_dim = nh * hd;
 	uint32_t total = pos0 + n;
 	size_t row = lp_qtype_row_bytes(type, kv_dim);
 	struct lp_backend *be = cpu(2, 16);
@@ -920,7 +923,7 @@ static void check_attention(enum lp_qtype type, uint32_t pos0, uint32_t n)
 	double *ref = malloc((size_t)n * q_dim * sizeof(double)), *s = malloc(total * sizeof(double));
 	struct lp_backend_attn a = { q, out, &kv, n, pos0, nh, nkv, hd, 1.0f / sqrtf((float)hd) };
 
-	reserve(be, n, 128, n_ctx, kv_dim, type, nh, hd);
+	reserve(be, n, q_dim > 128 ? q_dim : 128, n_ctx, kv_dim, type, nh, hd);
 	be->ops->kv_store(be, &kv, 0, pos0, k, v);
 	be->ops->kv_store(be, &kv, pos0, n, k + (size_t)pos0 * kv_dim, v + (size_t)pos0 * kv_dim);
 	be->ops->attention(be, &a);
@@ -956,6 +959,11 @@ static void check_attention(enum lp_qtype type, uint32_t pos0, uint32_t n)
 	lp_backend_free(be);
 }
 
+static void check_attention(enum lp_qtype type, uint32_t pos0, uint32_t n)
+{
+	check_attention_shape(type, pos0, n, 32, 4, 2);
+}
+
 START_TEST(test_attention)
 {
 	check_attention(kv_types[_i], 0, 1);
@@ -963,6 +971,25 @@ START_TEST(test_attention)
 	check_attention(kv_types[_i], 5, 2);
 	check_attention(kv_types[_i], 0, 6);
 	check_attention(kv_types[_i], 31, 6);
+}
+END_TEST
+
+/*
+ * The shapes of the shipped models' decode steps (3 query heads a KV head
+ * of 64, SmolLM2; 7, Qwen2.5-0.5B; 9 takes the head-by-head path) over
+ * more positions than a chunk of the online softmax (64) holds, and a
+ * chunk's end that is no multiple of 16.
+ */
+START_TEST(test_attention_groups)
+{
+	static const uint32_t shapes[][3] = { { 64, 9, 3 }, { 64, 14, 2 }, { 128, 6, 2 },
+					      { 64, 9, 1 } };
+	static const uint32_t pos[][2] = { { 0, 1 }, { 63, 1 }, { 200, 1 }, { 149, 2 } };
+
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+		for (size_t k = 0; k < sizeof(pos) / sizeof(pos[0]); k++)
+			check_attention_shape(LP_Q_F16, pos[k][0], pos[k][1], shapes[i][0],
+					      shapes[i][1], shapes[i][2]);
 }
 END_TEST
 
@@ -1220,6 +1247,7 @@ static Suite *suite(void)
 	tcase_add_test(ops, test_hash_projection);
 	tcase_add_loop_test(ops, test_topk, 0, 5);
 	tcase_add_loop_test(ops, test_attention, 0, 3);
+	tcase_add_test(ops, test_attention_groups);
 	tcase_add_test(ops, test_buffers);
 	tcase_add_test(ops, test_registry);
 	suite_add_tcase(s, ops);

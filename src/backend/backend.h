@@ -172,6 +172,7 @@ struct lp_backend_limits {
 	uint32_t enc_len;    /* enc_attention: padded sequence length L (n_rows
 			      * tokens of n_head heads); 0: no encoder */
 	uint32_t topk;       /* topk: largest k (n_rows rows); 0: no top-k */
+	uint32_t head_dim;   /* attention: elements per head; 0: not given */
 };
 
 /*

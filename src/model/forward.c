@@ -159,7 +159,7 @@ static struct lp_backend_limits limits(const struct lp_model *m, const struct lp
 		.n_rows = r->n_batch, .max_cols = max3(hp->n_embd, hp->n_ff, Q),
 		.max_rows = max3(hp->n_vocab, hp->n_ff, Q), .n_ctx = r->n_ctx,
 		.kv_dim = hp->n_head_kv * hp->head_dim, .kv_type = r->kv_type,
-		.n_head = hp->n_head, .n_rot = hp->n_rot,
+		.n_head = hp->n_head, .n_rot = hp->n_rot, .head_dim = hp->head_dim,
 	};
 }
 

@@ -5,7 +5,9 @@
  * Attention of a step reads a layer's rows back as floats once
  * (lp_backend_cpu_kv_to_f32, split over the pool), not once per query
  * head; a step of fewer than four tokens over an F16 cache instead reads
- * the rows in place, since it reads each row about once per head anyway.
+ * the rows in place, since it reads each row about once per head anyway:
+ * on the AVX-512 set, once per group of heads that share a KV head
+ * (attn_avx512.c).
  */
 #include "backend/cpu/cpu.h"
 
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "backend/cpu/gemm.h"
+#include "backend/cpu/kernels.h"
 #include "core/threadpool.h"
 
 static void put_row(enum lp_qtype t, const float *src, void *dst, uint32_t n)
@@ -147,12 +150,144 @@ static void conv_task(void *arg, size_t b, size_t e, int tid)
 	lp_backend_cpu_kv_to_f32(j->kv, (uint32_t)b, (uint32_t)e, j->kf + b * KV, j->vf + b * KV);
 }
 
+/*
+ * Steps by groups of heads (the AVX-512 set's attn_f16): a token's
+ * positions are split into parts of PART_LEN (more when that would make
+ * more than LP_CPU_ATTN_MAX_PARTS), so that the pool has (token, part, KV
+ * head) triples enough to share out (SmolLM2 has 3 KV heads, Qwen2.5-0.5B
+ * 2); each part leaves its outputs unnormalized, with its maxima and sums,
+ * and merge() weighs them together. The parts depend on the position
+ * count only, so a token's result does not depend on the threads.
+ */
+#define PART_LEN 128
+
+struct group_job {
+	const struct lp_backend_attn *a;
+	float *part;        /* lp_cpu_scratch.att_part, or NULL: one part */
+	size_t max_parts;   /* parts of the step's last token */
+};
+
+static size_t part_len(uint32_t n_pos, const float *part)
+{
+	size_t len = PART_LEN;
+
+	if (!part)
+		return n_pos;
+	if ((n_pos + len - 1) / len > LP_CPU_ATTN_MAX_PARTS)
+		len = ((n_pos + LP_CPU_ATTN_MAX_PARTS - 1) / LP_CPU_ATTN_MAX_PARTS + 63) / 64 * 64;
+	return len;
+}
+
+static size_t n_parts(uint32_t n_pos, const float *part)
+{
+	size_t len = part_len(n_pos, part);
+
+	return (n_pos + len - 1) / len;
+}
+
+/* Token t's part p: n_head * head_dim outputs, then n_head maxima and sums. */
+static float *part_at(const struct group_job *j, size_t t, size_t p)
+{
+	const struct lp_backend_attn *a = j->a;
+
+	return j->part + (t * LP_CPU_ATTN_MAX_PARTS + p) * a->n_head * (a->head_dim + 2);
+}
+
+static void group_task(void *arg, size_t b, size_t e, int tid)
+{
+	const struct group_job *j = arg;
+	const struct lp_backend_attn *a = j->a;
+	size_t hd = a->head_dim, g = a->n_head / a->n_head_kv, Q = (size_t)a->n_head * hd;
+	size_t ld = a->kv->kv_dim;
+	void (*attn)(const struct lp_cpu_attn_f16 *) = lp_cpu_kernels()->attn_f16;
+
+	(void)tid;
+	for (size_t i = b; i < e; i++) {
+		size_t t = i / (j->max_parts * a->n_head_kv), p = i / a->n_head_kv % j->max_parts;
+		size_t kvh = i % a->n_head_kv, h0 = kvh * g;
+		uint32_t n_pos = a->pos0 + (uint32_t)t + 1;
+		size_t len = part_len(n_pos, j->part), p0 = p * len, np = n_parts(n_pos, j->part);
+		struct lp_cpu_attn_f16 x = {
+			a->q + t * Q + h0 * hd, (const uint16_t *)a->kv->k + p0 * ld + kvh * hd,
+			(const uint16_t *)a->kv->v + p0 * ld + kvh * hd, ld, hd,
+			p0 + len < n_pos ? len : n_pos - p0, g, a->scale, a->out + t * Q + h0 * hd,
+			NULL, NULL,
+		};
+		if (p >= np)
+			continue;
+		if (np > 1) {
+			float *o = part_at(j, t, p);
+			x.out = o + h0 * hd;
+			x.m = o + Q + h0;
+			x.l = o + Q + a->n_head + h0;
+		}
+		attn(&x);
+	}
+}
+
+/* out of the tokens split into parts: sum_p exp(m_p - M) o_p over
+ * sum_p exp(m_p - M) l_p, M the largest m_p, for each head. */
+static void merge(const struct group_job *j)
+{
+	const struct lp_backend_attn *a = j->a;
+	size_t hd = a->head_dim, Q = (size_t)a->n_head * hd;
+
+	for (size_t t = 0; t < a->n; t++) {
+		size_t np = n_parts(a->pos0 + (uint32_t)t + 1, j->part);
+		if (np < 2)
+			continue;
+		for (size_t h = 0; h < a->n_head; h++) {
+			float M = -INFINITY, L = 0, w[LP_CPU_ATTN_MAX_PARTS];
+			float *out = a->out + t * Q + h * hd;
+			for (size_t p = 0; p < np; p++) {
+				float m = part_at(j, t, p)[Q + h];
+				M = m > M ? m : M;
+			}
+			for (size_t p = 0; p < np; p++) {
+				const float *o = part_at(j, t, p);
+				w[p] = expf(o[Q + h] - M);
+				L += w[p] * o[Q + a->n_head + h];
+			}
+			for (size_t i = 0; i < hd; i++) {
+				float s = 0;
+				for (size_t p = 0; p < np; p++)
+					s += w[p] * part_at(j, t, p)[h * hd + i];
+				out[i] = s / L;
+			}
+		}
+	}
+}
+
+/* Whether the kernel set's attn_f16 takes this step (kernels.h). */
+static int by_groups(const struct lp_backend_attn *a)
+{
+	size_t g = a->n_head / a->n_head_kv;
+
+	return lp_cpu_kernels()->attn_f16 && a->head_dim % 32 == 0 &&
+	       a->head_dim <= LP_CPU_ATTN_MAX_HD && g <= LP_CPU_ATTN_MAX_HEADS &&
+	       (size_t)a->kv->row_bytes == (size_t)a->kv->kv_dim * 2;
+}
+
+static void attend_by_groups(struct lp_pool *pool, const struct lp_cpu_scratch *s,
+			     const struct lp_backend_attn *a)
+{
+	struct group_job j = { a, s->att_part, 1 };
+
+	j.max_parts = n_parts(a->pos0 + a->n, j.part);
+	lp_pool_for(pool, (size_t)a->n * j.max_parts * a->n_head_kv, 1, group_task, &j);
+	merge(&j);
+}
+
 void lp_backend_cpu_attention(struct lp_pool *pool, const struct lp_cpu_scratch *s,
 			      const struct lp_backend_attn *a)
 {
 	struct attn_job j = { a, s, NULL, NULL, NULL, NULL };
 
-	if (a->kv->type == LP_Q_F16 && a->n < 4) {
+	if (a->kv->type == LP_Q_F16 && a->n < LP_CPU_ATTN_ROWS && by_groups(a)) {
+		attend_by_groups(pool, s, a);
+		return;
+	}
+	if (a->kv->type == LP_Q_F16 && a->n < LP_CPU_ATTN_ROWS) {
 		j.K16 = a->kv->k;
 		j.V16 = a->kv->v;
 	} else if (a->kv->type != LP_Q_F32) {

@@ -104,7 +104,13 @@ static size_t layout(struct cpu *c, int n_threads, uint32_t gemm_min,
 	/* the int8 batch product packs the batch's activations once */
 	const struct lp_q8_gemm *q8 = lp_cpu_kernels()->q8_gemm;
 	size_t xpn = wfn && q8 ? lp_q8_gemm_pack_bytes(nb, lim->max_cols) : 0;
-	float *cosv, *sinv, *att_tmp, *kf, *vf, *wf, *enc_att;
+	/* decode attention's partial sums, for the steps that read the cache
+	 * in place (attn.c) */
+	size_t parts = lim->head_dim ? (size_t)(nb < LP_CPU_ATTN_ROWS ? nb : LP_CPU_ATTN_ROWS - 1) *
+					       LP_CPU_ATTN_MAX_PARTS * lim->n_head *
+					       (lim->head_dim + 2)
+				     : 0;
+	float *cosv, *sinv, *att_tmp, *kf, *vf, *wf, *enc_att, *att_part;
 	uint8_t *act, *xpack;
 	struct lp_q8_act *acts;
 #define TAKE(ptr, count) do { \
@@ -114,6 +120,7 @@ static size_t layout(struct cpu *c, int n_threads, uint32_t gemm_min,
 	TAKE(cosv, nb * (lim->n_rot / 2));
 	TAKE(sinv, nb * (lim->n_rot / 2));
 	TAKE(att_tmp, (size_t)n_threads * lim->n_ctx);
+	TAKE(att_part, parts);
 	TAKE(kf, conv);
 	TAKE(vf, conv);
 	TAKE(wf, (size_t)n_threads * wfn);
@@ -126,6 +133,7 @@ static size_t layout(struct cpu *c, int n_threads, uint32_t gemm_min,
 		c->rope_cos = cosv;
 		c->rope_sin = sinv;
 		c->s.att_tmp = att_tmp;
+		c->s.att_part = parts ? att_part : NULL;
 		c->s.kf = conv ? kf : NULL;
 		c->s.vf = conv ? vf : NULL;
 		c->s.n_ctx = lim->n_ctx;
@@ -164,7 +172,7 @@ static int same_limits(const struct lp_backend_limits *a, const struct lp_backen
 	return a->n_rows == b->n_rows && a->max_cols == b->max_cols &&
 	       a->max_rows == b->max_rows && a->n_ctx == b->n_ctx && a->kv_dim == b->kv_dim &&
 	       a->kv_type == b->kv_type && a->n_head == b->n_head && a->n_rot == b->n_rot &&
-	       a->enc_len == b->enc_len && a->topk == b->topk;
+	       a->enc_len == b->enc_len && a->topk == b->topk && a->head_dim == b->head_dim;
 }
 
 static enum lp_status cpu_reserve(struct lp_backend *be, const struct lp_backend_limits *lim,

@@ -30,8 +30,18 @@ float lp_backend_cpu_erf(float z);
 
 /* Internal to the CPU backend (cpu.c and attn.c). */
 struct lp_pool;
+/* A step of fewer than LP_CPU_ATTN_ROWS tokens over an F16 cache reads
+ * the rows in place; on the AVX-512 set it splits each token's positions
+ * into at most LP_CPU_ATTN_MAX_PARTS parts (attn.c). */
+#define LP_CPU_ATTN_ROWS 4
+#define LP_CPU_ATTN_MAX_PARTS 16
+
 struct lp_cpu_scratch {
 	float *att_tmp;   /* (n_threads, n_ctx) attention scores */
+	/* (LP_CPU_ATTN_ROWS - 1, LP_CPU_ATTN_MAX_PARTS) blocks of n_head *
+	 * (head_dim + 2): each part's outputs, maxima and sums, or NULL
+	 * when the limits gave no head_dim */
+	float *att_part;
 	float *kf, *vf;   /* (n_ctx, kv_dim) one layer as floats, or NULL for F32 */
 	uint32_t n_ctx;
 };

@@ -15,15 +15,17 @@
  *   adds 16 to the bytes it selects, one instruction instead of five.
  * - masked loads finish a float row of any length without a scalar tail.
  *
- * Not every type gains. Q8_0 (signed by signed: |w| and a with w's sign,
- * or w + 128 and a correction per block) and the K types (whose 6-bit
- * sub-block scales multiply int16 pair sums: vpdpwssd) were written with
- * VNNI and measured slower than the AVX2 set's vpmaddubsw + vpmaddwd on
- * this project's Zen 4 (one thread, 1536 x 1536 in cache: Q8_0 0.76x,
- * Q4_K 0.78x, Q6_K 0.86x of the AVX2 kernel, also with two and four
- * vpdpwssd chains); so this set's mat-vec takes the AVX2 kernels for
- * Q8_0, Q4_K, Q5_K and Q6_K (and the AVX2 activation quantizers and
- * dequantizer), and its own where they won: the legacy and float types.
+ * Not every type gains. The K types (whose 6-bit sub-block scales
+ * multiply int16 pair sums: vpdpwssd) were written with VNNI and measured
+ * slower than the AVX2 set's vpmaddubsw + vpmaddwd on this project's Zen 4
+ * (one thread, 1536 x 1536 in cache: Q4_K 0.78x, Q6_K 0.86x of the AVX2
+ * kernel, also with two and four vpdpwssd chains); so this set's mat-vec
+ * takes the AVX2 kernels for Q4_K, Q5_K and Q6_K (and the AVX2 activation
+ * quantizers and dequantizer), and its own where they won: the legacy
+ * types, Q8_0 and the float types. Q8_0 (signed by signed) was slower
+ * too (0.76x) while each row made its own correction of w + 128; taken
+ * as a fifth legacy format, four rows sharing the correction of each
+ * activation block, it is faster (1.36x, below).
  * Its int8 batch product of prompts (at the end of this file) takes all
  * but Q5_K: there vpdpbusd does the whole of the work.
  *
@@ -159,42 +161,95 @@ static inline __m256 udot(__m256i u, const int8_t *s)
 /*
  * The four legacy formats, one kernel: a block is d (fp16), then m (fp16,
  * Q4_1/Q5_1), then qh (4 bytes, Q5_0/Q5_1), then 16 bytes of nibbles.
- * Q4_0/Q5_0: sum (q - o) a = sum q a - o sum a, where da * sum a is the
- * activation block's s (o = 8 or 16); Q4_1/Q5_1: sum (d q + m) a =
- * d * da * sum q a + m * s. Each row takes two blocks per step into two
- * accumulators, so the multiply-adds do not wait on each other, and a
- * side sum (the offsets' or the mins', every lane the same).
+ * Q4_0/Q5_0: sum (q - o) a (o = 8 or 16) is summed in integers, as the
+ * reference does, by starting vpdpbusd's sums at - o (sum a) rather than
+ * zero; Q4_1/Q5_1: sum (d q + m) a = d * da * sum q a + m * s, the second
+ * term a side sum (every lane the same). Q8_0 is taken as a fifth such
+ * format: its signed bytes plus 128 (an xor) are vpdpbusd's unsigned
+ * operand, and o = 128 comes back through the starting sums.
  *
- * Inlined with constant arguments, the branches on the format fold
- * away. (A four-row form sharing the activation loads, as dot4_q8_0 in
- * the AVX2 set, measured slower here: 0.87x on Q4_1.)
+ * What bounds these kernels on Zen 4 is not the arithmetic's latency (four
+ * accumulators a row ran no faster than two) but the work a block needs,
+ * and most of all its loads: a row alone loads, per block, its nibbles,
+ * its d and m and their floats (lp_cpu_fp16_tab), and the activations'
+ * 32 bytes, d and s, eight loads. So the four-row kernel loads each
+ * activation block once for four rows (and, for the offset formats, makes
+ * the offsets' starting sums once): 0.72x the cycles of a block of the
+ * one-row kernel it replaced in cache (2.7 against 3.8 cycles, a 64-row
+ * Q4_1 matrix of 1536 columns; Q8_0 40.9 against the AVX2 set's four-row
+ * kernel's 30.1 GB/s, 1536 x 576), and eight rows gained too little more
+ * (2.6) to pay for their tails. Wider vectors did not help: two blocks a
+ * 512-bit step (vpermw to lay out both, vcvtph2ps to widen both scales)
+ * ran slower, at 5 cycles a block, since on Zen 4 a 512-bit vcvtph2ps
+ * takes two cycles and a masked 16-bit load almost two.
+ *
+ * Each row keeps one product sum and one side sum, its blocks in order,
+ * in both kernels, so that the four-row kernel gives the one-row kernel's
+ * floats bit for bit.
  */
 struct legacy {
 	size_t bytes;    /* of a block */
 	int has_min;     /* Q4_1, Q5_1 */
 	int has_qh;      /* Q5_0, Q5_1 */
-	float offset;    /* 8 or 16 for Q4_0, Q5_0 */
+	float offset;    /* 8 or 16 for Q4_0, Q5_0, 128 for Q8_0 */
+	int is_q8;       /* Q8_0: d, then 32 signed bytes */
 };
 
 static inline __m256i legacy_values(const struct legacy *f, const uint8_t *blk)
 {
 	const uint8_t *qh = blk + 2 + 2 * f->has_min;
 
+	if (f->is_q8)  /* w + 128 as unsigned bytes */
+		return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(blk + 2)),
+					_mm256_set1_epi8((char)0x80));
 	return f->has_qh ? q5_values(qh + 4, qh) : unpack_nibbles16(qh);
 }
 
-/* One block of one row: acc += d_w d_a (q . a), side += m s (the formats
- * with a minimum) or d_w s (the offset formats), each a multiply-add. */
+/* What every row takes of one activation block. */
+struct legacy_act {
+	__m256i q;     /* the 32 values */
+	__m256i init;  /* vpdpbusd's starting sums: - o (a's 4-sums), or 0 */
+	__m256 d, s;   /* its d and s in every lane */
+};
+
+static inline __attribute__((always_inline)) struct legacy_act
+legacy_act(const struct legacy *f, const struct lp_act_q8_32 *y)
+{
+	struct legacy_act A;
+
+	A.q = _mm256_loadu_si256((const __m256i *)y->qs);
+	A.d = _mm256_broadcast_ss(&y->d);
+	A.s = _mm256_broadcast_ss(&y->s);
+	A.init = _mm256_setzero_si256();
+	if (!f->has_min)
+		A.init = _mm256_sub_epi32(A.init, _mm256_dpbusd_epi32(A.init,
+				_mm256_set1_epi8((char)(int)f->offset), A.q));
+	return A;
+}
+
+/* One block of one row: acc += d_w d_a (q - o) . a, and side += m s for
+ * the formats with a minimum. */
 static inline __attribute__((always_inline)) void
-legacy_step(const struct legacy *f, const uint8_t *blk, const struct lp_act_q8_32 *y,
-	    __m256 *acc, __m256 *side)
+legacy_step(const struct legacy *f, const uint8_t *blk, const struct legacy_act *A, __m256 *acc,
+	    __m256 *side)
 {
 	uint16_t d, m;
+	__m256i isum = _mm256_dpbusd_epi32(A->init, legacy_values(f, blk), A->q);
 
 	memcpy(&d, blk, 2);
-	memcpy(&m, blk + 2 * f->has_min, 2);
-	*acc = _mm256_fmadd_ps(block_scale(d, &y->d), udot(legacy_values(f, blk), y->qs), *acc);
-	*side = _mm256_fmadd_ps(_mm256_broadcast_ss(FP16(m)), _mm256_broadcast_ss(&y->s), *side);
+	*acc = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_broadcast_ss(FP16(d)), A->d),
+			       _mm256_cvtepi32_ps(isum), *acc);
+	if (f->has_min) {
+		memcpy(&m, blk + 2, 2);
+		*side = _mm256_fmadd_ps(_mm256_broadcast_ss(FP16(m)), A->s, *side);
+	}
+}
+
+static inline float legacy_end(const struct legacy *f, __m256 acc, __m256 side)
+{
+	float dot = hsum_ps(acc);
+
+	return f->has_min ? dot + _mm256_cvtss_f32(side) : dot;
 }
 
 static inline __attribute__((always_inline)) float
@@ -202,36 +257,70 @@ legacy_dot(const struct legacy *f, const void *w, const void *a, size_t n)
 {
 	const struct lp_act_q8_32 *y = a;
 	const uint8_t *x = w;
-	__m256 acc[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() }, side[2] = { acc[0], acc[1] };
-	size_t nb = n / LP_QK, i = 0;
-	float dot, sides;
+	__m256 acc = _mm256_setzero_ps(), side = acc;
 
-	for (; i + 2 <= nb; i += 2) {
-		prefetch_at(x + i * f->bytes, PF_AHEAD, 2 * f->bytes);
-		legacy_step(f, x + i * f->bytes, &y[i], &acc[0], &side[0]);
-		legacy_step(f, x + (i + 1) * f->bytes, &y[i + 1], &acc[1], &side[1]);
+	for (size_t i = 0; i < n / LP_QK; i++) {
+		struct legacy_act A = legacy_act(f, &y[i]);
+		prefetch_at(x + i * f->bytes, PF_AHEAD, f->bytes);
+		legacy_step(f, x + i * f->bytes, &A, &acc, &side);
 	}
-	if (i < nb)
-		legacy_step(f, x + i * f->bytes, &y[i], &acc[0], &side[0]);
-	dot = hsum_ps(_mm256_add_ps(acc[0], acc[1]));
-	sides = _mm256_cvtss_f32(_mm256_add_ps(side[0], side[1]));  /* lanes equal */
-	return f->has_min ? dot + sides : dot - f->offset * sides;
+	return legacy_end(f, acc, side);
 }
 
-static const struct legacy f_q4_0 = { sizeof(struct lp_blk_q4_0), 0, 0, 8.0f };
-static const struct legacy f_q4_1 = { sizeof(struct lp_blk_q4_1), 1, 0, 0.0f };
-static const struct legacy f_q5_0 = { sizeof(struct lp_blk_q5_0), 0, 1, 16.0f };
-static const struct legacy f_q5_1 = { sizeof(struct lp_blk_q5_1), 1, 1, 0.0f };
+/*
+ * Four rows, rb bytes apart. The rows advance together, and the group's
+ * bytes are read ahead as one stream at the rate the four rows read
+ * them, PF_GROUP_AHEAD bytes past the group's end: with two groups of
+ * rows ahead (as dot4_q8_0 in the AVX2 set reads), 2.9 KiB for SmolLM2's
+ * rows of 576 columns, a step took about a tenth longer (bench_forward,
+ * one thread, load 4-6: 2.49 against 2.09-2.35 CPU seconds for 256 steps;
+ * 16 KiB ran as 8).
+ */
+#define PF_GROUP_AHEAD 8192
+
+static inline __attribute__((always_inline)) void
+legacy_dot4(const struct legacy *f, const void *w, size_t rb, const void *a, size_t n,
+	    float out[4])
+{
+	const struct lp_act_q8_32 *y = a;
+	const uint8_t *x0 = w, *x1 = x0 + rb, *x2 = x1 + rb, *x3 = x2 + rb;
+	__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+	__m256 s0 = a0, s1 = a0, s2 = a0, s3 = a0;
+
+	for (size_t i = 0, at = 0; i < n / LP_QK; i++, at += f->bytes) {
+		struct legacy_act A = legacy_act(f, &y[i]);
+		prefetch_at(w, 4 * rb + PF_GROUP_AHEAD + 4 * at, 4 * f->bytes);
+		legacy_step(f, x0 + at, &A, &a0, &s0);
+		legacy_step(f, x1 + at, &A, &a1, &s1);
+		legacy_step(f, x2 + at, &A, &a2, &s2);
+		legacy_step(f, x3 + at, &A, &a3, &s3);
+	}
+	out[0] = legacy_end(f, a0, s0);
+	out[1] = legacy_end(f, a1, s1);
+	out[2] = legacy_end(f, a2, s2);
+	out[3] = legacy_end(f, a3, s3);
+}
+
+static const struct legacy f_q4_0 = { sizeof(struct lp_blk_q4_0), 0, 0, 8.0f, 0 };
+static const struct legacy f_q4_1 = { sizeof(struct lp_blk_q4_1), 1, 0, 0.0f, 0 };
+static const struct legacy f_q5_0 = { sizeof(struct lp_blk_q5_0), 0, 1, 16.0f, 0 };
+static const struct legacy f_q5_1 = { sizeof(struct lp_blk_q5_1), 1, 1, 0.0f, 0 };
+static const struct legacy f_q8_0 = { sizeof(struct lp_blk_q8_0), 0, 0, 128.0f, 1 };
 
 #define LEGACY(name, fmt) \
 	static float dot_##name(const void *w, const void *a, size_t n) \
 	{ \
 		return legacy_dot(&fmt, w, a, n); \
+	} \
+	static void dot4_##name(const void *w, size_t rb, const void *a, size_t n, float y[4]) \
+	{ \
+		legacy_dot4(&fmt, w, rb, a, n, y); \
 	}
 LEGACY(q4_0, f_q4_0)
 LEGACY(q4_1, f_q4_1)
 LEGACY(q5_0, f_q5_0)
 LEGACY(q5_1, f_q5_1)
+LEGACY(q8_0, f_q8_0)
 #undef LEGACY
 
 /* ---- int8 products of a batch (kernels.h: struct lp_q8_gemm) ---- */
@@ -582,6 +671,7 @@ static const struct lp_q8_gemm q8_gemm = { q8_has, q8_pack, q8_rows };
 /* NULL fields are the AVX2 set's, filled in by lp_cpu_kernels_avx512()
  * (kernels.c): see the top of this file for why. */
 struct lp_cpu_kernels lp_cpu_kernels_avx512_set = {
-	"avx512", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, NULL,
-	NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &q8_gemm, NULL,
+	"avx512", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0,
+	NULL, NULL, NULL, dot4_q8_0, NULL, dot4_q4_0, dot4_q4_1, dot4_q5_0, dot4_q5_1, NULL, NULL,
+	NULL, &q8_gemm, NULL, lp_cpu_attn_f16_avx512,
 };

@@ -150,6 +150,10 @@ lp_dot4_fn lp_cpu_dot4(const struct lp_cpu_kernels *k, enum lp_qtype t)
 	switch (t) {
 	case LP_Q_Q8_0: return k->q8_0_x4;
 	case LP_Q_Q6_K: return k->q6_k_x4;
+	case LP_Q_Q4_0: return k->q4_0_x4;
+	case LP_Q_Q4_1: return k->q4_1_x4;
+	case LP_Q_Q5_0: return k->q5_0_x4;
+	case LP_Q_Q5_1: return k->q5_1_x4;
 	default: return NULL;
 	}
 }

@@ -39,11 +39,35 @@ typedef float (*lp_dot_fn)(const void *w, const void *a, size_t n);
 typedef void (*lp_dot4_fn)(const void *w, size_t row_bytes, const void *a, size_t n,
 			   float y[4]);
 
+/*
+ * A decode step's attention for one group of query heads that share a KV
+ * head, over an F16 cache read in place: for each of the n_q heads h,
+ *     out[h] = sum_{s < n_pos} softmax_s(scale * q[h] . K[s]) V[s]
+ * with K[s] = k + s * ld and V[s] = v + s * ld (head_dim fp16 each), q and
+ * out n_q rows of head_dim floats. With m and l given (a part of the
+ * positions, to be merged with the others), out is left unnormalized,
+ * sum_s exp(x_s - m[h]) V[s] for the scores x_s, m[h] their maximum and
+ * l[h] = sum_s exp(x_s - m[h]). The kernel takes n_q <=
+ * LP_CPU_ATTN_MAX_HEADS and head_dim a multiple of 32 up to
+ * LP_CPU_ATTN_MAX_HD; the caller keeps to that. Reentrant.
+ */
+#define LP_CPU_ATTN_MAX_HEADS 8
+#define LP_CPU_ATTN_MAX_HD 256
+
+struct lp_cpu_attn_f16 {
+	const float *q;
+	const uint16_t *k, *v;
+	size_t ld, head_dim, n_pos, n_q;
+	float scale;
+	float *out;
+	float *m, *l;  /* n_q each, or NULL */
+};
+
 struct lp_cpu_kernels {
 	const char *name;  /* "scalar", "avx2", "avx512" */
 	lp_dot_fn f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k;
 	/* four-row kernels, NULL where the set has none for the type */
-	lp_dot4_fn q8_0_x4, q6_k_x4;
+	lp_dot4_fn q8_0_x4, q6_k_x4, q4_0_x4, q4_1_x4, q5_0_x4, q5_1_x4;
 	/* activation quantizers (struct lp_act_q8_32 / lp_act_q8_256 blocks
 	 * of n elements, n a multiple of the block), the same bytes as the
 	 * reference in model/quant.c; NULL where the set has none */
@@ -65,6 +89,9 @@ struct lp_cpu_kernels {
 	void (*gemm_bf16)(size_t n, size_t m, size_t k, const float *X, size_t ldx,
 			  const float *W, size_t ldw, float *Y, size_t ldy, void *scratch,
 			  size_t scratch_bytes);
+	/* attention of one head group over an F16 cache (struct
+	 * lp_cpu_attn_f16), NULL where the set has none */
+	void (*attn_f16)(const struct lp_cpu_attn_f16 *a);
 };
 
 /*
@@ -142,5 +169,7 @@ void lp_cpu_bf16_gemm_avx512(size_t n, size_t m, size_t k, const float *X, size_
 			     size_t scratch_bytes);
 size_t lp_cpu_bf16_gemm_scratch(size_t k);
 int lp_cpu_has_avx512bf16(void);
+/* attn_avx512.c: the AVX-512 set's attn_f16. */
+void lp_cpu_attn_f16_avx512(const struct lp_cpu_attn_f16 *a);
 
 #endif
