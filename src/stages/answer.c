@@ -72,6 +72,7 @@
 #include "text/focus.h"
 #include "text/ground.h"
 #include "text/match.h"
+#include "text/points.h"
 #include "text/terms.h"
 #include "text/lang.h"
 
@@ -1070,8 +1071,11 @@ static int stands_on(const struct job *j, const char *ans, const struct found *f
 	size_t n_q, echo = lp_evidence_support(a, len, j->question, strlen(j->question),
 					       j->question, strlen(j->question), &n_q);
 
-	/* an answer made of the question's own words says nothing */
-	if (n_q && echo == n_q)
+	/* an answer made of the question's own words says nothing, and talk
+	 * about the text ("The text mentions that ...") is not the text,
+	 * unless the question asks about the document ("本文的最新版 ...") */
+	if ((n_q && echo == n_q) ||
+	    (lp_points_is_meta(a, len) && !lp_points_is_meta(j->question, strlen(j->question))))
 		return 0;
 	return len && held && held * 2 >= n_terms &&
 	       tokens_stand(j, a, len, f) && names_stand(j, a, len, f->off, f->len);
@@ -1327,7 +1331,7 @@ static int span_fit(const struct job *j, const char *a, size_t n)
 }
 
 /* 1 when t[0, n) is a name a reader types: an option
- * ("--benchmark_out=<filename>", "-v"), a command cited with its manual
+ * ("--benchmark_out=<filename>", "-v"), a path, a command cited with its manual
  * section ("reportbug(1)"), or a word the document writes in a code block
  * ("def"); not a word of the prose around the kind word ("the c option
  * requires ..."). */
@@ -1338,6 +1342,8 @@ static int in_code(const struct lp_doc *doc, const char *t, size_t n)
 
 	if (dash && dash < n && isalnum((unsigned char)t[dash]))
 		return 1;
+	if (n >= 3 && (t[0] == '/' || (t[0] == '~' && t[1] == '/')) && memchr(t + 2, '/', n - 2))
+		return 1; /* a path: "/var/lib/dpkg/triggers/File" */
 	if (n >= 4 && t[n - 1] == ')' && isdigit((unsigned char)t[n - 2]) && t[n - 3] == '(')
 		return 1;
 
