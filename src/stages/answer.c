@@ -1073,9 +1073,14 @@ static int stands_on(const struct job *j, const char *ans, const struct found *f
 
 	/* an answer made of the question's own words says nothing, and talk
 	 * about the text ("The text mentions that ...") is not the text,
-	 * unless the question asks about the document ("本文的最新版 ...") */
+	 * unless the question asks about the document ("本文的最新版 ...");
+	 * nor is a block of code the model made up around it ("```"): the
+	 * sentence it came from says it better, and the verify stage would
+	 * take the answer out whole for the fence's tokens */
 	if ((n_q && echo == n_q) ||
 	    (lp_points_is_meta(a, len) && !lp_points_is_meta(j->question, strlen(j->question))))
+		return 0;
+	if (memmem(a, len, "```", 3))
 		return 0;
 	return len && held && held * 2 >= n_terms &&
 	       tokens_stand(j, a, len, f) && names_stand(j, a, len, f->off, f->len);
