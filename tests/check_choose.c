@@ -198,6 +198,46 @@ END_TEST
 
 /* A must phrase no sentence taken holds brings its first sentence, beyond
  * want and first in the order chosen; one already held brings none. */
+START_TEST(test_opening)
+{
+	/* the document opens with what its subject is, not with the first
+	 * sentence of its synopsis */
+	static const char page[] =
+		"SYNOPSIS\n"
+		"=======\n\n"
+		"Usages with just one SRC argument will list the source files.\n\n"
+		"DESCRIPTION\n"
+		"===========\n\n"
+		"Rsync is a fast and extraordinarily versatile file copying tool. "
+		"It can copy locally or to and from another host.\n";
+	/* a subject with a comma, or a pronoun, does not say what the thing is */
+	/* up to three more of its sentences, and none past a blank line */
+	static const char para[] =
+		"Tar is an archiving program for many files. It stores files in one archive. "
+		"It lists the files of an archive. It extracts the files of an archive. "
+		"It compares an archive with the disk.\n\n"
+		"It is also the name of a file format.\n";
+	static const char none[] =
+		"Usages with just one SRC argument will list the source files.\n\n"
+		"In short, rsync is a tool that copies files between hosts.\n\n"
+		"It is a program that many people use every day.\n";
+
+	/* with the rest of its paragraph, a pronoun opener too */
+	ck_assert_str_eq(choose(page, 1, 1, 1),
+			 "0[]Rsync is a fast and extraordinarily versatile file copying tool. "
+			 "It can copy locally or to and from another host.\n");
+	ck_assert_str_eq(choose(none, 1, 1, 1),
+			 "0[]Usages with just one SRC argument will list the source files.\n");
+	ck_assert_str_eq(choose(para, 1, 1, 1),
+			 "0[]Tar is an archiving program for many files. It stores files in one "
+			 "archive. It lists the files of an archive. It extracts the files of an "
+			 "archive.\n");
+	/* without `lead` (not the document's first chunk) nothing changes */
+	ck_assert_str_eq(choose(page, 1, 0, 1),
+			 "0[]Usages with just one SRC argument will list the source files.\n");
+}
+END_TEST
+
 START_TEST(test_must)
 {
 	static const char text[] =
@@ -256,6 +296,7 @@ int main(void)
 	tcase_add_test(tc, test_pronoun);
 	tcase_add_test(tc, test_title_run_on);
 	tcase_add_test(tc, test_must);
+	tcase_add_test(tc, test_opening);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

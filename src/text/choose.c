@@ -81,6 +81,15 @@ static void take(struct central *c, size_t i)
 	c->chosen[c->n_chosen++] = i;
 }
 
+/* Does text[from, to) hold a paragraph break (a blank line)? */
+static int paragraph_break(const char *text, size_t from, size_t to)
+{
+	for (size_t k = from, nl = 0; k < to; k++)
+		if (text[k] == '\n' && ++nl == 2)
+			return 1;
+	return 0;
+}
+
 /* Lead i with its next sentence when that one says what i does not: it
  * is eligible, of the same part and paragraph, and holds at least
  * LEAD_NEXT_KEYS names (the keys from first_name on; not keyphrases,
@@ -99,9 +108,8 @@ static void with_next(struct central *c, size_t i)
 	if (i + 1 >= c->n || y->part != x->part || !y->ok || y->taken ||
 	    __builtin_popcount(y->kp & c->names & ~x->kp & ~c->held) < LEAD_NEXT_KEYS)
 		return;
-	for (size_t k = end, nl = 0; k < y->off; k++)
-		if (c->text[k] == '\n' && ++nl == 2)
-			return; /* a paragraph break */
+	if (paragraph_break(c->text, end, y->off))
+		return;
 	x->len = y->off + y->len - x->off;
 	x->kp |= y->kp;
 	y->taken = 1;
@@ -115,6 +123,78 @@ static size_t lead_of(const struct central *c, size_t p)
 		if (c->s[i].part == p && alone(&c->s[i]) && !c->s[i].taken && !repeats(c, i))
 			return i;
 	return c->n;
+}
+
+/* Does s[0..len) open by saying what its subject is ("Rsync is a fast
+ * ... tool.", "The GNU General Public License is a free, copyleft license
+ * ...")? A subject of 1 to DEFINES_WORDS words, the first capitalised,
+ * no comma in it, then "is a" or "is an". */
+#define DEFINES_WORDS 6
+static int defines(const char *s, size_t len)
+{
+	size_t i = 0, words = 0;
+
+	if (!len || s[0] < 'A' || s[0] > 'Z')
+		return 0;
+	while (i < len && words <= DEFINES_WORDS) {
+		size_t w = i;
+		while (i < len && s[i] != ' ' && s[i] != '\n')
+			i++;
+		if (words && i - w == 2 && !strncmp(s + w, "is", 2)) {
+			while (i < len && (s[i] == ' ' || s[i] == '\n'))
+				i++;
+			return (len - i > 2 && !strncmp(s + i, "a ", 2)) ||
+			       (len - i > 3 && !strncmp(s + i, "an ", 3));
+		}
+		if (memchr(s + w, ',', i - w) || memchr(s + w, ';', i - w) ||
+		    memchr(s + w, ':', i - w))
+			return 0;
+		words++;
+		while (i < len && (s[i] == ' ' || s[i] == '\n'))
+			i++;
+	}
+	return 0;
+}
+
+/* A defining opening i with the rest of its paragraph, up to
+ * OPENING_MORE eligible sentences (a pronoun opener among them: what it
+ * stands for is just before): a document's overview paragraph says what
+ * the thing is and what it is for ("It can copy locally, to/from another
+ * host ... It is famous for its delta-transfer algorithm ..."). Call
+ * before take(c, i). */
+#define OPENING_MORE 3
+static void with_paragraph(struct central *c, size_t i)
+{
+	struct sent *x = &c->s[i];
+
+	for (size_t k = i + 1, more = 0; k < c->n && more < OPENING_MORE; k++, more++) {
+		struct sent *y = &c->s[k];
+		if (y->part != x->part || !y->ok || y->taken ||
+		    paragraph_break(c->text, x->off + x->len, y->off))
+			return;
+		x->len = y->off + y->len - x->off;
+		x->kp |= y->kp;
+		y->taken = 1;
+	}
+}
+
+/* The sentence that opens the document's summary: the first of the
+ * first LEAD_SCAN eligible sentences that says what its subject is
+ * (defines), as a reader's summary starts with what the thing is ("Rsync
+ * is a fast ... copying tool." after the synopsis' "Usages with just one
+ * SRC argument ..."); else the lead of the first part that has one; c->n
+ * when there is none. */
+#define LEAD_SCAN 12
+static size_t opening(const struct central *c, size_t first_part)
+{
+	for (size_t i = 0, seen = 0; i < c->n && seen < LEAD_SCAN; i++) {
+		if (!alone(&c->s[i]))
+			continue;
+		if (defines(c->text + c->s[i].off, c->s[i].len))
+			return i;
+		seen++;
+	}
+	return first_part < c->n_parts ? lead_of(c, first_part) : c->n;
 }
 
 /* Take up to `want` sentences (see above). */
@@ -135,10 +215,14 @@ static enum lp_status choose_sentences(struct central *c, size_t want, int lead,
 			first = c->s[i].part < first ? c->s[i].part : first;
 			bytes[c->s[i].part] += c->s[i].len;
 		}
-	if (lead && first < c->n_parts && lead_of(c, first) < c->n) {
-		with_next(c, lead_of(c, first));
-		take(c, lead_of(c, first));
-		slots[first]++;
+	if (lead && opening(c, first) < c->n) {
+		size_t i = opening(c, first);
+		if (defines(c->text + c->s[i].off, c->s[i].len))
+			with_paragraph(c, i);
+		else
+			with_next(c, i);
+		take(c, i);
+		slots[c->s[i].part]++;
 	}
 	for (int lv = 0; lv <= LP_OUTLINE_MAX_LEVEL && c->n_chosen < want; lv++) {
 		/* the leads of the parts of level lv: all of them when they fit,

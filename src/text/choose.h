@@ -10,7 +10,9 @@
  * sentences are the boilerplate every entry repeats ("The return status
  * is zero unless ..."). Taken in this order:
  *
- *  - with `lead` (the document's first chunk) the first lead ranks first;
+ *  - with `lead` (the document's first chunk) its opening ranks first: the
+ *    first of its first sentences that says what its subject is ("Rsync
+ *    is a fast ... copying tool."), else the first lead;
  *  - when the parts are no more than `want`, the lead of each; else the
  *    parts are grouped in runs of consecutive parts of about equal prose,
  *    `want` runs, and each run gives the lead that holds the most
