@@ -330,8 +330,8 @@ enum lp_status lp_bert_set_window(struct lp_bert *m, size_t window, size_t strid
 
 /* One layer's weights in the backend's address space. */
 struct run_layer {
-	struct lp_backend_mat qkv, o, in, out;   /* [3E, E], [E, E], [F, E], [E, F] */
-	const float *bqkv, *bo, *bi, *bf;        /* [3E], [E], [F], [E] */
+	/* [3E, E], [E, E], [F, E], [E, F]; biases [3E], [E], [F], [E] */
+	struct lp_backend_mat qkv, o, in, out;
 	const float *ln1_g, *ln1_b, *ln2_g, *ln2_b;
 };
 
@@ -357,7 +357,7 @@ struct bert_run {
 
 static struct lp_backend_mat mat_f32(const float *data, uint64_t rows, uint64_t cols)
 {
-	return (struct lp_backend_mat){ LP_Q_F32, data, rows, cols, cols * sizeof(float), 0 };
+	return (struct lp_backend_mat){ LP_Q_F32, data, rows, cols, cols * sizeof(float), 0, NULL };
 }
 
 /* 1 when LPIPE_ENCODER_WEIGHTS=bf16: F32 weights whose products the
@@ -418,7 +418,7 @@ static enum lp_status import_mat(struct bert_run *r, const float *host, uint64_t
 		lp_mem_free(h); /* copied */
 	else
 		r->h16[r->n_h16++] = h; /* aliased: kept as long as the buffer */
-	*out = (struct lp_backend_mat){ LP_Q_F16, b->data, rows, cols, (size_t)cols * 2, 0 };
+	*out = (struct lp_backend_mat){ LP_Q_F16, b->data, rows, cols, (size_t)cols * 2, 0, NULL };
 	return LP_OK;
 }
 
@@ -497,10 +497,10 @@ static enum lp_status bind_run(struct lp_bert *m, struct bert_run *r, float **qk
 		    (st = import_mat(r, L->wi, F, E, &R->in, d)) ||
 		    (st = import_mat(r, L->wf, E, F, &R->out, d)))
 			return st;
-		IMP(R->bqkv, qkv[2 * il + 1], 3 * E);
-		IMP(R->bo, L->bo, E);
-		IMP(R->bi, L->bi, F);
-		IMP(R->bf, L->bf, E);
+		IMP(R->qkv.bias, qkv[2 * il + 1], 3 * E);
+		IMP(R->o.bias, L->bo, E);
+		IMP(R->in.bias, L->bi, F);
+		IMP(R->out.bias, L->bf, E);
 		IMP(R->ln1_g, L->ln1_g, E);
 		IMP(R->ln1_b, L->ln1_b, E);
 		IMP(R->ln2_g, L->ln2_g, E);
@@ -705,18 +705,15 @@ static void layer_forward(const struct lp_bert *m, const struct run_layer *R, st
 		.scale = 1.0f / sqrtf((float)(E / H)),
 	};
 
+	/* the products add their biases (lp_backend_mat.bias) */
 	o->matmul(be, &R->qkv, x, n, qkv, 3 * E);
-	o->add(be, qkv, R->bqkv, n, 3 * E, 0);
 	o->enc_attention(be, &a);
 	o->matmul(be, &R->o, ctx, n, t, E);
-	o->add(be, t, R->bo, n, E, 0);
 	o->add(be, t, x, n, E, E);
 	o->layernorm(be, x, t, R->ln1_g, R->ln1_b, n, E, m->hp.ln_eps);
 	o->matmul(be, &R->in, x, n, h, F);
-	o->add(be, h, R->bi, n, F, 0);
 	o->gelu(be, h, n * F);
 	o->matmul(be, &R->out, h, n, t, E);
-	o->add(be, t, R->bf, n, E, 0);
 	o->add(be, t, x, n, E, E);
 	o->layernorm(be, x, t, R->ln2_g, R->ln2_b, n, E, m->hp.ln_eps);
 }

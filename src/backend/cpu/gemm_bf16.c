@@ -72,12 +72,17 @@ TGT static void pack_w(const float *W, size_t ldw, size_t rows, size_t k, uint32
 	}
 }
 
-/* Y[t][j] = sum over pairs of xb[t] . panel lane j, for t < NR rows of the
- * tile (xb rows k2 pairs apart) and j < cols (<= PANEL) of the panel. */
+/* Y[t][j] = bias[j] + sum over pairs of xb[t] . panel lane j, for t < NR
+ * rows of the tile (xb rows k2 pairs apart) and j < cols (<= PANEL) of the
+ * panel; the sums start from the bias (NULL: from 0). */
 #define TILE_BODY(NR)                                                                     \
 	__m512 acc[NR][2];                                                                \
-	_Pragma("GCC unroll 8") for (size_t t = 0; t < NR; t++)                           \
-		acc[t][0] = acc[t][1] = _mm512_setzero_ps();                              \
+	__m512 b0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps();         \
+	__m512 b1 = bias ? _mm512_maskz_loadu_ps(m1, bias + 16) : _mm512_setzero_ps();    \
+	_Pragma("GCC unroll 8") for (size_t t = 0; t < NR; t++) {                         \
+		acc[t][0] = b0;                                                           \
+		acc[t][1] = b1;                                                           \
+	}                                                                                 \
 	for (size_t p = 0; p < k2; p++) {                                                 \
 		__m512bh w0 = (__m512bh)_mm512_load_si512(wp + p * PANEL);                \
 		__m512bh w1 = (__m512bh)_mm512_load_si512(wp + p * PANEL + 16);           \
@@ -94,7 +99,7 @@ TGT static void pack_w(const float *W, size_t ldw, size_t rows, size_t k, uint32
 
 #define TILE_FN(NR)                                                                       \
 	TGT static void tile_##NR(const uint32_t *xb, const uint32_t *wp, size_t k2, float *Y, \
-				  size_t ldy, __mmask16 m0, __mmask16 m1)                  \
+				  size_t ldy, __mmask16 m0, __mmask16 m1, const float *bias) \
 	{                                                                                 \
 		TILE_BODY(NR)                                                             \
 	}
@@ -103,7 +108,7 @@ TILE_FN(1) TILE_FN(2) TILE_FN(3) TILE_FN(4) TILE_FN(5) TILE_FN(6) TILE_FN(7) TIL
 #undef TILE_BODY
 
 typedef void (*tile_fn)(const uint32_t *, const uint32_t *, size_t, float *, size_t, __mmask16,
-			__mmask16);
+			__mmask16, const float *);
 static const tile_fn tiles[TILE_X + 1] = {
 	NULL, tile_1, tile_2, tile_3, tile_4, tile_5, tile_6, tile_7, tile_8,
 };
@@ -118,8 +123,8 @@ size_t lp_cpu_bf16_gemm_scratch(size_t k)
 }
 
 TGT void lp_cpu_bf16_gemm_avx512(size_t n, size_t m, size_t k, const float *X, size_t ldx,
-				 const float *W, size_t ldw, float *Y, size_t ldy, void *scratch,
-				 size_t scratch_bytes)
+				 const float *W, size_t ldw, const float *bias, float *Y, size_t ldy,
+				 void *scratch, size_t scratch_bytes)
 {
 	size_t k2 = (k + 1) / 2, panel_bytes = k2 * PANEL * 4;
 	uint8_t *base = (uint8_t *)ALIGN64((uintptr_t)scratch);
@@ -144,7 +149,7 @@ TGT void lp_cpu_bf16_gemm_avx512(size_t n, size_t m, size_t k, const float *X, s
 				__mmask16 m1 = (__mmask16)(cols >= 32 ? 0xffff :
 							  cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
 				tiles[nr](xb, wp + p * k2 * PANEL, k2, Y + t0 * ldy + r0 + p * PANEL,
-					  ldy, m0, m1);
+					  ldy, m0, m1, bias ? bias + r0 + p * PANEL : NULL);
 			}
 		}
 	}
