@@ -549,6 +549,48 @@ START_TEST(test_bf16_gemm)
 END_TEST
 
 /*
+ * The encoder's element-wise kernels of a set, where it has them, on
+ * lengths below, at and past a vector of 16 (1, 15, 16, 17, 333): GELU
+ * against the double erf form (within 1e-6 of the largest), the softmax's
+ * exponentials against exp() (within 1e-6 each, their sum within 1e-6),
+ * and nothing written past the length.
+ */
+START_TEST(test_enc_kernels)
+{
+	const struct lp_cpu_kernels *k = simd_set(_i);
+	static const size_t ns[] = { 1, 15, 16, 17, 333 };
+
+	if (!k || !k->gelu || !k->exp_shift)
+		return;
+	for (size_t c = 0; c < sizeof(ns) / sizeof(ns[0]); c++) {
+		size_t n = ns[c];
+		float *x = rand_vec(n + 1, 6.0f), *y = malloc((n + 1) * sizeof(float));
+		double ref[333], sum = 0, mx = -1e30;
+
+		memcpy(y, x, (n + 1) * sizeof(float));
+		k->gelu(y, n);
+		for (size_t i = 0; i < n; i++)
+			ref[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2.0)));
+		ck_assert_double_lt(rel_err(y, ref, n), 1e-6);
+		ck_assert(y[n] == x[n]);
+		memcpy(y, x, (n + 1) * sizeof(float));
+		for (size_t i = 0; i < n; i++)
+			mx = fmax(mx, x[i]);
+		float got = k->exp_shift(y, n, (float)mx, 0.35f);
+		for (size_t i = 0; i < n; i++) {
+			double e = exp(((double)x[i] - (float)mx) * 0.35f);
+			sum += e;
+			ck_assert_msg(fabs(y[i] - e) <= 1e-6 * e, "n %zu: exp %zu: %.9g vs %.9g", n, i,
+				      y[i], e);
+		}
+		ck_assert_msg(fabs(got - sum) <= 1e-6 * sum, "n %zu: sum %.9g vs %.9g", n, got, sum);
+		ck_assert(y[n] == x[n]);
+		free(x), free(y);
+	}
+}
+END_TEST
+
+/*
  * A matmul of F32 weights that allows BF16 (lp_backend_mat.bf16) on the
  * backend of 2 threads: where the kernels have the BF16 product, within
  * its rounding of the float reference; elsewhere the float product. And
@@ -1275,6 +1317,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(kern, test_forced_set, 0, 3);
 	tcase_add_loop_test(kern, test_q8_gemm, 0, 2);
 	tcase_add_loop_test(kern, test_bf16_gemm, 0, 2);
+	tcase_add_loop_test(kern, test_enc_kernels, 0, 2);
 	tcase_set_timeout(kern, 60);
 	suite_add_tcase(s, kern);
 	tcase_add_loop_test(fw, test_gpu_layers_split, 0, 3);

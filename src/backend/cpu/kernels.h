@@ -93,6 +93,13 @@ struct lp_cpu_kernels {
 	/* attention of one head group over an F16 cache (struct
 	 * lp_cpu_attn_f16), NULL where the set has none */
 	void (*attn_f16)(const struct lp_cpu_attn_f16 *a);
+	/* the encoder's element-wise kernels (enc_avx512.c), NULL where the
+	 * set has none (encoder.c then runs its own, on 8 lanes or in C):
+	 * x[i] = gelu(x[i]) for i < n, in the erf form; and the softmax's
+	 * r[j] = exp((r[j] - mx) * scale) for j < n (each argument <= 0),
+	 * returning their sum */
+	void (*gelu)(float *x, size_t n);
+	float (*exp_shift)(float *r, size_t n, float mx, float scale);
 };
 
 /*
@@ -169,6 +176,9 @@ void lp_cpu_bf16_gemm_avx512(size_t n, size_t m, size_t k, const float *X, size_
 			     const float *W, size_t ldw, const float *bias, float *Y, size_t ldy,
 			     void *scratch, size_t scratch_bytes);
 size_t lp_cpu_bf16_gemm_scratch(size_t k);
+/* enc_avx512.c: the AVX-512 set's gelu and exp_shift. */
+void lp_cpu_gelu_avx512(float *x, size_t n);
+float lp_cpu_exp_shift_avx512(float *r, size_t n, float mx, float scale);
 int lp_cpu_has_avx512bf16(void);
 /* attn_avx512.c: the AVX-512 set's attn_f16. */
 void lp_cpu_attn_f16_avx512(const struct lp_cpu_attn_f16 *a);
