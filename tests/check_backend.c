@@ -106,7 +106,7 @@ static void check_matmul(enum lp_qtype t, size_t n, uint32_t gemm_min, double to
 	float *deq = malloc(rows * cols * sizeof(float)), *y = malloc(n * ldy * sizeof(float));
 	double *ref = malloc(n * rows * sizeof(double));
 	uint8_t *w = malloc(rows * rb);
-	struct lp_backend_mat W = { t, w, rows, cols, rb, 0 };
+	struct lp_backend_mat W = { t, w, rows, cols, rb, 0, NULL };
 	float *yr = malloc(n * rows * sizeof(float));
 
 	for (size_t r = 0; r < rows; r++) {
@@ -160,7 +160,7 @@ static void check_matmul_many(const enum lp_qtype *ts, size_t count, size_t n, i
 		for (size_t r = 0; r < rows[i]; r++)
 			lp_quantize_row(ts[i], wf + r * cols, w + r * rb, cols);
 		free(wf);
-		W[i] = (struct lp_backend_mat){ ts[i], w, rows[i], cols, rb, 0 };
+		W[i] = (struct lp_backend_mat){ ts[i], w, rows[i], cols, rb, 0, NULL };
 		mm[i] = (struct lp_backend_mm){ &W[i], malloc(n * ldy * sizeof(float)), ldy };
 		want[i] = malloc(n * ldy * sizeof(float));
 		for (size_t k = 0; k < n * ldy; k++)
@@ -231,7 +231,7 @@ START_TEST(test_get_rows)
 	float *wf = rand_vec(rows * cols, 1.0f), *out = malloc(3 * cols * sizeof(float));
 	float *want = malloc(cols * sizeof(float));
 	uint8_t *w = malloc(rows * rb);
-	struct lp_backend_mat W = { t, w, rows, cols, rb, 0 };
+	struct lp_backend_mat W = { t, w, rows, cols, rb, 0, NULL };
 	int32_t ids[3] = { 10, 0, 7 };
 
 	for (size_t r = 0; r < rows; r++)
@@ -478,22 +478,25 @@ static double bf16_round(float f)
 }
 
 /* One case of test_bf16_gemm: Y (n x m, ldy = m + 5) = X W^T over k
- * columns, X and W rows of k + 3 (strided), scratch of `bytes`. */
+ * columns (plus a bias when `with_bias`), X and W rows of k + 3 (strided),
+ * scratch of `bytes`. */
 static void check_bf16_case(const struct lp_cpu_kernels *k, size_t n, size_t m, size_t kc,
-			    size_t bytes)
+			    size_t bytes, int with_bias)
 {
 	size_t ldx = kc + 3, ldy = m + 5;
 	float *x = rand_vec(n * ldx, 2.0f), *w = rand_vec(m * ldx, 1.0f);
+	float *bias = with_bias ? rand_vec(m, 4.0f) : NULL;
 	float *y = malloc(n * ldy * sizeof(float));
 	void *scratch = malloc(bytes + 1);
 
 	for (size_t i = 0; i < n * ldy; i++)
 		y[i] = 12345.0f;
 	/* an unaligned scratch: the kernel aligns it itself */
-	k->gemm_bf16(n, m, kc, x, ldx, w, ldx, y, ldy, (char *)scratch + 1, bytes);
+	k->gemm_bf16(n, m, kc, x, ldx, w, ldx, bias, y, ldy, (char *)scratch + 1, bytes);
 	for (size_t t = 0; t < n; t++)
 		for (size_t r = 0; r < m; r++) {
-			double want = 0, exact = 0, mag = 0;
+			double b0 = bias ? bias[r] : 0;
+			double want = b0, exact = b0, mag = fabs(b0);
 			for (size_t c = 0; c < kc; c++) {
 				double a = x[t * ldx + c], b = w[r * ldx + c];
 				want += bf16_round((float)a) * bf16_round((float)b);
@@ -514,7 +517,7 @@ static void check_bf16_case(const struct lp_cpu_kernels *k, size_t n, size_t m, 
 	for (size_t t = 0; t < n; t++)
 		for (size_t r = m; r < ldy; r++)
 			ck_assert(y[t * ldy + r] == 12345.0f);
-	free(x), free(w), free(y), free(scratch);
+	free(x), free(w), free(y), free(scratch), free(bias);
 }
 
 /*
@@ -538,39 +541,98 @@ START_TEST(test_bf16_gemm)
 		for (size_t b = 0; b < 4; b++)
 			for (size_t c = 0; c < 5; c++) {
 				size_t least = lp_cpu_bf16_gemm_scratch(ks[c]);
-				check_bf16_case(k, ns[a], ms[b], ks[c], least);
-				check_bf16_case(k, ns[a], ms[b], ks[c], 8 * least);
+				check_bf16_case(k, ns[a], ms[b], ks[c], least, 0);
+				check_bf16_case(k, ns[a], ms[b], ks[c], 8 * least, 0);
+				check_bf16_case(k, ns[a], ms[b], ks[c], least, 1);
 			}
+}
+END_TEST
+
+/*
+ * The encoder's element-wise kernels of a set, where it has them, on
+ * lengths below, at and past a vector of 16 (1, 15, 16, 17, 333): GELU
+ * against the double erf form (within 1e-6 of the largest), the softmax's
+ * exponentials against exp() (within 1e-6 each, their sum within 1e-6),
+ * and nothing written past the length.
+ */
+START_TEST(test_enc_kernels)
+{
+	const struct lp_cpu_kernels *k = simd_set(_i);
+	static const size_t ns[] = { 1, 15, 16, 17, 333 };
+
+	if (!k || !k->gelu || !k->exp_shift)
+		return;
+	for (size_t c = 0; c < sizeof(ns) / sizeof(ns[0]); c++) {
+		size_t n = ns[c];
+		float *x = rand_vec(n + 1, 6.0f), *y = malloc((n + 1) * sizeof(float));
+		double ref[333], sum = 0, mx = -1e30;
+
+		memcpy(y, x, (n + 1) * sizeof(float));
+		k->gelu(y, n);
+		for (size_t i = 0; i < n; i++)
+			ref[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2.0)));
+		ck_assert_double_lt(rel_err(y, ref, n), 1e-6);
+		ck_assert(y[n] == x[n]);
+		memcpy(y, x, (n + 1) * sizeof(float));
+		for (size_t i = 0; i < n; i++)
+			mx = fmax(mx, x[i]);
+		float got = k->exp_shift(y, n, (float)mx, 0.35f);
+		for (size_t i = 0; i < n; i++) {
+			double e = exp(((double)x[i] - (float)mx) * 0.35f);
+			sum += e;
+			ck_assert_msg(fabs(y[i] - e) <= 1e-6 * e, "n %zu: exp %zu: %.9g vs %.9g", n, i,
+				      y[i], e);
+		}
+		ck_assert_msg(fabs(got - sum) <= 1e-6 * sum, "n %zu: sum %.9g vs %.9g", n, got, sum);
+		ck_assert(y[n] == x[n]);
+		free(x), free(y);
+	}
 }
 END_TEST
 
 /*
  * A matmul of F32 weights that allows BF16 (lp_backend_mat.bf16) on the
  * backend of 2 threads: where the kernels have the BF16 product, within
- * its rounding of the float reference; elsewhere the float product.
+ * its rounding of the float reference; elsewhere the float product. And
+ * each with a bias (lp_backend_mat.bias, so ldy == rows), which must come
+ * out added to every row, as must the bias of the product below gemm_min
+ * rows (the mat-vec).
  */
-START_TEST(test_matmul_bf16_flag)
+static void check_matmul_f32(struct lp_backend *be, size_t n, int bf16, const float *bias)
 {
-	size_t n = 21, rows = 75, cols = 130, ldy = rows + 2;
-	struct lp_backend *be = cpu(2, 16);
+	size_t rows = 75, cols = 130, ldy = bias ? rows : rows + 2;
 	float *w = rand_vec(rows * cols, 1.0f), *x = rand_vec(n * cols, 1.0f);
 	float *y = malloc(n * ldy * sizeof(float));
-	struct lp_backend_mat W = { LP_Q_F32, w, rows, cols, cols * sizeof(float), 1 };
-	int bf16 = lp_cpu_kernels()->gemm_bf16 != NULL;
+	struct lp_backend_mat W = { LP_Q_F32, w, rows, cols, cols * sizeof(float), bf16, bias };
+	double tol = bf16 && lp_cpu_kernels()->gemm_bf16 ? 4.0 / 512 : 1e-5;
 
 	be->ops->matmul(be, &W, x, n, y, ldy);
 	for (size_t t = 0; t < n; t++)
 		for (size_t r = 0; r < rows; r++) {
-			double exact = 0, mag = 0;
+			double exact = bias ? bias[r] : 0, mag = bias ? fabs(bias[r]) : 0;
 			for (size_t c = 0; c < cols; c++) {
 				exact += (double)x[t * cols + c] * w[r * cols + c];
 				mag += fabs((double)x[t * cols + c] * w[r * cols + c]);
 			}
-			ck_assert_msg(fabs(y[t * ldy + r] - exact) <= (bf16 ? 4.0 / 512 : 1e-5) * mag,
-				      "Y[%zu][%zu] %.9g vs %.9g", t, r, y[t * ldy + r], exact);
+			ck_assert_msg(fabs(y[t * ldy + r] - exact) <= tol * mag,
+				      "n %zu bf16 %d bias %d: Y[%zu][%zu] %.9g vs %.9g", n, bf16,
+				      bias != NULL, t, r, y[t * ldy + r], exact);
 		}
-	lp_backend_free(be);
 	free(w), free(x), free(y);
+}
+
+START_TEST(test_matmul_bf16_flag)
+{
+	struct lp_backend *be = cpu(2, 16);
+	float *bias = rand_vec(75, 3.0f);
+
+	for (int bf16 = 0; bf16 < 2; bf16++) {
+		check_matmul_f32(be, 21, bf16, NULL);
+		check_matmul_f32(be, 21, bf16, bias);
+		check_matmul_f32(be, 3, bf16, bias);
+	}
+	lp_backend_free(be);
+	free(bias);
 }
 END_TEST
 
@@ -1255,6 +1317,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(kern, test_forced_set, 0, 3);
 	tcase_add_loop_test(kern, test_q8_gemm, 0, 2);
 	tcase_add_loop_test(kern, test_bf16_gemm, 0, 2);
+	tcase_add_loop_test(kern, test_enc_kernels, 0, 2);
 	tcase_set_timeout(kern, 60);
 	suite_add_tcase(s, kern);
 	tcase_add_loop_test(fw, test_gpu_layers_split, 0, 3);

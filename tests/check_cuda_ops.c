@@ -219,8 +219,8 @@ static struct wpair weights(enum lp_qtype type, uint64_t rows, uint64_t cols)
 	ck_assert_msg(w.r != NULL, "cpu import: %s", dg.msg);
 	w.d = dev->ops->import(dev, w.bytes, rb * rows, LP_MEM_GPU_WEIGHTS, &dg);
 	ck_assert_msg(w.d != NULL, "device import: %s", dg.msg);
-	w.mr = (struct lp_backend_mat){ type, w.r->data, rows, cols, rb, 0 };
-	w.md = (struct lp_backend_mat){ type, w.d->data, rows, cols, rb, 0 };
+	w.mr = (struct lp_backend_mat){ type, w.r->data, rows, cols, rb, 0, NULL };
+	w.md = (struct lp_backend_mat){ type, w.d->data, rows, cols, rb, 0, NULL };
 	return w;
 }
 

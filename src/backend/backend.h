@@ -109,6 +109,11 @@ struct lp_backend_mat {
 	 * CPU backend on AVX-512 BF16; LPIPE_CPU=avx2|scalar keeps float).
 	 * The encoder asks for it; the generative models never do. */
 	int bf16;
+	/* NULL, or `rows` floats in the backend's address space that matmul
+	 * adds to every row of Y (a linear layer's bias, added as the product
+	 * is written rather than in a pass of its own); a product with a
+	 * bias takes ldy == rows. matmul_many's weights have none. */
+	const float *bias;
 };
 
 /* How RoPE pairs the elements of a head. llama.cpp rotates adjacent pairs

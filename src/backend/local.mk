@@ -41,7 +41,7 @@ endif
 if LP_AVX512
 noinst_LTLIBRARIES += liblpipe_avx512.la
 liblpipe_avx512_la_SOURCES = src/backend/cpu/dot_avx512.c src/backend/cpu/gemm_bf16.c \
-	src/backend/cpu/attn_avx512.c
+	src/backend/cpu/attn_avx512.c src/backend/cpu/enc_avx512.c
 liblpipe_avx512_la_CFLAGS = $(AM_CFLAGS) -fPIC -mavx2 -mfma -mf16c \
 	-mavx512f -mavx512bw -mavx512vl -mavx512vnni
 liblpipe_la_LIBADD += liblpipe_avx512.la

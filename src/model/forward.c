@@ -256,7 +256,7 @@ static enum lp_status import_mat(struct part *pt, const struct lp_tensor *t,
 		return lp_diag_set(d, LP_E_MODEL, NULL, 0, 0,
 				   "the %s backend cannot multiply %s weights ('%s')",
 				   pt->be->name, lp_qtype_name(t->type), t->name);
-	*out = (struct lp_backend_mat){ t->type, NULL, t->rows, t->cols, t->row_bytes, 0 };
+	*out = (struct lp_backend_mat){ t->type, NULL, t->rows, t->cols, t->row_bytes, 0, NULL };
 	out->data = import(pt, t->data, tensor_bytes(t), d);
 	return out->data ? LP_OK : LP_E_NOMEM;
 }

@@ -330,8 +330,8 @@ enum lp_status lp_bert_set_window(struct lp_bert *m, size_t window, size_t strid
 
 /* One layer's weights in the backend's address space. */
 struct run_layer {
-	struct lp_backend_mat qkv, o, in, out;   /* [3E, E], [E, E], [F, E], [E, F] */
-	const float *bqkv, *bo, *bi, *bf;        /* [3E], [E], [F], [E] */
+	/* [3E, E], [E, E], [F, E], [E, F]; biases [3E], [E], [F], [E] */
+	struct lp_backend_mat qkv, o, in, out;
 	const float *ln1_g, *ln1_b, *ln2_g, *ln2_b;
 };
 
@@ -357,16 +357,34 @@ struct bert_run {
 
 static struct lp_backend_mat mat_f32(const float *data, uint64_t rows, uint64_t cols)
 {
-	return (struct lp_backend_mat){ LP_Q_F32, data, rows, cols, cols * sizeof(float), 0 };
+	return (struct lp_backend_mat){ LP_Q_F32, data, rows, cols, cols * sizeof(float), 0, NULL };
 }
 
-/* 1 when LPIPE_ENCODER_WEIGHTS=bf16: F32 weights whose products the
- * backend may run in BF16 (lp_backend_mat.bf16). */
-static int bf16_asked(void)
+/* A layer's products, as bits of bf16_products(). */
+enum { PROD_QKV = 1, PROD_O = 2, PROD_IN = 4, PROD_OUT = 8 };
+
+/*
+ * The products whose F32 weights the backend may run in BF16
+ * (lp_backend_mat.bf16: the CPU on AVX-512 BF16, about twice the float
+ * rate): every one with LPIPE_ENCODER_WEIGHTS=bf16, none with =f32, and
+ * by default the feed-forward output product alone. Each product in BF16
+ * moves MiniLM's vectors by about as much as the share of the work it
+ * holds: all four by 2.0e-5 of cosine at worst from sentence-transformers
+ * (on bench/embed's 200 chunks), the output product (a third of the
+ * work) by 4.9e-6 (5.4e-6 on 500 chunks), the input one by 6.7e-6, Q/K/V
+ * by 6.7e-6, both feed-forward products of the first three layers (half
+ * the work) by 1.1e-5 on 500 chunks. So the default keeps the output
+ * product alone, within 1e-5 with room to spare, for a tenth of the time.
+ */
+static int bf16_products(void)
 {
 	const char *e = getenv("LPIPE_ENCODER_WEIGHTS");
 
-	return e && !strcmp(e, "bf16");
+	if (e && !strcmp(e, "bf16"))
+		return PROD_QKV | PROD_O | PROD_IN | PROD_OUT;
+	if (e && !strcmp(e, "f32"))
+		return 0;
+	return PROD_OUT;
 }
 
 /* Import n host floats into the run's backend; NULL with d filled. */
@@ -383,11 +401,12 @@ static const float *import(struct bert_run *r, const float *host, size_t n, stru
 	return b->data;
 }
 
-/* A product's weights, rows x cols floats at `host`: imported as they are,
- * or as f16 when r->f16 (a device then multiplies f16 by f16 into f32
- * sums: cublasGemmEx on the tensor cores). */
+/* A product's weights, rows x cols floats at `host`: imported as they are
+ * (allowed BF16 when `bf16`), or as f16 when r->f16 (a device then
+ * multiplies f16 by f16 into f32 sums: cublasGemmEx on the tensor cores). */
 static enum lp_status import_mat(struct bert_run *r, const float *host, uint64_t rows,
-				 uint64_t cols, struct lp_backend_mat *out, struct lp_diag *d)
+				 uint64_t cols, int bf16, struct lp_backend_mat *out,
+				 struct lp_diag *d)
 {
 	size_t n = (size_t)(rows * cols);
 	struct lp_backend_buf *b;
@@ -398,11 +417,7 @@ static enum lp_status import_mat(struct bert_run *r, const float *host, uint64_t
 		if (!p)
 			return d && d->status ? d->status : LP_E_NOMEM;
 		*out = mat_f32(p, rows, cols);
-		/* LPIPE_ENCODER_WEIGHTS=bf16: the layers' products in BF16
-		 * where the backend has it, about 1.5x faster on AVX-512 BF16
-		 * but 1e-5 to 3e-5 of cosine from the float vectors (MiniLM),
-		 * more than float rounding, so only when asked for */
-		out->bf16 = bf16_asked();
+		out->bf16 = bf16;
 		return LP_OK;
 	}
 	if (r->n_bufs == r->cap_bufs || !(h = lp_mem_alloc(LP_MEM_WEIGHTS, n * 2, d)))
@@ -418,7 +433,7 @@ static enum lp_status import_mat(struct bert_run *r, const float *host, uint64_t
 		lp_mem_free(h); /* copied */
 	else
 		r->h16[r->n_h16++] = h; /* aliased: kept as long as the buffer */
-	*out = (struct lp_backend_mat){ LP_Q_F16, b->data, rows, cols, (size_t)cols * 2, 0 };
+	*out = (struct lp_backend_mat){ LP_Q_F16, b->data, rows, cols, (size_t)cols * 2, 0, NULL };
 	return LP_OK;
 }
 
@@ -479,6 +494,7 @@ static enum lp_status bind_run(struct lp_bert *m, struct bert_run *r, float **qk
 			       const float *pos, struct lp_diag *d)
 {
 	size_t E = (size_t)m->hp.n_embd, F = (size_t)m->hp.n_ff;
+	int bf16 = bf16_products();
 	const float *p;
 
 #define IMP(dst, src, n) do { if (!((dst) = import(r, (src), (n), d))) return d && d->status ? d->status : LP_E_NOMEM; } while (0)
@@ -492,15 +508,15 @@ static enum lp_status bind_run(struct lp_bert *m, struct bert_run *r, float **qk
 		const struct bert_layer *L = &m->layers[il];
 		struct run_layer *R = &r->layers[il];
 		enum lp_status st;
-		if ((st = import_mat(r, qkv[2 * il], 3 * E, E, &R->qkv, d)) ||
-		    (st = import_mat(r, L->wo, E, E, &R->o, d)) ||
-		    (st = import_mat(r, L->wi, F, E, &R->in, d)) ||
-		    (st = import_mat(r, L->wf, E, F, &R->out, d)))
+		if ((st = import_mat(r, qkv[2 * il], 3 * E, E, bf16 & PROD_QKV, &R->qkv, d)) ||
+		    (st = import_mat(r, L->wo, E, E, bf16 & PROD_O, &R->o, d)) ||
+		    (st = import_mat(r, L->wi, F, E, bf16 & PROD_IN, &R->in, d)) ||
+		    (st = import_mat(r, L->wf, E, F, bf16 & PROD_OUT, &R->out, d)))
 			return st;
-		IMP(R->bqkv, qkv[2 * il + 1], 3 * E);
-		IMP(R->bo, L->bo, E);
-		IMP(R->bi, L->bi, F);
-		IMP(R->bf, L->bf, E);
+		IMP(R->qkv.bias, qkv[2 * il + 1], 3 * E);
+		IMP(R->o.bias, L->bo, E);
+		IMP(R->in.bias, L->bi, F);
+		IMP(R->out.bias, L->bf, E);
 		IMP(R->ln1_g, L->ln1_g, E);
 		IMP(R->ln1_b, L->ln1_b, E);
 		IMP(R->ln2_g, L->ln2_g, E);
@@ -529,8 +545,8 @@ static enum lp_status open_own(struct lp_bert *m, struct bert_run *r, struct lp_
  * LPIPE_ENCODER_WEIGHTS=f32 (f16 halves the bytes and runs on the tensor
  * cores; the sums stay f32, and embeddings stay within cosine 0.9999 of
  * the CPU's); on the CPU f32, unless LPIPE_ENCODER_WEIGHTS=f16 (tests).
- * LPIPE_ENCODER_WEIGHTS=bf16 keeps f32 weights and lets the products
- * round them to BF16 (bf16_asked).
+ * On the CPU some or all products may round their f32 weights to BF16
+ * (bf16_products).
  */
 static int want_f16(const struct lp_backend *be)
 {
@@ -705,18 +721,15 @@ static void layer_forward(const struct lp_bert *m, const struct run_layer *R, st
 		.scale = 1.0f / sqrtf((float)(E / H)),
 	};
 
+	/* the products add their biases (lp_backend_mat.bias) */
 	o->matmul(be, &R->qkv, x, n, qkv, 3 * E);
-	o->add(be, qkv, R->bqkv, n, 3 * E, 0);
 	o->enc_attention(be, &a);
 	o->matmul(be, &R->o, ctx, n, t, E);
-	o->add(be, t, R->bo, n, E, 0);
 	o->add(be, t, x, n, E, E);
 	o->layernorm(be, x, t, R->ln1_g, R->ln1_b, n, E, m->hp.ln_eps);
 	o->matmul(be, &R->in, x, n, h, F);
-	o->add(be, h, R->bi, n, F, 0);
 	o->gelu(be, h, n * F);
 	o->matmul(be, &R->out, h, n, t, E);
-	o->add(be, t, R->bf, n, E, 0);
 	o->add(be, t, x, n, E, E);
 	o->layernorm(be, x, t, R->ln2_g, R->ln2_b, n, E, m->hp.ln_eps);
 }

@@ -343,7 +343,8 @@ static void gemm_task(void *arg, size_t r0, size_t r1, int tid)
 			for (size_t r = 0; r < rb; r++)
 				lp_dequantize_row(W->type, (const uint8_t *)W->data +
 						  (b + r) * W->row_bytes, wf + r * cols, cols);
-		lp_gemm_nt(j->n, rb, cols, j->X, cols, blk, cols, j->Y + b, j->ldy);
+		lp_gemm_nt_bias(j->n, rb, cols, j->X, cols, blk, cols, W->bias ? W->bias + b : NULL,
+				j->Y + b, j->ldy);
 	}
 }
 
@@ -356,7 +357,8 @@ static void bf16_task(void *arg, size_t r0, size_t r1, int tid)
 
 	lp_cpu_kernels()->gemm_bf16(j->n, r1 - r0, W->cols, j->X, W->cols,
 				    (const float *)((const uint8_t *)W->data + r0 * W->row_bytes),
-				    W->row_bytes / sizeof(float), j->Y + r0, j->ldy,
+				    W->row_bytes / sizeof(float), W->bias ? W->bias + r0 : NULL,
+				    j->Y + r0, j->ldy,
 				    j->wf + (size_t)tid * j->wf_floats, j->wf_floats * sizeof(float));
 }
 
@@ -400,9 +402,12 @@ static void cpu_matmul(struct lp_backend *be, const struct lp_backend_mat *W, co
 		quantize_rows(c, &j);
 		lp_pool_for(c->pool, (n + LP_Q8_GROUP - 1) / LP_Q8_GROUP, 1, pack_task, &j);
 		lp_pool_for(c->pool, W->rows, gemm_chunk_rows(W->rows, th), q8_task, &j);
+		if (W->bias)
+			lp_backend_cpu_add(c->pool, Y, W->bias, n, W->rows, 0);
 		return;
 	}
 	if (n >= c->gemm_min) {
+		/* the float and BF16 products start their sums from the bias */
 		size_t th = (size_t)lp_pool_size(c->pool);
 		size_t chunk = gemm_chunk_rows(W->rows, th);
 		if (W->type == LP_Q_F32 && W->bf16 && lp_cpu_kernels()->gemm_bf16 &&
@@ -422,6 +427,8 @@ static void cpu_matmul(struct lp_backend *be, const struct lp_backend_mat *W, co
 	if (!is_float_type(W->type))
 		quantize_rows(c, &j);
 	lp_pool_for(c->pool, W->rows, 8, matmul_task, &j);
+	if (W->bias)
+		lp_backend_cpu_add(c->pool, Y, W->bias, n, W->rows, 0);
 }
 
 /* ---- several products of one input ----------------------------------- */

@@ -673,5 +673,5 @@ static const struct lp_q8_gemm q8_gemm = { q8_has, q8_pack, q8_rows };
 struct lp_cpu_kernels lp_cpu_kernels_avx512_set = {
 	"avx512", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0,
 	NULL, NULL, NULL, dot4_q8_0, NULL, dot4_q4_0, dot4_q4_1, dot4_q5_0, dot4_q5_1, NULL, NULL,
-	NULL, &q8_gemm, NULL, lp_cpu_attn_f16_avx512,
+	NULL, &q8_gemm, NULL, lp_cpu_attn_f16_avx512, lp_cpu_gelu_avx512, lp_cpu_exp_shift_avx512,
 };

@@ -229,7 +229,7 @@ static float dot_q6_k(const void *w, const void *a, size_t n)
 static const struct lp_cpu_kernels scalar_set = {
 	"scalar", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0,
 	dot_q4_k, dot_q5_k, dot_q6_k, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	NULL, NULL,
+	NULL, NULL, NULL, NULL,
 };
 
 const struct lp_cpu_kernels *lp_cpu_kernels_scalar(void)

@@ -1,9 +1,11 @@
 /*
  * encoder.c - the CPU backend's encoder and retrieval ops: LayerNorm and
  * GELU (AVX2 and FMA when the CPU has them and LPIPE_CPU, or
- * LPIPE_CPU_KERNELS, is not "scalar"), the masked attention of a padded encoder batch, mean pooling,
- * top-k and the hashed projection. Element-wise work is split by rows
- * between the pool's threads; attention by (sequence, head).
+ * LPIPE_CPU_KERNELS, is not "scalar"; GELU and the softmax's
+ * exponentials on 16 lanes where the kernel set has them, enc_avx512.c),
+ * the masked attention of a padded encoder batch, mean pooling, top-k and
+ * the hashed projection. Element-wise work is split by rows between the
+ * pool's threads; attention by (sequence, head).
  */
 #include "backend/cpu/cpu.h"
 
@@ -17,6 +19,7 @@
 #endif
 
 #include "backend/cpu/blas.h"
+#include "backend/cpu/kernels.h"
 #include "core/threadpool.h"
 
 int lp_backend_cpu_enc_avx2(void)
@@ -234,6 +237,7 @@ void lp_backend_cpu_layernorm(struct lp_pool *pool, float *out, const float *x, 
 struct gelu_job {
 	float *x;
 	int avx2;
+	void (*gelu16)(float *x, size_t n);   /* the kernel set's, or NULL */
 };
 
 static void gelu_task(void *arg, size_t i0, size_t i1, int tid)
@@ -243,6 +247,10 @@ static void gelu_task(void *arg, size_t i0, size_t i1, int tid)
 	size_t i = i0;
 
 	(void)tid;
+	if (j->gelu16) {
+		j->gelu16(x + i0, i1 - i0);
+		return;
+	}
 #ifdef HAVE_X86
 	if (j->avx2) {
 		size_t n8 = (i1 - i0) & ~(size_t)7;
@@ -256,7 +264,7 @@ static void gelu_task(void *arg, size_t i0, size_t i1, int tid)
 
 void lp_backend_cpu_gelu(struct lp_pool *pool, float *x, size_t count)
 {
-	struct gelu_job j = { x, lp_backend_cpu_enc_avx2() };
+	struct gelu_job j = { x, lp_backend_cpu_enc_avx2(), lp_cpu_kernels()->gelu };
 
 	/* chunks of a multiple of 8 so that each runs the vector loop whole */
 	lp_pool_for(pool, count, 32768, gelu_task, &j);
@@ -297,8 +305,10 @@ void lp_backend_cpu_add(struct lp_pool *pool, float *y, const float *x, size_t n
 
 /* ---- encoder attention --------------------------------------------------- */
 
-/* a = softmax(scale * a) over each of `rows` rows of `cols` (scale > 0). */
-static void softmax_rows(int avx2, float *a, size_t rows, size_t cols, float scale)
+/* a = softmax(scale * a) over each of `rows` rows of `cols` (scale > 0);
+ * exp16 the kernel set's exponentials, or NULL. */
+static void softmax_rows(int avx2, float (*exp16)(float *, size_t, float, float), float *a,
+			 size_t rows, size_t cols, float scale)
 {
 	for (size_t i = 0; i < rows; i++) {
 		float *r = a + i * cols, mx = r[0], sum = 0;
@@ -311,11 +321,13 @@ static void softmax_rows(int avx2, float *a, size_t rows, size_t cols, float sca
 #endif
 		for (j = n8; j < cols; j++)
 			mx = r[j] > mx ? r[j] : mx;
+		if (exp16)
+			sum = exp16(r, cols, mx, scale);
 #ifdef HAVE_X86
-		if (n8)
+		else if (n8)
 			sum = exp_shift_avx2(r, n8, mx, scale);
 #endif
-		for (j = n8; j < cols; j++)
+		for (j = exp16 ? cols : n8; j < cols; j++)
 			sum += (r[j] = expf((r[j] - mx) * scale));
 		sum = 1.0f / sum;
 #ifdef HAVE_X86
@@ -332,6 +344,7 @@ struct enc_job {
 	float *att;          /* (threads, stride) */
 	size_t stride;
 	int avx2;
+	float (*exp16)(float *, size_t, float, float);   /* the kernel set's, or NULL */
 };
 
 /* One (sequence, head) per index: ctx = softmax(Q K^T scale) V over the
@@ -349,7 +362,7 @@ static void enc_task(void *arg, size_t i0, size_t i1, int tid)
 		lp_blas_sgemm(LP_BLAS_ROW_MAJOR, LP_BLAS_NO_TRANS, LP_BLAS_TRANS, (int)L, (int)L,
 			      (int)dh, 1.0f, a->q + in, (int)a->ld, a->k + in, (int)a->ld, 0.0f,
 			      att, (int)L);
-		softmax_rows(j->avx2, att, L, L, a->scale);
+		softmax_rows(j->avx2, j->exp16, att, L, L, a->scale);
 		lp_blas_sgemm(LP_BLAS_ROW_MAJOR, LP_BLAS_NO_TRANS, LP_BLAS_NO_TRANS, (int)L,
 			      (int)dh, (int)L, 1.0f, att, (int)L, a->v + in, (int)a->ld, 0.0f,
 			      a->out + o, (int)E);
@@ -361,7 +374,8 @@ static void enc_task(void *arg, size_t i0, size_t i1, int tid)
 void lp_backend_cpu_enc_attention(struct lp_pool *pool, float *att, size_t stride,
 				  const struct lp_backend_enc_attn *a)
 {
-	struct enc_job j = { a, att, stride, lp_backend_cpu_enc_avx2() };
+	struct enc_job j = { a, att, stride, lp_backend_cpu_enc_avx2(),
+			     lp_cpu_kernels()->exp_shift };
 
 	lp_pool_for(pool, (size_t)a->n_seq * a->n_head, 1, enc_task, &j);
 }

@@ -18,6 +18,19 @@ void lp_gemm_nt(size_t n, size_t m, size_t k, const float *X, size_t ldx,
 		      1.0f, X, (int)ldx, W, (int)ldw, 0.0f, Y, (int)ldy);
 }
 
+void lp_gemm_nt_bias(size_t n, size_t m, size_t k, const float *X, size_t ldx,
+		     const float *W, size_t ldw, const float *bias, float *Y, size_t ldy)
+{
+	if (!bias) {
+		lp_gemm_nt(n, m, k, X, ldx, W, ldw, Y, ldy);
+		return;
+	}
+	for (size_t t = 0; t < n; t++)
+		memcpy(Y + t * ldy, bias, m * sizeof(float));
+	lp_blas_sgemm(LP_BLAS_ROW_MAJOR, LP_BLAS_NO_TRANS, LP_BLAS_TRANS, (int)n, (int)m, (int)k,
+		      1.0f, X, (int)ldx, W, (int)ldw, 1.0f, Y, (int)ldy);
+}
+
 #ifdef HAVE_X86
 #define TGT __attribute__((target("avx2,fma")))
 

@@ -25,6 +25,11 @@
  * below 2^31). Y is overwritten. */
 void lp_gemm_nt(size_t n, size_t m, size_t k, const float *X, size_t ldx,
 		const float *W, size_t ldw, float *Y, size_t ldy);
+/* The same plus bias[r] in every Y[t][r] (bias NULL: lp_gemm_nt): Y
+ * filled with the bias, then the product accumulated into it, which costs
+ * what the library's own clearing of Y did. */
+void lp_gemm_nt_bias(size_t n, size_t m, size_t k, const float *X, size_t ldx,
+		     const float *W, size_t ldw, const float *bias, float *Y, size_t ldy);
 /* Attention's vector pieces, AVX2+FMA when the CPU has them:
  * sum a[i]*b[i], and y[i] += a*x[i]. */
 float lp_dot_f32(const float *a, const float *b, size_t n);

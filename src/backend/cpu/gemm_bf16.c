@@ -13,13 +13,19 @@
  * bits of mantissa; the sums stay in float. MiniLM's vectors move by a
  * cosine of about 1e-6 (tests/check_embed.c states what it checks).
  *
- * Layout: W is packed per call, a block of rows at a time that stays in
- * L2, into panels of 32 rows where the pair (c, c+1) of the 32 rows is
- * one 128-byte run: two vectors, lane j the pair of row j. An X tile of 8
- * rows is rounded into BF16 pairs, and each (8 rows, 32 rows) tile of Y
- * is 16 accumulators, one broadcast pair of X against two vectors of W
- * per step. Packing costs one pass over W per call, under 1% of a
- * call of a few hundred rows of X; the weights stay mapped as float.
+ * Layout: W is packed per call, as many rows as the scratch holds (all of
+ * a thread's rows for the encoder), into panels of 32 rows where the pair
+ * (c, c+1) of the 32 rows is one 128-byte run: two vectors, lane j the
+ * pair of row j. X is rounded into BF16 pairs 128 rows at a time, once per
+ * packed block of W, and each panel (under 100 KiB) runs against all
+ * of those rows while it stays in L2: each (8 rows, 32 rows) tile of Y is
+ * 16 accumulators, started from the bias, one broadcast pair of X against
+ * two vectors of W per step. Rounding X once per block rather than once
+ * per L2-sized block of W matters: X is the product's largest operand
+ * (the feed-forward output's 1536 columns), and its rounding took 5% of
+ * the encoder when it was read three times. Packing costs one pass over
+ * W per call, under 1% of a call of a few hundred rows of X; the weights
+ * stay mapped as float.
  */
 #include "backend/cpu/kernels.h"
 
@@ -32,7 +38,7 @@
 #define TGT __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 #define TILE_X 8      /* X rows a tile */
 #define PANEL 32      /* W rows a panel: two vectors of pairs */
-#define BLOCK_BYTES ((size_t)512 * 1024)   /* packed W block: about half of Zen 4's L2 */
+#define X_BLOCK 128   /* X rows rounded at a time, and run against each panel */
 
 /* x[0..k) as k2 = ceil(k/2) pairs of BF16 (to nearest even), the last
  * one's high half 0 when k is odd. */
@@ -72,12 +78,17 @@ TGT static void pack_w(const float *W, size_t ldw, size_t rows, size_t k, uint32
 	}
 }
 
-/* Y[t][j] = sum over pairs of xb[t] . panel lane j, for t < NR rows of the
- * tile (xb rows k2 pairs apart) and j < cols (<= PANEL) of the panel. */
+/* Y[t][j] = bias[j] + sum over pairs of xb[t] . panel lane j, for t < NR
+ * rows of the tile (xb rows k2 pairs apart) and j < cols (<= PANEL) of the
+ * panel; the sums start from the bias (NULL: from 0). */
 #define TILE_BODY(NR)                                                                     \
 	__m512 acc[NR][2];                                                                \
-	_Pragma("GCC unroll 8") for (size_t t = 0; t < NR; t++)                           \
-		acc[t][0] = acc[t][1] = _mm512_setzero_ps();                              \
+	__m512 b0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps();         \
+	__m512 b1 = bias ? _mm512_maskz_loadu_ps(m1, bias + 16) : _mm512_setzero_ps();    \
+	_Pragma("GCC unroll 8") for (size_t t = 0; t < NR; t++) {                         \
+		acc[t][0] = b0;                                                           \
+		acc[t][1] = b1;                                                           \
+	}                                                                                 \
 	for (size_t p = 0; p < k2; p++) {                                                 \
 		__m512bh w0 = (__m512bh)_mm512_load_si512(wp + p * PANEL);                \
 		__m512bh w1 = (__m512bh)_mm512_load_si512(wp + p * PANEL + 16);           \
@@ -94,7 +105,7 @@ TGT static void pack_w(const float *W, size_t ldw, size_t rows, size_t k, uint32
 
 #define TILE_FN(NR)                                                                       \
 	TGT static void tile_##NR(const uint32_t *xb, const uint32_t *wp, size_t k2, float *Y, \
-				  size_t ldy, __mmask16 m0, __mmask16 m1)                  \
+				  size_t ldy, __mmask16 m0, __mmask16 m1, const float *bias) \
 	{                                                                                 \
 		TILE_BODY(NR)                                                             \
 	}
@@ -103,7 +114,7 @@ TILE_FN(1) TILE_FN(2) TILE_FN(3) TILE_FN(4) TILE_FN(5) TILE_FN(6) TILE_FN(7) TIL
 #undef TILE_BODY
 
 typedef void (*tile_fn)(const uint32_t *, const uint32_t *, size_t, float *, size_t, __mmask16,
-			__mmask16);
+			__mmask16, const float *);
 static const tile_fn tiles[TILE_X + 1] = {
 	NULL, tile_1, tile_2, tile_3, tile_4, tile_5, tile_6, tile_7, tile_8,
 };
@@ -114,39 +125,53 @@ size_t lp_cpu_bf16_gemm_scratch(size_t k)
 {
 	size_t k2 = (k + 1) / 2;
 
-	return ALIGN64(TILE_X * k2 * 4) + k2 * PANEL * 4 + 64;
+	return ALIGN64(X_BLOCK * k2 * 4) + k2 * PANEL * 4 + 64;
+}
+
+/* Y rows [t0, t0 + nb) of one packed block of np panels (`rows` rows of W
+ * from r0): X rounded once into xb, then each panel against every tile of
+ * the rows while it stays in L2. */
+TGT static void block_rows(const float *X, size_t ldx, size_t k, size_t t0, size_t nb,
+			   const uint32_t *wp, size_t rows, size_t r0, const float *bias,
+			   float *Y, size_t ldy, uint32_t *xb)
+{
+	size_t k2 = (k + 1) / 2, np = (rows + PANEL - 1) / PANEL;
+
+	for (size_t t = 0; t < nb; t++)
+		to_bf16(X + (t0 + t) * ldx, k, xb + t * k2);
+	for (size_t p = 0; p < np; p++) {
+		size_t cols = rows - p * PANEL < PANEL ? rows - p * PANEL : PANEL;
+		__mmask16 m0 = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1);
+		__mmask16 m1 = (__mmask16)(cols >= 32 ? 0xffff :
+					  cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
+		const float *b = bias ? bias + r0 + p * PANEL : NULL;
+		for (size_t t = 0; t < nb; t += TILE_X) {
+			size_t nr = nb - t < TILE_X ? nb - t : TILE_X;
+			tiles[nr](xb + t * k2, wp + p * k2 * PANEL, k2,
+				  Y + (t0 + t) * ldy + r0 + p * PANEL, ldy, m0, m1, b);
+		}
+	}
 }
 
 TGT void lp_cpu_bf16_gemm_avx512(size_t n, size_t m, size_t k, const float *X, size_t ldx,
-				 const float *W, size_t ldw, float *Y, size_t ldy, void *scratch,
-				 size_t scratch_bytes)
+				 const float *W, size_t ldw, const float *bias, float *Y, size_t ldy,
+				 void *scratch, size_t scratch_bytes)
 {
 	size_t k2 = (k + 1) / 2, panel_bytes = k2 * PANEL * 4;
 	uint8_t *base = (uint8_t *)ALIGN64((uintptr_t)scratch);
 	uint32_t *xb = (uint32_t *)base;
-	uint32_t *wp = (uint32_t *)(base + ALIGN64(TILE_X * k2 * 4));
+	uint32_t *wp = (uint32_t *)(base + ALIGN64(X_BLOCK * k2 * 4));
 	size_t room = scratch_bytes - (size_t)((uint8_t *)wp - (uint8_t *)scratch);
-	size_t panels = (room < BLOCK_BYTES ? room : BLOCK_BYTES) / panel_bytes;
+	size_t panels = room / panel_bytes;
 
 	if (!panels)
 		panels = 1;  /* the caller gave lp_cpu_bf16_gemm_scratch(k) at least */
 	for (size_t r0 = 0; r0 < m; r0 += panels * PANEL) {
 		size_t rows = m - r0 < panels * PANEL ? m - r0 : panels * PANEL;
-		size_t np = (rows + PANEL - 1) / PANEL;
 		pack_w(W + r0 * ldw, ldw, rows, k, wp, xb);
-		for (size_t t0 = 0; t0 < n; t0 += TILE_X) {
-			size_t nr = n - t0 < TILE_X ? n - t0 : TILE_X;
-			for (size_t t = 0; t < nr; t++)
-				to_bf16(X + (t0 + t) * ldx, k, xb + t * k2);
-			for (size_t p = 0; p < np; p++) {
-				size_t cols = rows - p * PANEL < PANEL ? rows - p * PANEL : PANEL;
-				__mmask16 m0 = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1);
-				__mmask16 m1 = (__mmask16)(cols >= 32 ? 0xffff :
-							  cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
-				tiles[nr](xb, wp + p * k2 * PANEL, k2, Y + t0 * ldy + r0 + p * PANEL,
-					  ldy, m0, m1);
-			}
-		}
+		for (size_t t0 = 0; t0 < n; t0 += X_BLOCK)
+			block_rows(X, ldx, k, t0, n - t0 < X_BLOCK ? n - t0 : X_BLOCK, wp, rows, r0,
+				   bias, Y, ldy, xb);
 	}
 }
 

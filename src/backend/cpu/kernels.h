@@ -80,18 +80,26 @@ struct lp_cpu_kernels {
 	/* the int8 product of batched prefill (below; the AVX-512 set's
 	 * takes the legacy types, Q4_K and Q6_K), NULL where the set has none */
 	const struct lp_q8_gemm *q8_gemm;
-	/* Y[t][r] = sum_c X[t][c] W[r][c] (t < n, r < m, c < k; rows ldx,
-	 * ldw, ldy apart) with X and W rounded to BF16 and the products
-	 * summed in float: twice the float rate on AVX-512 BF16 (gemm_bf16.c),
+	/* Y[t][r] = bias[r] + sum_c X[t][c] W[r][c] (t < n, r < m, c < k;
+	 * rows ldx, ldw, ldy apart; bias NULL or m floats, where the float
+	 * sums start) with X and W rounded to BF16 and the products summed
+	 * in float: twice the float rate on AVX-512 BF16 (gemm_bf16.c),
 	 * for products that ask for it (lp_backend_mat.bf16). `scratch` holds
 	 * at least lp_cpu_bf16_gemm_scratch(k) bytes, more lets it pack more
 	 * rows of W at once. Reentrant. NULL where the set has none */
 	void (*gemm_bf16)(size_t n, size_t m, size_t k, const float *X, size_t ldx,
-			  const float *W, size_t ldw, float *Y, size_t ldy, void *scratch,
-			  size_t scratch_bytes);
+			  const float *W, size_t ldw, const float *bias, float *Y, size_t ldy,
+			  void *scratch, size_t scratch_bytes);
 	/* attention of one head group over an F16 cache (struct
 	 * lp_cpu_attn_f16), NULL where the set has none */
 	void (*attn_f16)(const struct lp_cpu_attn_f16 *a);
+	/* the encoder's element-wise kernels (enc_avx512.c), NULL where the
+	 * set has none (encoder.c then runs its own, on 8 lanes or in C):
+	 * x[i] = gelu(x[i]) for i < n, in the erf form; and the softmax's
+	 * r[j] = exp((r[j] - mx) * scale) for j < n (each argument <= 0),
+	 * returning their sum */
+	void (*gelu)(float *x, size_t n);
+	float (*exp_shift)(float *r, size_t n, float mx, float scale);
 };
 
 /*
@@ -165,9 +173,12 @@ extern struct lp_cpu_kernels lp_cpu_kernels_avx512_set;
  * has the feature), the least scratch it takes for k columns, and whether
  * the CPU (and the OS) has AVX-512 BF16. */
 void lp_cpu_bf16_gemm_avx512(size_t n, size_t m, size_t k, const float *X, size_t ldx,
-			     const float *W, size_t ldw, float *Y, size_t ldy, void *scratch,
-			     size_t scratch_bytes);
+			     const float *W, size_t ldw, const float *bias, float *Y, size_t ldy,
+			     void *scratch, size_t scratch_bytes);
 size_t lp_cpu_bf16_gemm_scratch(size_t k);
+/* enc_avx512.c: the AVX-512 set's gelu and exp_shift. */
+void lp_cpu_gelu_avx512(float *x, size_t n);
+float lp_cpu_exp_shift_avx512(float *r, size_t n, float mx, float scale);
 int lp_cpu_has_avx512bf16(void);
 /* attn_avx512.c: the AVX-512 set's attn_f16. */
 void lp_cpu_attn_f16_avx512(const struct lp_cpu_attn_f16 *a);

@@ -56,8 +56,9 @@ static int gemm(struct lp_cuda *c, int rows, int n, int cols, const void *W, cud
 					       CUBLAS_GEMM_DEFAULT));
 }
 
-static void matmul(struct lp_backend *be, const struct lp_backend_mat *W, const float *X,
-		   size_t n, float *Y, size_t ldy)
+/* Y = X W^T, the bias left to matmul. */
+static void product(struct lp_backend *be, const struct lp_backend_mat *W, const float *X,
+		    size_t n, float *Y, size_t ldy)
 {
 	struct lp_cuda *c = lp_cuda_of(be);
 	int type = (int)W->type, rows = (int)W->rows, cols = (int)W->cols;
@@ -104,6 +105,19 @@ static void matmul(struct lp_backend *be, const struct lp_backend_mat *W, const 
 		    gemm(c, nr, (int)n, cols, c->w16, CUDA_R_16F, c->x16, CUDA_R_16F, Y + r0, ldy))
 			return;
 	}
+}
+
+/* The product, then its bias (lp_backend_mat.bias: ldy == rows) added by
+ * the element-wise kernel. */
+static void matmul(struct lp_backend *be, const struct lp_backend_mat *W, const float *X,
+		   size_t n, float *Y, size_t ldy)
+{
+	struct lp_cuda *c = lp_cuda_of(be);
+
+	product(be, W, X, n, Y, ldy);
+	if (W->bias && !c->err && n)
+		lp_cuda_check(c, "matmul", lp_cuk_add_rows(Y, W->bias, n, (size_t)W->rows, 0,
+							   c->stream));
 }
 
 static void get_rows(struct lp_backend *be, const struct lp_backend_mat *W, const int32_t *ids,
