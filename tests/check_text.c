@@ -978,6 +978,14 @@ START_TEST(test_focus_quantity_kinds)
 	ck_assert(!quantity(z, "See section 6.11 for the mode."));
 	ck_assert(quantity("How many jobs may run?", "Up to 64 jobs."));
 	ck_assert(!quantity("How many jobs may run?", "Jobs run in the background."));
+	/* the question's own number is not its answer */
+	ck_assert(!quantity("How many bugs did 2.0 fix?", "This is release 2.0 of it."));
+	ck_assert(quantity("How many bugs did 2.0 fix?", "Release 2.0 fixed 12 bugs."));
+	ck_assert(!quantity("When did version 2.0 come out?", "This is version 2.0 of it."));
+	ck_assert(quantity("When did version 2 come out?", "It came with version 2.5."));
+	ck_assert(!quantity("Which version followed 2.0?", "Until 2.0, nothing changed."));
+	ck_assert(quantity("Which version followed 2.0?", "Version 2.1 followed 2.0."));
+	ck_assert(quantity("How many jobs in 1 shell?", "One shell runs many jobs."));
 }
 END_TEST
 

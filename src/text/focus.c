@@ -409,12 +409,57 @@ static int size_unit_after(const char *text, size_t len, size_t i)
 	return k + 3 <= len && !memcmp(text + k, "\xE5\xAD\x97", 3); /* 字(节) */
 }
 
+/* Does q hold the number num[0..n) (digits, '.' and ',' inside) as a
+ * whole number, not inside a longer one ("2.0" in "version 2.0", not in
+ * "12.0" or "2.01")? */
+static int number_in(const char *q, const char *num, size_t n)
+{
+	size_t qlen = strlen(q);
+
+	for (const char *at = q; (at = memmem(at, qlen - (size_t)(at - q), num, n)); at++) {
+		size_t e = (size_t)(at - q) + n;
+		int before = at > q && (isalnum((unsigned char)at[-1]) ||
+					((at[-1] == '.' || at[-1] == ',') && at - 1 > q &&
+					 isdigit((unsigned char)at[-2])));
+		int after = e < qlen && (isalnum((unsigned char)q[e]) ||
+					 ((q[e] == '.' || q[e] == ',') && e + 1 < qlen &&
+					  isdigit((unsigned char)q[e + 1])));
+		if (!before && !after)
+			return 1;
+	}
+	return 0;
+}
+
+/* The end of the number that starts at text[i] (a digit): its digits
+ * with '.' or ',' between digits ("2.0", "1,024"). */
+static size_t number_end(const char *text, size_t len, size_t i)
+{
+	while (i < len && (isdigit((unsigned char)text[i]) ||
+			   ((text[i] == '.' || text[i] == ',') && i + 1 < len &&
+			    isdigit((unsigned char)text[i + 1]))))
+		i++;
+	return i;
+}
+
 int lp_focus_quantity_held(const char *q, const char *text, size_t len)
 {
 	enum quantity kind = quantity_of(q);
 
-	if (kind == Q_ANY)
-		return lp_focus_has_number(text, len);
+	if (kind == Q_ANY) { /* a number the question does not state itself */
+		int digits = 0;
+		for (size_t i = 0; i < len; i++) {
+			size_t e;
+			if (!isdigit((unsigned char)text[i]) || (i && isalnum((unsigned char)text[i - 1])) ||
+			    section_ref(text, len, i))
+				continue;
+			e = number_end(text, len, i);
+			if (!number_in(q, text + i, e - i))
+				return 1;
+			digits = 1;
+			i = e;
+		}
+		return !digits && lp_focus_has_number(text, len);
+	}
 	if (kind == Q_PRICE) {
 		static const char *const money[] = { "$", "\xE2\x82\xAC", "\xC2\xA3", "\xC2\xA5",
 						     "dollar", "euro", "USD", "EUR",
@@ -435,6 +480,10 @@ int lp_focus_quantity_held(const char *q, const char *text, size_t len)
 			continue;
 		while (d < len && isdigit((unsigned char)text[d]))
 			d++;
+		if (number_in(q, text + i, number_end(text, len, i) - i)) {
+			i = number_end(text, len, i);
+			continue; /* the question's own number is not its answer */
+		}
 		if (kind == Q_VERSION && d + 1 < len && text[d] == '.' &&
 		    isdigit((unsigned char)text[d + 1]))
 			return 1;

@@ -82,7 +82,9 @@ int lp_focus_has_number(const char *text, size_t len);
  * a version number ("5.2") for "Which version ...", a year ("1993") for
  * "Which year ...", a price (a currency sign or word) for "How much does
  * ... cost", a number with a unit of size ("512 bytes", "4 KiB") for "What
- * size ...", else any number.
+ * size ...", else any number. A number q states itself ("On what date was
+ * version 2.0 published?" and "... v. 2.0.") is none: it is what the
+ * question asks about, not its answer.
  */
 int lp_focus_quantity_held(const char *q, const char *text, size_t len);
 
