@@ -1,6 +1,6 @@
 # backend: CPU kernels (see Makefile.am)
 liblpipe_la_SOURCES += \
-	src/backend/cpu/kernels.c src/backend/cpu/kernels.h \
+	src/backend/cpu/kernels.c src/backend/cpu/kernels.h src/backend/cpu/approx.h \
 	src/backend/cpu/dot_scalar.c \
 	src/backend/cpu/blas.c src/backend/cpu/blas.h \
 	src/backend/cpu/matvec.c src/backend/cpu/matvec.h \

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/approx.h"
 #include "backend/cpu/blas.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/kernels.h"
@@ -602,9 +603,9 @@ static void cpu_swiglu(struct lp_backend *be, float *out, const float *gate, con
  */
 float lp_backend_cpu_erf(float z)
 {
-	float a = fabsf(z), t = 1.0f / (1.0f + 0.3275911f * a);
-	float p = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f +
-		  t * (-1.453152027f + t * 1.061405429f))));
+	float a = fabsf(z), t = 1.0f / (1.0f + LP_APPROX_ERF_P * a);
+	float p = t * (LP_APPROX_ERF_A1 + t * (LP_APPROX_ERF_A2 + t * (LP_APPROX_ERF_A3 +
+		  t * (LP_APPROX_ERF_A4 + t * LP_APPROX_ERF_A5))));
 	float r = 1.0f - p * expf(-a * a);
 
 	return z < 0 ? -r : r;

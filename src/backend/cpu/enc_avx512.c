@@ -11,6 +11,7 @@
  * exponentials 2% on 8 lanes.
  */
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/approx.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -25,10 +26,10 @@ static inline __m512 exp_nonpos16(__m512 x)
 	__m512i e;
 
 	x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
-	n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+	n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(LP_APPROX_LOG2E)),
 				 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LP_APPROX_LN2_HI), x);
+	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LP_APPROX_LN2_LO), r);
 	p = _mm512_set1_ps(1.0f / 720);
 	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
 	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
@@ -57,12 +58,12 @@ void lp_cpu_gelu_avx512(float *x, size_t n)
 		__m512 z = _mm512_mul_ps(v, _mm512_set1_ps((float)M_SQRT1_2));
 		__m512i zi = _mm512_castps_si512(z);
 		__m512 a = _mm512_castsi512_ps(_mm512_andnot_si512(sign, zi));
-		__m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(a, _mm512_set1_ps(0.3275911f), one));
-		__m512 p = _mm512_set1_ps(1.061405429f), r;
-		p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
-		p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
-		p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
-		p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
+		__m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(a, _mm512_set1_ps(LP_APPROX_ERF_P), one));
+		__m512 p = _mm512_set1_ps(LP_APPROX_ERF_A5), r;
+		p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(LP_APPROX_ERF_A4));
+		p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(LP_APPROX_ERF_A3));
+		p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(LP_APPROX_ERF_A2));
+		p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(LP_APPROX_ERF_A1));
 		p = _mm512_mul_ps(p, t);
 		__m512 na = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), sign));
 		r = _mm512_fnmadd_ps(p, exp_nonpos16(_mm512_mul_ps(na, a)), one);

@@ -18,6 +18,7 @@
 #define HAVE_X86 1
 #endif
 
+#include "backend/cpu/approx.h"
 #include "backend/cpu/blas.h"
 #include "backend/cpu/kernels.h"
 #include "core/threadpool.h"
@@ -61,11 +62,11 @@ TGT static __m256 exp_nonpos(__m256 x)
 	__m256i e;
 
 	x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-	n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
+	n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(LP_APPROX_LOG2E)),
 			    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 	/* ln 2 in two parts so that r keeps its low bits */
-	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LP_APPROX_LN2_HI), x);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LP_APPROX_LN2_LO), r);
 	p = _mm256_set1_ps(1.0f / 720);
 	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
 	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
@@ -104,12 +105,12 @@ TGT static void gelu_avx2(float *x, size_t n8)
 		__m256 v = _mm256_loadu_ps(x + i);
 		__m256 z = _mm256_mul_ps(v, _mm256_set1_ps((float)M_SQRT1_2));
 		__m256 a = _mm256_andnot_ps(sign, z);
-		__m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(a, _mm256_set1_ps(0.3275911f), one));
-		__m256 p = _mm256_set1_ps(1.061405429f), r;
-		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
-		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
-		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
-		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
+		__m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(a, _mm256_set1_ps(LP_APPROX_ERF_P), one));
+		__m256 p = _mm256_set1_ps(LP_APPROX_ERF_A5), r;
+		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(LP_APPROX_ERF_A4));
+		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(LP_APPROX_ERF_A3));
+		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(LP_APPROX_ERF_A2));
+		p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(LP_APPROX_ERF_A1));
 		p = _mm256_mul_ps(p, t);
 		r = _mm256_fnmadd_ps(p, exp_nonpos(_mm256_mul_ps(_mm256_xor_ps(a, sign), a)), one);
 		r = _mm256_or_ps(r, _mm256_and_ps(sign, z));   /* erf is odd */

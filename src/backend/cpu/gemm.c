@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "backend/cpu/approx.h"
 #include "backend/cpu/blas.h"
 #include "quant/quant.h"
 
@@ -174,10 +175,10 @@ TGT static inline __m256 exp8(__m256 x)
 	__m256 n, r, r2, p;
 
 	x = _mm256_max_ps(_mm256_min_ps(x, hi), lo);
-	n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+	n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(LP_APPROX_LOG2E)),
 			    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LP_APPROX_LN2_HI), x);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LP_APPROX_LN2_LO), r);
 	r2 = _mm256_mul_ps(r, r);
 	p = _mm256_set1_ps(1.9875691500e-4f);
 	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
