@@ -215,14 +215,15 @@ static enum lp_status choose_sentences(struct central *c, size_t want, int lead,
 			first = c->s[i].part < first ? c->s[i].part : first;
 			bytes[c->s[i].part] += c->s[i].len;
 		}
-	if (lead && opening(c, first) < c->n) {
-		size_t i = opening(c, first);
-		if (defines(c->text + c->s[i].off, c->s[i].len))
-			with_paragraph(c, i);
+	size_t opener = lead ? opening(c, first) : c->n;
+
+	if (opener < c->n) {
+		if (defines(c->text + c->s[opener].off, c->s[opener].len))
+			with_paragraph(c, opener);
 		else
-			with_next(c, i);
-		take(c, i);
-		slots[c->s[i].part]++;
+			with_next(c, opener);
+		take(c, opener);
+		slots[c->s[opener].part]++;
 	}
 	for (int lv = 0; lv <= LP_OUTLINE_MAX_LEVEL && c->n_chosen < want; lv++) {
 		/* the leads of the parts of level lv: all of them when they fit,
