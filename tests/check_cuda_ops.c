@@ -288,6 +288,27 @@ START_TEST(test_matmul)
 			free(xv);
 			free(y0);
 		}
+		{ /* a linear layer's bias, added as the product is written */
+			size_t n = 9, rows = sh[s][0];
+			float *xv = randv(n * sh[s][1], 1.0f), *bv = randv(rows, 1.0f);
+			struct pair X = putf(xv, n * sh[s][1]), B = putf(bv, rows);
+			struct pair Y = alloc_pair(n * rows * sizeof(float));
+			char cs[64];
+
+			w.mr.bias = F(B.r);
+			w.md.bias = F(B.d);
+			ref->ops->matmul(ref, &w.mr, F(X.r), n, F(Y.r), rows);
+			dev->ops->matmul(dev, &w.md, F(X.d), n, F(Y.d), rows);
+			snprintf(cs, sizeof(cs), "%s_%llux%llu_bias", lp_qtype_name(t),
+				 (unsigned long long)rows, (unsigned long long)sh[s][1]);
+			compare("matmul", cs, &Y, tol);
+			w.mr.bias = w.md.bias = NULL;
+			drop(&X);
+			drop(&B);
+			drop(&Y);
+			free(xv);
+			free(bv);
+		}
 		drop_weights(&w);
 	}
 }
