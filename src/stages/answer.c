@@ -73,6 +73,7 @@
 #include "text/ground.h"
 #include "text/match.h"
 #include "text/points.h"
+#include "text/request.h"
 #include "text/terms.h"
 #include "text/lang.h"
 
@@ -106,6 +107,11 @@
 /* Checked tokens of an answer looked up (text/ground.h); more are not. */
 #define LP_ANSWER_MAX_TOKENS 16
 
+/* Longest passage a verbatim reply gives whole (`reply: verbatim`): the
+ * block that holds the best sentence, about 250 words; a longer block
+ * gives that sentence alone. */
+#define LP_ANSWER_CLAUSE_BYTES 1600
+
 /* Tokens step 1 may write: one sentence and its id. */
 #define QUOTE_TOKENS 96
 
@@ -113,11 +119,13 @@ enum context { CONTEXT_BOTH, CONTEXT_CHUNKS, CONTEXT_SUMMARY };
 enum evidence { EVIDENCE_CHUNKS, EVIDENCE_SENTENCES };
 enum language { LANG_AUTO, LANG_EN, LANG_ZH };
 enum quote { QUOTE_OFF, QUOTE_MODEL, QUOTE_RANKED };
+enum reply { REPLY_AUTO, REPLY_MODEL, REPLY_VERBATIM };
 
 static const char *const context_names[] = { "both", "chunks", "summary", NULL };
 static const char *const evidence_names[] = { "chunks", "sentences", NULL };
 static const char *const language_names[] = { "auto", "en", "zh", NULL };
 static const char *const quote_names[] = { "off", "model", "ranked", NULL };
+static const char *const reply_names[] = { "auto", "model", "verbatim", NULL };
 
 struct answer_opts {
 	const char *question;  /* NULL: doc->question */
@@ -127,6 +135,7 @@ struct answer_opts {
 	enum evidence evidence;
 	long long budget;      /* evidence tokens, 0: what fits */
 	enum quote quote;      /* where the quote comes from, or off */
+	enum reply reply;      /* model's words, the passage, or by the question */
 	long long retries;     /* more quote tries */
 	enum language language;
 	int with_summary;      /* print the summary after the answer */
@@ -137,9 +146,10 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 {
 	static const char *const keys[] = { "question", "max_tokens", "context", "prompt",
 					    "prompt_file", "evidence", "budget", "quote",
-					    "retries", "language", "with_summary", NULL };
+					    "retries", "language", "with_summary", "reply", NULL };
 	struct answer_opts *o = lp_arena_alloc(c->arena, sizeof(*o));
 	int ctx = CONTEXT_BOTH, ev = EVIDENCE_CHUNKS, lang = LANG_AUTO, quote = QUOTE_OFF;
+	int rep = REPLY_AUTO;
 
 	if (!o)
 		return lp_cfg_nomem(c);
@@ -153,9 +163,15 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	    lp_cfg_get_int(c, opts, "retries", 1, 0, 8, &o->retries) ||
 	    lp_cfg_get_enum(c, opts, "language", language_names, LANG_AUTO, &lang) ||
 	    lp_cfg_get_bool(c, opts, "with_summary", 0, &o->with_summary) ||
+	    lp_cfg_get_enum(c, opts, "reply", reply_names, REPLY_AUTO, &rep) ||
 	    lp_stage_parse_prompt(c, opts, p, &o->prompt))
 		return LP_E_CONFIG;
-	if (!(p && p->model.present))
+	if (rep == REPLY_VERBATIM && quote != QUOTE_RANKED && quote != QUOTE_MODEL)
+		return lp_cfg_error(c, lp_node_get(opts, "reply"),
+				    "'reply: verbatim' gives the passage of a quote: set "
+				    "'quote: ranked' (or model)");
+	/* a verbatim reply of the ranked quote asks no model */
+	if (!(p && p->model.present) && !(rep == REPLY_VERBATIM && quote == QUOTE_RANKED))
 		return lp_cfg_error(c, opts, "answer needs a model: add a model section");
 	if (o->question && !*o->question)
 		o->question = NULL; /* "${question}" without -q */
@@ -167,6 +183,7 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	o->evidence = (enum evidence)ev;
 	o->language = (enum language)lang;
 	o->quote = (enum quote)quote;
+	o->reply = (enum reply)rep;
 	*out = o;
 	return LP_OK;
 }
@@ -182,10 +199,11 @@ static void describe(const void *opts, struct lp_buf *out)
 		lp_buf_adds(out, ", ");
 	}
 	lp_buf_addf(out, "max_tokens: %lld, context: %s, evidence: %s, budget: %lld, "
-		    "quote: %s, retries: %lld, language: %s, with_summary: %s",
+		    "quote: %s, retries: %lld, language: %s, with_summary: %s, reply: %s",
 		    o->max_tokens, context_names[o->context], evidence_names[o->evidence],
 		    o->budget, quote_names[o->quote], o->retries,
-		    language_names[o->language], o->with_summary ? "true" : "false");
+		    language_names[o->language], o->with_summary ? "true" : "false",
+		    reply_names[o->reply]);
 	if (o->prompt)
 		lp_stage_describe_prompt(out, o->prompt);
 	lp_buf_adds(out, "}");
@@ -1576,14 +1594,101 @@ static enum lp_status run_quote(struct job *j, size_t *cited, struct lp_diag *d)
 	return st;
 }
 
+/* 1 when block k reads as a title: a heading or an entry's term, a
+ * paragraph of at most four words ("Preamble"), or one of at most twelve
+ * that opens with a clause's number ("9. Acceptance Not Required for
+ * Having Copies."). */
+static int is_title(const struct lp_doc *doc, const struct lp_doc_block *k)
+{
+	const char *t = doc->text + k->off;
+	size_t words = 1, i = 0;
+
+	if (k->kind == LP_BLOCK_HEADING || k->kind == LP_BLOCK_DEF_TERM)
+		return 1;
+	if (k->kind != LP_BLOCK_PARAGRAPH)
+		return 0;
+	for (size_t c = 0; c < k->len && words <= 12; c++)
+		words += t[c] == ' ';
+	if (words <= 4)
+		return 1;
+	while (i < k->len && (isdigit((unsigned char)t[i]) || t[i] == '.'))
+		i++;
+	return words <= 12 && i && t[i - 1] == '.' && i + 1 < k->len && t[i] == ' ' &&
+	       isupper((unsigned char)t[i + 1]);
+}
+
+/*
+ * The passage the sentence f belongs to, when the document model has it
+ * and it is at most LP_ANSWER_CLAUSE_BYTES: the paragraph, list item or
+ * table row; an entry's body with its term ("--delete" and what it
+ * does); a title with the blocks under it up to the next title (a
+ * licence's "8. Termination." and its paragraphs, as many as fit, one at
+ * least). Else f as it is.
+ */
+static void whole_passage(const struct lp_doc *doc, struct found *f)
+{
+	const struct lp_doc_model *m = &doc->src.model;
+	size_t b = m->n_blocks ? lp_doc_model_find(m, f->off) : LP_DOC_NONE, lo, hi;
+	const struct lp_doc_block *k;
+
+	if (b == LP_DOC_NONE)
+		return;
+	k = &m->blocks[b];
+	lo = k->off;
+	hi = k->off + k->len;
+	if (k->kind == LP_BLOCK_DEF_BODY && k->term != LP_DOC_NONE && m->blocks[k->term].off < lo)
+		lo = m->blocks[k->term].off;
+	else if (is_title(doc, k))
+		for (size_t i = b + 1; i < m->n_blocks && !is_title(doc, &m->blocks[i]); i++) {
+			size_t end = m->blocks[i].off + m->blocks[i].len;
+
+			if (i > b + 1 && end - lo > LP_ANSWER_CLAUSE_BYTES)
+				break;
+			hi = end;
+		}
+	if (lo <= f->off && f->off + f->len <= hi && hi - lo <= LP_ANSWER_CLAUSE_BYTES) {
+		f->off = lo;
+		f->len = hi - lo;
+	}
+}
+
+/* Reply with the document's own words: the passage of the best sentence
+ * (whole_passage), unless that sentence holds too little of the request
+ * or misses a name it asks about, when the stage abstains. */
+static enum lp_status run_verbatim(struct job *j, size_t *cited, struct lp_diag *d)
+{
+	struct lp_doc *doc = j->doc;
+	const char *check = "ranked";
+	struct found f = { 0, 0, 0, 0.0, 1.0 };
+	size_t far;
+	enum lp_status st;
+
+	st = j->o->quote == QUOTE_MODEL ? model_quote(j, &f, &check, d) : ranked_quote(j, &f, d);
+	if (st)
+		return st;
+	if (!f.len)
+		return abstain(j, j->pb->why_loose, NULL, cited, d);
+	if ((far = focus_far(j, &f)) < j->n_focus)
+		return abstain(j, why_focus(j, j->pb->why_far, far), NULL, cited, d);
+	if (cover_beyond_names(j, &f) < LP_ANSWER_WEAK_COVER)
+		return abstain(j, j->pb->why_loose, &f, cited, d);
+	whole_passage(doc, &f);
+	cited[0] = f.chunk;
+	doc->answer_check = lp_arena_printf(&doc->arena, "%s+verbatim", check);
+	st = finish(j, doc->text + f.off, f.len, NULL, cited, 1, j->pb->verbatim, d);
+	doc->quote_off = f.off; /* the answer is the quote: the reports map it back */
+	doc->quote_len = f.len;
+	return st;
+}
+
 static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *d)
 {
 	const struct answer_opts *o = opts;
 	struct job j = { .doc = doc, .o = o };
 	size_t *cited, i_absent;
-	struct lp_span absent[LP_FOCUS_ABSENT_WORDS];
+	struct lp_span absent[LP_FOCUS_ABSENT_WORDS], topic;
 	enum lp_status st;
-	int han;
+	int han, verbatim;
 
 	j.question = o->question ? lp_stage_expand(doc, o->question) : doc->question;
 	if (!j.question || !*j.question)
@@ -1592,7 +1697,14 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 	han = o->language == LANG_ZH ||
 	      (o->language == LANG_AUTO && lp_lang_script(doc->text, doc->len) == LP_SCRIPT_HAN);
 	j.pb = &lp_prompts_for(han)->answer;
-	if ((st = lp_stage_session(doc, &j.s, d)))
+	/* a request for the document's words searches for its topic only */
+	verbatim = o->reply == REPLY_VERBATIM ||
+		   (o->reply == REPLY_AUTO && o->quote != QUOTE_OFF &&
+		    lp_request_quote(j.question, &topic));
+	if (verbatim && lp_request_quote(j.question, &topic) &&
+	    !(j.question = lp_arena_strndup(&doc->arena, j.question + topic.off, topic.len)))
+		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the question");
+	if ((!verbatim || o->quote == QUOTE_MODEL) && (st = lp_stage_session(doc, &j.s, d)))
 		return st;
 	j.ids = lp_arena_alloc(&doc->arena, (doc->n_chunks + 1) * sizeof(size_t));
 	cited = lp_arena_alloc(&doc->arena, (2 * doc->n_chunks + 2) * sizeof(size_t));
@@ -1626,6 +1738,8 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 		st = abstain(&j, lp_arena_printf(&doc->arena, j.pb->why_words, (int)absent[0].len,
 						 j.question + absent[0].off, (int)absent[1].len,
 						 j.question + absent[1].off), NULL, cited, d);
+	else if (verbatim)
+		st = run_verbatim(&j, cited, d);
 	else
 		st = o->quote != QUOTE_OFF ? run_quote(&j, cited, d) : run_direct(&j, cited, d);
 	lp_buf_release(&j.user);

@@ -37,6 +37,10 @@ static const struct lp_prompts english = {
 		"the model's answer did not stand on the nearest sentence, and that sentence holds "
 		"too little of the question to be the answer; it and the passages nearest to the "
 		"question are cited",
+		"no sentence of the document holds enough of the request to be the passage asked "
+		"for; the passages nearest to it are cited",
+		"the document's own words: the passage that holds the sentence best matching the "
+		"request",
 	},
 	.summarize = {
 		"You are a helpful assistant who writes short, factual notes that keep the names, "
@@ -76,6 +80,8 @@ static const struct lp_prompts chinese = {
 		"问题问的是数量，与问题最接近的句子中没有数字；列出的是这些段落",
 		"文档中从未出现问题里的 “%.*s” 和 “%.*s”；列出的是与问题最接近的段落",
 		"模型的回答不以最接近的句子为依据，而这句话与问题相合太少，不能作为答案；列出的是它和与问题最接近的段落",
+		"文档中没有一句话与所要的内容足够相合；列出的是与之最接近的段落",
+		"文档原文：包含与所要内容最匹配的句子的那一段",
 	},
 	.summarize = {
 		"你是一个乐于助人的助手，用原文的词语写简短、准确的要点，保留名称、命令和关键术语。",

@@ -35,6 +35,10 @@ struct lp_answer_prompts {
 	 * of the question the document never uses (%.*s, %.*s), the nearest
 	 * sentence too weak a match to be the answer */
 	const char *why_absent, *why_far, *why_number, *why_words, *why_weak;
+	/* Check, when abstaining on a request for the document's words: the
+	 * nearest sentence holds too little of it */
+	const char *why_loose;
+	const char *verbatim;    /* Check: the answer is the passage itself */
 };
 
 /* The summarize stage's model steps (summarize_prompts.c frames them).

@@ -44,6 +44,7 @@
 #include "retrieve/topk.h"
 #include "stages/plan.h"
 #include "stages/stage.h"
+#include "text/request.h"
 
 enum retrieve_order { ORDER_DOCUMENT, ORDER_SCORE };
 
@@ -533,6 +534,18 @@ static enum lp_status retrieve_run(struct lp_doc *doc, const void *opts, struct 
 	size_t n, k, *pos, brought = 0;
 	double *scores;
 	enum lp_status st;
+	struct retrieve_opts topic_opts;
+	struct lp_span topic;
+
+	/* a request for the document's words ("Quote the clause about X")
+	 * is searched by its topic, not by "quote" and "clause" */
+	if (lp_request_quote(o->query, &topic)) {
+		topic_opts = *o;
+		topic_opts.query = lp_arena_strndup(&doc->arena, o->query + topic.off, topic.len);
+		if (!topic_opts.query)
+			return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "retrieve: out of memory");
+		o = &topic_opts;
+	}
 
 	if (doc->n_chunks == 0)
 		return lp_diag_set(d, LP_E_CONFIG, doc->pipeline ? doc->pipeline->path : NULL,

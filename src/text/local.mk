@@ -7,7 +7,8 @@ liblpipe_la_SOURCES += \
 	src/text/evidence.c src/text/evidence.h \
 	src/text/sentence.c src/text/sentence.h \
 	src/text/split.c src/text/split.h \
-	src/text/lang.c src/text/lang.h
+	src/text/lang.c src/text/lang.h \
+	src/text/request.c src/text/request.h
 
 check_PROGRAMS += tests/check_text
 TESTS += tests/check_text
