@@ -161,6 +161,24 @@ def confidently_wrong(paragraph, right):
     return not right and not abstains(paragraph)
 
 
+# ---- verbatim replies ------------------------------------------------------
+
+def _letters(s):
+    return re.sub(r"[\s\-\u00ad_]", "", norm(s)).casefold()
+
+
+def verbatim(paragraph, source):
+    """True when every sentence of the paragraph occurs in the source
+    with white space, hyphens and underscores left out of both (norm,
+    case folded), so that lines wrapped another way, a word a rendered
+    manual broke at a line's end ("extra-\nordinarily") and a link's
+    words as html2text writes them ("Handling_Exceptions") still match:
+    the reply is the document's own words. False for an empty paragraph."""
+    sens = sentences(paragraph)
+    src = _letters(source or "")
+    return bool(sens) and all(_letters(x) in src for x in sens)
+
+
 # ---- citations -----------------------------------------------------------
 
 CITE = re.compile(r"\[chunk\s+(\d+)\]", re.I)

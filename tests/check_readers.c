@@ -179,7 +179,8 @@ START_TEST(test_html_structure)
 		"<blockquote><p>quoted</p></blockquote>"
 		"<div>loose <b>text</b><noscript>no</noscript><template>no</template></div>"
 		"<p hidden>no</p><div style=\"color:red; Display : None\">no</div>"
-		"<h6>Six</h6></body></html>";
+		"<h6>Six<a class=\"headerlink\" href=\"#six\" title=\"Permalink\">\xC2\xB6</a>"
+		"<span aria-hidden=\"true\">#</span></h6></body></html>";
 
 	ck_assert_str_eq(blocks(lp_read_html, doc),
 			 "H1 The Title\n"

@@ -13,6 +13,7 @@
 #include "text/alone.h"
 #include "text/document.h"
 #include "text/focus.h"
+#include "text/request.h"
 #include "text/lang.h"
 #include "text/sentence.h"
 #include "text/split.h"
@@ -995,6 +996,45 @@ static enum lp_alone alone(const char *s)
 	return lp_alone_check(s, strlen(s));
 }
 
+/* The topic lp_request_quote finds in q, or "" when q is no request. */
+static const char *request_topic(const char *q)
+{
+	static char out[128];
+	struct lp_span t;
+
+	if (!lp_request_quote(q, &t))
+		return "";
+	snprintf(out, sizeof(out), "%.*s", (int)t.len, q + t.off);
+	return out;
+}
+
+START_TEST(test_request_quote)
+{
+	ck_assert_str_eq(request_topic("Quote the clause about termination."), "termination");
+	ck_assert_str_eq(request_topic("please, show me the exact wording of the --delete option"),
+			 "the --delete option");
+	ck_assert_str_eq(request_topic("Quote the text that says what --delete does."),
+			 "--delete does");
+	ck_assert_str_eq(request_topic("Quote the sentence that limits the size"),
+			 "that limits the size");
+	ck_assert_str_eq(request_topic("Cite the passage on patents verbatim?"), "patents");
+	ck_assert_str_eq(request_topic("Quote the paragraph dealing with export rules, word for word."),
+			 "export rules");
+	ck_assert_str_eq(request_topic("引用关于专利的条款。"), "专利");
+	ck_assert_str_eq(request_topic("请摘录文档中有关 /tmp 清理的段落原文"), "/tmp 清理");
+	ck_assert_str_eq(request_topic("给出关于默认配置文件的原文？"), "默认配置文件");
+	/* questions, however they mention quoting, are answered as questions */
+	ck_assert_str_eq(request_topic("What does the quote builtin do?"), "");
+	ck_assert_str_eq(request_topic("Which clause is about termination?"), "");
+	ck_assert_str_eq(request_topic("Quote the clause about"), "");
+	ck_assert_str_eq(request_topic("Quote termination"), "");
+	ck_assert_str_eq(request_topic("Show the options"), "");
+	ck_assert_str_eq(request_topic("引用是什么意思？"), "");
+	ck_assert_str_eq(request_topic(""), "");
+	ck_assert_int_eq(lp_request_quote(NULL, NULL), 0);
+}
+END_TEST
+
 START_TEST(test_alone)
 {
 	/* lead-ins without their list */
@@ -1052,6 +1092,7 @@ int main(void)
 	tcase_add_test(tc, test_focus_asks);
 	tcase_add_test(tc, test_focus_numbers);
 	tcase_add_test(tc, test_focus_quantity_kinds);
+	tcase_add_test(tc, test_request_quote);
 	tcase_add_test(tc, test_alone);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("document");

@@ -51,6 +51,23 @@ class Source(unittest.TestCase):
         self.assertFalse(qm.in_source("nothing here", "/etc/hosts"))
 
 
+class Verbatim(unittest.TestCase):
+    SRC = ("Rsync is famous for its delta-\ntransfer algorithm, which re-\n"
+           "duces the amount of data sent.  It can copy locally.\n\n8. Termination.\n")
+
+    def test_rewrapped_and_broken_words_pass(self):
+        self.assertTrue(qm.verbatim("Rsync is famous for its delta-transfer algorithm, "
+                                    "which reduces the amount of data sent. It can\ncopy "
+                                    "locally.", self.SRC))
+        self.assertTrue(qm.verbatim("8. Termination.", self.SRC))
+
+    def test_own_words_fail(self):
+        self.assertFalse(qm.verbatim("Rsync is famous for its algorithm.", self.SRC))
+        # one sentence of the model's own makes the whole reply not verbatim
+        self.assertFalse(qm.verbatim("It can copy locally. It is fast.", self.SRC))
+        self.assertFalse(qm.verbatim("", self.SRC))
+
+
 class Citation(unittest.TestCase):
     def test_ids(self):
         a = "Use 127 [chunk 3].\n\nSources: [chunk 3], [chunk 7]"

@@ -238,13 +238,20 @@ static int html_style_hides(const char *style)
 	return 0;
 }
 
-static int html_hidden(const xmlChar **atts)
+/* Hidden: the hidden attribute, display:none, aria-hidden="true" (what a
+ * screen reader leaves out), or a heading's permalink, an <a> with
+ * class "headerlink" (Sphinx, MkDocs: a "¶" after every heading). */
+static int html_hidden(const char *name, const xmlChar **atts)
 {
 	for (size_t i = 0; atts && atts[i]; i += 2) {
 		const char *k = (const char *)atts[i], *v = (const char *)atts[i + 1];
 		if (!strcmp(k, "hidden"))
 			return 1;
 		if (!strcmp(k, "style") && v && html_style_hides(v))
+			return 1;
+		if (!strcmp(k, "aria-hidden") && v && !strcmp(v, "true"))
+			return 1;
+		if (!strcmp(name, "a") && !strcmp(k, "class") && v && strstr(v, "headerlink"))
 			return 1;
 	}
 	return 0;
@@ -340,7 +347,7 @@ static void html_start(void *ctx, const xmlChar *tag, const xmlChar **atts)
 		return;
 	}
 	role = html_role_of(name);
-	if (role != R_SKIP && html_hidden(atts))
+	if (role != R_SKIP && html_hidden(name, atts))
 		role = R_SKIP;
 	/* inside a row only its own cells have structure */
 	if (r->row && role != R_SKIP && role != R_INLINE &&

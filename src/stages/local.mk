@@ -46,6 +46,6 @@ tests_tools_gen_chat_model_SOURCES = tests/tools/gen_chat_model.c \
 tests_tools_gen_chat_model_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_tools_gen_chat_model_LDADD = $(TEST_LIBS)
 TESTS += tests/cli/chain.sh tests/cli/flat.sh tests/cli/answer.sh tests/cli/by_lang.sh \
-	tests/cli/extract.sh
+	tests/cli/extract.sh tests/cli/quote.sh
 EXTRA_DIST += tests/cli/chain.sh tests/cli/flat.sh tests/cli/answer.sh tests/cli/by_lang.sh \
-	tests/cli/extract.sh
+	tests/cli/extract.sh tests/cli/quote.sh

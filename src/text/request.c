@@ -92,6 +92,10 @@ static int english(const char *q, struct lp_span *topic)
 					     "concerning", "covering", "for", "of", "that",
 					     "which", "where", "saying", "describing",
 					     "defining", NULL };
+	static const char *const says[] = { "says", "say", "describes", "explains", "tells",
+					    "defines", "covers", "mentions", "states", "lists",
+					    "gives", NULL };
+	static const char *const wh[] = { "what", "how", "when", "why", "who", NULL };
 	static const char *const tails[] = { "verbatim", "word for word", "exactly",
 					     "in full", NULL };
 	size_t i = 0, hi;
@@ -105,16 +109,21 @@ static int english(const char *q, struct lp_span *topic)
 	take_word(q, &i, exact);
 	if (!take_word(q, &i, nouns))
 		return 0;
-	/* "that" and "which" belong to the topic ("that says what -n
-	 * does"), the prepositions do not */
+	/* after "that", "which" or "where" a verb of saying and a question
+	 * word are no topic ("that says what --delete does": "--delete
+	 * does"); another verb is ("that limits the size") */
 	{
 		size_t at = i;
 
 		if (!take_word(q, &i, links))
 			return 0;
 		if (!strncasecmp(q + at, "that", 4) || !strncasecmp(q + at, "which", 5) ||
-		    !strncasecmp(q + at, "where", 5))
-			i = at;
+		    !strncasecmp(q + at, "where", 5)) {
+			if (take_word(q, &i, says))
+				take_word(q, &i, wh);
+			else
+				i = at;
+		}
 	}
 	hi = trimmed_end(q, i, strlen(q));
 	while (drop_tail(q, i, &hi, tails, 1))
@@ -162,6 +171,7 @@ static int chinese(const char *q, struct lp_span *topic)
 		return 0;
 	take_bytes(q, &i, where);
 	take_bytes(q, &i, about);
+	skip_space(q, &i);
 	hi = trimmed_end(q, i, strlen(q));
 	whole = drop_tail(q, i, &hi, original, 0);
 	if (!drop_tail(q, i, &hi, nouns, 0) && !whole)
