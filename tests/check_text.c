@@ -13,6 +13,7 @@
 #include "text/alone.h"
 #include "text/document.h"
 #include "text/focus.h"
+#include "text/money.h"
 #include "text/request.h"
 #include "text/lang.h"
 #include "text/sentence.h"
@@ -1035,6 +1036,43 @@ START_TEST(test_request_quote)
 }
 END_TEST
 
+/* The price lp_money_price finds around the first number of s, or "". */
+static const char *price_of(const char *s)
+{
+	static char out[64];
+	size_t off = strcspn(s, "0123456789"), n = strspn(s + off, "0123456789.");
+	struct lp_span p;
+
+	while (n && s[off + n - 1] == '.')
+		n--;
+	if (!lp_money_price(s, strlen(s), off, n, &p))
+		return "";
+	snprintf(out, sizeof(out), "%.*s", (int)p.len, s + p.off);
+	return out;
+}
+
+START_TEST(test_money)
+{
+	ck_assert_str_eq(price_of("It costs $25 today."), "$25");
+	ck_assert_str_eq(price_of("It costs US$ 4.99."), "US$ 4.99");
+	ck_assert_str_eq(price_of("Only \xE2\x82\xAC" "12."), "\xE2\x82\xAC" "12");
+	ck_assert_str_eq(price_of("A fee of 30 EUR is due."), "30 EUR");
+	ck_assert_str_eq(price_of("It was 100 Dollars."), "100 Dollars");
+	ck_assert_str_eq(price_of("售价 25\xE5\x85\x83。"), "25\xE5\x85\x83");
+	ck_assert_str_eq(price_of("USD 7"), "USD 7");
+	/* no currency beside the number, or a word that only starts like one */
+	ck_assert_str_eq(price_of("Run echo $1 now."), "");
+	ck_assert_str_eq(price_of("It has 25 options."), "");
+	ck_assert_str_eq(price_of("See 25 Europeans and 3 dollarsign."), "");
+	ck_assert_str_eq(price_of("x$25"), "$25");
+	ck_assert_str_eq(price_of("MYEUR 25"), "");
+	ck_assert_str_eq(price_of("25  dollars"), "");
+	ck_assert_int_eq(lp_money_named("a dollar a day", 14), 1);
+	ck_assert_int_eq(lp_money_named("the dollarsign", 14), 0);
+	ck_assert_int_eq(lp_money_named("", 0), 0);
+}
+END_TEST
+
 START_TEST(test_alone)
 {
 	/* lead-ins without their list */
@@ -1093,6 +1131,7 @@ int main(void)
 	tcase_add_test(tc, test_focus_numbers);
 	tcase_add_test(tc, test_focus_quantity_kinds);
 	tcase_add_test(tc, test_request_quote);
+	tcase_add_test(tc, test_money);
 	tcase_add_test(tc, test_alone);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("document");

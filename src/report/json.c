@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "config.h"
-#include "text/ground.h"
 
 /* A JSON string, or null for NULL. Returns NULL when jansson refuses it
  * (out of memory, invalid UTF-8): the caller treats that as a failure. */
@@ -392,7 +391,7 @@ static json_t *items_json(const struct lp_doc *doc, int *ok)
 			put_where(o, doc, it->off, it->len, ok);
 			/* where's "kind" is the block's: under "block", the item's kept */
 			put(o, "block", json_incref(json_object_get(o, "kind")), ok);
-			put(o, "kind", json_string(lp_ground_kind_name((enum lp_ground_kind)it->kind)),
+			put(o, "kind", json_string(lp_doc_item_kind_name(it->kind)),
 			    ok);
 		}
 		push(a, o, ok);

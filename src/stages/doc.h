@@ -134,11 +134,15 @@ struct lp_stage_trace {
  * lp_ground_kind of text/ground.h): its first occurrence in text, the
  * chunk that holds it, and how many times it occurs. */
 struct lp_doc_item {
-	unsigned kind;
+	unsigned kind;   /* lp_doc_item_kind_name */
 	size_t off, len;
 	size_t chunk;
 	size_t count;
 };
+
+/* "number", "option", "path", "identifier", "quoted" (the ground kinds,
+ * text/ground.h, by their value) or "price" (stages/extract.c). */
+const char *lp_doc_item_kind_name(unsigned kind);
 
 struct lp_session;
 struct lp_engine;

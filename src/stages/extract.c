@@ -1,6 +1,7 @@
 /*
- * extract.c - the extract stage: every number, option, path, identifier
- * or quoted string of the working chunks, each with where it first occurs.
+ * extract.c - the extract stage: every number, option, path, identifier,
+ * quoted string or price of the working chunks, each with where it first
+ * occurs.
  *
  *     - extract: {kinds: [number, option], max_items: 0}
  *
@@ -35,14 +36,23 @@
 #include "stages/plan.h"
 #include "stages/stage.h"
 #include "text/ground.h"
+#include "text/money.h"
 
+/* The ground kinds (text/ground.h), in their order, then a price: a
+ * number with its currency (text/money.h). */
+#define KIND_PRICE 5
 static const char *const kind_names[] = { "number", "option", "path", "identifier", "quoted",
-					  NULL };
+					  "price", NULL };
 static const char *const kind_titles[] = { "Numbers", "Options", "Paths", "Identifiers",
-					   "Quoted" };
+					   "Quoted", "Prices" };
+
+const char *lp_doc_item_kind_name(unsigned kind)
+{
+	return kind <= KIND_PRICE ? kind_names[kind] : "?";
+}
 
 struct extract_opts {
-	unsigned kinds;         /* bit (1 << enum lp_ground_kind) per kind */
+	unsigned kinds;         /* bit (1 << k) per kind k of kind_names */
 	long long max_items;    /* 0: no cap */
 };
 
@@ -61,7 +71,7 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	    lp_cfg_get_string_list(c, opts, "kinds", &names, &n) ||
 	    lp_cfg_get_int(c, opts, "max_items", 0, 0, 100000000, &o->max_items))
 		return LP_E_CONFIG;
-	o->kinds = n ? 0 : 0x1f;
+	o->kinds = n ? 0 : (1u << (KIND_PRICE + 1)) - 1;
 	for (size_t i = 0; i < n; i++) {
 		int k = 0;
 
@@ -69,8 +79,8 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 			k++;
 		if (!kind_names[k])
 			return lp_cfg_error(c, lp_node_get(opts, "kinds"),
-					    "unknown kind '%s' (number, option, path, identifier "
-					    "or quoted)", names[i]);
+					    "unknown kind '%s' (number, option, path, identifier, "
+					    "quoted or price)", names[i]);
 		o->kinds |= 1u << k;
 	}
 	*out = o;
@@ -220,14 +230,28 @@ static enum lp_status scan_chunk(struct merge *m, size_t chunk, size_t *taken, u
 	qsort(tok, n, sizeof(*tok), cmp_token);
 	for (size_t i = 0; !st && i < n; i++) {
 		size_t at = c->off + tok[i].off, len = tok[i].len;
+		struct lp_span price;
+		int priced;
 
-		if (at < *taken || !(kinds & (1u << tok[i].kind)))
+		if (at < *taken)
 			continue;
 		if (at == c->off && at && !isspace((unsigned char)doc->text[at - 1]))
 			continue;
 		if (at + len == c->off + c->len && at + len < doc->len &&
 		    !isspace((unsigned char)doc->text[at + len]))
 			len = whole_token(doc, at, tok[i].kind, len);
+		/* a price is read from the document, its currency may lie
+		 * past the chunk's end */
+		priced = tok[i].kind == LP_GROUND_NUMBER && (kinds & (1u << KIND_PRICE)) &&
+			 lp_money_price(doc->text, doc->len, at, len, &price);
+		if (priced && price.off >= *taken && (st = add(m, KIND_PRICE, price.off, price.len,
+							       chunk, d)))
+			break;
+		if (!(kinds & (1u << tok[i].kind))) {
+			if (priced)
+				*taken = at + len;
+			continue;
+		}
 		if (!(st = add(m, tok[i].kind, at, len, chunk, d)))
 			*taken = at + len;
 	}

@@ -3,6 +3,7 @@
  * (see focus.h).
  */
 #include "text/focus.h"
+#include "text/money.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -460,15 +461,8 @@ int lp_focus_quantity_held(const char *q, const char *text, size_t len)
 		}
 		return !digits && lp_focus_has_number(text, len);
 	}
-	if (kind == Q_PRICE) {
-		static const char *const money[] = { "$", "\xE2\x82\xAC", "\xC2\xA3", "\xC2\xA5",
-						     "dollar", "euro", "USD", "EUR",
-						     "\xE5\x85\x83", NULL }; /* € £ ¥ 元 */
-		for (size_t m = 0; money[m]; m++)
-			if (memmem(text, len, money[m], strlen(money[m])))
-				return 1;
-		return 0;
-	}
+	if (kind == Q_PRICE)
+		return lp_money_named(text, len);
 	for (size_t i = 0; i < len; i++) {
 		size_t d = i;
 

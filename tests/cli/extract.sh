@@ -52,8 +52,21 @@ lp run "$P" "$DOC" --set stages.extract.max_items=2
 expect "a cap on the items" 0
 expect_out "the listing says what it left out" "not listed (max_items 2)"
 
-lp check "$P" --set 'stages.extract.kinds=[number, price]'
-expect "an unknown kind is a config error" 2 "unknown kind 'price'"
+lp check "$P" --set 'stages.extract.kinds=[number, cost]'
+expect "an unknown kind is a config error" 2 "unknown kind 'cost'"
+
+printf 'The book costs $25 or EUR 23.50 (25\345\205\203), and\n100 dollars\nwith shipping. Run echo $1.\n' >"$WORK/prices.txt"
+lp run "$P" "$WORK/prices.txt" --set 'stages.extract.kinds=[price]' --format json
+expect "extract prices" 0
+if python3 - "$OUT" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1], encoding="utf-8"))
+got = [(i["kind"], i["text"]) for i in r["items"]]
+want = [("price", "$25"), ("price", "EUR 23.50"), ("price", "25\u5143"), ("price", "100 dollars")]
+assert got == want, got
+PY
+then ok "every price with its currency, a shell's \$1 none, a currency past a line's end kept"; else
+	fail "prices wrong: $(cat "$OUT")"; fi
 
 lp run "$PIPELINES/extract.yaml" "$DOC"
 expect "the shipped extract pipeline runs" 0
