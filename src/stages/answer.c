@@ -1111,6 +1111,10 @@ static int stands_on(const struct job *j, const char *ans, const struct found *f
 		return 0;
 	if (memmem(a, len, "```", 3))
 		return 0;
+	/* "What is the largest number of iterations ...?" is not answered
+	 * by "... is governed by the amount of time it takes." */
+	if (j->asks == LP_ASKS_QUANTITY && !lp_focus_quantity_held(j->question, a, len))
+		return 0;
 	return len && held && held * 2 >= n_terms &&
 	       tokens_stand(j, a, len, f) && names_stand(j, a, len, f->off, f->len);
 }
