@@ -24,7 +24,8 @@
  * evidence each; still not found: the best-ranked sentence takes its
  * place. Step 2 asks for a short answer from that sentence alone, then,
  * when that answer does not stand on it (most of its content words and
- * every number held), from the sentence and the one after it. An answer
+ * every number held, and for a question asking a quantity a number of its
+ * kind), from the sentence and the one after it. An answer
  * that still does not stand is replaced by the sentences themselves, when
  * they hold LP_ANSWER_WEAK_COVER of the question; holding less, they are
  * too weak a match to pass for the answer, and the stage abstains ("The
@@ -38,6 +39,14 @@
  *
  *     Quote: "The default is 60 seconds."
  *     Sources: [chunk 261]
+ *
+ * Verbatim (`reply: verbatim`, or `auto` for a request such as "Quote
+ * the clause about X", text/request.h). The request's topic is the
+ * question; the quote's sentence is taken, or a title that holds the
+ * topic, and the reply is its passage as the source has it (the block,
+ * an entry with its term, a title with the blocks under it) when that
+ * holds LP_ANSWER_PASSAGE_COVER of the topic; else the stage abstains.
+ * No model runs for it.
  *
  * Citations. A "[chunk N]" whose N was not given is removed; a cited
  * chunk holding none of the answer's content words (lp_evidence_support)
