@@ -2,7 +2,8 @@
 # quality.sh - the metrics of scripts/quality_metrics.py on hand-made
 # strings (tests/quality_metrics_test.py), and the evaluation data of
 # data/eval holds (every answer and evidence in its document, every
-# keyphrase in its excerpt: scripts/eval-quality --check), and --rescore
+# keyphrase in its excerpt: scripts/eval-quality --check; every quote
+# request's evidence in its document: scripts/eval-quote --check), and --rescore
 # measures saved outputs again.
 . "$top_srcdir/tests/cli/lib.sh"
 
@@ -25,6 +26,14 @@ elif (cd "$top_srcdir" && python3 scripts/eval-quality --check) >"$OUT" 2>"$ERR"
 else
 	fail "the evaluation data holds"
 	sed 's/^/  stderr: /' "$ERR" | head -10
+fi
+if [ -f "$top_srcdir/data/eval/quote.tsv" ]; then
+	if (cd "$top_srcdir" && python3 scripts/eval-quote --check) >"$OUT" 2>"$ERR"; then
+		ok "the quote requests' evidence is in their documents"
+	else
+		fail "the quote requests' evidence is in their documents"
+		sed 's/^/  stderr: /' "$ERR" | head -10
+	fi
 fi
 
 # --rescore measures saved outputs again: a right and a wrong answer, an
