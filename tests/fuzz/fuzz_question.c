@@ -1,6 +1,8 @@
 /*
- * fuzz_question.c - what a question asks (text/focus.h) and whether a
- * sentence stands alone (text/alone.h), on any bytes.
+ * fuzz_question.c - what a question asks (text/focus.h), whether it asks
+ * for the document's words (text/request.h), the prices of a text
+ * (text/money.h) and whether a sentence stands alone (text/alone.h), on
+ * any bytes.
  *
  * The input is the question and the text both: the focus tokens of the
  * input are looked for in the input itself, its kind of answer and
@@ -8,7 +10,8 @@
  * Invariants, a violation aborts: tokens are in order, non-empty and
  * inside the input; a token without white space is held by the input (a
  * quoted phrase may hold a run of spaces, which matches as one); counts never
- * exceed their cap; nothing reads outside the input (ASan, and the copy
+ * exceed their cap; a request's topic and a price lie inside the input, a
+ * price holds its number; nothing reads outside the input (ASan, and the copy
  * below is exactly as long as the input, plus the NUL lp_focus_asks
  * needs).
  */
@@ -18,6 +21,8 @@
 
 #include "text/alone.h"
 #include "text/focus.h"
+#include "text/money.h"
+#include "text/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -66,6 +71,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < n && i < 4; i++)
 			if (w[i].len < 4 || w[i].off + w[i].len > strlen(q))
 				abort();
+	}
+	if (lp_request_quote(q, &tok) && (!tok.len || tok.off + tok.len > strlen(q)))
+		abort();
+	(void)lp_money_named(q, size);
+	for (size_t i = 0; i < size; i++) {
+		size_t n = 0;
+		struct lp_span price;
+
+		while (i + n < size && q[i + n] >= '0' && q[i + n] <= '9')
+			n++;
+		if (n && lp_money_price(q, size, i, n, &price) &&
+		    (price.off > i || price.off + price.len < i + n || price.off + price.len > size))
+			abort();
+		i += n;
 	}
 	for (size_t i = 0; i <= size; i += 1 + size / 8)
 		(void)lp_alone_check(q + i, size - i);
