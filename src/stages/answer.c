@@ -1759,7 +1759,7 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 	size_t *cited, i_absent;
 	struct lp_span absent[LP_FOCUS_ABSENT_WORDS], topic;
 	enum lp_status st;
-	int han, verbatim;
+	int han, verbatim, request;
 
 	j.question = o->question ? lp_stage_expand(doc, o->question) : doc->question;
 	if (!j.question || !*j.question)
@@ -1769,10 +1769,10 @@ static enum lp_status run(struct lp_doc *doc, const void *opts, struct lp_diag *
 	      (o->language == LANG_AUTO && lp_lang_script(doc->text, doc->len) == LP_SCRIPT_HAN);
 	j.pb = &lp_prompts_for(han)->answer;
 	/* a request for the document's words searches for its topic only */
+	request = lp_request_quote(j.question, &topic);
 	verbatim = o->reply == REPLY_VERBATIM ||
-		   (o->reply == REPLY_AUTO && o->quote != QUOTE_OFF &&
-		    lp_request_quote(j.question, &topic));
-	if (verbatim && lp_request_quote(j.question, &topic) &&
+		   (o->reply == REPLY_AUTO && o->quote != QUOTE_OFF && request);
+	if (verbatim && request &&
 	    !(j.question = lp_arena_strndup(&doc->arena, j.question + topic.off, topic.len)))
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the question");
 	if ((!verbatim || o->quote == QUOTE_MODEL) && (st = lp_stage_session(doc, &j.s, d)))
