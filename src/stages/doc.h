@@ -130,9 +130,9 @@ struct lp_stage_trace {
  * thousands of chunks that each need cutting keeps a trace of fixed size. */
 #define LP_DOC_EVENTS_PER_KIND 16
 
-/* A distinct token the extract stage found (its kind is an enum
- * lp_ground_kind of text/ground.h): its first occurrence in text, the
- * chunk that holds it, and how many times it occurs. */
+/* A distinct token the extract stage found (its kind named by
+ * lp_doc_item_kind_name below): its first occurrence in text, the chunk
+ * that holds it, and how many times it occurs. */
 struct lp_doc_item {
 	unsigned kind;   /* lp_doc_item_kind_name */
 	size_t off, len;

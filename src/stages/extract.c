@@ -243,16 +243,12 @@ static enum lp_status scan_chunk(struct merge *m, size_t chunk, size_t *taken, u
 		/* a price is read from the document, its currency may lie
 		 * past the chunk's end */
 		priced = tok[i].kind == LP_GROUND_NUMBER && (kinds & (1u << KIND_PRICE)) &&
-			 lp_money_price(doc->text, doc->len, at, len, &price);
-		if (priced && price.off >= *taken && (st = add(m, KIND_PRICE, price.off, price.len,
-							       chunk, d)))
-			break;
-		if (!(kinds & (1u << tok[i].kind))) {
-			if (priced)
-				*taken = at + len;
-			continue;
-		}
-		if (!(st = add(m, tok[i].kind, at, len, chunk, d)))
+			 lp_money_price(doc->text, doc->len, at, len, &price) &&
+			 price.off >= *taken;
+		if (priced && !(st = add(m, KIND_PRICE, price.off, price.len, chunk, d)))
+			*taken = at + len;
+		if (!st && (kinds & (1u << tok[i].kind)) &&
+		    !(st = add(m, tok[i].kind, at, len, chunk, d)))
 			*taken = at + len;
 	}
 	lp_mem_free(tok);
