@@ -454,6 +454,14 @@ def meta_talk(text):
     return [m.group(0) for m in META.finditer(text or "")]
 
 
+def answer_meta(text):
+    """The meta-talk phrases of an answer's own words (answer_paragraph):
+    a "Quote:" or "Nearest:" line holds the document's words, and a
+    document that speaks of itself ("This manual describes ...") is no
+    meta-talk of the answer that quotes it."""
+    return meta_talk(answer_paragraph(text))
+
+
 def script_of(text):
     """'zh', 'en' or None (too little prose to say). Code-like tokens
     (with / _ - . = $ digits) are dropped first; then 'zh' when the Han

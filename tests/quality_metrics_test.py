@@ -122,6 +122,14 @@ class MetaLanguageKeys(unittest.TestCase):
             self.assertTrue(qm.meta_talk(s), s)
         self.assertFalse(qm.meta_talk("Bash reads ~/.bashrc at start. 内核维护主机名。"))
 
+    def test_answer_meta(self):
+        quoted = ("The document does not say.\n\nNearest: \"This document describes GNU "
+                  "tar.\" [chunk 1]\n\nSources: [chunk 1]")
+        self.assertFalse(qm.answer_meta(quoted))
+        self.assertTrue(qm.meta_talk(quoted))
+        own = "The text describes tar.\n\nQuote: \"GNU tar is an archiving program.\" [chunk 1]"
+        self.assertTrue(qm.answer_meta(own))
+
     def test_language(self):
         self.assertEqual(qm.script_of("Use journalctl -b to show the log."), "en")
         self.assertEqual(qm.script_of("使用 journalctl -b 命令显示日志。"), "zh")
