@@ -17,6 +17,7 @@
 #include "text/request.h"
 #include "text/lang.h"
 #include "text/sentence.h"
+#include "text/sides.h"
 #include "text/split.h"
 
 /* All sentences of `text`, each verbatim, joined by '|'. */
@@ -997,6 +998,49 @@ static enum lp_alone alone(const char *s)
 	return lp_alone_check(s, strlen(s));
 }
 
+/* The sides of a sentence that sets two things side by side, and the
+ * shapes that say which words name things of one kind. */
+START_TEST(test_sides)
+{
+	static const char mime[] = "If no magic rule matches the data, use the default type of "
+				   "application/octet-stream for binary data, or text/plain for "
+				   "textual data.";
+	static const char hist[] = "A value of 'ignoreboth' is shorthand for 'ignorespace' and "
+				   "'ignoredups'.  A value of 'erasedups' causes all previous lines "
+				   "to be removed.";
+	static const char one[] = "Use e.g. the default value, or none at all.";
+	struct lp_span sp[8];
+	size_t k;
+
+	k = lp_sides_of(mime, strlen(mime), sp, 8);
+	ck_assert_uint_eq(k, 2);
+	ck_assert(memmem(mime + sp[0].off, sp[0].len, "octet-stream", 12));
+	ck_assert(memmem(mime + sp[1].off, sp[1].len, "text/plain", 10));
+	ck_assert_uint_eq(sp[1].off + sp[1].len, strlen(mime));
+	k = lp_sides_of(hist, strlen(hist), sp, 8);
+	ck_assert_uint_eq(k, 2);
+	ck_assert(memmem(hist + sp[1].off, sp[1].len, "erasedups", 9));
+	ck_assert(!memmem(hist + sp[0].off, sp[0].len, "erasedups", 9));
+	/* "e.g. the" is no sentence end; ", or none" is a side */
+	ck_assert_uint_eq(lp_sides_of(one, strlen(one), sp, 8), 2);
+	ck_assert_uint_eq(lp_sides_of("a; b; c", 7, sp, 2), 2); /* at most max */
+	ck_assert_uint_eq(sp[1].off + sp[1].len, 7);
+	ck_assert_uint_eq(lp_sides_of("", 0, sp, 8), 0);
+
+	ck_assert_uint_eq(lp_name_shape("text/plain", 0, 10), LP_SHAPE_SLASH);
+	ck_assert_uint_eq(lp_name_shape("--delete", 0, 8), LP_SHAPE_OPTION);
+	ck_assert_uint_eq(lp_name_shape("TAR_GNAME", 0, 9), LP_SHAPE_SNAKE | LP_SHAPE_CAPS);
+	ck_assert_uint_eq(lp_name_shape("'erasedups'", 1, 9), LP_SHAPE_QUOTED);
+	ck_assert_uint_eq(lp_name_shape("value", 0, 5), 0);
+	ck_assert_uint_eq(lp_name_shape("/etc", 0, 4), 0); /* a leading slash is no inner one */
+	k = lp_sides_of(mime, strlen(mime), sp, 8);
+	ck_assert(lp_sides_holds_like(mime + sp[0].off, sp[0].len, LP_SHAPE_SLASH));
+	ck_assert(!lp_sides_holds_like("for textual data.", 17, LP_SHAPE_SLASH));
+	ck_assert(lp_sides_holds_like(hist, 72, LP_SHAPE_QUOTED));
+	ck_assert(!lp_sides_holds_like("A value of erasedups.", 21, LP_SHAPE_QUOTED));
+}
+END_TEST
+
 /* The topic lp_request_quote finds in q, or "" when q is no request. */
 static const char *request_topic(const char *q)
 {
@@ -1131,6 +1175,7 @@ int main(void)
 	tcase_add_test(tc, test_focus_numbers);
 	tcase_add_test(tc, test_focus_quantity_kinds);
 	tcase_add_test(tc, test_request_quote);
+	tcase_add_test(tc, test_sides);
 	tcase_add_test(tc, test_money);
 	tcase_add_test(tc, test_alone);
 	suite_add_tcase(s, tc);

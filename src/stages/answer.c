@@ -24,8 +24,10 @@
  * evidence each; still not found: the best-ranked sentence takes its
  * place. Step 2 asks for a short answer from that sentence alone, then,
  * when that answer does not stand on it (most of its content words and
- * every number held, and for a question asking a quantity a number of its
- * kind), from the sentence and the one after it. An answer
+ * every number held, for a question asking a quantity a number of its
+ * kind, and for a name of one of the things the sentence sets side by
+ * side the side the question asks about, on_asked_side), from the
+ * sentence and the one after it. An answer
  * that still does not stand is replaced by the sentences themselves, when
  * they hold LP_ANSWER_WEAK_COVER of the question; holding less, they are
  * too weak a match to pass for the answer, and the stage abstains ("The
@@ -83,6 +85,7 @@
 #include "text/match.h"
 #include "text/points.h"
 #include "text/request.h"
+#include "text/sides.h"
 #include "text/terms.h"
 #include "text/lang.h"
 
@@ -112,6 +115,12 @@
  * and shows it as the nearest. On the dev split's 114 questions, of the
  * 36 such sentences the 13 under 0.4 held 2 right answers. */
 #define LP_ANSWER_WEAK_COVER 0.4
+
+/* An answer naming a thing of one side of its sentence stands only when
+ * no other side that names a thing holds this much more of the question
+ * (lp_evidence_cover) than its own: on_asked_side. */
+#define LP_ANSWER_SIDE_MARGIN 0.2
+#define LP_ANSWER_MAX_SIDES 16
 
 /* Checked tokens of an answer looked up (text/ground.h); more are not. */
 #define LP_ANSWER_MAX_TOKENS 16
@@ -1098,6 +1107,69 @@ static int tokens_stand(const struct job *j, const char *a, size_t n, const stru
 	return ok;
 }
 
+static int unquote(const char **t, size_t *n);
+static int in_question(const struct job *j, const char *s, size_t n);
+
+/* Where in s[0..n) the name t[0..tn) first occurs, case aside; n if not. */
+static size_t name_at(const char *s, size_t n, const char *t, size_t tn)
+{
+	for (size_t i = 0; tn && i + tn <= n; i++)
+		if (!strncasecmp(s + i, t, tn))
+			return i;
+	return n;
+}
+
+/*
+ * An answer that names one of the things its sentence sets side by side
+ * ("... use the default type of application/octet-stream for binary data,
+ * or text/plain for textual data."; "A value of 'ignoreboth' is shorthand
+ * for ... A value of 'erasedups' causes ...") stands only on the side the
+ * question asks about: no other side that names a thing of the same
+ * shape (text/sides.h) may hold LP_ANSWER_SIDE_MARGIN more of the question
+ * than the side of the answer's first name (not one the question names).
+ * 1 when it stands, or when the answer names nothing the sentence holds.
+ */
+static int on_asked_side(const struct job *j, const char *a, size_t n, const struct found *f)
+{
+	const char *s = j->doc->text + f->off, *t;
+	struct lp_ground_token tok[LP_ANSWER_MAX_TOKENS];
+	struct lp_span side[LP_ANSWER_MAX_SIDES];
+	size_t m = lp_ground_tokens(a, n, tok, LP_ANSWER_MAX_TOKENS), tn = 0, at = f->len, k, own;
+	size_t qlen = strlen(j->question);
+	unsigned shape;
+	double own_cover;
+
+	for (size_t i = 0; i < m && i < LP_ANSWER_MAX_TOKENS && !tn; i++)
+		if (tok[i].kind != LP_GROUND_NUMBER) {
+			t = a + tok[i].off;
+			tn = tok[i].len;
+			unquote(&t, &tn);
+			if (in_question(j, t, tn))
+				tn = 0; /* the question's own name ("HISTCONTROL") */
+		}
+	if (!tn && n && !memchr(a, ' ', n)) { /* an answer of one word: "text/plain" */
+		t = a;
+		tn = n - (a[n - 1] == '.');
+		unquote(&t, &tn);
+	}
+	if (tn)
+		at = name_at(s, f->len, t, tn);
+	if (at == f->len || !(shape = lp_name_shape(s, at, tn)) ||
+	    (k = lp_sides_of(s, f->len, side, LP_ANSWER_MAX_SIDES)) < 2)
+		return 1;
+	for (own = 0; own + 1 < k && side[own].off + side[own].len <= at; own++)
+		;
+	own_cover = lp_evidence_cover(j->corpus, j->doc->n_chunks, j->question, qlen, NULL, 0,
+				      s + side[own].off, side[own].len);
+	for (size_t i = 0; i < k; i++)
+		if (i != own && lp_sides_holds_like(s + side[i].off, side[i].len, shape) &&
+		    lp_evidence_cover(j->corpus, j->doc->n_chunks, j->question, qlen, NULL, 0,
+				      s + side[i].off, side[i].len) >=
+			    own_cover + LP_ANSWER_SIDE_MARGIN)
+			return 0;
+	return 1;
+}
+
 static int stands_on(const struct job *j, const char *ans, const struct found *f)
 {
 	size_t len = strlen(ans), n_terms;
@@ -1125,7 +1197,8 @@ static int stands_on(const struct job *j, const char *ans, const struct found *f
 	if (j->asks == LP_ASKS_QUANTITY && !lp_focus_quantity_held(j->question, a, len))
 		return 0;
 	return len && held && held * 2 >= n_terms &&
-	       tokens_stand(j, a, len, f) && names_stand(j, a, len, f->off, f->len);
+	       tokens_stand(j, a, len, f) && names_stand(j, a, len, f->off, f->len) &&
+	       on_asked_side(j, a, len, f);
 }
 
 /* Step 1 by the model: ask for the quote, look for it, retry with half

@@ -9,7 +9,8 @@ liblpipe_la_SOURCES += \
 	src/text/split.c src/text/split.h \
 	src/text/lang.c src/text/lang.h \
 	src/text/request.c src/text/request.h \
-	src/text/money.c src/text/money.h
+	src/text/money.c src/text/money.h \
+	src/text/sides.c src/text/sides.h
 
 check_PROGRAMS += tests/check_text
 TESTS += tests/check_text

@@ -1,8 +1,9 @@
 /*
  * fuzz_question.c - what a question asks (text/focus.h), whether it asks
  * for the document's words (text/request.h), the prices of a text
- * (text/money.h) and whether a sentence stands alone (text/alone.h), on
- * any bytes.
+ * (text/money.h), whether a sentence stands alone (text/alone.h) and the
+ * sides of a sentence with the shapes of its names (text/sides.h), on any
+ * bytes.
  *
  * The input is the question and the text both: the focus tokens of the
  * input are looked for in the input itself, its kind of answer and
@@ -11,7 +12,8 @@
  * inside the input; a token without white space is held by the input (a
  * quoted phrase may hold a run of spaces, which matches as one); counts never
  * exceed their cap; a request's topic and a price lie inside the input, a
- * price holds its number; nothing reads outside the input (ASan, and the copy
+ * price holds its number; the sides are in order, non-empty, and cover
+ * the input; nothing reads outside the input (ASan, and the copy
  * below is exactly as long as the input, plus the NUL lp_focus_asks
  * needs).
  */
@@ -23,6 +25,7 @@
 #include "text/focus.h"
 #include "text/money.h"
 #include "text/request.h"
+#include "text/sides.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -88,6 +91,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (size_t i = 0; i <= size; i += 1 + size / 8)
 		(void)lp_alone_check(q + i, size - i);
+	{
+		struct lp_span side[8];
+		size_t k = lp_sides_of(q, size, side, 8), at = 0;
+		for (size_t i = 0; i < k; i++) {
+			if (side[i].off != at || !side[i].len)
+				abort();
+			at += side[i].len;
+			(void)lp_sides_holds_like(q + side[i].off, side[i].len, ~0u);
+			(void)lp_name_shape(q, side[i].off, side[i].len);
+		}
+		if (at != size)
+			abort();
+	}
 	free(q);
 	return 0;
 }
