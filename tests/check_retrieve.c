@@ -937,6 +937,25 @@ START_TEST(test_evidence_support)
 }
 END_TEST
 
+/* An answer that only restates the question, inflected, echoes it; one
+ * word the question lacks ("nameserver") and it does not. */
+START_TEST(test_evidence_echoes)
+{
+	static const char q[] = "If the DNS server is at 192.168.11.1, which line does "
+				"/etc/resolv.conf contain?";
+	static const char echo[] = "The line /etc/resolv.conf contains the DNS server at "
+				   "192.168.11.1.";
+	static const char says[] = "The line /etc/resolv.conf contains the nameserver "
+				   "192.168.11.1.";
+
+	ck_assert(lp_evidence_echoes(echo, strlen(echo), q, strlen(q)));
+	ck_assert(!lp_evidence_echoes(says, strlen(says), q, strlen(q)));
+	ck_assert(!lp_evidence_echoes("The", 3, q, strlen(q))); /* no content term */
+	ck_assert(!lp_evidence_echoes("", 0, q, strlen(q)));
+	ck_assert(lp_evidence_echoes("内核维护主机名", 21, "内核维护主机名吗？", 27));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("retrieve");
@@ -983,6 +1002,7 @@ int main(void)
 	tcase_add_test(tc, test_evidence_cover_given);
 	tcase_add_test(tc, test_evidence_quote_match);
 	tcase_add_test(tc, test_evidence_support);
+	tcase_add_test(tc, test_evidence_echoes);
 	suite_add_tcase(s, tc);
 
 	sr = srunner_create(s);

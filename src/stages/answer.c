@@ -1178,16 +1178,13 @@ static int stands_on(const struct job *j, const char *ans, const struct found *f
 	size_t held = lp_evidence_support(a, len, j->question, strlen(j->question), text,
 					  f->len, &n_terms);
 
-	size_t n_q, echo = lp_evidence_support(a, len, j->question, strlen(j->question),
-					       j->question, strlen(j->question), &n_q);
-
 	/* an answer made of the question's own words says nothing, and talk
 	 * about the text ("The text mentions that ...") is not the text,
 	 * unless the question asks about the document ("本文的最新版 ...");
 	 * nor is a block of code the model made up around it ("```"): the
 	 * sentence it came from says it better, and the verify stage would
 	 * take the answer out whole for the fence's tokens */
-	if ((n_q && echo == n_q) ||
+	if (lp_evidence_echoes(a, len, j->question, strlen(j->question)) ||
 	    (lp_points_is_meta(a, len) && !lp_points_is_meta(j->question, strlen(j->question))))
 		return 0;
 	if (memmem(a, len, "```", 3))

@@ -437,3 +437,17 @@ size_t lp_evidence_support(const char *answer, size_t alen, const char *question
 	}
 	return found;
 }
+
+int lp_evidence_echoes(const char *answer, size_t alen, const char *question, size_t qlen)
+{
+	uint64_t a[LP_EVIDENCE_MAX_TERMS], q[LP_EVIDENCE_MAX_TERMS];
+	struct lp_stemmer *st = lp_stemmer_open();
+	size_t n_a = collect(answer, alen, LP_TERMS_STOPWORDS, 1, st, a, LP_EVIDENCE_MAX_TERMS);
+	size_t n_q = collect(question, qlen, LP_TERMS_STOPWORDS, 1, st, q, LP_EVIDENCE_MAX_TERMS);
+	size_t held = 0;
+
+	lp_stemmer_close(st);
+	for (size_t i = 0; i < n_a; i++)
+		held += (size_t)holds(q, n_q, a[i]);
+	return n_a && held == n_a;
+}

@@ -118,4 +118,14 @@ double lp_evidence_quote_match(const char *quote, size_t qlen, const char *text,
 size_t lp_evidence_support(const char *answer, size_t alen, const char *question,
 			   size_t qlen, const char *text, size_t len, size_t *n_terms);
 
+/*
+ * 1 when the answer says nothing the question does not: it has content
+ * terms (stop words aside) and every one of them, an English word by its
+ * stem (text/stem.h), is a term of the question ("The line
+ * /etc/resolv.conf contains the DNS server at 192.168.11.1." for "If the
+ * DNS server is at 192.168.11.1, which line does /etc/resolv.conf
+ * contain?"); else 0.
+ */
+int lp_evidence_echoes(const char *answer, size_t alen, const char *question, size_t qlen);
+
 #endif
