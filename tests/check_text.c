@@ -989,6 +989,12 @@ START_TEST(test_focus_quantity_kinds)
 	ck_assert(!quantity("Which version followed 2.0?", "Until 2.0, nothing changed."));
 	ck_assert(quantity("Which version followed 2.0?", "Version 2.1 followed 2.0."));
 	ck_assert(quantity("How many jobs in 1 shell?", "One shell runs many jobs."));
+	/* an open count sets no bound: no answer to "at most", "maximum" */
+	ck_assert(!quantity("How many triggers may a package have at most?",
+			    "Zero or more packages may be added."));
+	ck_assert(!quantity("What is the maximum number of jobs?", "It takes 2 or more jobs."));
+	ck_assert(quantity("What is the maximum number of jobs?", "At most 64 jobs, 2 or more."));
+	ck_assert(quantity("How many jobs may run?", "Zero or more jobs may run."));
 }
 END_TEST
 

@@ -327,7 +327,26 @@ static int section_ref(const char *text, size_t len, size_t i)
 						      i + 2 < len && text[i + 2] == ')'));
 }
 
-int lp_focus_has_number(const char *text, size_t len)
+static size_t number_end(const char *text, size_t len, size_t i);
+
+/* Does text[end..) go on as an open count ("zero or more", "2 or
+ * greater"), which sets no bound? */
+static int open_count(const char *text, size_t len, size_t end)
+{
+	static const char *const more[] = { " or more", " or greater", " or higher", " or above",
+					    NULL };
+
+	for (size_t k = 0; more[k]; k++) {
+		size_t n = strlen(more[k]);
+		if (end + n <= len && !strncasecmp(text + end, more[k], n) &&
+		    (end + n == len || !isalpha((unsigned char)text[end + n])))
+			return 1;
+	}
+	return 0;
+}
+
+/* lp_focus_has_number, without the open counts when !open_ok. */
+static int has_number(const char *text, size_t len, int open_ok)
 {
 	static const char *const words[] = { "zero", "one", "two", "three", "four", "five",
 					     "six", "seven", "eight", "nine", "ten", "eleven",
@@ -338,14 +357,16 @@ int lp_focus_has_number(const char *text, size_t len)
 					   "八", "九", "十", "百", "千", "万", "零", NULL };
 
 	for (size_t i = 0; i < len; i++) {
-		if (isdigit((unsigned char)text[i]) && !section_ref(text, len, i))
+		if (isdigit((unsigned char)text[i]) && !section_ref(text, len, i) &&
+		    (open_ok || !open_count(text, len, number_end(text, len, i))))
 			return 1;
 		if (isalpha((unsigned char)text[i]) && (!i || !isalpha((unsigned char)text[i - 1]))) {
 			size_t wl = 0;
 			while (i + wl < len && isalpha((unsigned char)text[i + wl]))
 				wl++;
 			for (size_t k = 0; words[k]; k++)
-				if (strlen(words[k]) == wl && !strncasecmp(text + i, words[k], wl))
+				if (strlen(words[k]) == wl && !strncasecmp(text + i, words[k], wl) &&
+				    (open_ok || !open_count(text, len, i + wl)))
 					return 1;
 			i += wl - 1;
 		} else if ((unsigned char)text[i] >= 0xE4) {
@@ -355,6 +376,11 @@ int lp_focus_has_number(const char *text, size_t len)
 		}
 	}
 	return 0;
+}
+
+int lp_focus_has_number(const char *text, size_t len)
+{
+	return has_number(text, len, 1);
 }
 
 /* The kinds of quantity lp_focus_quantity_held tells apart. */
@@ -442,9 +468,25 @@ static size_t number_end(const char *text, size_t len, size_t i)
 	return i;
 }
 
+/* Does the question ask for a bound ("at most", "the maximum number")? */
+static int asks_bound(const char *q)
+{
+	static const char *const bound[] = { "maximum", "at most", "the most", "upper limit",
+					     "largest number", "\xE6\x9C\x80\xE5\xA4\x9A",
+					     NULL }; /* 最多 */
+	char low[256];
+	size_t n = 0;
+
+	for (; q[n] && n + 1 < sizeof(low); n++)
+		low[n] = (char)tolower((unsigned char)q[n]);
+	low[n] = '\0';
+	return holds_any(low, bound);
+}
+
 int lp_focus_quantity_held(const char *q, const char *text, size_t len)
 {
 	enum quantity kind = quantity_of(q);
+	int open_ok = !asks_bound(q); /* "zero or more" sets no maximum */
 
 	if (kind == Q_ANY) { /* a number the question does not state itself */
 		int digits = 0;
@@ -454,12 +496,12 @@ int lp_focus_quantity_held(const char *q, const char *text, size_t len)
 			    section_ref(text, len, i))
 				continue;
 			e = number_end(text, len, i);
-			if (!number_in(q, text + i, e - i))
+			if (!number_in(q, text + i, e - i) && (open_ok || !open_count(text, len, e)))
 				return 1;
 			digits = 1;
 			i = e;
 		}
-		return !digits && lp_focus_has_number(text, len);
+		return !digits && has_number(text, len, open_ok);
 	}
 	if (kind == Q_PRICE)
 		return lp_money_named(text, len);

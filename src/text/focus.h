@@ -84,7 +84,9 @@ int lp_focus_has_number(const char *text, size_t len);
  * ... cost", a number with a unit of size ("512 bytes", "4 KiB") for "What
  * size ...", else any number. A number q states itself ("On what date was
  * version 2.0 published?" and "... v. 2.0.") is none: it is what the
- * question asks about, not its answer.
+ * question asks about, not its answer. Nor, for a question that asks for
+ * a bound ("at most", "the maximum number", "最多"), is an open count
+ * ("zero or more", "2 or greater"): it sets none.
  */
 int lp_focus_quantity_held(const char *q, const char *text, size_t len);
 
