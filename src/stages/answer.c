@@ -1642,7 +1642,16 @@ static enum lp_status run_quote(struct job *j, size_t *cited, struct lp_diag *d)
 		}
 	}
 	/* the sentence alone first: given the next one as well, a small model
-	 * often answers with what that one says ("126" for "not found") */
+	 * often answers with what that one says ("126" for "not found");
+	 * but a sentence that introduces what follows ("... by the
+	 * following.") holds no answer alone, so it comes with that */
+	if (introduces(doc->text + f.off, f.len)) {
+		size_t was = f.len;
+		add_next_sentence(doc, &f);
+		if (f.len > was)
+			lp_doc_event(doc, "evidence: the sentence introduces what follows, "
+					  "read with it");
+	}
 	if ((st = reply(j, &f, &ans, d))) {
 		lp_mem_free(ans);
 		return st;

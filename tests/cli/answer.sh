@@ -240,6 +240,12 @@ lp run "$P1" "$ENT" -q "How can you list the files opened by a process?"
 expect "a sentence that announces a command" 0
 grep -q 'sudo lsof -p 1' "$OUT" && ok "the command after 'the following:' is taken in" ||
 	fail "the command was left out: $(cat "$OUT")"
+# ... and read with its sentence from the first reply on, not after one
+# made from the announcement alone
+lp run "$P1" "$ENT" -q "How can you list the files opened by a process?" --format json
+expect "a sentence that announces a command, json" 0
+expect_out "the announcement is read with what it announces" \
+	'introduces what follows, read with it'
 
 # the document's language: a Chinese document gets the Chinese check line
 ZH=$WORK/zh.txt
