@@ -1110,11 +1110,16 @@ static int tokens_stand(const struct job *j, const char *a, size_t n, const stru
 static int unquote(const char **t, size_t *n);
 static int in_question(const struct job *j, const char *s, size_t n);
 
-/* Where in s[0..n) the name t[0..tn) first occurs, case aside; n if not. */
-static size_t name_at(const char *s, size_t n, const char *t, size_t tn)
+/* Where in s[0..n) t[0..tn) first occurs, case aside, and with `whole`
+ * not inside a longer word (a letter or digit on an edge of t may not
+ * touch one of s); n if it does not. */
+static size_t find_ci(const char *s, size_t n, const char *t, size_t tn, int whole)
 {
 	for (size_t i = 0; tn && i + tn <= n; i++)
-		if (!strncasecmp(s + i, t, tn))
+		if (!strncasecmp(s + i, t, tn) &&
+		    !(whole && i && isalnum((unsigned char)s[i - 1]) && isalnum((unsigned char)t[0])) &&
+		    !(whole && i + tn < n && isalnum((unsigned char)s[i + tn]) &&
+		      isalnum((unsigned char)t[tn - 1])))
 			return i;
 	return n;
 }
@@ -1153,7 +1158,7 @@ static int on_asked_side(const struct job *j, const char *a, size_t n, const str
 		unquote(&t, &tn);
 	}
 	if (tn)
-		at = name_at(s, f->len, t, tn);
+		at = find_ci(s, f->len, t, tn, 0);
 	if (at == f->len || !(shape = lp_name_shape(s, at, tn)) ||
 	    (k = lp_sides_of(s, f->len, side, LP_ANSWER_MAX_SIDES)) < 2)
 		return 1;
@@ -1372,16 +1377,9 @@ static int entry_answer(const struct job *j, const struct found *f, const char *
  * ("def" is not in "definition"). */
 static int in_question(const struct job *j, const char *s, size_t n)
 {
-	const char *q = j->question;
-	size_t ql = strlen(q);
+	size_t ql = strlen(j->question);
 
-	for (size_t i = 0; n && i + n <= ql; i++)
-		if (!strncasecmp(q + i, s, n) &&
-		    !(i && isalnum((unsigned char)q[i - 1]) && isalnum((unsigned char)s[0])) &&
-		    !(i + n < ql && isalnum((unsigned char)q[i + n]) &&
-		      isalnum((unsigned char)s[n - 1])))
-			return 1;
-	return 0;
+	return n && find_ci(j->question, ql, s, n, 1) < ql;
 }
 
 /* The token of s[lo, hi) that ends at `end` (before = 1) or starts at

@@ -209,6 +209,16 @@ int lp_focus_is_name(const char *tok, size_t n)
 	return n > 0;
 }
 
+/* q in ASCII lower case into low[0..cap), cut to fit, NUL-terminated. */
+static void lower_copy(const char *q, char *low, size_t cap)
+{
+	size_t n = 0;
+
+	for (; q[n] && n + 1 < cap; n++)
+		low[n] = (char)tolower((unsigned char)q[n]);
+	low[n] = '\0';
+}
+
 /* 1 when s holds any of the words (ASCII, lower case, NUL-terminated s). */
 static int holds_any(const char *s, const char *const *words)
 {
@@ -260,15 +270,12 @@ enum lp_asks lp_focus_asks(const char *q, struct lp_span *kind)
 						"函数", "程序", "工具", "软件包", "字段",
 						"关键字", "目录", NULL };
 	char low[256];
-	size_t n = 0;
 	struct lp_span none;
 
 	if (!kind)
 		kind = &none;
 	*kind = (struct lp_span){ 0, 0 };
-	for (; q[n] && n + 1 < sizeof(low); n++)
-		low[n] = (char)tolower((unsigned char)q[n]);
-	low[n] = '\0';
+	lower_copy(q, low, sizeof(low));
 	if (holds_any(low, zh_amounts))
 		return LP_ASKS_QUANTITY;
 	for (size_t i = 0; i < sizeof(zh_asks) / sizeof(zh_asks[0]); i++) {
@@ -397,11 +404,8 @@ static enum quantity quantity_of(const char *q)
 					     /* 售价, 多少钱, 多少元 */
 	static const char *const size[] = { " size", "how large", "how big", NULL };
 	char low[256];
-	size_t n = 0;
 
-	for (; q[n] && n + 1 < sizeof(low); n++)
-		low[n] = (char)tolower((unsigned char)q[n]);
-	low[n] = '\0';
+	lower_copy(q, low, sizeof(low));
 	if (holds_any(low, version))
 		return Q_VERSION;
 	if (holds_any(low, year))
@@ -475,11 +479,8 @@ static int asks_bound(const char *q)
 					     "largest number", "\xE6\x9C\x80\xE5\xA4\x9A",
 					     NULL }; /* 最多 */
 	char low[256];
-	size_t n = 0;
 
-	for (; q[n] && n + 1 < sizeof(low); n++)
-		low[n] = (char)tolower((unsigned char)q[n]);
-	low[n] = '\0';
+	lower_copy(q, low, sizeof(low));
 	return holds_any(low, bound);
 }
 
