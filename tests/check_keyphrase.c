@@ -521,6 +521,12 @@ START_TEST(test_ground_tokens)
 			 "number:2001");
 	ck_assert_str_eq(ground_tokens("On 2009-01-19 with 5.10.0-6-amd64."),
 			 "number:2009 number:01 number:19 identifier:5.10.0-6-amd64");
+	/* a count before its unit, a version after its name or with open
+	 * parts is a number; a name's number is part of the name */
+	ck_assert_str_eq(ground_tokens("In 1024-byte blocks, 7-bit, bash-4.0, tar 1.13.x, "
+				       "192.168.0.x; UTF-8, x86-64, pre-step-6."),
+			 "number:1024 number:7 number:4.0 number:1.13 number:192.168.0 "
+			 "identifier:UTF-8 identifier:x86-64 identifier:pre-step-6");
 	ck_assert_str_eq(ground_tokens("JavaScript, getValue, snake_case, os.path, GUI, e.g. I."),
 			 "identifier:JavaScript identifier:getValue identifier:snake_case "
 			 "identifier:os.path identifier:GUI");

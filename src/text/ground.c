@@ -236,6 +236,54 @@ static int numbers_joined(const char *w, size_t n)
 	}
 }
 
+/* Is w[0..n) words of letters joined by single hyphens ("byte",
+ * "pre-step")? */
+static int letter_parts(const char *w, size_t n)
+{
+	if (!n || w[0] == '-' || w[n - 1] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!is_ascii_alpha((unsigned char)w[i]) && !(w[i] == '-' && w[i + 1] != '-'))
+			return 0;
+	return 1;
+}
+
+/* Is w[0..n) one or more ".x" (or ".X", ".*"): the open parts of a
+ * version or an address? */
+static int wildcard_parts(const char *w, size_t n)
+{
+	if (!n || n % 2)
+		return 0;
+	for (size_t i = 0; i < n; i += 2)
+		if (w[i] != '.' || (w[i + 1] != 'x' && w[i + 1] != 'X' && w[i + 1] != '*'))
+			return 0;
+	return 1;
+}
+
+/*
+ * The number of a word that joins it by a hyphen to words of letters: a
+ * count before its unit ("1024" of "1024-byte", "7-bit"), or a version
+ * after a name, a number with a dot ("4.0" of "bash-4.0"; not the "8" of
+ * "UTF-8", a name's part). Sets *off and returns the number's bytes; 0
+ * when w is no such word.
+ */
+static size_t hyphened_number(const char *w, size_t n, size_t *off)
+{
+	size_t num = number_prefix(w, n), h = n;
+
+	if (num && num < n && w[num] == '-' && letter_parts(w + num + 1, n - num - 1)) {
+		*off = 0;
+		return num;
+	}
+	while (h > 0 && w[h - 1] != '-')
+		h--;
+	if (h < 2 || number_prefix(w + h, n - h) != n - h || !memchr(w + h, '.', n - h) ||
+	    !letter_parts(w, h - 1))
+		return 0;
+	*off = h;
+	return n - h;
+}
+
 static uint32_t cp_of(const char *t, size_t len, const struct lp_token *k)
 {
 	uint32_t cp;
@@ -328,7 +376,7 @@ static void word_token(const char *t, size_t len, struct sink *s, const struct l
 		       int line_start, int after_number)
 {
 	const char *w = t + k->off;
-	size_t num = number_prefix(w, k->len), pos = k->off + k->len;
+	size_t num = number_prefix(w, k->len), pos = k->off + k->len, hy = 0;
 	struct lp_token next;
 	int marker = 0;
 
@@ -351,6 +399,17 @@ static void word_token(const char *t, size_t len, struct sink *s, const struct l
 		}
 		return;
 	}
+	if (num && wildcard_parts(w + num, k->len - num)) {
+		/* "1.13.x", "192.168.0.x": a version or an address with its
+		 * open parts */
+		emit(s, k->off, num, LP_GROUND_NUMBER);
+		return;
+	}
+	if ((num = hyphened_number(w, k->len, &hy)) > 0) {
+		emit(s, k->off + hy, num, LP_GROUND_NUMBER);
+		return;
+	}
+	num = number_prefix(w, k->len);
 	if (is_ordinal(w, k->len) || (after_number && is_unit(w, k->len)))
 		return;
 	if (num && !memchr(w + num, '_', k->len - num) &&

@@ -11,7 +11,10 @@
  * Checked tokens (found by lp_ground_tokens), each a whole token of the
  * output:
  *  - NUMBER: a word of digits with '.' or ',' inside ("3.2", "1,024",
- *    "500"), each part of a range or a date ("1975-2010", "2009-01-19"); a list
+ *    "500"), each part of a range or a date ("1975-2010", "2009-01-19"), a
+ *    count hyphened to its unit ("1024" of "1024-byte"), a version hyphened
+ *    to its name ("4.0" of "bash-4.0"; not "8" of "UTF-8") or with open
+ *    parts ("1.13" of "1.13.x", "192.168.0" of "192.168.0.x"); a list
  *    marker at the start of a line ("1." "2)") is not one, a section's
  *    number there ("3.2.1.") is;
  *  - OPTION: one or two dashes glued to a word after a space or at the
