@@ -4,7 +4,7 @@ liblpipe_la_SOURCES += \
 	src/retrieve/topk.c src/retrieve/topk.h
 # The retrieve stage is listed here rather than in src/stages/local.mk so
 # that each stage's line stays in its own module's fragment.
-liblpipe_la_SOURCES += src/stages/retrieve.c
+liblpipe_la_SOURCES += src/stages/retrieve.c src/stages/dense.c src/stages/dense.h
 
 check_PROGRAMS += tests/check_retrieve
 TESTS += tests/check_retrieve

@@ -77,6 +77,9 @@
 #include "core/log.h"
 #include "core/mem.h"
 #include "text/evidence.h"
+#include "retrieve/embscore.h"
+#include "retrieve/fusion.h"
+#include "stages/dense.h"
 #include "stages/model_stage.h"
 #include "stages/prompts.h"
 #include "stages/stage.h"
@@ -149,12 +152,14 @@ enum evidence { EVIDENCE_CHUNKS, EVIDENCE_SENTENCES };
 enum language { LANG_AUTO, LANG_EN, LANG_ZH };
 enum quote { QUOTE_OFF, QUOTE_MODEL, QUOTE_RANKED };
 enum reply { REPLY_AUTO, REPLY_MODEL, REPLY_VERBATIM };
+enum rerank { RERANK_LEXICAL, RERANK_DENSE };
 
 static const char *const context_names[] = { "both", "chunks", "summary", NULL };
 static const char *const evidence_names[] = { "chunks", "sentences", NULL };
 static const char *const language_names[] = { "auto", "en", "zh", NULL };
 static const char *const quote_names[] = { "off", "model", "ranked", NULL };
 static const char *const reply_names[] = { "auto", "model", "verbatim", NULL };
+static const char *const rerank_names[] = { "lexical", "dense", NULL };
 
 struct answer_opts {
 	const char *question;  /* NULL: doc->question */
@@ -168,6 +173,9 @@ struct answer_opts {
 	long long retries;     /* more quote tries */
 	enum language language;
 	int with_summary;      /* print the summary after the answer */
+	enum rerank rerank;    /* the sentence ranking: by words, or fused
+				* with the dense embedder's cosine */
+	enum lp_device device; /* the pipeline's retrieval.device, for it */
 };
 
 static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
@@ -175,10 +183,11 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 {
 	static const char *const keys[] = { "question", "max_tokens", "context", "prompt",
 					    "prompt_file", "evidence", "budget", "quote",
-					    "retries", "language", "with_summary", "reply", NULL };
+					    "retries", "language", "with_summary", "reply",
+					    "rerank", NULL };
 	struct answer_opts *o = lp_arena_alloc(c->arena, sizeof(*o));
 	int ctx = CONTEXT_BOTH, ev = EVIDENCE_CHUNKS, lang = LANG_AUTO, quote = QUOTE_OFF;
-	int rep = REPLY_AUTO;
+	int rep = REPLY_AUTO, rer = RERANK_LEXICAL;
 
 	if (!o)
 		return lp_cfg_nomem(c);
@@ -193,6 +202,7 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	    lp_cfg_get_enum(c, opts, "language", language_names, LANG_AUTO, &lang) ||
 	    lp_cfg_get_bool(c, opts, "with_summary", 0, &o->with_summary) ||
 	    lp_cfg_get_enum(c, opts, "reply", reply_names, REPLY_AUTO, &rep) ||
+	    lp_cfg_get_enum(c, opts, "rerank", rerank_names, RERANK_LEXICAL, &rer) ||
 	    lp_stage_parse_prompt(c, opts, p, &o->prompt))
 		return LP_E_CONFIG;
 	if (rep == REPLY_VERBATIM && quote != QUOTE_RANKED && quote != QUOTE_MODEL)
@@ -213,6 +223,8 @@ static enum lp_status parse(struct lp_cfg_ctx *c, const struct lp_node *opts,
 	o->language = (enum language)lang;
 	o->quote = (enum quote)quote;
 	o->reply = (enum reply)rep;
+	o->rerank = (enum rerank)rer;
+	o->device = p ? p->retrieval.device : LP_DEVICE_CPU;
 	*out = o;
 	return LP_OK;
 }
@@ -228,11 +240,12 @@ static void describe(const void *opts, struct lp_buf *out)
 		lp_buf_adds(out, ", ");
 	}
 	lp_buf_addf(out, "max_tokens: %lld, context: %s, evidence: %s, budget: %lld, "
-		    "quote: %s, retries: %lld, language: %s, with_summary: %s, reply: %s",
+		    "quote: %s, retries: %lld, language: %s, with_summary: %s, reply: %s, "
+		    "rerank: %s",
 		    o->max_tokens, context_names[o->context], evidence_names[o->evidence],
 		    o->budget, quote_names[o->quote], o->retries,
 		    language_names[o->language], o->with_summary ? "true" : "false",
-		    reply_names[o->reply]);
+		    reply_names[o->reply], rerank_names[o->rerank]);
 	if (o->prompt)
 		lp_stage_describe_prompt(out, o->prompt);
 	lp_buf_adds(out, "}");
@@ -490,13 +503,92 @@ static void demote_headings(const struct lp_doc *doc, const struct lp_evidence_s
 		lp_evidence_sort(sent, n);
 }
 
-/* The order the document's structure gives the ranked sentences. */
-static void rank_by_structure(const struct job *j, const struct lp_evidence_src *src,
-			      struct lp_evidence_sent *sent, size_t n)
+/* ---- dense rerank: what the sentence means, beside its words ---- */
+
+/*
+ * `rerank: dense`. Shared words pick the passage well but the sentence
+ * less well: "Who is the license steward of the MPL?" shares more words
+ * with the sentence that tells how to rename a modified licence "(remove
+ * any references to the name of the license steward)" than with "Mozilla
+ * Foundation is the license steward." The LP_ANSWER_DENSE_TOP best
+ * sentences are embedded with the question (the dense embedder, dense.h)
+ * and each score, as a share of the best, gains LP_ANSWER_DENSE_WEIGHT
+ * times its cosine with the question, scaled down as the embedder's
+ * vocabulary covers less of the text (retrieve/fusion.h: nothing for
+ * Chinese under MiniLM). Without the model the ranking stays by words,
+ * and an event says so.
+ */
+#define LP_ANSWER_DENSE_TOP 16
+#define LP_ANSWER_DENSE_WEIGHT 2.0
+
+static enum lp_status rerank_dense(const struct job *j, const struct lp_evidence_src *src,
+				   struct lp_evidence_sent *sent, size_t n, struct lp_diag *d)
 {
+	struct lp_embedder *e = NULL;
+	const char **texts = NULL;
+	size_t *lens = NULL, m = 0;
+	double *cos = NULL, cov = 0, top, w = LP_ANSWER_DENSE_WEIGHT;
+	enum lp_status st;
+
+	while (m < n && m < LP_ANSWER_DENSE_TOP && sent[m].score > 0)
+		m++;
+	if (m < 2 || !j->question)
+		return LP_OK;
+	texts = lp_mem_alloc(LP_MEM_SCRATCH, m * sizeof(*texts), d);
+	lens = lp_mem_alloc(LP_MEM_SCRATCH, m * sizeof(*lens), d);
+	cos = lp_mem_alloc(LP_MEM_SCRATCH, m * sizeof(*cos), d);
+	st = texts && lens && cos ? LP_OK : LP_E_NOMEM;
+	for (size_t i = 0; st == LP_OK && i < m; i++) {
+		texts[i] = src[sent[i].src].text + sent[i].off;
+		lens[i] = sent[i].len;
+	}
+	if (st == LP_OK) {
+		st = lp_stage_dense_borrow(j->doc, j->o->device, &e, d);
+		if (st == LP_E_MODEL || st == LP_E_NOMEM) {
+			/* the rerank is a refinement: without the model, or
+			 * without the memory for it, the words still rank */
+			lp_doc_event(j->doc, "rerank: %s; sentences ranked by their words alone",
+				     d->msg[0] ? d->msg : "out of memory for the dense embedder");
+			lp_diag_init(d);
+			st = LP_OK;
+			goto out;
+		}
+	}
+	if (st == LP_OK)
+		st = lp_stage_vocab_coverage(e, "answer", j->question, strlen(j->question), texts,
+					     lens, m, &cov, d);
+	w *= lp_fusion_coverage_scale(cov);
+	if (st == LP_OK && w > 0)
+		st = lp_embscore(e, NULL, texts, lens, m, j->question, strlen(j->question), cos,
+				 NULL, d);
+	if (st == LP_OK && w > 0) {
+		top = sent[0].score;
+		for (size_t i = 0; i < n; i++)
+			sent[i].score = sent[i].score / top + (i < m ? w * cos[i] : 0);
+		lp_evidence_sort(sent, n);
+	}
+out:
+	lp_stage_dense_return(j->doc, e);
+	lp_mem_free(texts);
+	lp_mem_free(lens);
+	lp_mem_free(cos);
+	return st;
+}
+
+/* The order the document's structure (and, with `rerank: dense`, the
+ * sentences' meaning) gives the ranked sentences. */
+static enum lp_status rank_by_structure(const struct job *j, const struct lp_evidence_src *src,
+					struct lp_evidence_sent *sent, size_t n,
+					struct lp_diag *d)
+{
+	enum lp_status st = LP_OK;
+
 	demote_headings(j->doc, src, sent, n);
+	if (j->o->rerank == RERANK_DENSE)
+		st = rerank_dense(j, src, sent, n, d);
 	prefer_answer_type(j, src, sent, n);
 	prefer_entries(j, src, sent, n);
+	return st;
 }
 
 /* Where chunk c's first whole sentence starts: a chunk that overlaps the
@@ -589,7 +681,7 @@ static enum lp_status add_sentences(struct job *j, const size_t *best, size_t n,
 		st = lp_evidence_rank(src, n, j->corpus, j->doc->n_chunks, j->question,
 				      strlen(j->question), &sent, &n_sent, d);
 	if (!st)
-		rank_by_structure(j, src, sent, n_sent);
+		st = rank_by_structure(j, src, sent, n_sent, d);
 	if (!st && !(picks = lp_mem_alloc(LP_MEM_SCRATCH, (2 * n_sent + 1) * sizeof(*picks), d)))
 		st = LP_E_NOMEM;
 	n_picks = st ? 0 : choose(j, src, sent, n_sent, budget, used, picks);
@@ -833,7 +925,7 @@ static enum lp_status best_sentence(const struct job *j, struct found *f, struct
 		st = lp_evidence_rank(src, j->n_ids, j->corpus, j->doc->n_chunks, j->question,
 				      strlen(j->question), &sent, &n, d);
 	if (!st)
-		rank_by_structure(j, src, sent, n);
+		st = rank_by_structure(j, src, sent, n, d);
 	for (size_t i = 0; !st && i < n && i < 4; i++)
 		lp_debug("answer: sentence %zu: chunk %zu score %.2f: %.60s", i,
 			 src[sent[i].src].id, sent[i].score, src[sent[i].src].text + sent[i].off);

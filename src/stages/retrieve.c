@@ -42,6 +42,7 @@
 #include "retrieve/fusion.h"
 #include "core/hash.h"
 #include "retrieve/topk.h"
+#include "stages/dense.h"
 #include "stages/plan.h"
 #include "stages/stage.h"
 #include "text/request.h"
@@ -237,28 +238,6 @@ static void save_cache(struct lp_embcache *cache)
 		lp_warn("embedding cache not saved: '%s': %s", d.file, d.msg);
 }
 
-/* How much of the query and of the working set's chunks e's vocabulary
- * covers: the lower of the two coverages (fusion.h). */
-static enum lp_status vocab_coverage(struct lp_embedder *e, const char *query,
-				     const char *const *texts, const size_t *lens, size_t n,
-				     double *out, struct lp_diag *d)
-{
-	size_t qw = 0, qu = 0, cw = 0, cu = 0;
-	enum lp_status st = lp_embedder_coverage(e, query, strlen(query), &qw, &qu, d);
-	double q, c;
-
-	for (size_t i = 0; i < n && st == LP_OK; i++)
-		st = lp_embedder_coverage(e, texts[i], lens[i], &cw, &cu, d);
-	if (st != LP_OK)
-		return st;
-	q = lp_fusion_coverage(qw, qu);
-	c = lp_fusion_coverage(cw, cu);
-	*out = q < c ? q : c;
-	lp_debug("retrieve: %s vocabulary covers %zu of %zu query words, %zu of %zu chunk words",
-		 lp_embedder_name(e), qw - qu, qw, cw - cu, cw);
-	return LP_OK;
-}
-
 /* What embeds the working set's chunks for the document's store. */
 struct vectors_job {
 	struct lp_embedder *e;
@@ -318,23 +297,21 @@ static enum lp_status score_embed(struct lp_doc *doc, const struct retrieve_opts
 	struct lp_embscore_stats stats = { 0 };
 	const char **texts = NULL;
 	size_t *lens = NULL;
-	const char *phase = lp_mem_phase(), *dev;
+	const char *phase = lp_mem_phase();
 	double cov = 1;
 	enum lp_status st;
 
 	lp_mem_set_phase("embed");
-	dev = o->r.device == LP_DEVICE_CUDA ? "cuda" : o->r.device == LP_DEVICE_AUTO ? "auto" : "cpu";
-	/* the dense model is the engine's, loaded once for every document */
 	if (kind == LP_SCORER_HASH)
-		st = lp_embedder_new_hash_on((size_t)o->r.hash_dim, dev, &e, d);
-	else if (doc->engine)
-		st = lp_engine_dense(doc->engine, dev, &e, d);
+		st = lp_embedder_new_hash_on((size_t)o->r.hash_dim,
+					     lp_stage_device_name(o->r.device), &e, d);
 	else
-		st = lp_embedder_new_dense_on(NULL, dev, &e, d);
+		st = lp_stage_dense_borrow(doc, o->r.device, &e, d);
 	if (st == LP_OK)
 		st = chunk_texts(doc, set, n, &texts, &lens, d);
 	if (st == LP_OK && scale) {
-		st = vocab_coverage(e, o->query, texts, lens, n, &cov, d);
+		st = lp_stage_vocab_coverage(e, "retrieve", o->query, strlen(o->query), texts,
+					     lens, n, &cov, d);
 		*scale = lp_fusion_coverage_scale(cov);
 		lp_debug("retrieve: coverage %.3f, %s weight scaled by %.3f", cov,
 			 lp_embedder_name(e), *scale);
@@ -363,8 +340,8 @@ out:
 	lp_mem_free(texts);
 	lp_mem_free(lens);
 	lp_embcache_free(cache);
-	if (kind != LP_SCORER_HASH && doc->engine)
-		lp_engine_dense_release(doc->engine, e);
+	if (kind != LP_SCORER_HASH)
+		lp_stage_dense_return(doc, e);
 	else
 		lp_embedder_free(e);
 	lp_mem_set_phase(phase);

@@ -255,6 +255,42 @@ expect "a Chinese document" 0
 expect_out "the check line is in Chinese" 'Check: 这是原文中与问题最匹配的句子'
 abstains "tmpfs 的 MAX_SIZE 默认是多少？" "$ZH" "MAX_SIZE"
 
+# rerank: dense. Of two sentences of one passage, the words pick the one
+# that names more of the question; its meaning, the one that answers.
+FARM=$WORK/farm.txt
+printf '%s\n\n%s\n' 'The farm at night is quiet, and no animal sleeps in the barn. A large dog guards the farm. The hens lay eggs in spring.' \
+	'Tilde expansion replaces a leading tilde with the home directory.' >"$FARM"
+PR=$(pipeline rerank <<'YAML'
+version: 1
+model: {context: 1024}
+retrieval: {scorer: bm25}
+stages:
+  - split: {unit: paragraphs, size: 1, overlap: 0}
+  - retrieve: {query: "${question}", top_k: 3, order: document}
+  - answer: {question: "${question}", max_tokens: 16, context: chunks, quote: ranked,
+             rerank: dense}
+YAML
+)
+QF="Which animal guards the farm at night?"
+lp run "$PR" "$FARM" -q "$QF" --format json --set stages.answer.rerank=lexical
+expect "rerank: lexical" 0
+expect_out "the words pick the sentence with more of the question" '"text": "The farm at night'
+minilm=${LPIPE_EMBED_MODEL:-${LPIPE_MODEL_DIR:-${HOME:-.}/.cache/lpipe/models}/all-MiniLM-L6-v2}
+if [ -f "$minilm/model.safetensors" ]; then
+	lp run "$PR" "$FARM" -q "$QF" --format json
+	expect "rerank: dense" 0
+	expect_out "the meaning picks the sentence that answers" '"text": "A large dog guards the farm."'
+else
+	echo "# no MiniLM at $minilm: the dense rerank's choice is not checked"
+fi
+# without the model the words rank, and the report says so
+LPIPE_EMBED_MODEL=$WORK/no-such-model lp run "$PR" "$FARM" -q "$QF" --format json
+expect "rerank: dense without its model" 0
+expect_out "an event says the words ranked alone" 'sentences ranked by their words alone'
+expect_out "and the words' choice stands" '"text": "The farm at night'
+lp check "$PR" --set stages.answer.rerank=meaning
+expect "an unknown rerank is a config error" 2 "rerank"
+
 # bad keys are caught when the pipeline loads
 lp check "$P" --set stages.answer.quote=maybe
 expect "an unknown quote mode is a config error" 2 "quote"
