@@ -577,6 +577,12 @@ START_TEST(test_ground_match)
 	ck_assert_str_eq(grounded_in("3.5 GB and 12 MB", "takes 3.5GB and 12.5 MB"), "10");
 	ck_assert_str_eq(grounded_in("ext4 then x86_64", "EXT45 and x86_64_v2"), "00");
 	ck_assert_str_eq(grounded_in("ext4 then x86_64", "ext4; x86_64."), "11");
+	/* a number hyphened to its unit or its name is found in that word,
+	 * and stands alone too */
+	ck_assert_str_eq(grounded_in("in 1024-byte blocks since bash-4.0, tar 1.13.x",
+				     "Values are in 1024-byte units; Bash-4.0 did; GNU tar 1.13.x"),
+			 "111");
+	ck_assert_str_eq(grounded_in("1024 bytes in bash 4.0", "1024-byte, bash-4.0"), "11");
 	/* case and spacing folded; a quoted phrase may wrap in the source */
 	ck_assert_str_eq(grounded_in("the \"Basic package management\" part, HISTFILE",
 				     "see Basic package\n    management; histfile"), "11");

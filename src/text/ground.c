@@ -581,6 +581,14 @@ static int range_hyphen(const char *hay, size_t hlen, size_t i)
 	       is_ascii_digit((unsigned char)hay[i + 1]);
 }
 
+/* Is hay[at - 1] the hyphen between a name and its version, a number
+ * with a dot ("bash-4.0"; lp_ground_tokens takes the number)? */
+static int version_hyphen(const char *hay, size_t at, size_t n)
+{
+	return at > 1 && hay[at - 1] == '-' && is_ascii_alpha((unsigned char)hay[at - 2]) &&
+	       memchr(hay + at, '.', n);
+}
+
 /* Does hay[at, at + n) stand as whole tokens: no word character, nor a
  * joiner then a word character, on either side? With `unit`, a letter may
  * follow (not a digit, nor a joiner and a digit). */
@@ -594,7 +602,8 @@ static int whole(const char *hay, size_t hlen, size_t at, size_t n, int unit)
 		if (is_word_cp(c) && is_word_cp(cp_at(hay, hlen, at)))
 			return 0;
 		if (is_joiner(c) && at > 1 && is_word_cp(cp_before(hay, at - 1)) &&
-		    is_word_cp(cp_at(hay, hlen, at)) && !range_hyphen(hay, hlen, at - 1))
+		    is_word_cp(cp_at(hay, hlen, at)) && !range_hyphen(hay, hlen, at - 1) &&
+		    !(unit && version_hyphen(hay, at, n)))
 			return 0;
 	}
 	if (e < hlen && is_word_cp(cp_before(hay, e))) {
