@@ -97,8 +97,14 @@ START_TEST(test_terms_cjk_bigrams)
 	ck_assert_str_eq(cut("USB设备，很好", 0), "usb|设备|很好");
 	ck_assert_str_eq(cut("用apt-get安装软件包", 0), "用|apt|get|安装|装软|软件|件包");
 	ck_assert_str_eq(cut("メモリ 한국어", 0), "メモ|モリ|한국|국어");
-	/* No CJK stop words, even with the English list on. */
+	/* No CJK stop words with the English list on, but the question
+	 * words' bigrams */
 	ck_assert_str_eq(cut("的是", LP_TERMS_STOPWORDS), "的是");
+	ck_assert_str_eq(cut("用什么命令启用它？", LP_TERMS_STOPWORDS), "命令|令启|启用|用它");
+	ck_assert_str_eq(cut("用什么命令启用它？", 0), "用什|什么|么命|命令|令启|启用|用它");
+	ck_assert_str_eq(cut("哪一节", LP_TERMS_STOPWORDS), "一节");
+	ck_assert_str_eq(cut("如何设置，多少个", LP_TERMS_STOPWORDS), "设置|少个");
+	ck_assert_str_eq(cut("谁", LP_TERMS_STOPWORDS), "");
 }
 END_TEST
 

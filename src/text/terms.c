@@ -58,13 +58,29 @@ static size_t read_word(struct lp_terms *it)
 	return blen;
 }
 
+/* Is cp a Chinese question word's character (什么, 哪, 怎, 谁, 吗, 呢,
+ * 何 of 如何 and 为何)? */
+static int zh_asking(uint32_t cp)
+{
+	return cp == 0x4EC0 || cp == 0x4E48 || cp == 0x54EA || cp == 0x600E || cp == 0x8C01 ||
+	       cp == 0x5417 || cp == 0x5462 || cp == 0x4F55;
+}
+
+/* Is the bigram a..b of a question word (one of the characters above, or
+ * 多少)? A question's words are rare in a document, so their idf is high,
+ * yet no sentence that answers holds them. */
+static int zh_question_pair(uint32_t a, uint32_t b)
+{
+	return zh_asking(a) || zh_asking(b) || (a == 0x591A && b == 0x5C11);
+}
+
 /* End the current CJK run; a run of one character becomes a unigram.
  * Returns that unigram's length, or 0 when nothing is to be emitted. */
 static size_t end_cjk_run(struct lp_terms *it)
 {
 	size_t blen = 0;
 
-	if (it->cjk_run == 1)
+	if (it->cjk_run == 1 && !((it->flags & LP_TERMS_STOPWORDS) && zh_asking(it->cjk_prev)))
 		blen = put_cjk(it, 0, it->cjk_prev);
 	it->cjk_run = 0;
 	it->term[blen] = '\0';
@@ -87,6 +103,10 @@ int lp_terms_next(struct lp_terms *it, const char **term, size_t *len)
 		if (cls == LP_SCAN_CJK) {
 			it->pos += n;
 			if (it->cjk_run++ == 0) {
+				it->cjk_prev = cp;
+				continue;
+			}
+			if ((it->flags & LP_TERMS_STOPWORDS) && zh_question_pair(it->cjk_prev, cp)) {
 				it->cjk_prev = cp;
 				continue;
 			}

@@ -17,8 +17,12 @@
  *    CJK character gives that character alone. A CJK character also ends a
  *    non-CJK word: "USB设备" gives "usb", "设备".
  *  - With LP_TERMS_STOPWORDS, common English function words ("the", "of",
- *    "is", ...: lp_match_is_function_word, text/match.h) are skipped. There is no CJK stop-word list: bigrams of
- *    function characters are rare enough that BM25's idf discounts them.
+ *    "is", ...: lp_match_is_function_word, text/match.h) are skipped, and
+ *    so are the CJK bigrams of Chinese question words (any with 什, 么,
+ *    哪, 怎, 谁, 吗, 呢 or 何; 多少), whose rarity in a document
+ *    would weigh them high while no answer holds them. There is no other
+ *    CJK stop-word list: bigrams of function characters are common enough
+ *    that BM25's idf discounts them.
  *  - A term longer than LP_TERMS_MAX_BYTES is cut at the last whole
  *    character that fits (such runs are URLs or hashes, not words).
  *
