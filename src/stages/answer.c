@@ -969,9 +969,22 @@ static void add_next_sentence(const struct lp_doc *doc, struct found *f)
 	const struct lp_chunk *c = &doc->chunks[f->chunk];
 	size_t pos = f->off + f->len - c->off, gap_end;
 	struct lp_span sp;
-	int lines = 0;
+	int lines = 0, more;
 
-	if (!f->len || !lp_sentence_next(doc->text + c->off, c->len, &pos, &sp))
+	if (!f->len)
+		return;
+	more = lp_sentence_next(doc->text + c->off, c->len, &pos, &sp);
+	/* a sentence at its chunk's end goes on in the next chunk, which
+	 * holds it too where chunks overlap ("... by the following." and
+	 * the commands after it): read on, and cite, there */
+	if ((!more || sp.off + sp.len >= c->len) && f->chunk + 1 < doc->n_chunks &&
+	    doc->chunks[f->chunk + 1].off <= f->off &&
+	    doc->chunks[f->chunk + 1].off + doc->chunks[f->chunk + 1].len > c->off + c->len) {
+		c = &doc->chunks[++f->chunk];
+		pos = f->off + f->len - c->off;
+		more = lp_sentence_next(doc->text + c->off, c->len, &pos, &sp);
+	}
+	if (!more)
 		return;
 	/* after a blank line comes another entry or list item ('HOME' after
 	 * 'CDPATH'), which answers another question, unless the sentence

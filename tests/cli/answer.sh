@@ -255,6 +255,25 @@ expect "a Chinese document" 0
 expect_out "the check line is in Chinese" 'Check: 这是原文中与问题最匹配的句子'
 abstains "tmpfs 的 MAX_SIZE 默认是多少？" "$ZH" "MAX_SIZE"
 
+# a sentence that announces what follows, at its chunk's end, is read on
+# in the next chunk, which holds it too, and that chunk is cited
+KEYS=$WORK/keys.txt
+printf 'Keys are kept in the home directory.\n\nGenerate the authentication keys locally by the following.\n\n    $ ssh-keygen -t rsa\n\nTilde expansion replaces a leading tilde.\n' >"$KEYS"
+PK=$(pipeline overlap <<'YAML'
+version: 1
+model: {context: 1024}
+retrieval: {scorer: bm25}
+stages:
+  - split: {unit: sentences, size: 2, overlap: 1}
+  - retrieve: {query: "${question}", top_k: 3, order: document}
+  - answer: {question: "${question}", max_tokens: 16, context: chunks, quote: ranked}
+YAML
+)
+lp run "$PK" "$KEYS" -q "Which command generates the authentication keys locally?" --format json
+expect "an announcement at a chunk's end" 0
+expect_out "what it announces comes from the next chunk" 'ssh-keygen -t rsa'
+expect_out "which is cited" 'Sources: [chunk 1]'
+
 # rerank: dense. Of two sentences of one passage, the words pick the one
 # that names more of the question; its meaning, the one that answers.
 FARM=$WORK/farm.txt
