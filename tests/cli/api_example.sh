@@ -137,7 +137,10 @@ if [ -n "$unfound" ]; then
 	for f in $static; do
 		case $theirs in *" $f "*) ;; *) own="$own $f" ;; esac
 	done
-	if link_static example-static "" "$own $($PC --libs $required)" &&
+	# a word of lpipe.pc's Libs.private that a required package names
+	# too (-lm, poppler's) is lpipe's own as well: after the shared ones
+	private=$(sed -n 's/^Libs\.private: *//p' "$($PC --path lpipe)")
+	if link_static example-static "" "$own $($PC --libs $required) $private" &&
 		static_ok example-static ""; then
 		ok "the example links with liblpipe.a (lpipe.pc's own:$own; shared: $(echo $reqs))"
 	else
