@@ -47,7 +47,7 @@ const char *lp_format_name(enum lp_format f)
 	return (unsigned)f < 4 ? format_names[f] : "?";
 }
 
-static const char *device_name(enum lp_device v) { return (unsigned)v < 3 ? device_names[v] : "?"; }
+const char *lp_device_name(enum lp_device v) { return (unsigned)v < 3 ? device_names[v] : "?"; }
 static const char *kv_name(enum lp_kv_type v) { return (unsigned)v < 3 ? kv_names[v] : "?"; }
 
 /* The section map `key` of the root: NULL when absent; a null value reads
@@ -745,7 +745,7 @@ static void print_retrieval(const struct lp_retrieval_cfg *r, FILE *out)
 	if (lp_cfg_key_used(key_scorers, "hash_dim", sc))
 		fprintf(out, "  hash_dim: %lld\n", r->hash_dim);
 	if (r->device_set && lp_cfg_key_used(key_scorers, "device", sc))
-		fprintf(out, "  device: %s\n", device_name(r->device));
+		fprintf(out, "  device: %s\n", lp_device_name(r->device));
 }
 
 static void print_string(const char *key, const char *s, FILE *out)
@@ -762,7 +762,7 @@ static void print_model(const struct lp_model_cfg *m, FILE *out)
 {
 	fputs("model:\n", out);
 	print_string("  path", m->path, out);
-	fprintf(out, "  device: %s\n  context: %lld\n  kv_type: %s\n", device_name(m->device),
+	fprintf(out, "  device: %s\n  context: %lld\n  kv_type: %s\n", lp_device_name(m->device),
 		m->context, kv_name(m->kv_type));
 	if (m->gpu_layers < 0)
 		fputs("  gpu_layers: all\n", out);

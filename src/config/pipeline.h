@@ -36,6 +36,10 @@
 struct lp_stage_kind;
 
 enum lp_device { LP_DEVICE_AUTO, LP_DEVICE_CPU, LP_DEVICE_CUDA };
+
+/* "auto", "cpu" or "cuda": the name the pipeline file gives a device, and
+ * the one the backends and embedders take. */
+const char *lp_device_name(enum lp_device dev);
 enum lp_kv_type { LP_KV_F32, LP_KV_F16, LP_KV_Q8_0 };
 enum lp_on_oom { LP_ON_OOM_SHRINK, LP_ON_OOM_FAIL };
 enum lp_weights_cfg { LP_WEIGHTS_CFG_MAP, LP_WEIGHTS_CFG_STREAM };

@@ -8,15 +8,10 @@
 #include "engine/engine.h"
 #include "retrieve/fusion.h"
 
-const char *lp_stage_device_name(enum lp_device dev)
-{
-	return dev == LP_DEVICE_CUDA ? "cuda" : dev == LP_DEVICE_AUTO ? "auto" : "cpu";
-}
-
 enum lp_status lp_stage_dense_borrow(struct lp_doc *doc, enum lp_device dev,
 				     struct lp_embedder **out, struct lp_diag *d)
 {
-	const char *name = lp_stage_device_name(dev);
+	const char *name = lp_device_name(dev);
 
 	if (doc->engine)
 		return lp_engine_dense(doc->engine, name, out, d);

@@ -18,9 +18,6 @@
 #include "retrieve/embedder.h"
 #include "stages/doc.h"
 
-/* The name lp_embedder_new_dense_on takes for dev: "cpu", "cuda", "auto". */
-const char *lp_stage_device_name(enum lp_device dev);
-
 /* The dense embedder on dev for doc: *out until lp_stage_dense_return.
  * Returns what lp_engine_dense or lp_embedder_new_dense_on returns
  * (LP_E_MODEL when the model is not fetched). */

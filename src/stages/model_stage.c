@@ -103,8 +103,7 @@ enum lp_status lp_stage_session(struct lp_doc *doc, struct lp_session **out,
 		sp.n_ctx = (uint32_t)m->context;
 		sp.kv_type = kv_qtype(m->kv_type);
 		sp.stream_weights = m->weights == LP_WEIGHTS_CFG_STREAM;
-		sp.device = m->device == LP_DEVICE_CUDA ? "cuda" :
-			    m->device == LP_DEVICE_CPU ? "cpu" : "auto";
+		sp.device = lp_device_name(m->device);
 		sp.gpu_layers = m->gpu_layers;
 		sp.gpu_budget = doc->pipeline->memory.gpu_budget;
 		if (m->backend == LP_BACKEND_OPENAI) {

@@ -304,7 +304,7 @@ static enum lp_status score_embed(struct lp_doc *doc, const struct retrieve_opts
 	lp_mem_set_phase("embed");
 	if (kind == LP_SCORER_HASH)
 		st = lp_embedder_new_hash_on((size_t)o->r.hash_dim,
-					     lp_stage_device_name(o->r.device), &e, d);
+					     lp_device_name(o->r.device), &e, d);
 	else
 		st = lp_stage_dense_borrow(doc, o->r.device, &e, d);
 	if (st == LP_OK)

@@ -376,7 +376,7 @@ static void word_token(const char *t, size_t len, struct sink *s, const struct l
 		       int line_start, int after_number)
 {
 	const char *w = t + k->off;
-	size_t num = number_prefix(w, k->len), pos = k->off + k->len, hy = 0;
+	size_t num = number_prefix(w, k->len), pos = k->off + k->len, hy = 0, hn;
 	struct lp_token next;
 	int marker = 0;
 
@@ -405,11 +405,10 @@ static void word_token(const char *t, size_t len, struct sink *s, const struct l
 		emit(s, k->off, num, LP_GROUND_NUMBER);
 		return;
 	}
-	if ((num = hyphened_number(w, k->len, &hy)) > 0) {
-		emit(s, k->off + hy, num, LP_GROUND_NUMBER);
+	if ((hn = hyphened_number(w, k->len, &hy)) > 0) {
+		emit(s, k->off + hy, hn, LP_GROUND_NUMBER);
 		return;
 	}
-	num = number_prefix(w, k->len);
 	if (is_ordinal(w, k->len) || (after_number && is_unit(w, k->len)))
 		return;
 	if (num && !memchr(w + num, '_', k->len - num) &&
