@@ -1055,6 +1055,44 @@ START_TEST(test_attention_groups)
 }
 END_TEST
 
+/*
+ * An F16 cache row is what lp_fp32_to_fp16 makes of each float, bit for
+ * bit, whichever way the backend converts (8 at a time with F16C): ties
+ * to even, the largest half, overflow to infinity, half subnormals, signed
+ * zero, infinities and a NaN's payload, over a row of 45 (a tail of 5).
+ */
+START_TEST(test_kv_store_f16_exact)
+{
+	enum { KV = 45 };
+	static const float edge[] = { 1.00048828125f, 1.00146484375f, 65504.0f, 65519.0f,
+				      65520.0f, 1e-7f, 5.9604645e-8f, 2.9802322e-8f, -0.0f,
+				      1e-30f, 0.33333334f, -2.5f };
+	struct lp_backend *be = cpu(1, 16);
+	size_t row = lp_qtype_row_bytes(LP_Q_F16, KV);
+	uint16_t *kc = calloc(2, row), *vc = calloc(2, row);
+	struct lp_backend_kv kv = { LP_Q_F16, 2, KV, row, kc, vc };
+	float *k = rand_vec(2 * KV, 70000.0f), *v = rand_vec(2 * KV, 1e-4f);
+	uint32_t nan_bits = 0x7fa12345u;
+
+	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++) {
+		k[i] = edge[i];
+		v[KV + 40 - i] = -edge[i];
+	}
+	k[20] = INFINITY;
+	v[21] = -INFINITY;
+	memcpy(&k[44], &nan_bits, 4);
+	be->ops->kv_store(be, &kv, 0, 2, k, v);
+	for (size_t i = 0; i < 2 * KV; i++) {
+		ck_assert_msg(kc[i] == lp_fp32_to_fp16(k[i]), "k[%zu] = %a: %04x, not %04x", i,
+			      (double)k[i], kc[i], lp_fp32_to_fp16(k[i]));
+		ck_assert_msg(vc[i] == lp_fp32_to_fp16(v[i]), "v[%zu] = %a: %04x, not %04x", i,
+			      (double)v[i], vc[i], lp_fp32_to_fp16(v[i]));
+	}
+	free(kc), free(vc), free(k), free(v);
+	lp_backend_free(be);
+}
+END_TEST
+
 /* ---- buffers and the registry ------------------------------------------ */
 
 START_TEST(test_buffers)
@@ -1310,6 +1348,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(ops, test_topk, 0, 5);
 	tcase_add_loop_test(ops, test_attention, 0, 3);
 	tcase_add_test(ops, test_attention_groups);
+	tcase_add_test(ops, test_kv_store_f16_exact);
 	tcase_add_test(ops, test_buffers);
 	tcase_add_test(ops, test_registry);
 	suite_add_tcase(s, ops);

@@ -18,16 +18,7 @@
 #include "backend/cpu/kernels.h"
 #include "core/threadpool.h"
 
-static void put_row(enum lp_qtype t, const float *src, void *dst, uint32_t n)
-{
-	if (t == LP_Q_F32)
-		memcpy(dst, src, n * sizeof(float));
-	else if (t == LP_Q_F16)
-		for (uint32_t i = 0; i < n; i++)
-			((uint16_t *)dst)[i] = lp_fp32_to_fp16(src[i]);
-	else
-		lp_quantize_row(t, src, dst, n);
-}
+static void put_row(enum lp_qtype t, const float *src, void *dst, uint32_t n);
 
 void lp_backend_cpu_kv_store(const struct lp_backend_kv *kv, uint32_t pos0, size_t n,
 			     const float *k, const float *v)
@@ -64,7 +55,40 @@ static int have_f16c(void)
 	}
 	return v;
 }
+
+/* fp16 of every float (round to nearest even, as lp_fp32_to_fp16), 8 at
+ * a time: a step's cache store was 2% of a SmolLM2 decode step one half
+ * at a time. */
+__attribute__((target("f16c,avx"))) static void f16_of_row_f16c(const float *x, uint16_t *h,
+								 uint32_t n)
+{
+	uint32_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		_mm_storeu_si128((__m128i *)(h + i),
+				 _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+	for (; i < n; i++)
+		h[i] = lp_fp32_to_fp16(x[i]);
+}
 #endif
+
+static void put_row(enum lp_qtype t, const float *src, void *dst, uint32_t n)
+{
+	if (t == LP_Q_F32) {
+		memcpy(dst, src, n * sizeof(float));
+	} else if (t == LP_Q_F16) {
+#if defined(__x86_64__)
+		if (have_f16c()) {
+			f16_of_row_f16c(src, dst, n);
+			return;
+		}
+#endif
+		for (uint32_t i = 0; i < n; i++)
+			((uint16_t *)dst)[i] = lp_fp32_to_fp16(src[i]);
+	} else {
+		lp_quantize_row(t, src, dst, n);
+	}
+}
 
 static void get_row(enum lp_qtype t, const void *src, float *dst, uint32_t n)
 {
