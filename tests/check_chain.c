@@ -4,6 +4,7 @@
  * what happens when memory runs short (shrinking, fault injection). The
  * model's text is junk; the structure around it is what is tested. */
 #include <check.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +158,81 @@ START_TEST(test_session_tokens)
 	lp_diag_init(&d);
 	ck_assert_int_eq(lp_session_generate(s, m, 2, NULL, 512 - n_in, &out, NULL, NULL, &d), LP_OK);
 	lp_mem_free(out);
+	lp_session_free(s);
+	remove_files();
+}
+END_TEST
+
+/*
+ * lp_session_score is the model's own log-probability: over every one-byte
+ * reply (one token each) the probabilities sum to at most 1 and the
+ * greedy first token scores highest; after a first byte c, the greedy
+ * next token (generated with c as the assistant's prefix) makes the best
+ * two-token reply c x, which checks the reply's batch of logits as well
+ * as the prompt's. An empty reply and one past the context are refused.
+ */
+START_TEST(test_session_score)
+{
+	struct lp_chat_msg m[1] = { { "user", "river boat stone" } };
+	struct lp_session *s;
+	struct lp_diag d;
+	char one[2] = { 0 }, two[3] = { 'c', 0, 0 }, *g1, *g2;
+	double lp, best1 = 0, best2 = 0, mass = 0, lc;
+	size_t over;
+
+	write_model();
+	s = open_session(512);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_session_generate(s, m, 1, NULL, 1, &g1, NULL, NULL, &d), LP_OK);
+	ck_assert_int_eq(lp_session_generate(s, m, 1, "c", 1, &g2, NULL, NULL, &d), LP_OK);
+	ck_assert_int_eq(lp_session_score(s, m, 1, "c", &lc, &d), LP_OK);
+	for (int c = 33; c < 127; c++) {
+		one[0] = (char)c;
+		two[1] = (char)c;
+		ck_assert_int_eq(lp_session_score(s, m, 1, one, &lp, &d), LP_OK);
+		ck_assert(lp <= 0);
+		mass += exp(lp);
+		if (strlen(g1) == 1 && c == (unsigned char)g1[0])
+			best1 = lp;
+		ck_assert_int_eq(lp_session_score(s, m, 1, two, &lp, &d), LP_OK);
+		/* the mean of log p(c) and log p(x | c) */
+		ck_assert(2 * lp - lc <= 1e-6);
+		if (strlen(g2) == 1 && c == (unsigned char)g2[0])
+			best2 = lp;
+	}
+	ck_assert(mass <= 1.0 + 1e-6);
+	for (int c = 33; c < 127; c++) {
+		one[0] = (char)c;
+		two[1] = (char)c;
+		if (strlen(g1) == 1 && best1 != 0) {
+			ck_assert_int_eq(lp_session_score(s, m, 1, one, &lp, &d), LP_OK);
+			ck_assert(lp <= best1 + 1e-9);
+		}
+		if (strlen(g2) == 1 && best2 != 0) {
+			ck_assert_int_eq(lp_session_score(s, m, 1, two, &lp, &d), LP_OK);
+			ck_assert(lp <= best2 + 1e-9);
+		}
+	}
+	ck_assert_msg(best1 != 0 || best2 != 0, "greedy wrote no printable byte: '%s' '%s'", g1,
+		      g2);
+	lp_mem_free(g1);
+	lp_mem_free(g2);
+	ck_assert_int_eq(lp_session_score(s, m, 1, "", &lp, &d), LP_E_USAGE);
+	lp_diag_init(&d);
+	ck_assert_int_eq(lp_session_overhead(s, m, 1, &over, &d), LP_OK);
+	{
+		/* a prompt that leaves 9 tokens, and a reply of 10 */
+		size_t n = 512 - over - 9;
+		char *longer = malloc(n + 1);
+		struct lp_chat_msg big[1] = { { "user", longer } };
+		memset(longer, 'x', n);
+		longer[n] = 0;
+		ck_assert_int_eq(lp_session_score(s, big, 1, "0123456789", &lp, &d), LP_E_INTERNAL);
+		ck_assert_ptr_nonnull(strstr(d.msg, "token budget"));
+		lp_diag_init(&d);
+		ck_assert_int_eq(lp_session_score(s, big, 1, "012345678", &lp, &d), LP_OK);
+		free(longer);
+	}
 	lp_session_free(s);
 	remove_files();
 }
@@ -1050,6 +1126,7 @@ static Suite *chain_suite(void)
 
 	tcase_set_timeout(t, 300);
 	tcase_add_test(t, test_session_tokens);
+	tcase_add_test(t, test_session_score);
 	tcase_add_test(t, test_session_missing_model);
 	tcase_add_test(t, test_session_context_shrinks);
 	tcase_add_test(t, test_tree_shapes);

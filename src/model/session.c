@@ -1,5 +1,6 @@
 #include "model/session.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -628,6 +629,63 @@ static enum lp_status locked_generate(struct lp_session *s, const struct lp_chat
 	return st;
 }
 
+/* log softmax(x)[id] over n logits. */
+static double log_prob(const float *x, size_t n, int32_t id)
+{
+	float mx = x[0];
+	double sum = 0;
+
+	for (size_t i = 1; i < n; i++)
+		mx = x[i] > mx ? x[i] : mx;
+	for (size_t i = 0; i < n; i++)
+		sum += exp((double)x[i] - mx);
+	return (double)x[id] - mx - log(sum);
+}
+
+static enum lp_status locked_score(struct lp_session *s, const struct lp_chat_msg *msgs,
+				   size_t n, const char *reply, double *mean_logprob,
+				   struct lp_diag *d)
+{
+	size_t n_vocab = lp_forward_model(s->ctx)->hp.n_vocab;
+	struct lp_tokens t, r;
+	float *logits = NULL;
+	double sum = 0;
+	enum lp_status st;
+
+	lp_tokens_init(&t);
+	lp_tokens_init(&r);
+	st = encode_prompt(s, msgs, n, 1, &t, d);
+	if (!st)
+		st = lp_tok_encode(s->tok, reply, strlen(reply), 0, &r, d);
+	if (!st && r.n == 0)
+		st = lp_diag_set(d, LP_E_USAGE, NULL, 0, 0, "no reply tokens to score");
+	if (r.n > LP_SESSION_SCORE_MAX)
+		r.n = LP_SESSION_SCORE_MAX;
+	if (!st && (t.n == 0 || t.n + r.n > s->n_ctx))
+		st = lp_diag_set(d, LP_E_INTERNAL, NULL, 0, 0,
+				 "token budget broken: prompt of %zu tokens + reply of %zu > "
+				 "context %u", t.n, r.n, s->n_ctx);
+	/* the prompt's last logits, then the reply's but its last */
+	if (!st && !(logits = lp_mem_alloc(LP_MEM_SCRATCH, r.n * n_vocab * sizeof(float), d)))
+		st = LP_E_NOMEM;
+	if (!st) {
+		lp_forward_reset(s->ctx);
+		st = lp_forward_eval(s->ctx, t.ids, t.n, 0, logits, d);
+	}
+	if (!st && r.n > 1)
+		st = lp_forward_eval_all(s->ctx, r.ids, r.n - 1, (uint32_t)t.n, logits + n_vocab, d);
+	if (!st) {
+		lp_progress_add_tokens(t.n + r.n - 1);
+		for (size_t i = 0; i < r.n; i++)
+			sum += log_prob(logits + i * n_vocab, n_vocab, r.ids[i]);
+		*mean_logprob = sum / (double)r.n;
+	}
+	lp_mem_free(logits);
+	lp_tokens_release(&t);
+	lp_tokens_release(&r);
+	return st;
+}
+
 /* The public entries that touch the session's state: each takes the lock,
  * so documents of a batch may call them from their own threads. */
 
@@ -702,6 +760,23 @@ enum lp_status lp_session_generate(struct lp_session *s, const struct lp_chat_ms
 		*n_out = no;
 	thread_prompt_tokens += np;
 	thread_generated_tokens += no;
+	return st;
+}
+
+enum lp_status lp_session_score(struct lp_session *s, const struct lp_chat_msg *msgs, size_t n,
+				const char *reply, double *mean_logprob, struct lp_diag *d)
+{
+	enum lp_status st;
+
+	*mean_logprob = 0;
+	if ((st = lp_cancel_check("before a model call", d)))
+		return st;
+	if (s->remote)
+		return lp_diag_set(d, LP_E_USAGE, NULL, 0, 0,
+				   "a served model gives no probabilities to score a reply by");
+	pthread_mutex_lock(&s->lock);
+	st = locked_score(s, msgs, n, reply, mean_logprob, d);
+	pthread_mutex_unlock(&s->lock);
 	return st;
 }
 

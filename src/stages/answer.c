@@ -152,14 +152,14 @@ enum evidence { EVIDENCE_CHUNKS, EVIDENCE_SENTENCES };
 enum language { LANG_AUTO, LANG_EN, LANG_ZH };
 enum quote { QUOTE_OFF, QUOTE_MODEL, QUOTE_RANKED };
 enum reply { REPLY_AUTO, REPLY_MODEL, REPLY_VERBATIM };
-enum rerank { RERANK_LEXICAL, RERANK_DENSE };
+enum rerank { RERANK_LEXICAL, RERANK_DENSE, RERANK_MODEL };
 
 static const char *const context_names[] = { "both", "chunks", "summary", NULL };
 static const char *const evidence_names[] = { "chunks", "sentences", NULL };
 static const char *const language_names[] = { "auto", "en", "zh", NULL };
 static const char *const quote_names[] = { "off", "model", "ranked", NULL };
 static const char *const reply_names[] = { "auto", "model", "verbatim", NULL };
-static const char *const rerank_names[] = { "lexical", "dense", NULL };
+static const char *const rerank_names[] = { "lexical", "dense", "model", NULL };
 
 struct answer_opts {
 	const char *question;  /* NULL: doc->question */
@@ -174,7 +174,8 @@ struct answer_opts {
 	enum language language;
 	int with_summary;      /* print the summary after the answer */
 	enum rerank rerank;    /* the sentence ranking: by words, or fused
-				* with the dense embedder's cosine */
+				* with the dense embedder's cosine or the
+				* model's likelihood of the question */
 	enum lp_device device; /* the pipeline's retrieval.device, for it */
 };
 
@@ -575,6 +576,74 @@ out:
 	return st;
 }
 
+/* ---- model rerank: which sentence the question is asked of ---- */
+
+/*
+ * `rerank: model`. The answer's model reads each of the LP_ANSWER_MODEL_TOP
+ * best sentences and is asked how likely the question is as a question
+ * about it (the mean log-probability of the question's tokens after a
+ * prompt that gives the sentence, lp_session_score): the sentence a
+ * question was written from makes it likely, one that only shares its
+ * words less so. Each score, as a share of the best, gains
+ * LP_ANSWER_MODEL_WEIGHT times its log-probability's lead over the least
+ * of them. A served model gives no probabilities, and a budget may not
+ * hold their logits (LP_SESSION_SCORE_MAX rows of the vocabulary): the
+ * ranking then stays by words, and an event says so.
+ */
+#define LP_ANSWER_MODEL_TOP 4
+#define LP_ANSWER_MODEL_WEIGHT 1.0
+#define LP_ANSWER_MODEL_SENTENCE 600  /* bytes of a sentence it reads */
+
+static enum lp_status rerank_model(const struct job *j, const struct lp_evidence_src *src,
+				   struct lp_evidence_sent *sent, size_t n, struct lp_diag *d)
+{
+	double lp[LP_ANSWER_MODEL_TOP], least = 0, top, w = LP_ANSWER_MODEL_WEIGHT;
+	size_t m = 0;
+	struct lp_buf u;
+	enum lp_status st = LP_OK;
+
+	while (m < n && m < LP_ANSWER_MODEL_TOP && sent[m].score > 0)
+		m++;
+	if (m < 2 || !j->question || !j->s)
+		return LP_OK;
+	lp_buf_init(&u);
+	for (size_t i = 0; st == LP_OK && i < m; i++) {
+		struct lp_chat_msg msg[1];
+		const char *text = src[sent[i].src].text + sent[i].off;
+		size_t len = sent[i].len < LP_ANSWER_MODEL_SENTENCE ? sent[i].len
+								    : LP_ANSWER_MODEL_SENTENCE;
+		while (len > 0 && len < sent[i].len && ((unsigned char)text[len] & 0xC0) == 0x80)
+			len--;  /* a whole character last */
+		lp_buf_reset(&u);
+		if (lp_buf_adds(&u, "Passage: ") || lp_buf_add(&u, text, len) ||
+		    lp_buf_adds(&u, "\nWrite a question that this passage answers."))
+			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a rerank prompt");
+		msg[0].role = "user";
+		msg[0].content = u.data;
+		if (st == LP_OK)
+			st = lp_session_score(j->s, msg, 1, j->question, &lp[i], d);
+		if (st == LP_E_USAGE || st == LP_E_NOMEM) {
+			/* a refinement, as the dense rerank: without the
+			 * probabilities or the memory for them, words rank */
+			lp_doc_event(j->doc, "rerank: %s; sentences ranked by their words alone",
+				     d->msg[0] ? d->msg : "out of memory for the model's scores");
+			lp_diag_init(d);
+			lp_buf_release(&u);
+			return LP_OK;
+		}
+		if (st == LP_OK && (i == 0 || lp[i] < least))
+			least = lp[i];
+	}
+	lp_buf_release(&u);
+	if (st != LP_OK)
+		return st;
+	top = sent[0].score;
+	for (size_t i = 0; i < n; i++)
+		sent[i].score = sent[i].score / top + (i < m ? w * (lp[i] - least) : 0);
+	lp_evidence_sort(sent, n);
+	return LP_OK;
+}
+
 /* The order the document's structure (and, with `rerank: dense`, the
  * sentences' meaning) gives the ranked sentences. */
 static enum lp_status rank_by_structure(const struct job *j, const struct lp_evidence_src *src,
@@ -586,6 +655,8 @@ static enum lp_status rank_by_structure(const struct job *j, const struct lp_evi
 	demote_headings(j->doc, src, sent, n);
 	if (j->o->rerank == RERANK_DENSE)
 		st = rerank_dense(j, src, sent, n, d);
+	else if (j->o->rerank == RERANK_MODEL)
+		st = rerank_model(j, src, sent, n, d);
 	prefer_answer_type(j, src, sent, n);
 	prefer_entries(j, src, sent, n);
 	return st;

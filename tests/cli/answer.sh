@@ -310,6 +310,27 @@ expect_out "and the words' choice stands" '"text": "The farm at night'
 lp check "$PR" --set stages.answer.rerank=meaning
 expect "an unknown rerank is a config error" 2 "rerank"
 
+# rerank: model. "Who is the license steward of the MPL?" shares more
+# words with the sentence on renaming a modified licence than with the
+# one that answers; asked how likely the question is of each, the model
+# prefers the answer's. The shipped qa.yaml on the MPL's text, whose
+# English answers take Qwen2.5-Coder-0.5B when it is fetched (SmolLM2's
+# likelihoods do not tell these two apart).
+MPL=$top_srcdir/data/eval/docs/mpl-2.0.en.txt
+qwen=${LPIPE_MODEL_DIR:-${HOME:-.}/.cache/lpipe/models}/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+if [ -f "$qwen" ]; then
+	QS="Who is the license steward of the MPL?"
+	LPIPE_MODEL= lp run "$top_srcdir/pipelines/qa.yaml" "$MPL" -q "$QS" --format json
+	expect "rerank: lexical, as shipped" 0
+	expect_out "the words quote the renaming sentence" 'remove any references to the name of the license steward'
+	LPIPE_MODEL= lp run "$top_srcdir/pipelines/qa.yaml" "$MPL" -q "$QS" --format json \
+		--set stages.answer.rerank=model
+	expect "rerank: model" 0
+	expect_out "the model's likelihood quotes the answer" '"text": "Mozilla Foundation is the license steward.'
+else
+	echo "# no Qwen2.5-Coder-0.5B at $qwen: the model rerank's choice is not checked"
+fi
+
 # bad keys are caught when the pipeline loads
 lp check "$P" --set stages.answer.quote=maybe
 expect "an unknown quote mode is a config error" 2 "quote"

@@ -100,6 +100,22 @@ keep
 cp "$OUT" "$WORK/remote.json"
 expect "summarize.yaml through the server" 0
 expect_out "the trace says where the model is" "model: 'smollm2' on 'http://127.0.0.1:$PORT/v1'"
+# rerank: model needs the model's probabilities, which a server does not
+# send: the words rank, an event says so, and the answer still comes
+cat >"$WORK/remote-qa.yaml" <<YAML
+version: 1
+model: {backend: openai, url: "http://127.0.0.1:$PORT/v1", name: smollm2,
+        api_key_env: LPIPE_TEST_KEY, timeout: 120s, retries: 1, tokenizer: "$MODEL"}
+retrieval: {scorer: bm25}
+stages:
+  - split: {unit: tokens, size: 200, overlap: 0, boundary: sentence}
+  - retrieve: {query: "\${question}", top_k: 3}
+  - answer: {question: "\${question}", max_tokens: 32, context: chunks, quote: ranked,
+             rerank: model}
+YAML
+lp run "$WORK/remote-qa.yaml" "$WORK/doc.txt" -q "What does the shell do with a command it cannot find?" --format json
+expect "rerank: model through the server" 0
+expect_out "an event says the words ranked alone" 'gives no probabilities' 'sentences ranked by their words alone'
 requests=$(grep -c "POST /v1/chat/completions" "$SLOG")
 [ "$requests" -gt 0 ] && ok "the server answered $requests requests" ||
 	fail "the server saw no request"
