@@ -594,6 +594,22 @@ out:
 #define LP_ANSWER_MODEL_WEIGHT 1.0
 #define LP_ANSWER_MODEL_SENTENCE 600  /* bytes of a sentence it reads */
 
+/* Whether msg and the question (as far as lp_session_score reads it) fit
+ * the session's context. */
+static int fits_context(const struct job *j, const struct lp_chat_msg *msg, struct lp_diag *d)
+{
+	size_t over = 0, q = lp_session_count_tokens(j->s, j->question, strlen(j->question));
+
+	if (lp_session_overhead(j->s, msg, 1, &over, d)) {
+		lp_diag_init(d);
+		return 0;
+	}
+	if (q > LP_SESSION_SCORE_MAX)
+		q = LP_SESSION_SCORE_MAX;
+	return over + lp_session_count_tokens(j->s, msg->content, strlen(msg->content)) + q <=
+	       lp_session_n_ctx(j->s);
+}
+
 static enum lp_status rerank_model(const struct job *j, const struct lp_evidence_src *src,
 				   struct lp_evidence_sent *sent, size_t n, struct lp_diag *d)
 {
@@ -620,6 +636,12 @@ static enum lp_status rerank_model(const struct job *j, const struct lp_evidence
 			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a rerank prompt");
 		msg[0].role = "user";
 		msg[0].content = u.data;
+		if (st == LP_OK && !fits_context(j, msg, d)) {
+			lp_doc_event(j->doc, "rerank: a sentence and the question do not fit the "
+					     "model's context; sentences ranked by their words alone");
+			lp_buf_release(&u);
+			return LP_OK;
+		}
 		if (st == LP_OK)
 			st = lp_session_score(j->s, msg, 1, j->question, &lp[i], d);
 		if (st == LP_E_USAGE || st == LP_E_NOMEM) {
@@ -1128,8 +1150,13 @@ static enum lp_status reply(struct job *j, const struct found *f, char **gen,
 
 	if (!system)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the prompt");
+	/* the labels counted as they are, not as a few tokens: a byte-level
+	 * vocabulary spends one a byte on them (4 more for the joins) */
 	st = lp_stage_input_budget(j->s, m, 2, (size_t)j->o->max_tokens,
-				   lp_session_count_tokens(j->s, system, strlen(system)) + 8 +
+				   lp_session_count_tokens(j->s, system, strlen(system)) +
+				   lp_session_count_tokens(j->s, j->pb->text, strlen(j->pb->text)) +
+				   lp_session_count_tokens(j->s, j->pb->question,
+							   strlen(j->pb->question)) + 6 +
 				   lp_session_count_tokens(j->s, j->question, strlen(j->question)),
 				   &budget, d);
 	if (st)

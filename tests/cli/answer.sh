@@ -310,6 +310,32 @@ expect_out "and the words' choice stands" '"text": "The farm at night'
 lp check "$PR" --set stages.answer.rerank=meaning
 expect "an unknown rerank is a config error" 2 "rerank"
 
+# A sentence as long as the context allows, for a byte-level vocabulary:
+# the reply step counts its labels as they are (it broke its own budget,
+# exit 5, counting them as 8 tokens), and rerank: model, whose prompt of a
+# sentence and the question does not fit, lets the words rank and says so.
+LONG=$WORK/long.txt
+python3 - "$LONG" <<'PY'
+import sys
+a = "A large dog guards the farm at night, " + "and the quiet fields lie under the moon, " * 16 + "and all is still."
+b = "The farm at night is quiet, " + "and the old barn stands by the river, " * 16 + "and no animal sleeps there."
+open(sys.argv[1], "w").write(a + "\n\n" + b + "\n")
+PY
+PL=$(pipeline long <<'YAML'
+version: 1
+model: {path: "${LPIPE_MODEL}", context: 512}
+retrieval: {scorer: bm25}
+stages:
+  - split: {unit: paragraphs, size: 1, overlap: 0}
+  - retrieve: {query: "${question}", top_k: 2, order: document}
+  - answer: {question: "${question}", max_tokens: 16, context: chunks, quote: ranked,
+             rerank: model}
+YAML
+)
+lp run "$PL" "$LONG" -q "Which animal guards the farm at night?" --format json
+expect "a long sentence in a small context" 0
+expect_out "the model rerank steps aside" 'do not fit the model' 'sentences ranked by their words alone'
+
 # rerank: model. "Who is the license steward of the MPL?" shares more
 # words with the sentence on renaming a modified licence than with the
 # one that answers; asked how likely the question is of each, the model
