@@ -519,6 +519,25 @@ static void demote_headings(const struct lp_doc *doc, const struct lp_evidence_s
  * Chinese under MiniLM). Without the model the ranking stays by words,
  * and an event says so.
  */
+/* Both reranks: each of the n scores becomes its share of the best, plus
+ * bonus[i] for the first m (the rerank's own measure), and the sentences
+ * are sorted again. */
+static void add_rerank_bonus(struct lp_evidence_sent *sent, size_t n, const double *bonus,
+			     size_t m)
+{
+	double top = sent[0].score;
+
+	for (size_t i = 0; i < n; i++)
+		sent[i].score = sent[i].score / top + (i < m ? bonus[i] : 0);
+	lp_evidence_sort(sent, n);
+}
+
+/* A rerank that cannot run leaves the words' ranking and says why. */
+static void words_alone(const struct job *j, const char *why)
+{
+	lp_doc_event(j->doc, "rerank: %s; sentences ranked by their words alone", why);
+}
+
 #define LP_ANSWER_DENSE_TOP 16
 #define LP_ANSWER_DENSE_WEIGHT 2.0
 
@@ -528,7 +547,7 @@ static enum lp_status rerank_dense(const struct job *j, const struct lp_evidence
 	struct lp_embedder *e = NULL;
 	const char **texts = NULL;
 	size_t *lens = NULL, m = 0;
-	double *cos = NULL, cov = 0, top, w = LP_ANSWER_DENSE_WEIGHT;
+	double *cos = NULL, cov = 0, w = LP_ANSWER_DENSE_WEIGHT;
 	enum lp_status st;
 
 	while (m < n && m < LP_ANSWER_DENSE_TOP && sent[m].score > 0)
@@ -548,8 +567,7 @@ static enum lp_status rerank_dense(const struct job *j, const struct lp_evidence
 		if (st == LP_E_MODEL || st == LP_E_NOMEM) {
 			/* the rerank is a refinement: without the model, or
 			 * without the memory for it, the words still rank */
-			lp_doc_event(j->doc, "rerank: %s; sentences ranked by their words alone",
-				     d->msg[0] ? d->msg : "out of memory for the dense embedder");
+			words_alone(j, d->msg[0] ? d->msg : "out of memory for the dense embedder");
 			lp_diag_init(d);
 			st = LP_OK;
 			goto out;
@@ -563,10 +581,9 @@ static enum lp_status rerank_dense(const struct job *j, const struct lp_evidence
 		st = lp_embscore(e, NULL, texts, lens, m, j->question, strlen(j->question), cos,
 				 NULL, d);
 	if (st == LP_OK && w > 0) {
-		top = sent[0].score;
-		for (size_t i = 0; i < n; i++)
-			sent[i].score = sent[i].score / top + (i < m ? w * cos[i] : 0);
-		lp_evidence_sort(sent, n);
+		for (size_t i = 0; i < m; i++)
+			cos[i] *= w;
+		add_rerank_bonus(sent, n, cos, m);
 	}
 out:
 	lp_stage_dense_return(j->doc, e);
@@ -594,27 +611,27 @@ out:
 #define LP_ANSWER_MODEL_WEIGHT 1.0
 #define LP_ANSWER_MODEL_SENTENCE 600  /* bytes of a sentence it reads */
 
-/* Whether msg and the question (as far as lp_session_score reads it) fit
- * the session's context. */
-static int fits_context(const struct job *j, const struct lp_chat_msg *msg, struct lp_diag *d)
+/* Whether msg and q_tokens of the question (what lp_session_score reads
+ * of it) fit the session's context. */
+static int fits_context(const struct job *j, const struct lp_chat_msg *msg, size_t q_tokens,
+			struct lp_diag *d)
 {
-	size_t over = 0, q = lp_session_count_tokens(j->s, j->question, strlen(j->question));
+	size_t over = 0;
 
 	if (lp_session_overhead(j->s, msg, 1, &over, d)) {
 		lp_diag_init(d);
 		return 0;
 	}
-	if (q > LP_SESSION_SCORE_MAX)
-		q = LP_SESSION_SCORE_MAX;
-	return over + lp_session_count_tokens(j->s, msg->content, strlen(msg->content)) + q <=
-	       lp_session_n_ctx(j->s);
+	return over + lp_session_count_tokens(j->s, msg->content, strlen(msg->content)) +
+		       q_tokens <= lp_session_n_ctx(j->s);
 }
 
 static enum lp_status rerank_model(const struct job *j, const struct lp_evidence_src *src,
 				   struct lp_evidence_sent *sent, size_t n, struct lp_diag *d)
 {
-	double lp[LP_ANSWER_MODEL_TOP], least = 0, top, w = LP_ANSWER_MODEL_WEIGHT;
-	size_t m = 0;
+	double lp[LP_ANSWER_MODEL_TOP], least = 0;
+	size_t m = 0, q_tokens;
+	const char *alone = NULL;  /* why the words rank alone */
 	struct lp_buf u;
 	enum lp_status st = LP_OK;
 
@@ -622,8 +639,11 @@ static enum lp_status rerank_model(const struct job *j, const struct lp_evidence
 		m++;
 	if (m < 2 || !j->question || !j->s)
 		return LP_OK;
+	q_tokens = lp_session_count_tokens(j->s, j->question, strlen(j->question));
+	if (q_tokens > LP_SESSION_SCORE_MAX)
+		q_tokens = LP_SESSION_SCORE_MAX;
 	lp_buf_init(&u);
-	for (size_t i = 0; st == LP_OK && i < m; i++) {
+	for (size_t i = 0; st == LP_OK && !alone && i < m; i++) {
 		struct lp_chat_msg msg[1];
 		const char *text = src[sent[i].src].text + sent[i].off;
 		size_t len = sent[i].len < LP_ANSWER_MODEL_SENTENCE ? sent[i].len
@@ -632,37 +652,37 @@ static enum lp_status rerank_model(const struct job *j, const struct lp_evidence
 			len--;  /* a whole character last */
 		lp_buf_reset(&u);
 		if (lp_buf_adds(&u, "Passage: ") || lp_buf_add(&u, text, len) ||
-		    lp_buf_adds(&u, "\nWrite a question that this passage answers."))
-			st = lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for a rerank prompt");
+		    lp_buf_adds(&u, "\nWrite a question that this passage answers.")) {
+			alone = "out of memory for a rerank prompt";
+			break;
+		}
 		msg[0].role = "user";
 		msg[0].content = u.data;
-		if (st == LP_OK && !fits_context(j, msg, d)) {
-			lp_doc_event(j->doc, "rerank: a sentence and the question do not fit the "
-					     "model's context; sentences ranked by their words alone");
-			lp_buf_release(&u);
-			return LP_OK;
+		if (!fits_context(j, msg, q_tokens, d)) {
+			alone = "a sentence and the question do not fit the model's context";
+			break;
 		}
-		if (st == LP_OK)
-			st = lp_session_score(j->s, msg, 1, j->question, &lp[i], d);
+		st = lp_session_score(j->s, msg, 1, j->question, &lp[i], d);
 		if (st == LP_E_USAGE || st == LP_E_NOMEM) {
 			/* a refinement, as the dense rerank: without the
 			 * probabilities or the memory for them, words rank */
-			lp_doc_event(j->doc, "rerank: %s; sentences ranked by their words alone",
-				     d->msg[0] ? d->msg : "out of memory for the model's scores");
-			lp_diag_init(d);
-			lp_buf_release(&u);
-			return LP_OK;
-		}
-		if (st == LP_OK && (i == 0 || lp[i] < least))
+			alone = d->msg[0] ? d->msg : "out of memory for the model's scores";
+			st = LP_OK;
+		} else if (st == LP_OK && (i == 0 || lp[i] < least)) {
 			least = lp[i];
+		}
 	}
 	lp_buf_release(&u);
+	if (alone) {
+		words_alone(j, alone);
+		lp_diag_init(d);
+		return LP_OK;
+	}
 	if (st != LP_OK)
 		return st;
-	top = sent[0].score;
-	for (size_t i = 0; i < n; i++)
-		sent[i].score = sent[i].score / top + (i < m ? w * (lp[i] - least) : 0);
-	lp_evidence_sort(sent, n);
+	for (size_t i = 0; i < m; i++)
+		lp[i] = LP_ANSWER_MODEL_WEIGHT * (lp[i] - least);
+	add_rerank_bonus(sent, n, lp, m);
 	return LP_OK;
 }
 
@@ -1151,7 +1171,8 @@ static enum lp_status reply(struct job *j, const struct found *f, char **gen,
 	if (!system)
 		return lp_diag_set(d, LP_E_NOMEM, NULL, 0, 0, "out of memory for the prompt");
 	/* the labels counted as they are, not as a few tokens: a byte-level
-	 * vocabulary spends one a byte on them (4 more for the joins) */
+	 * vocabulary spends one a byte on them; 6 for the blank line and the
+	 * joins of the pieces counted apart */
 	st = lp_stage_input_budget(j->s, m, 2, (size_t)j->o->max_tokens,
 				   lp_session_count_tokens(j->s, system, strlen(system)) +
 				   lp_session_count_tokens(j->s, j->pb->text, strlen(j->pb->text)) +

@@ -18,18 +18,6 @@
 #include "backend/cpu/kernels.h"
 #include "core/threadpool.h"
 
-static void put_row(enum lp_qtype t, const float *src, void *dst, uint32_t n);
-
-void lp_backend_cpu_kv_store(const struct lp_backend_kv *kv, uint32_t pos0, size_t n,
-			     const float *k, const float *v)
-{
-	for (size_t t = 0; t < n; t++) {
-		size_t at = (pos0 + t) * kv->row_bytes;
-		put_row(kv->type, k + t * kv->kv_dim, (uint8_t *)kv->k + at, kv->kv_dim);
-		put_row(kv->type, v + t * kv->kv_dim, (uint8_t *)kv->v + at, kv->kv_dim);
-	}
-}
-
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -87,6 +75,16 @@ static void put_row(enum lp_qtype t, const float *src, void *dst, uint32_t n)
 			((uint16_t *)dst)[i] = lp_fp32_to_fp16(src[i]);
 	} else {
 		lp_quantize_row(t, src, dst, n);
+	}
+}
+
+void lp_backend_cpu_kv_store(const struct lp_backend_kv *kv, uint32_t pos0, size_t n,
+			     const float *k, const float *v)
+{
+	for (size_t t = 0; t < n; t++) {
+		size_t at = (pos0 + t) * kv->row_bytes;
+		put_row(kv->type, k + t * kv->kv_dim, (uint8_t *)kv->k + at, kv->kv_dim);
+		put_row(kv->type, v + t * kv->kv_dim, (uint8_t *)kv->v + at, kv->kv_dim);
 	}
 }
 
