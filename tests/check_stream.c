@@ -5,6 +5,7 @@
  * pipeline with on_oom: shrink get through by streaming, and one with
  * on_oom: fail does not. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,10 +103,23 @@ static void same_logits(enum lp_qtype type)
 	ck_assert_int_eq(lp_forward_eval_all(map.c, toks, 40, 0, a, &d), LP_OK);
 	ck_assert_int_eq(lp_forward_eval_all(str.c, toks, 40, 0, b, &d), LP_OK);
 	ck_assert_int_eq(memcmp(a, b, (size_t)40 * s.vocab * sizeof(float)), 0);
+	/* single tokens: the mapped model's layers are in row groups where
+	 * the CPU's kernels take them (quant/rowgroup.h), whose float sums
+	 * run in another order than the streamed file's rows; then the
+	 * logits agree to float rounding, else bit for bit */
 	for (uint32_t i = 40; i < 48; i++) {
+		double worst = 0, mag = 0;
 		ck_assert_int_eq(lp_forward_eval(map.c, &toks[i], 1, i, a, &d), LP_OK);
 		ck_assert_int_eq(lp_forward_eval(str.c, &toks[i], 1, i, b, &d), LP_OK);
-		ck_assert_msg(memcmp(a, b, s.vocab * sizeof(float)) == 0, "token %u differs", i);
+		if (!map.m->layers[0].wq.rowgroups) {
+			ck_assert_msg(memcmp(a, b, s.vocab * sizeof(float)) == 0, "token %u differs", i);
+			continue;
+		}
+		for (uint32_t k = 0; k < s.vocab; k++) {
+			worst = fmax(worst, fabs(a[k] - b[k]));
+			mag = fmax(mag, fabs(b[k]));
+		}
+		ck_assert_msg(worst <= 1e-4 * mag, "token %u differs by %g of %g", i, worst, mag);
 	}
 	/* and the logits are not trivially equal: they vary over the vocab */
 	ck_assert(a[0] != a[1] || a[1] != a[2]);

@@ -99,6 +99,13 @@ static inline void *lp_backend_at(const struct lp_backend_buf *b, size_t off)
  * GGUF tensor with ne[0] == cols. Obtained by importing the mapped bytes
  * (ops->import) and pointing `data` into the returned buffer.
  */
+/* How a weight matrix's rows lie in memory. */
+enum lp_mat_layout {
+	LP_MAT_ROWS,       /* as the file has them: each row whole, one after another */
+	LP_MAT_ROWGROUPS,  /* groups of 16 rows interleaved (quant/rowgroup.h); only
+			    * for a backend whose takes_rowgroups says so */
+};
+
 struct lp_backend_mat {
 	enum lp_qtype type;
 	const void *data;
@@ -114,6 +121,7 @@ struct lp_backend_mat {
 	 * is written rather than in a pass of its own); a product with a
 	 * bias takes ldy == rows. matmul_many's weights have none. */
 	const float *bias;
+	enum lp_mat_layout layout;  /* LP_MAT_ROWS (0) unless the backend takes groups */
 };
 
 /* How RoPE pairs the elements of a head. llama.cpp rotates adjacent pairs
@@ -265,6 +273,11 @@ struct lp_backend_ops {
 				  struct lp_diag *d);
 	/* 1 if matmul and get_rows take weights of type t. */
 	int (*supports)(const struct lp_backend *be, enum lp_qtype t);
+	/* 1 when matmul is faster on a rows x cols matrix of type t laid out
+	 * in row groups (LP_MAT_ROWGROUPS), which matmul, matmul_many and
+	 * get_rows then take as well as LP_MAT_ROWS. NULL: never. */
+	int (*takes_rowgroups)(const struct lp_backend *be, enum lp_qtype t, uint64_t rows,
+			       uint64_t cols);
 
 	/* -- compute (all queued) -- */
 

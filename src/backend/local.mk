@@ -20,6 +20,16 @@ tests_check_backend_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_check_backend_CFLAGS = $(TEST_CFLAGS)
 tests_check_backend_LDADD = $(TEST_LIBS)
 
+# Weights in groups of 16 rows: layout, kernels, the backend, a model.
+check_PROGRAMS += tests/check_rowgroup
+TESTS += tests/check_rowgroup
+tests_check_rowgroup_SOURCES = tests/check_rowgroup.c \
+	tests/tools/tiny_model.c tests/tools/tiny_model.h \
+	tests/tools/gguf_writer.c tests/tools/gguf_writer.h
+tests_check_rowgroup_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_check_rowgroup_CFLAGS = $(TEST_CFLAGS)
+tests_check_rowgroup_LDADD = $(TEST_LIBS)
+
 check_PROGRAMS += tests/check_blas
 TESTS += tests/check_blas
 tests_check_blas_SOURCES = tests/check_blas.c
@@ -40,7 +50,8 @@ endif
 # that the compiler takes them (LP_AVX512).
 if LP_AVX512
 noinst_LTLIBRARIES += liblpipe_avx512.la
-liblpipe_avx512_la_SOURCES = src/backend/cpu/dot_avx512.c src/backend/cpu/gemm_bf16.c \
+liblpipe_avx512_la_SOURCES = src/backend/cpu/dot_avx512.c src/backend/cpu/dot16_avx512.c \
+	src/backend/cpu/gemm_bf16.c \
 	src/backend/cpu/attn_avx512.c src/backend/cpu/enc_avx512.c
 liblpipe_avx512_la_CFLAGS = $(AM_CFLAGS) -fPIC -mavx2 -mfma -mf16c \
 	-mavx512f -mavx512bw -mavx512vl -mavx512vnni

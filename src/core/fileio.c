@@ -279,6 +279,19 @@ int lp_file_advise(const struct lp_mapped *m, size_t off, size_t len,
 	return -1;
 }
 
+int lp_file_protect(const struct lp_mapped *m, size_t off, size_t len, int writable)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), lo;
+
+	if (!m->is_mmap || !m->data || off >= m->len || !len)
+		return 0;
+	if (len > m->len - off)
+		len = m->len - off;
+	lo = off / page * page;
+	return mprotect((void *)(m->data + lo), off + len - lo,
+			writable ? PROT_READ | PROT_WRITE : PROT_READ) ? -1 : 0;
+}
+
 void lp_file_drop(struct lp_mapped *m, size_t off, size_t len)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), a, e;

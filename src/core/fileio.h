@@ -122,6 +122,17 @@ enum lp_file_advice {
 int lp_file_advise(const struct lp_mapped *m, size_t off, size_t len,
 		   enum lp_file_advice advice);
 
+/*
+ * Make bytes [off, off + len) of m writable (writable = 1, widened to
+ * whole pages) or read-only again (0). A mapping is private: what is
+ * written becomes the process's own copy of those pages (resident as the
+ * file's pages were, so the reservation stays right) and never reaches
+ * the file; such pages must not be advised LP_ADVISE_DROP, which would
+ * give the file's bytes back. Memory read from a pipe is writable as it
+ * is. Returns 0, or -1 when the kernel refused (nothing changed).
+ */
+int lp_file_protect(const struct lp_mapped *m, size_t off, size_t len, int writable);
+
 /* Same, but a regular file reserves min(size, window + lp_file_fault_bytes())
  * bytes instead of its size (see "resident window" above); window 0 means
  * the whole file. */

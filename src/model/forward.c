@@ -20,6 +20,7 @@
 #include "core/mem.h"
 #include "core/threadpool.h"
 #include "model/kvcache.h"
+#include "quant/rowgroup.h"
 
 /* One layer's weights and cache, in its backend's address space. */
 struct layer_w {
@@ -249,15 +250,64 @@ static const void *import(struct part *pt, const void *src, size_t bytes, struct
 	return b->data;
 }
 
-static enum lp_status import_mat(struct part *pt, const struct lp_tensor *t,
-				 struct lp_backend_mat *out, struct lp_diag *d)
+/* Tensor t, laid out in row groups (groups 1) or as the file has it
+ * (0), whichever it is not now, for a backend that copies what it
+ * imports: converted in a host block first. */
+static const void *import_converted(struct part *pt, const struct lp_tensor *t, int groups,
+				    struct lp_diag *d)
 {
-	if (!pt->be->ops->supports(pt->be, t->type))
+	size_t bytes = tensor_bytes(t);
+	uint8_t *conv = lp_mem_alloc(LP_MEM_SCRATCH, bytes + (groups ? LP_RG_ROWS * t->row_bytes : 0),
+				     d);
+	const void *out;
+
+	if (!conv)
+		return NULL;
+	if (groups) {
+		memcpy(conv, t->data, bytes);
+		lp_rowgroup_pack(t->type, conv, t->rows, t->cols, conv + bytes);
+	} else {
+		lp_rowgroup_unpack(t->type, t->data, t->rows, t->cols, conv);
+	}
+	out = import(pt, conv, bytes, d);
+	lp_mem_free(conv);
+	return out;
+}
+
+/*
+ * Import a weight matrix. A layer's (groups: 1) is laid out in row groups
+ * where the part's backend multiplies those faster: in place when the
+ * backend reads the host's bytes (so every part and context after this
+ * one finds it so), else in the copy it is given. A backend that does
+ * not take row groups is given the file's layout back.
+ */
+static enum lp_status import_mat(const struct lp_model *m, struct part *pt, struct lp_tensor *t,
+				 int groups, struct lp_backend_mat *out, struct lp_diag *d)
+{
+	const struct lp_backend_ops *ops = pt->be->ops;
+	int host = pt->be->place == LP_BACKEND_HOST;
+	int takes = ops->takes_rowgroups && ops->takes_rowgroups(pt->be, t->type, t->rows, t->cols);
+	int want = groups && takes && !pt->streams;
+
+	if (!ops->supports(pt->be, t->type))
 		return lp_diag_set(d, LP_E_MODEL, NULL, 0, 0,
 				   "the %s backend cannot multiply %s weights ('%s')",
 				   pt->be->name, lp_qtype_name(t->type), t->name);
-	*out = (struct lp_backend_mat){ t->type, NULL, t->rows, t->cols, t->row_bytes, 0, NULL };
-	out->data = import(pt, t->data, tensor_bytes(t), d);
+	*out = (struct lp_backend_mat){ t->type, NULL, t->rows, t->cols, t->row_bytes, 0, NULL,
+					LP_MAT_ROWS };
+	if (host && want)
+		want = lp_model_rowgroup(m, t);
+	if (host && t->rowgroups && !takes)
+		return lp_diag_set(d, LP_E_MODEL, NULL, 0, 0,
+				   "the %s backend cannot multiply '%s' in row groups",
+				   pt->be->name, t->name);
+	if (host || want == t->rowgroups) {
+		out->layout = t->rowgroups ? LP_MAT_ROWGROUPS : LP_MAT_ROWS;
+		out->data = import(pt, t->data, tensor_bytes(t), d);
+	} else {
+		out->layout = want ? LP_MAT_ROWGROUPS : LP_MAT_ROWS;
+		out->data = import_converted(pt, t, want, d);
+	}
 	return out->data ? LP_OK : LP_E_NOMEM;
 }
 
@@ -272,21 +322,24 @@ static enum lp_status import_vec(struct part *pt, const float *v, size_t n, cons
 static enum lp_status import_layer(struct lp_forward *c, struct part *pt, uint32_t il,
 				   struct lp_diag *d)
 {
-	const struct lp_layer *l = &c->m->layers[il];
+	const struct lp_model *m = c->m;
+	struct lp_layer *l = &m->layers[il];
 	struct layer_w *w = &pt->w[il - pt->l0];
 	size_t E = c->m->hp.n_embd;
 	enum lp_status st;
 
 	if ((st = import_vec(pt, l->attn_norm, E, &w->attn_norm, d)) ||
-	    (st = import_mat(pt, &l->wq, &w->wq, d)) || (st = import_mat(pt, &l->wk, &w->wk, d)) ||
-	    (st = import_mat(pt, &l->wv, &w->wv, d)) || (st = import_mat(pt, &l->wo, &w->wo, d)) ||
+	    (st = import_mat(m, pt, &l->wq, 1, &w->wq, d)) ||
+	    (st = import_mat(m, pt, &l->wk, 1, &w->wk, d)) ||
+	    (st = import_mat(m, pt, &l->wv, 1, &w->wv, d)) ||
+	    (st = import_mat(m, pt, &l->wo, 1, &w->wo, d)) ||
 	    (st = import_vec(pt, l->bq, l->wq.rows, &w->bq, d)) ||
 	    (st = import_vec(pt, l->bk, l->wk.rows, &w->bk, d)) ||
 	    (st = import_vec(pt, l->bv, l->wv.rows, &w->bv, d)) ||
 	    (st = import_vec(pt, l->ffn_norm, E, &w->ffn_norm, d)) ||
-	    (st = import_mat(pt, &l->w_gate, &w->w_gate, d)) ||
-	    (st = import_mat(pt, &l->w_up, &w->w_up, d)) ||
-	    (st = import_mat(pt, &l->w_down, &w->w_down, d)))
+	    (st = import_mat(m, pt, &l->w_gate, 1, &w->w_gate, d)) ||
+	    (st = import_mat(m, pt, &l->w_up, 1, &w->w_up, d)) ||
+	    (st = import_mat(m, pt, &l->w_down, 1, &w->w_down, d)))
 		return st;
 	return LP_OK;
 }
@@ -302,6 +355,7 @@ static enum lp_status part_init(struct lp_forward *c, struct part *pt, struct lp
 	size_t kv_row = lp_qtype_row_bytes(c->p.kv_type, lim.kv_dim);
 	size_t kv_half = (size_t)n_layers * c->p.n_ctx * kv_row;
 	size_t act_bytes = layout_act(NULL, hp, c->p.n_batch, NULL);
+	struct lp_tensor embd, head;
 	enum lp_status st;
 
 	pt->streams = lp_model_streamed(m) && pt->be->place == LP_BACKEND_HOST;
@@ -341,12 +395,16 @@ static enum lp_status part_init(struct lp_forward *c, struct part *pt, struct lp
 		if ((st = import_layer(c, pt, il, d)))
 			return st;
 	}
-	if (pt->first && (st = import_mat(pt, &m->tok_embd, &pt->tok_embd, d)))
+	/* the embedding and the output head keep the file's layout (copies of
+	 * their views, which import_mat does not change with groups 0) */
+	embd = m->tok_embd;
+	head = m->output;
+	if (pt->first && (st = import_mat(m, pt, &embd, 0, &pt->tok_embd, d)))
 		return st;
 	if (pt->last) {
 		if (pt->first && m->output.data == m->tok_embd.data)
 			pt->output = pt->tok_embd;
-		else if ((st = import_mat(pt, &m->output, &pt->output, d)))
+		else if ((st = import_mat(m, pt, &head, 0, &pt->output, d)))
 			return st;
 		if ((st = import_vec(pt, m->output_norm, hp->n_embd, &pt->output_norm, d)))
 			return st;

@@ -674,6 +674,15 @@ int lp_gguf_advise(const struct lp_gguf *g, const void *p, size_t len,
 	return lp_file_advise(&g->map, (size_t)(b - g->base), len, advice);
 }
 
+int lp_gguf_protect(const struct lp_gguf *g, const void *p, size_t len, int writable)
+{
+	const unsigned char *b = p;
+
+	if (!g->mapped || g->streamed || b < g->base || len > g->len || b > g->base + g->len - len)
+		return -1;
+	return lp_file_protect(&g->map, (size_t)(b - g->base), len, writable);
+}
+
 int lp_gguf_release(const struct lp_gguf *g, const void *p, size_t len)
 {
 	const unsigned char *b = p;

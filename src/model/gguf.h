@@ -117,6 +117,12 @@ int lp_gguf_streamed(const struct lp_gguf *g);
  * stay readable). */
 int lp_gguf_advise(const struct lp_gguf *g, const void *p, size_t len,
 		   enum lp_file_advice advice);
+/* lp_file_protect (core/fileio.h) for bytes [p, p + len) of the file:
+ * 0 when they may now be written (writable = 1) or are read-only again
+ * (0); -1 when they may not be written: g was opened from the caller's
+ * bytes or streamed (whose pages are dropped and read again from the
+ * file), or the kernel refused. */
+int lp_gguf_protect(const struct lp_gguf *g, const void *p, size_t len, int writable);
 /* Unmap bytes [p, p + len) of a file mapped whole, streamed or not, from
  * the process (LP_ADVISE_DROP: the next access maps them again from the
  * page cache), for bytes read seldom and a little at a time; a no-op for a

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/mem.h"
+#include "quant/rowgroup.h"
 
 /* Loader state: the file, the error sink, and where converted vectors go. */
 struct loader {
@@ -168,6 +169,7 @@ static enum lp_status get_mat(struct loader *L, const char *name, uint64_t rows,
 	t->rows = gt->ne[1];
 	t->cols = cols;
 	t->row_bytes = lp_qtype_row_bytes(gt->type, cols);
+	t->rowgroups = 0;
 	return LP_OK;
 }
 
@@ -562,6 +564,7 @@ void lp_model_embd_release(const struct lp_model *m, int32_t id)
 	const struct lp_tensor *t = &m->tok_embd;
 	uintptr_t b = (uintptr_t)t->data, e = b + (uintptr_t)(t->rows * t->row_bytes);
 	uintptr_t row = b + (uintptr_t)id * t->row_bytes, lo, hi;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 
 	if (m->tied_output || m->streamed || id < 0 || (uint64_t)id >= t->rows)
 		return;
@@ -569,5 +572,31 @@ void lp_model_embd_release(const struct lp_model *m, int32_t id)
 	hi = (row + t->row_bytes + LP_EMBD_WINDOW - 1) & ~(LP_EMBD_WINDOW - 1);
 	lo = lo > b ? lo : b;
 	hi = hi < e ? hi : e;
-	lp_gguf_release(m->gguf, (const void *)lo, hi - lo);
+	/* whole pages of the embedding only: a page it shares with another
+	 * tensor may hold that tensor's row groups, which dropping would lose */
+	lo = (lo + page - 1) & ~(page - 1);
+	hi &= ~(page - 1);
+	if (lo < hi)
+		lp_gguf_release(m->gguf, (const void *)lo, hi - lo);
+}
+
+int lp_model_rowgroup(const struct lp_model *m, struct lp_tensor *t)
+{
+	size_t bytes = (size_t)t->rows * t->row_bytes;
+	void *tmp;
+
+	if (t->rowgroups)
+		return 1;
+	if (m->streamed || !lp_rowgroup_has(t->type) || t->rows % LP_RG_ROWS ||
+	    !lp_rowgroup_block_bytes(t->type) || t->cols % 32 || !bytes)
+		return 0;
+	if (!(tmp = lp_mem_alloc(LP_MEM_SCRATCH, LP_RG_ROWS * t->row_bytes, NULL)))
+		return 0;
+	if (lp_gguf_protect(m->gguf, t->data, bytes, 1) == 0) {
+		lp_rowgroup_pack(t->type, (void *)(uintptr_t)t->data, t->rows, t->cols, tmp);
+		lp_gguf_protect(m->gguf, t->data, bytes, 0);
+		t->rowgroups = 1;
+	}
+	lp_mem_free(tmp);
+	return t->rowgroups;
 }

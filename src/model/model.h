@@ -70,6 +70,9 @@ struct lp_tensor {
 	const void *data;
 	uint64_t rows, cols;
 	size_t row_bytes;
+	/* 1 once lp_model_rowgroup has laid it out in row groups (data then
+	 * holds quant/rowgroup.h's layout, in the same bytes) */
+	int rowgroups;
 };
 
 /* Bytes of the mapping, for page advice. */
@@ -165,6 +168,19 @@ size_t lp_model_window_bytes(const struct lp_model *m);
  */
 void lp_model_stream_layer(const struct lp_model *m, uint32_t il);
 void lp_model_stream_done(const struct lp_model *m);
+
+/*
+ * Lay layer tensor `t` of m out in row groups (quant/rowgroup.h), in
+ * place, for a backend that multiplies them faster so: the mapping's
+ * pages of t become the process's own copy (as many resident bytes as
+ * before; nothing is written to the file, nothing more is counted).
+ * Returns 1 when t is in row groups (now, or since an earlier call), 0
+ * when it stays as the file has it: a streamed model (its pages are read
+ * again from the file), a file given as the caller's bytes, a type or
+ * shape rowgroup.h does not take, or the kernel refused. Not
+ * thread-safe: call while no forward pass of m runs.
+ */
+int lp_model_rowgroup(const struct lp_model *m, struct lp_tensor *t);
 
 /*
  * Call once token `id`'s row of an untied embedding has been read from

@@ -1,6 +1,7 @@
 # quant: tensor element formats, the reference (de)quantizers
 liblpipe_la_SOURCES += \
-	src/quant/quant.c src/quant/quant.h src/quant/blocks.h
+	src/quant/quant.c src/quant/quant.h src/quant/blocks.h \
+	src/quant/rowgroup.c src/quant/rowgroup.h
 
 check_PROGRAMS += tests/check_quant
 TESTS += tests/check_quant

@@ -357,7 +357,8 @@ struct bert_run {
 
 static struct lp_backend_mat mat_f32(const float *data, uint64_t rows, uint64_t cols)
 {
-	return (struct lp_backend_mat){ LP_Q_F32, data, rows, cols, cols * sizeof(float), 0, NULL };
+	return (struct lp_backend_mat){ LP_Q_F32, data, rows, cols, cols * sizeof(float), 0, NULL,
+					LP_MAT_ROWS };
 }
 
 /* A layer's products, as bits of bf16_products(). */
@@ -433,7 +434,8 @@ static enum lp_status import_mat(struct bert_run *r, const float *host, uint64_t
 		lp_mem_free(h); /* copied */
 	else
 		r->h16[r->n_h16++] = h; /* aliased: kept as long as the buffer */
-	*out = (struct lp_backend_mat){ LP_Q_F16, b->data, rows, cols, (size_t)cols * 2, 0, NULL };
+	*out = (struct lp_backend_mat){ LP_Q_F16, b->data, rows, cols, (size_t)cols * 2, 0, NULL,
+					LP_MAT_ROWS };
 	return LP_OK;
 }
 

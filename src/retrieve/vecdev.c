@@ -169,7 +169,8 @@ static enum lp_status tile_get(struct lp_vecdev *v, size_t rows, size_t k, struc
 static void score_tile(struct lp_vecdev *v, struct tile *t, const float *queries, size_t q0,
 		       size_t nr)
 {
-	struct lp_backend_mat W = { LP_Q_F16, v->rows->data, v->n, v->dim, v->dim * 2, 0, NULL };
+	struct lp_backend_mat W = { LP_Q_F16, v->rows->data, v->n, v->dim, v->dim * 2, 0, NULL,
+				   LP_MAT_ROWS };
 
 	v->be->ops->upload(v->be, t->q, 0, queries + q0 * v->dim, nr * v->dim * 4);
 	v->be->ops->matmul(v->be, &W, t->q->data, nr, t->s->data, v->n);

@@ -21,6 +21,8 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/matvec.h"
 #include "core/threadpool.h"
+#include "quant/blocks.h"
+#include "quant/rowgroup.h"
 
 /* Weight rows dequantized at a time for sgemm: up to GEMM_FLOATS floats
  * (4 MiB) and at least GEMM_ROWS rows. Each sgemm call packs the whole
@@ -280,6 +282,40 @@ static int cpu_supports(const struct lp_backend *be, enum lp_qtype t)
 	return lp_qtype_supported(t);
 }
 
+/* Row groups where the chosen kernel set has a row-group kernel for t
+ * (so never under LPIPE_CPU=avx2|scalar, whose outputs stay as they
+ * were). */
+static int cpu_takes_rowgroups(const struct lp_backend *be, enum lp_qtype t, uint64_t rows,
+			       uint64_t cols)
+{
+	return lp_rowgroup_has(t) && rows % LP_RG_ROWS == 0 && cols % LP_QK == 0 &&
+	       lp_matvec_takes_groups(t);
+}
+
+static int grouped(const struct lp_backend_mat *W)
+{
+	return W->layout == LP_MAT_ROWGROUPS;
+}
+
+/* Row r of W as floats (W->cols), in either layout: a row group's row is
+ * put back together a block at a time, so the floats are the same. */
+static void dequant_row(const struct lp_backend_mat *W, size_t r, float *out)
+{
+	size_t nb = W->cols / LP_QK, gb = lp_rowgroup_block_bytes(W->type);
+	const uint8_t *g;
+	uint8_t blk[sizeof(struct lp_blk_q8_0)];
+
+	if (!grouped(W)) {
+		lp_dequantize_row(W->type, (const uint8_t *)W->data + r * W->row_bytes, out, W->cols);
+		return;
+	}
+	g = (const uint8_t *)W->data + r / LP_RG_ROWS * nb * gb;
+	for (size_t b = 0; b < nb; b++) {
+		lp_rowgroup_get(W->type, g + b * gb, (int)(r % LP_RG_ROWS), blk);
+		lp_dequantize_row(W->type, blk, out + b * LP_QK, LP_QK);
+	}
+}
+
 /* ---- matrix products -------------------------------------------------- */
 
 struct matmul_job {
@@ -315,12 +351,18 @@ static void matmul_task(void *arg, size_t r0, size_t r1, int tid)
 	const struct lp_backend_mat *W = j->W;
 	size_t block = j->n == 1 ? r1 - r0 : 32768 / W->row_bytes + 1;
 
+	if (grouped(W))
+		block = (block + LP_RG_ROWS - 1) / LP_RG_ROWS * LP_RG_ROWS;
 	for (size_t b = r0; b < r1; b += block) {
 		size_t e = b + block < r1 ? b + block : r1;
 		const uint8_t *w = (const uint8_t *)W->data + b * W->row_bytes;
 		for (size_t t = 0; t < j->n; t++)
-			lp_matvec(W->type, w, e - b, W->cols, j->X + t * W->cols,
-				  j->xq ? &j->xq[t] : NULL, j->Y + t * j->ldy + b);
+			if (grouped(W))
+				lp_matvec_groups(W->type, W->data, W->cols, &j->xq[t],
+						 j->Y + t * j->ldy, b, e);
+			else
+				lp_matvec(W->type, w, e - b, W->cols, j->X + t * W->cols,
+					  j->xq ? &j->xq[t] : NULL, j->Y + t * j->ldy + b);
 	}
 }
 
@@ -342,8 +384,7 @@ static void gemm_task(void *arg, size_t r0, size_t r1, int tid)
 			blk = (const float *)((const uint8_t *)W->data + b * W->row_bytes);
 		else
 			for (size_t r = 0; r < rb; r++)
-				lp_dequantize_row(W->type, (const uint8_t *)W->data +
-						  (b + r) * W->row_bytes, wf + r * cols, cols);
+				dequant_row(W, b + r, wf + r * cols);
 		lp_gemm_nt_bias(j->n, rb, cols, j->X, cols, blk, cols, W->bias ? W->bias + b : NULL,
 				j->Y + b, j->ldy);
 	}
@@ -376,8 +417,8 @@ static void q8_task(void *arg, size_t r0, size_t r1, int tid)
 	const struct matmul_job *j = arg;
 	const struct lp_backend_mat *W = j->W;
 
-	j->q8->rows(W->type, W->data, W->row_bytes, W->cols, j->xpack, j->n, j->Y, j->ldy, r0, r1,
-		    j->wf + (size_t)tid * j->wf_floats);
+	j->q8->rows(W->type, W->data, grouped(W) ? 0 : W->row_bytes, W->cols, j->xpack, j->n, j->Y,
+		    j->ldy, r0, r1, j->wf + (size_t)tid * j->wf_floats);
 }
 
 /* Quantize the n input rows for W's type into the scratch, in the pool. */
@@ -427,7 +468,7 @@ static void cpu_matmul(struct lp_backend *be, const struct lp_backend_mat *W, co
 	}
 	if (!is_float_type(W->type))
 		quantize_rows(c, &j);
-	lp_pool_for(c->pool, W->rows, 8, matmul_task, &j);
+	lp_pool_for(c->pool, W->rows, grouped(W) ? LP_RG_ROWS : 8, matmul_task, &j);
 	if (W->bias)
 		lp_backend_cpu_add(c->pool, Y, W->bias, n, W->rows, 0);
 }
@@ -446,8 +487,9 @@ static int act_format(enum lp_qtype t)
 /* The products' rows end to end, each product's first row at a multiple
  * of MANY_ALIGN (rows past a product's end belong to none), so that the
  * pool's chunks (multiples of it) start each product's runs where one
- * matmul's chunks start them: the four-row kernels group the same rows. */
-#define MANY_ALIGN 8
+ * matmul's chunks start them: the four-row kernels group the same rows,
+ * and a row group is never split. */
+#define MANY_ALIGN LP_RG_ROWS
 
 struct many_job {
 	const struct lp_backend_mm *mm;
@@ -465,7 +507,10 @@ static void many_task(void *arg, size_t r0, size_t r1, int tid)
 		const struct lp_backend_mat *W = j->mm[i].W;
 		size_t b = j->start[i], e = b + W->rows;
 		size_t lo = r0 > b ? r0 : b, hi = r1 < e ? r1 : e;
-		if (lo < hi)
+		if (lo < hi && grouped(W))
+			lp_matvec_groups(W->type, W->data, W->cols, j->xq[i], j->mm[i].Y, lo - b,
+					 hi - b);
+		else if (lo < hi)
 			lp_matvec_rows(W->type, W->data, W->cols, j->X, j->xq[i], j->mm[i].Y,
 				       lo - b, hi - b);
 	}
@@ -508,8 +553,7 @@ static void cpu_get_rows(struct lp_backend *be, const struct lp_backend_mat *W,
 			 const int32_t *ids, size_t n, float *out)
 {
 	for (size_t t = 0; t < n; t++)
-		lp_dequantize_row(W->type, (const uint8_t *)W->data + (size_t)ids[t] * W->row_bytes,
-				  out + t * W->cols, W->cols);
+		dequant_row(W, (size_t)ids[t], out + t * W->cols);
 }
 
 /* ---- element-wise ops ------------------------------------------------- */
@@ -696,6 +740,7 @@ static const struct lp_backend_ops cpu_ops = {
 	.scratch_bytes = cpu_scratch_bytes,
 	.reserve = cpu_reserve,
 	.supports = cpu_supports,
+	.takes_rowgroups = cpu_takes_rowgroups,
 	.matmul = cpu_matmul,
 	.matmul_many = cpu_matmul_many,
 	.get_rows = cpu_get_rows,

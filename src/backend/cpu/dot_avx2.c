@@ -604,5 +604,5 @@ static void act_q8_256(const float *x, size_t n, void *blocks)
 const struct lp_cpu_kernels lp_cpu_kernels_avx2_set = {
 	"avx2", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0,
 	dot_q4_k, dot_q5_k, dot_q6_k, dot4_q8_0, NULL, NULL, NULL, NULL, NULL, act_q8_32,
-	act_q8_256, lp_cpu_avx2_dequant, NULL, NULL, NULL, NULL, NULL,
+	act_q8_256, lp_cpu_avx2_dequant, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };

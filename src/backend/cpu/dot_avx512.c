@@ -52,6 +52,7 @@
 
 #include "backend/cpu/simd_x86.h"
 #include "quant/blocks.h"
+#include "quant/rowgroup.h"
 
 /* Lanes [0, n) of 16 (n <= 16). */
 static inline __mmask16 first16(size_t n)
@@ -514,6 +515,67 @@ static void q8_unpack_row(enum lp_qtype t, const uint8_t *row, size_t nb, uint8_
 }
 
 /*
+ * q8_unpack_row for row r of a matrix in row groups (quant/rowgroup.h):
+ * a block's 4-byte pieces of the row, one in each 64-byte vector, widened
+ * to its 32 values in element order, the same bytes, d and m that
+ * q8_unpack_row takes from the file's layout.
+ */
+static void q8_unpack_group_row(enum lp_qtype t, const uint8_t *W, size_t nb, size_t r,
+				uint8_t *q, float *d, float *m, int *off)
+{
+	size_t gb = lp_rowgroup_block_bytes(t);
+	const uint8_t *g = W + r / LP_RG_ROWS * nb * gb;
+	size_t at = 4 * (r % LP_RG_ROWS);
+	const __m128i m4 = _mm_set1_epi8(0x0F);
+	uint16_t h;
+
+	*off = t == LP_Q_Q8_0 ? 128 : t == LP_Q_Q5_0 ? 16 : 0;
+	for (size_t b = 0; b < nb; b++, g += gb) {
+		uint8_t *o = q + 32 * b;
+		if (t == LP_Q_Q8_0) {
+			for (int p = 0; p < 8; p++)
+				memcpy(o + 4 * p, g + 64 * p + at, 4);
+			memcpy(&h, g + 512 + 2 * (r % LP_RG_ROWS), 2);
+			d[b] = lp_cpu_fp16_tab[h];
+			m[b] = 0.0f;
+			continue;
+		}
+		{
+			/* the nibbles of vectors 0..3, then low and high interleaved
+			 * a piece at a time: values 8p .. 8p + 7 */
+			int32_t v0, v1, v2, v3;
+			memcpy(&v0, g + at, 4);
+			memcpy(&v1, g + 64 + at, 4);
+			memcpy(&v2, g + 128 + at, 4);
+			memcpy(&v3, g + 192 + at, 4);
+			__m128i v = _mm_setr_epi32(v0, v1, v2, v3);
+			__m128i lo = _mm_and_si128(v, m4), hi = _mm_and_si128(_mm_srli_epi16(v, 4), m4);
+			__m256i vals = _mm256_set_m128i(_mm_unpackhi_epi32(lo, hi),
+							_mm_unpacklo_epi32(lo, hi));
+			if (t == LP_Q_Q5_0) {
+				/* mask 2p + h's bits 4r' .. 4r' + 3 are values 8p + 4h .. + 3 */
+				uint32_t bits = 0;
+				for (int k = 0; k < 8; k++) {
+					uint64_t mk;
+					memcpy(&mk, g + 256 + 8 * k, 8);
+					bits |= (uint32_t)((mk >> at) & 0xF) << (4 * k);
+				}
+				vals = _mm256_mask_add_epi8(vals, (__mmask32)bits, vals,
+							    _mm256_set1_epi8(0x10));
+			}
+			_mm256_storeu_si256((__m256i *)o, vals);
+		}
+		memcpy(&h, g + (t == LP_Q_Q5_0 ? 320 : 256) + 2 * (r % LP_RG_ROWS), 2);
+		d[b] = lp_cpu_fp16_tab[h];
+		m[b] = 0.0f;
+		if (t == LP_Q_Q4_1) {
+			memcpy(&h, g + 288 + 2 * (r % LP_RG_ROWS), 2);
+			m[b] = lp_cpu_fp16_tab[h];
+		}
+	}
+}
+
+/*
  * Four rows (q: 4 x cols bytes, d, m: 4 x nb) against the 32 tokens of
  * one pack group: acc[2r + h] holds row r's results for tokens 16h..16h+15.
  * Written out row by row (the ROW macros) so that the 8 integer and 8
@@ -630,7 +692,10 @@ static void q8_rows(enum lp_qtype t, const void *W, size_t row_bytes, size_t col
 		size_t nr = r1 - r < 4 ? r1 - r : 4;
 		/* rows past r1 are zeros: computed, never stored */
 		for (size_t i = 0; i < 4; i++) {
-			if (i < nr) {
+			if (i < nr && !row_bytes) {
+				q8_unpack_group_row(t, W, nb, r + i, q + i * cols, d + i * nd,
+						    m + i * nd, &off);
+			} else if (i < nr) {
 				q8_unpack_row(t, (const uint8_t *)W + (r + i) * row_bytes, nb,
 					      q + i * cols, d + i * nd, m + i * nd, &off);
 			} else {
@@ -674,4 +739,5 @@ struct lp_cpu_kernels lp_cpu_kernels_avx512_set = {
 	"avx512", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0,
 	NULL, NULL, NULL, dot4_q8_0, NULL, dot4_q4_0, dot4_q4_1, dot4_q5_0, dot4_q5_1, NULL, NULL,
 	NULL, &q8_gemm, NULL, lp_cpu_attn_f16_avx512, lp_cpu_gelu_avx512, lp_cpu_exp_shift_avx512,
+	NULL, NULL, NULL,  /* the row-group kernels: dot16_avx512.c */
 };

@@ -5,7 +5,11 @@
  */
 #include "backend/cpu/kernels.h"
 
+#include <math.h>
+#include <string.h>
+
 #include "quant/blocks.h"
+#include "quant/rowgroup.h"
 
 static float dot_f32(const void *w, const void *a, size_t n)
 {
@@ -226,10 +230,83 @@ static float dot_q6_k(const void *w, const void *a, size_t n)
 	return s;
 }
 
+/* ---- row groups (kernels.h: lp_dot16_fn) ---- */
+
+/* The integer sum of one block of row weights (the file's bytes) with the
+ * activations' 32 values, offsets included, as the one-row kernels above
+ * take it. */
+static int32_t block_isum(enum lp_qtype t, const uint8_t *blk, const int8_t *qa)
+{
+	int32_t isum = 0;
+
+	for (int j = 0; j < 32; j++) {
+		int q;
+		if (t == LP_Q_Q8_0) {
+			q = ((const struct lp_blk_q8_0 *)(const void *)blk)->qs[j];
+		} else if (t == LP_Q_Q5_0) {
+			const struct lp_blk_q5_0 *x = (const void *)blk;
+			q = lp_q5_get(x->qs, x->qh, j) - 16;
+		} else {
+			const struct lp_blk_q4_1 *x = (const void *)blk;
+			q = j < 16 ? x->qs[j] & 0xF : x->qs[j - 16] >> 4;
+		}
+		isum += q * qa[j];
+	}
+	return isum;
+}
+
+static void dot16_ref(enum lp_qtype t, const void *w, const void *a, size_t n, float y[16])
+{
+	const struct lp_act_q8_32 *x = a;
+	size_t gb = lp_rowgroup_block_bytes(t);
+	float acc[LP_RG_ROWS] = { 0 }, side[LP_RG_ROWS] = { 0 };
+	uint8_t blk[sizeof(struct lp_blk_q8_0)];
+
+	for (size_t b = 0; b < n / LP_QK; b++)
+		for (int r = 0; r < LP_RG_ROWS; r++) {
+			uint16_t d, m;
+			lp_rowgroup_get(t, (const uint8_t *)w + b * gb, r, blk);
+			memcpy(&d, blk, 2);
+			acc[r] = fmaf(lp_fp16_to_fp32(d) * x[b].d,
+				      (float)block_isum(t, blk, x[b].qs), acc[r]);
+			if (t == LP_Q_Q4_1) {
+				memcpy(&m, blk + 2, 2);
+				side[r] = fmaf(lp_fp16_to_fp32(m), x[b].s, side[r]);
+			}
+		}
+	for (int r = 0; r < LP_RG_ROWS; r++)
+		y[r] = acc[r] + side[r];
+}
+
+static void dot16_q4_1(const void *w, const void *a, size_t n, float y[16])
+{
+	dot16_ref(LP_Q_Q4_1, w, a, n, y);
+}
+
+static void dot16_q5_0(const void *w, const void *a, size_t n, float y[16])
+{
+	dot16_ref(LP_Q_Q5_0, w, a, n, y);
+}
+
+static void dot16_q8_0(const void *w, const void *a, size_t n, float y[16])
+{
+	dot16_ref(LP_Q_Q8_0, w, a, n, y);
+}
+
+lp_dot16_fn lp_cpu_dot16_ref(enum lp_qtype t)
+{
+	switch (t) {
+	case LP_Q_Q4_1: return dot16_q4_1;
+	case LP_Q_Q5_0: return dot16_q5_0;
+	case LP_Q_Q8_0: return dot16_q8_0;
+	default: return NULL;
+	}
+}
+
 static const struct lp_cpu_kernels scalar_set = {
 	"scalar", dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0,
 	dot_q4_k, dot_q5_k, dot_q6_k, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	NULL, NULL, NULL, NULL,
+	NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 const struct lp_cpu_kernels *lp_cpu_kernels_scalar(void)

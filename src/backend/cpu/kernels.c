@@ -62,6 +62,7 @@ static void avx512_init(void)
 		BORROW(q8_0_x4);
 	if (k->q6_k == lp_cpu_kernels_avx2_set.q6_k)
 		BORROW(q6_k_x4);
+	lp_cpu_avx512_set_dot16(k);
 	if (lp_cpu_has_avx512bf16())
 		k->gemm_bf16 = lp_cpu_bf16_gemm_avx512;
 }
@@ -143,6 +144,16 @@ size_t lp_q8_gemm_pack_bytes(size_t n, size_t cols)
 size_t lp_q8_gemm_wbuf_bytes(size_t cols)
 {
 	return 4 * cols + 4 * 2 * (cols / 16) * sizeof(float) + 64;
+}
+
+lp_dot16_fn lp_cpu_dot16(const struct lp_cpu_kernels *k, enum lp_qtype t)
+{
+	switch (t) {
+	case LP_Q_Q4_1: return k->q4_1_x16;
+	case LP_Q_Q5_0: return k->q5_0_x16;
+	case LP_Q_Q8_0: return k->q8_0_x16;
+	default: return NULL;
+	}
 }
 
 lp_dot4_fn lp_cpu_dot4(const struct lp_cpu_kernels *k, enum lp_qtype t)

@@ -40,6 +40,18 @@ typedef void (*lp_dot4_fn)(const void *w, size_t row_bytes, const void *a, size_
 			   float y[4]);
 
 /*
+ * Sixteen rows at once from a matrix laid out in row groups
+ * (quant/rowgroup.h): y[r] for the 16 rows of the group at `w` (its nb =
+ * n / 32 group blocks), against the activations `a`. Each row's result
+ * is, block by block in order, acc = fma(d_w d_a, isum, acc) (d_w d_a
+ * rounded to float first), side = fma(m_w, s_a, side) for Q4_1, and y =
+ * acc + side: the scalar set's kernel and the AVX-512 set's give the same
+ * floats bit for bit, and differ from the one-row kernels (whose float
+ * sums are taken 8 lanes at a time) by the order of the float sums only.
+ */
+typedef void (*lp_dot16_fn)(const void *w, const void *a, size_t n, float y[16]);
+
+/*
  * A decode step's attention for one group of query heads that share a KV
  * head, over an F16 cache read in place: for each of the n_q heads h,
  *     out[h] = sum_{s < n_pos} softmax_s(scale * q[h] . K[s]) V[s]
@@ -100,6 +112,10 @@ struct lp_cpu_kernels {
 	 * returning their sum */
 	void (*gelu)(float *x, size_t n);
 	float (*exp_shift)(float *r, size_t n, float mx, float scale);
+	/* the row-group kernels (lp_dot16_fn), NULL where the set has none:
+	 * the CPU backend lays a matrix out in row groups only for a set
+	 * that has its type's */
+	lp_dot16_fn q4_1_x16, q5_0_x16, q8_0_x16;
 };
 
 /*
@@ -126,7 +142,8 @@ struct lp_q8_gemm {
 	void (*pack)(enum lp_qtype t, const struct lp_q8_act *xq, size_t n, size_t cols,
 		     void *pack, size_t g0, size_t g1);
 	/* Y[t * ldy + r] for t < n and r in [r0, r1), W of type t (rows
-	 * row_bytes apart); wbuf: scratch of lp_q8_gemm_wbuf_bytes(cols) */
+	 * row_bytes apart, or laid out in row groups, quant/rowgroup.h, when
+	 * row_bytes is 0); wbuf: scratch of lp_q8_gemm_wbuf_bytes(cols) */
 	void (*rows)(enum lp_qtype t, const void *W, size_t row_bytes, size_t cols,
 		     const void *pack, size_t n, float *Y, size_t ldy, size_t r0, size_t r1,
 		     void *wbuf);
@@ -146,6 +163,12 @@ const struct lp_cpu_kernels *lp_cpu_kernels_avx2(void);
 lp_dot_fn lp_cpu_dot(const struct lp_cpu_kernels *k, enum lp_qtype t);
 /* The four-row kernel of set `k` for type `t`, or NULL when it has none. */
 lp_dot4_fn lp_cpu_dot4(const struct lp_cpu_kernels *k, enum lp_qtype t);
+/* The row-group kernel of set `k` for type `t`, or NULL when it has none. */
+lp_dot16_fn lp_cpu_dot16(const struct lp_cpu_kernels *k, enum lp_qtype t);
+/* The scalar set's row-group kernels, the reference of the others (the
+ * scalar set itself has none, so that LPIPE_CPU=scalar keeps the file's
+ * layout and its own kernels). */
+lp_dot16_fn lp_cpu_dot16_ref(enum lp_qtype t);
 
 /* The AVX-512 set, or NULL when not built in or the CPU lacks AVX-512
  * F/BW/VL/VNNI (or the AVX2 set's features, which it also uses). */
@@ -180,6 +203,8 @@ size_t lp_cpu_bf16_gemm_scratch(size_t k);
 void lp_cpu_gelu_avx512(float *x, size_t n);
 float lp_cpu_exp_shift_avx512(float *r, size_t n, float mx, float scale);
 int lp_cpu_has_avx512bf16(void);
+/* dot16_avx512.c: fills in the AVX-512 set's row-group kernels. */
+void lp_cpu_avx512_set_dot16(struct lp_cpu_kernels *k);
 /* attn_avx512.c: the AVX-512 set's attn_f16. */
 void lp_cpu_attn_f16_avx512(const struct lp_cpu_attn_f16 *a);
 

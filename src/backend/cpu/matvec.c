@@ -5,6 +5,8 @@
 #include "backend/cpu/matvec.h"
 
 #include "backend/cpu/kernels.h"
+#include "quant/blocks.h"
+#include "quant/rowgroup.h"
 
 static int is_k_type(enum lp_qtype t)
 {
@@ -63,6 +65,21 @@ void lp_matvec_ref(enum lp_qtype t, const void *W, size_t n_rows, size_t n_cols,
 		   const float *x, const struct lp_q8_act *xq, float *y)
 {
 	matvec_rows(lp_cpu_kernels_scalar(), t, W, n_cols, x, xq, y, 0, n_rows);
+}
+
+void lp_matvec_groups(enum lp_qtype t, const void *W, size_t n_cols, const struct lp_q8_act *xq,
+		      float *y, size_t row_begin, size_t row_end)
+{
+	lp_dot16_fn dot16 = lp_cpu_dot16(lp_cpu_kernels(), t);
+	size_t group = (n_cols / LP_QK) * lp_rowgroup_block_bytes(t);
+
+	for (size_t r = row_begin; r < row_end; r += LP_RG_ROWS)
+		dot16((const unsigned char *)W + r / LP_RG_ROWS * group, xq->blocks, n_cols, y + r);
+}
+
+int lp_matvec_takes_groups(enum lp_qtype t)
+{
+	return lp_cpu_dot16(lp_cpu_kernels(), t) != NULL;
 }
 
 const char *lp_matvec_kernel_name(void)

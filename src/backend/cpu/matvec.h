@@ -38,6 +38,17 @@ void lp_matvec_ref(enum lp_qtype t, const void *W, size_t n_rows, size_t n_cols,
 void lp_matvec_rows(enum lp_qtype t, const void *W, size_t n_cols, const float *x,
 		    const struct lp_q8_act *xq, float *y, size_t row_begin, size_t row_end);
 
+/*
+ * The same rows of a matrix laid out in row groups (quant/rowgroup.h), by
+ * the chosen set's row-group kernel (kernels.h: lp_dot16_fn): row_begin
+ * and row_end are multiples of LP_RG_ROWS. Only for a type that
+ * lp_matvec_takes_groups takes; reentrant.
+ */
+void lp_matvec_groups(enum lp_qtype t, const void *W, size_t n_cols, const struct lp_q8_act *xq,
+		      float *y, size_t row_begin, size_t row_end);
+/* 1 when the chosen kernel set multiplies row groups of type t. */
+int lp_matvec_takes_groups(enum lp_qtype t);
+
 /* Name of the kernel set lp_matvec dispatches to ("avx512", "avx2", "scalar"). */
 const char *lp_matvec_kernel_name(void);
 
