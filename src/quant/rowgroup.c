@@ -25,78 +25,115 @@ size_t lp_rowgroup_block_bytes(enum lp_qtype t)
 #define RG_Q5_D 320
 #define RG_Q8_D 512
 
-/* Row r's block `blk` (the file's bytes) into the group block g. */
-static void put_block(enum lp_qtype t, const uint8_t *blk, int r, uint8_t *g)
+/*
+ * A row's 4 pieces (4 bytes each, one per vector) from the file's 16
+ * bytes of nibbles qs, 8 bytes at a time (a = qs[0..7], b = qs[8..15],
+ * little endian): piece p holds values 8p + e (low nibbles) and
+ * 8p + 4 + e (high), which for p < 2 are the low nibbles of qs[8p + e]
+ * and qs[8p + 4 + e], and for p >= 2 the high nibbles of qs[8p - 16 + e]
+ * and qs[8p - 12 + e].
+ */
+static inline void nibbles_to_pieces(const uint8_t *qs, uint32_t piece[4])
 {
-	uint8_t q[32];
+	uint64_t a, b;
 
-	if (t == LP_Q_Q8_0) {
-		const struct lp_blk_q8_0 *x = (const void *)blk;
-		for (int j = 0; j < 32; j++)
-			g[64 * (j / 4) + 4 * r + j % 4] = (uint8_t)(x->qs[j] ^ 0x80);
-		memcpy(g + RG_Q8_D + 2 * r, &x->d, 2);
-		return;
+	memcpy(&a, qs, 8);
+	memcpy(&b, qs + 8, 8);
+	piece[0] = (uint32_t)((a & 0x0F0F0F0Fu) | ((a >> 32) & 0x0F0F0F0Fu) << 4);
+	piece[1] = (uint32_t)((b & 0x0F0F0F0Fu) | ((b >> 32) & 0x0F0F0F0Fu) << 4);
+	piece[2] = (uint32_t)(((a >> 4) & 0x0F0F0F0Fu) | ((a >> 32) & 0xF0F0F0F0u));
+	piece[3] = (uint32_t)(((b >> 4) & 0x0F0F0F0Fu) | ((b >> 32) & 0xF0F0F0F0u));
+}
+
+/* The inverse: the file's 16 bytes of nibbles from the 4 pieces. */
+static inline void pieces_to_nibbles(const uint32_t piece[4], uint8_t *qs)
+{
+	for (int h = 0; h < 2; h++) {
+		uint64_t lo = piece[h], hi = piece[h + 2];
+		uint64_t w = (lo & 0x0F0F0F0Fu) | (hi & 0x0F0F0F0Fu) << 4 |
+			     ((lo >> 4) & 0x0F0F0F0Fu) << 32 | (hi & 0xF0F0F0F0u) << 32;
+		memcpy(qs + 8 * h, &w, 8);
 	}
-	if (t == LP_Q_Q4_1) {
-		const struct lp_blk_q4_1 *x = (const void *)blk;
-		for (int j = 0; j < 16; j++) {
-			q[j] = x->qs[j] & 0xF;
-			q[j + 16] = x->qs[j] >> 4;
+}
+
+/* Block b of the 16 rows at rows16 (rb bytes apart, the file's layout)
+ * into the group block g. */
+static void pack_block(enum lp_qtype t, const uint8_t *rows16, size_t rb, size_t b, uint8_t *g)
+{
+	size_t bb = lp_qtype_row_bytes(t, LP_QK);
+	uint64_t masks[8] = { 0 };
+
+	for (int r = 0; r < LP_RG_ROWS; r++) {
+		const uint8_t *blk = rows16 + r * rb + b * bb;
+		if (t == LP_Q_Q8_0) {
+			const struct lp_blk_q8_0 *x = (const void *)blk;
+			for (int p = 0; p < 8; p++) {
+				uint32_t v;
+				memcpy(&v, x->qs + 4 * p, 4);
+				v ^= 0x80808080u;
+				memcpy(g + 64 * p + 4 * r, &v, 4);
+			}
+			memcpy(g + RG_Q8_D + 2 * r, &x->d, 2);
+			continue;
 		}
-		memcpy(g + RG_Q4_D + 2 * r, &x->d, 2);
-		memcpy(g + RG_Q4_M + 2 * r, &x->m, 2);
-	} else {  /* Q5_0 */
-		const struct lp_blk_q5_0 *x = (const void *)blk;
-		for (int j = 0; j < 32; j++) {
-			q[j] = (uint8_t)lp_q5_get(x->qs, x->qh, j);
-			if (q[j] & 0x10)
-				g[RG_Q5_MASKS + 8 * (2 * (j / 8) + (j % 8) / 4) + (4 * r + j % 4) / 8] |=
-					(uint8_t)(1u << ((4 * r + j % 4) % 8));
+		const uint8_t *qs = t == LP_Q_Q4_1 ? ((const struct lp_blk_q4_1 *)(const void *)blk)->qs
+						   : ((const struct lp_blk_q5_0 *)(const void *)blk)->qs;
+		uint32_t piece[4];
+		nibbles_to_pieces(qs, piece);
+		for (int p = 0; p < 4; p++)
+			memcpy(g + 64 * p + 4 * r, &piece[p], 4);
+		if (t == LP_Q_Q4_1) {
+			const struct lp_blk_q4_1 *x = (const void *)blk;
+			memcpy(g + RG_Q4_D + 2 * r, &x->d, 2);
+			memcpy(g + RG_Q4_M + 2 * r, &x->m, 2);
+		} else {
+			/* mask k's bits 4r .. 4r + 3: values 4k .. 4k + 3, which are
+			 * bits 4k .. 4k + 3 of qh */
+			const struct lp_blk_q5_0 *x = (const void *)blk;
+			uint32_t qh;
+			memcpy(&qh, x->qh, 4);
+			for (int k = 0; k < 8; k++)
+				masks[k] |= (uint64_t)((qh >> (4 * k)) & 0xF) << (4 * r);
+			memcpy(g + RG_Q5_D + 2 * r, &x->d, 2);
 		}
-		memcpy(g + RG_Q5_D + 2 * r, &x->d, 2);
 	}
-	for (int p = 0; p < 4; p++)
-		for (int e = 0; e < 4; e++)
-			g[64 * p + 4 * r + e] = (uint8_t)((q[8 * p + e] & 0xF) |
-							  (q[8 * p + 4 + e] & 0xF) << 4);
+	if (t == LP_Q_Q5_0)
+		memcpy(g + RG_Q5_MASKS, masks, sizeof(masks));
 }
 
 void lp_rowgroup_get(enum lp_qtype t, const void *gblk, int r, void *out)
 {
 	const uint8_t *g = gblk;
-	uint8_t *blk = out;
-	uint8_t q[32];
+	uint32_t piece[4];
 
 	if (t == LP_Q_Q8_0) {
-		struct lp_blk_q8_0 *x = (void *)blk;
-		for (int j = 0; j < 32; j++)
-			x->qs[j] = (int8_t)(g[64 * (j / 4) + 4 * r + j % 4] ^ 0x80);
+		struct lp_blk_q8_0 *x = out;
+		for (int p = 0; p < 8; p++) {
+			uint32_t w;
+			memcpy(&w, g + 64 * p + 4 * r, 4);
+			w ^= 0x80808080u;
+			memcpy(x->qs + 4 * p, &w, 4);
+		}
 		memcpy(&x->d, g + RG_Q8_D + 2 * r, 2);
 		return;
 	}
 	for (int p = 0; p < 4; p++)
-		for (int e = 0; e < 4; e++) {
-			uint8_t v = g[64 * p + 4 * r + e];
-			q[8 * p + e] = v & 0xF;
-			q[8 * p + 4 + e] = v >> 4;
-		}
+		memcpy(&piece[p], g + 64 * p + 4 * r, 4);
 	if (t == LP_Q_Q4_1) {
-		struct lp_blk_q4_1 *x = (void *)blk;
-		for (int j = 0; j < 16; j++)
-			x->qs[j] = (uint8_t)(q[j] | q[j + 16] << 4);
+		struct lp_blk_q4_1 *x = out;
+		pieces_to_nibbles(piece, x->qs);
 		memcpy(&x->d, g + RG_Q4_D + 2 * r, 2);
 		memcpy(&x->m, g + RG_Q4_M + 2 * r, 2);
 	} else {  /* Q5_0 */
-		struct lp_blk_q5_0 *x = (void *)blk;
-		uint32_t h = 0;
-		for (int j = 0; j < 32; j++) {
-			int bit = 4 * r + j % 4;
-			if (g[RG_Q5_MASKS + 8 * (2 * (j / 8) + (j % 8) / 4) + bit / 8] >> (bit % 8) & 1)
-				h |= 1u << j;
+		struct lp_blk_q5_0 *x = out;
+		uint32_t qh = 0;
+		for (int k = 0; k < 8; k++) {
+			uint64_t mk;
+			memcpy(&mk, g + RG_Q5_MASKS + 8 * k, 8);
+			qh |= (uint32_t)((mk >> (4 * r)) & 0xF) << (4 * k);
 		}
-		for (int j = 0; j < 16; j++)
-			x->qs[j] = (uint8_t)(q[j] | q[j + 16] << 4);
-		memcpy(x->qh, &h, 4);
+		pieces_to_nibbles(piece, x->qs);
+		memcpy(x->qh, &qh, 4);
 		memcpy(&x->d, g + RG_Q5_D + 2 * r, 2);
 	}
 }
@@ -105,12 +142,10 @@ void lp_rowgroup_get(enum lp_qtype t, const void *gblk, int r, void *out)
  * group blocks at `out`. */
 static void pack_group(enum lp_qtype t, const uint8_t *rows16, size_t rb, size_t nb, uint8_t *out)
 {
-	size_t bb = lp_qtype_row_bytes(t, LP_QK), gb = lp_rowgroup_block_bytes(t);
+	size_t gb = lp_rowgroup_block_bytes(t);
 
-	memset(out, 0, nb * gb);
 	for (size_t b = 0; b < nb; b++)
-		for (int r = 0; r < LP_RG_ROWS; r++)
-			put_block(t, rows16 + r * rb + b * bb, r, out + b * gb);
+		pack_block(t, rows16, rb, b, out + b * gb);
 }
 
 void lp_rowgroup_pack(enum lp_qtype t, void *W, uint64_t rows, uint64_t cols, void *tmp)
