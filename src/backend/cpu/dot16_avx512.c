@@ -14,6 +14,10 @@
  * thread, a Q4_1 matrix of 576 columns) a block of 16 rows took
  * 4.5-4.7x fewer cycles in cache than four calls of the four-row kernel,
  * and 1.95-2.38x from memory, where it then reads at the bandwidth.
+ * The hardware prefetcher follows the one stream: asking for the bytes
+ * 1-8 KiB ahead as well (prefetcht0) made SmolLM2's decode a few percent
+ * slower (bench_forward, one thread, 4 alternating runs: 148-160 against
+ * 155-170 tokens/s without), so these kernels ask for nothing.
  *
  * Built with the AVX-512 set's flags (dot_avx512.c).
  */
@@ -24,17 +28,6 @@
 
 #include "quant/blocks.h"
 #include "quant/rowgroup.h"
-
-/* Bytes ahead of the group block being read that are asked for: the
- * hardware prefetcher follows one stream, but not always far enough. */
-#define RG_PF_AHEAD 2048
-
-/* Ask for the `bytes` of the group block RG_PF_AHEAD past g. */
-static inline void prefetch_ahead(const uint8_t *g, size_t bytes)
-{
-	for (size_t o = 0; o < bytes; o += 64)
-		_mm_prefetch((const char *)(g + RG_PF_AHEAD + o), _MM_HINT_T0);
-}
 
 /* Activations 4i .. 4i + 3 of a block, broadcast to every lane. */
 static inline __m512i act4(const int8_t *qs, int i)
@@ -73,7 +66,6 @@ static void dot16_q4_1(const void *w, const void *a, size_t n, float y[16])
 
 	for (size_t b = 0; b < n / LP_QK; b++, g += 320) {
 		__m512i lo = _mm512_setzero_si512(), hi = lo;
-		prefetch_ahead(g, 320);
 		for (int p = 0; p < 4; p++) {
 			__m512i v = _mm512_loadu_si512(g + 64 * p);
 			lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(v, m4), act4(x[b].qs, 2 * p));
@@ -97,7 +89,6 @@ static void dot16_q5_0(const void *w, const void *a, size_t n, float y[16])
 
 	for (size_t b = 0; b < n / LP_QK; b++, g += 352) {
 		__m512i lo = neg_offset_sum(x[b].qs, 16), hi = _mm512_setzero_si512();
-		prefetch_ahead(g, 352);
 		for (int p = 0; p < 4; p++) {
 			__m512i v = _mm512_loadu_si512(g + 64 * p);
 			uint64_t k0, k1;
@@ -124,7 +115,6 @@ static void dot16_q8_0(const void *w, const void *a, size_t n, float y[16])
 
 	for (size_t b = 0; b < n / LP_QK; b++, g += 544) {
 		__m512i s0 = neg_offset_sum(x[b].qs, 128), s1 = _mm512_setzero_si512();
-		prefetch_ahead(g, 544);
 		for (int p = 0; p < 8; p += 2) {
 			s0 = _mm512_dpbusd_epi32(s0, _mm512_loadu_si512(g + 64 * p), act4(x[b].qs, p));
 			s1 = _mm512_dpbusd_epi32(s1, _mm512_loadu_si512(g + 64 * p + 64),
