@@ -329,6 +329,22 @@ START_TEST(test_identifiers)
 }
 END_TEST
 
+/* The capitals a usage line writes for what the user types (--file=ARCHIVE,
+ * [OPTIONS], -C DIR) are not identifiers; the names it sets are. */
+START_TEST(test_placeholders)
+{
+	const char *t = "Run tar --file=ARCHIVE [OPTIONS] -C DIRECTORY --exclude PATTERN. "
+			"Set TAR_BLOCKING and TAPEDRIVE before; TAPEDRIVE names the device.";
+	const char *all = extract(t, 20);
+
+	ck_assert_msg(has(all, "TAR_BLOCKING"), "%s", all);
+	ck_assert_msg(has(all, "TAPEDRIVE"), "%s", all);
+	ck_assert_msg(has(all, "--file") && has(all, "--exclude"), "%s", all);
+	ck_assert_msg(!has(all, "ARCHIVE") && !has(all, "OPTIONS") && !has(all, "DIRECTORY") &&
+		      !has(all, "PATTERN"), "%s", all);
+}
+END_TEST
+
 START_TEST(test_quoted_terms)
 {
 	const char *t = "The manual calls it \"history expansion\" and also \xe2\x80\x98word "
@@ -1091,6 +1107,7 @@ int main(void)
 	tcase_add_test(tc, test_rake);
 	tcase_add_test(tc, test_numbers_and_units);
 	tcase_add_test(tc, test_identifiers);
+	tcase_add_test(tc, test_placeholders);
 	tcase_add_test(tc, test_quoted_terms);
 	tcase_add_test(tc, test_chinese_ngrams);
 	tcase_add_test(tc, test_dedupe_case_insensitive);

@@ -469,11 +469,33 @@ static int is_long_option(const struct extractor *x, const struct lp_token *t)
 	       (x->prev2.space_before || x->prev2.off == 0);
 }
 
+/*
+ * A word in capitals that stands for what the user writes, not a name:
+ * glued after "=" or "[" ("--file=ARCHIVE", "[OPTIONS]"), or after an
+ * option and a space ("-C DIR", "--exclude PATTERN"). Man pages and
+ * usage lines are full of them, and they are no more a topic than the
+ * words "file" and "name" they stand for.
+ */
+static int is_placeholder(const struct extractor *x, const struct lp_token *t)
+{
+	struct letter_counts c = count_letters(x->text + t->off, t->len);
+
+	if (c.upper < 2 || c.lower || c.underscore || !x->n_seen)
+		return 0;
+	if (!t->space_before && (x->prev_cp == '=' || x->prev_cp == '['))
+		return 1;
+	/* the word before is an option: it follows "-" or "--" glued */
+	return t->space_before && !t->newlines_before && x->n_seen >= 2 &&
+	       x->prev.kind == LP_TOKEN_WORD && !x->prev.space_before && x->prev2_cp == '-';
+}
+
 static void word_step(struct extractor *x, const struct lp_token *t)
 {
 	const char *s = x->text + t->off;
 
-	if (is_number(s, t->len)) {
+	if (is_placeholder(x, t)) {
+		rake_flush(x);
+	} else if (is_number(s, t->len)) {
 		rake_flush(x);
 		x->have_num = 1;
 		x->num = *t;
