@@ -273,12 +273,13 @@ END_TEST
 
 static char model_path[64];
 
-static void write_model(enum lp_qtype t)
+static void write_model(enum lp_qtype t, int tied)
 {
 	struct tiny_spec spec = tiny_default_spec();
 	int fd;
 
 	spec.type = t;
+	spec.tied = tied;
 	snprintf(model_path, sizeof(model_path), "/tmp/check_rowgroup.XXXXXX");
 	fd = mkstemp(model_path);
 	ck_assert_int_ge(fd, 0);
@@ -326,17 +327,20 @@ static void run_model(const struct lp_model *m, float *out)
 }
 
 /*
- * A model mapped from its file has its layers laid out in row groups by
- * its first context (where the CPU's kernels take them), in place: the
+ * A model mapped from its file, its output head tied to the embedding or
+ * not, has its layers laid out in row groups by its first context (where
+ * the CPU's kernels take them; the embedding and the head keep the file's
+ * layout), in place: the
  * file is unchanged, the weights' tracked bytes too, and a second context
  * on the same model finds them so and gives the same logits. Against the
  * same file given as bytes (which stay as they are): the prompt's logits
- * the same bit for bit, the decode steps' within float rounding and the
- * same best token.
+ * the same bit for bit (its products read the same values), the decode
+ * steps' within float rounding and the same best token.
  */
 START_TEST(test_model)
 {
-	enum lp_qtype t = types[_i];
+	enum lp_qtype t = types[_i % N_TYPES];
+	int tied = _i >= (int)N_TYPES;
 	struct lp_gguf *g, *gb;
 	struct lp_model *m, *mb;
 	struct lp_diag d;
@@ -346,7 +350,7 @@ START_TEST(test_model)
 	uint32_t V;
 	int grouped;
 
-	write_model(t);
+	write_model(t, tied);
 	before = read_all(model_path, &len);
 	bytes = read_all(model_path, &len);
 	lp_diag_init(&d);
@@ -365,6 +369,8 @@ START_TEST(test_model)
 	ck_assert_int_eq(m->layers[0].wq.rowgroups, grouped);
 	ck_assert_int_eq(m->layers[1].w_down.rowgroups, grouped);
 	ck_assert_int_eq(m->tok_embd.rowgroups, 0);
+	ck_assert_int_eq(m->output.rowgroups, 0);
+	ck_assert_int_eq(m->tied_output, tied);
 	run_model(m, lc);
 	ck_assert(!memcmp(la, lc, 5 * V * sizeof(float)));
 	run_model(mb, lb);
@@ -403,7 +409,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_layout, 0, N_TYPES);
 	tcase_add_loop_test(tc, test_kernels, 0, N_TYPES);
 	tcase_add_loop_test(tc, test_backend, 0, N_TYPES);
-	tcase_add_loop_test(tc, test_model, 0, N_TYPES);
+	tcase_add_loop_test(tc, test_model, 0, 2 * N_TYPES);
 	suite_add_tcase(s, tc);
 	return s;
 }

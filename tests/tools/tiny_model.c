@@ -73,7 +73,8 @@ int tiny_model_write(const char *path, const struct tiny_spec *s, uint64_t seed)
 	gw_add_u32(w, "llama.rope.dimension_count", hd);
 	add(w, "token_embd.weight", s->type, s->vocab, s->embd, 0, 1);
 	add(w, "output_norm.weight", s->type, 1, s->embd, 1, 0.2f);
-	add(w, "output.weight", s->type, s->vocab, s->embd, 0, sc);
+	if (!s->tied)
+		add(w, "output.weight", s->type, s->vocab, s->embd, 0, sc);
 	for (uint32_t l = 0; l < s->layers; l++) {
 #define NAME(x) (snprintf(n, sizeof(n), "blk.%u." x, l), n)
 		add(w, NAME("attn_norm.weight"), s->type, 1, s->embd, 1, 0.2f);

@@ -16,6 +16,7 @@ struct tiny_spec {
 	enum lp_qtype type;    /* of every matrix */
 	uint32_t embd, heads, kv_heads, ffn, vocab, layers;
 	uint32_t n_ctx_train;  /* llama.context_length */
+	int tied;              /* no output.weight: the head is the embedding */
 };
 
 /* embd 64, 2 heads of 32, 1 KV head, ffn 128, vocab 256, 2 layers, F32,
