@@ -6,7 +6,10 @@
  * take lp_matvec over blocks of weight rows, reusing each block for every
  * token of the step while it is in cache; from gemm_min rows on they
  * dequantize blocks of GEMM_ROWS weight rows to float and multiply them
- * with sgemm. The pool splits the rows between threads.
+ * with sgemm. The pool splits the rows between threads. A matrix laid
+ * out in row groups (lp_backend_mat.layout, quant/rowgroup.h) takes the
+ * row-group kernels for its mat-vecs, and is split between threads 16
+ * rows at a time; its batch products and get_rows read the same values.
  */
 #include "backend/cpu/cpu.h"
 
