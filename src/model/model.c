@@ -587,8 +587,8 @@ int lp_model_rowgroup(const struct lp_model *m, struct lp_tensor *t)
 
 	if (t->rowgroups)
 		return 1;
-	if (m->streamed || !lp_rowgroup_has(t->type) || t->rows % LP_RG_ROWS ||
-	    !lp_rowgroup_block_bytes(t->type) || t->cols % 32 || !bytes)
+	if (m->streamed || !lp_rowgroup_has(t->type) || t->rows % LP_RG_ROWS || t->cols % 32 ||
+	    !bytes)
 		return 0;
 	if (!(tmp = lp_mem_alloc(LP_MEM_SCRATCH, LP_RG_ROWS * t->row_bytes, NULL)))
 		return 0;

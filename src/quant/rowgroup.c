@@ -13,17 +13,15 @@ int lp_rowgroup_has(enum lp_qtype t)
 	return t == LP_Q_Q4_1 || t == LP_Q_Q5_0 || t == LP_Q_Q8_0;
 }
 
+_Static_assert(LP_RG_Q4_1_BYTES == LP_RG_ROWS * sizeof(struct lp_blk_q4_1), "q4_1 groups");
+_Static_assert(LP_RG_Q5_0_BYTES == LP_RG_ROWS * sizeof(struct lp_blk_q5_0), "q5_0 groups");
+_Static_assert(LP_RG_Q8_0_BYTES == LP_RG_ROWS * sizeof(struct lp_blk_q8_0), "q8_0 groups");
+
 size_t lp_rowgroup_block_bytes(enum lp_qtype t)
 {
 	return lp_rowgroup_has(t) ? LP_RG_ROWS * lp_qtype_row_bytes(t, LP_QK) : 0;
 }
 
-/* Offsets in a group block (rowgroup.h). */
-#define RG_Q4_D 256
-#define RG_Q4_M 288
-#define RG_Q5_MASKS 256
-#define RG_Q5_D 320
-#define RG_Q8_D 512
 
 /*
  * A row's 4 pieces (4 bytes each, one per vector) from the file's 16
@@ -73,7 +71,7 @@ static void pack_block(enum lp_qtype t, const uint8_t *rows16, size_t rb, size_t
 				v ^= 0x80808080u;
 				memcpy(g + 64 * p + 4 * r, &v, 4);
 			}
-			memcpy(g + RG_Q8_D + 2 * r, &x->d, 2);
+			memcpy(g + LP_RG_Q8_0_D + 2 * r, &x->d, 2);
 			continue;
 		}
 		const uint8_t *qs = t == LP_Q_Q4_1 ? ((const struct lp_blk_q4_1 *)(const void *)blk)->qs
@@ -84,8 +82,8 @@ static void pack_block(enum lp_qtype t, const uint8_t *rows16, size_t rb, size_t
 			memcpy(g + 64 * p + 4 * r, &piece[p], 4);
 		if (t == LP_Q_Q4_1) {
 			const struct lp_blk_q4_1 *x = (const void *)blk;
-			memcpy(g + RG_Q4_D + 2 * r, &x->d, 2);
-			memcpy(g + RG_Q4_M + 2 * r, &x->m, 2);
+			memcpy(g + LP_RG_Q4_1_D + 2 * r, &x->d, 2);
+			memcpy(g + LP_RG_Q4_1_M + 2 * r, &x->m, 2);
 		} else {
 			/* mask k's bits 4r .. 4r + 3: values 4k .. 4k + 3, which are
 			 * bits 4k .. 4k + 3 of qh */
@@ -94,11 +92,11 @@ static void pack_block(enum lp_qtype t, const uint8_t *rows16, size_t rb, size_t
 			memcpy(&qh, x->qh, 4);
 			for (int k = 0; k < 8; k++)
 				masks[k] |= (uint64_t)((qh >> (4 * k)) & 0xF) << (4 * r);
-			memcpy(g + RG_Q5_D + 2 * r, &x->d, 2);
+			memcpy(g + LP_RG_Q5_0_D + 2 * r, &x->d, 2);
 		}
 	}
 	if (t == LP_Q_Q5_0)
-		memcpy(g + RG_Q5_MASKS, masks, sizeof(masks));
+		memcpy(g + LP_RG_Q5_0_MASKS, masks, sizeof(masks));
 }
 
 void lp_rowgroup_get(enum lp_qtype t, const void *gblk, int r, void *out)
@@ -114,7 +112,7 @@ void lp_rowgroup_get(enum lp_qtype t, const void *gblk, int r, void *out)
 			w ^= 0x80808080u;
 			memcpy(x->qs + 4 * p, &w, 4);
 		}
-		memcpy(&x->d, g + RG_Q8_D + 2 * r, 2);
+		memcpy(&x->d, g + LP_RG_Q8_0_D + 2 * r, 2);
 		return;
 	}
 	for (int p = 0; p < 4; p++)
@@ -122,19 +120,19 @@ void lp_rowgroup_get(enum lp_qtype t, const void *gblk, int r, void *out)
 	if (t == LP_Q_Q4_1) {
 		struct lp_blk_q4_1 *x = out;
 		pieces_to_nibbles(piece, x->qs);
-		memcpy(&x->d, g + RG_Q4_D + 2 * r, 2);
-		memcpy(&x->m, g + RG_Q4_M + 2 * r, 2);
+		memcpy(&x->d, g + LP_RG_Q4_1_D + 2 * r, 2);
+		memcpy(&x->m, g + LP_RG_Q4_1_M + 2 * r, 2);
 	} else {  /* Q5_0 */
 		struct lp_blk_q5_0 *x = out;
 		uint32_t qh = 0;
 		for (int k = 0; k < 8; k++) {
 			uint64_t mk;
-			memcpy(&mk, g + RG_Q5_MASKS + 8 * k, 8);
+			memcpy(&mk, g + LP_RG_Q5_0_MASKS + 8 * k, 8);
 			qh |= (uint32_t)((mk >> (4 * r)) & 0xF) << (4 * k);
 		}
 		pieces_to_nibbles(piece, x->qs);
 		memcpy(x->qh, &qh, 4);
-		memcpy(&x->d, g + RG_Q5_D + 2 * r, 2);
+		memcpy(&x->d, g + LP_RG_Q5_0_D + 2 * r, 2);
 	}
 }
 

@@ -39,6 +39,17 @@
 
 #define LP_RG_ROWS 16
 
+/* Where the parts of a group block lie (bytes from its start), and its
+ * size, by type, as above: the vectors start at 0. */
+#define LP_RG_Q4_1_D 256
+#define LP_RG_Q4_1_M 288
+#define LP_RG_Q4_1_BYTES 320
+#define LP_RG_Q5_0_MASKS 256
+#define LP_RG_Q5_0_D 320
+#define LP_RG_Q5_0_BYTES 352
+#define LP_RG_Q8_0_D 512
+#define LP_RG_Q8_0_BYTES 544
+
 /* 1 when t has a row-group layout (Q4_1, Q5_0, Q8_0). */
 int lp_rowgroup_has(enum lp_qtype t);
 

@@ -64,7 +64,7 @@ static void dot16_q4_1(const void *w, const void *a, size_t n, float y[16])
 	const __m512i m4 = _mm512_set1_epi8(0x0F);
 	__m512 acc = _mm512_setzero_ps(), side = acc;
 
-	for (size_t b = 0; b < n / LP_QK; b++, g += 320) {
+	for (size_t b = 0; b < n / LP_QK; b++, g += LP_RG_Q4_1_BYTES) {
 		__m512i lo = _mm512_setzero_si512(), hi = lo;
 		for (int p = 0; p < 4; p++) {
 			__m512i v = _mm512_loadu_si512(g + 64 * p);
@@ -72,9 +72,9 @@ static void dot16_q4_1(const void *w, const void *a, size_t n, float y[16])
 			hi = _mm512_dpbusd_epi32(hi, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4),
 						 act4(x[b].qs, 2 * p + 1));
 		}
-		acc = _mm512_fmadd_ps(group_scale(g + 256, x[b].d),
+		acc = _mm512_fmadd_ps(group_scale(g + LP_RG_Q4_1_D, x[b].d),
 				      _mm512_cvtepi32_ps(_mm512_add_epi32(lo, hi)), acc);
-		side = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + 288))),
+		side = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + LP_RG_Q4_1_M))),
 				       _mm512_set1_ps(x[b].s), side);
 	}
 	_mm512_storeu_ps(y, _mm512_add_ps(acc, side));
@@ -87,13 +87,13 @@ static void dot16_q5_0(const void *w, const void *a, size_t n, float y[16])
 	const __m512i m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(0x10);
 	__m512 acc = _mm512_setzero_ps();
 
-	for (size_t b = 0; b < n / LP_QK; b++, g += 352) {
+	for (size_t b = 0; b < n / LP_QK; b++, g += LP_RG_Q5_0_BYTES) {
 		__m512i lo = neg_offset_sum(x[b].qs, 16), hi = _mm512_setzero_si512();
 		for (int p = 0; p < 4; p++) {
 			__m512i v = _mm512_loadu_si512(g + 64 * p);
 			uint64_t k0, k1;
-			memcpy(&k0, g + 256 + 16 * p, 8);
-			memcpy(&k1, g + 256 + 16 * p + 8, 8);
+			memcpy(&k0, g + LP_RG_Q5_0_MASKS + 16 * p, 8);
+			memcpy(&k1, g + LP_RG_Q5_0_MASKS + 16 * p + 8, 8);
 			__m512i l = _mm512_and_si512(v, m4);
 			__m512i h = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
 			l = _mm512_mask_add_epi8(l, _cvtu64_mask64(k0), l, sixteen);
@@ -101,7 +101,7 @@ static void dot16_q5_0(const void *w, const void *a, size_t n, float y[16])
 			lo = _mm512_dpbusd_epi32(lo, l, act4(x[b].qs, 2 * p));
 			hi = _mm512_dpbusd_epi32(hi, h, act4(x[b].qs, 2 * p + 1));
 		}
-		acc = _mm512_fmadd_ps(group_scale(g + 320, x[b].d),
+		acc = _mm512_fmadd_ps(group_scale(g + LP_RG_Q5_0_D, x[b].d),
 				      _mm512_cvtepi32_ps(_mm512_add_epi32(lo, hi)), acc);
 	}
 	_mm512_storeu_ps(y, acc);
@@ -113,14 +113,14 @@ static void dot16_q8_0(const void *w, const void *a, size_t n, float y[16])
 	const uint8_t *g = w;
 	__m512 acc = _mm512_setzero_ps();
 
-	for (size_t b = 0; b < n / LP_QK; b++, g += 544) {
+	for (size_t b = 0; b < n / LP_QK; b++, g += LP_RG_Q8_0_BYTES) {
 		__m512i s0 = neg_offset_sum(x[b].qs, 128), s1 = _mm512_setzero_si512();
 		for (int p = 0; p < 8; p += 2) {
 			s0 = _mm512_dpbusd_epi32(s0, _mm512_loadu_si512(g + 64 * p), act4(x[b].qs, p));
 			s1 = _mm512_dpbusd_epi32(s1, _mm512_loadu_si512(g + 64 * p + 64),
 						 act4(x[b].qs, p + 1));
 		}
-		acc = _mm512_fmadd_ps(group_scale(g + 512, x[b].d),
+		acc = _mm512_fmadd_ps(group_scale(g + LP_RG_Q8_0_D, x[b].d),
 				      _mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), acc);
 	}
 	_mm512_storeu_ps(y, acc);

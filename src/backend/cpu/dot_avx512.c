@@ -535,7 +535,7 @@ static void q8_unpack_group_row(enum lp_qtype t, const uint8_t *W, size_t nb, si
 		if (t == LP_Q_Q8_0) {
 			for (int p = 0; p < 8; p++)
 				memcpy(o + 4 * p, g + 64 * p + at, 4);
-			memcpy(&h, g + 512 + 2 * (r % LP_RG_ROWS), 2);
+			memcpy(&h, g + LP_RG_Q8_0_D + 2 * (r % LP_RG_ROWS), 2);
 			d[b] = lp_cpu_fp16_tab[h];
 			m[b] = 0.0f;
 			continue;
@@ -557,7 +557,7 @@ static void q8_unpack_group_row(enum lp_qtype t, const uint8_t *W, size_t nb, si
 				uint32_t bits = 0;
 				for (int k = 0; k < 8; k++) {
 					uint64_t mk;
-					memcpy(&mk, g + 256 + 8 * k, 8);
+					memcpy(&mk, g + LP_RG_Q5_0_MASKS + 8 * k, 8);
 					bits |= (uint32_t)((mk >> at) & 0xF) << (4 * k);
 				}
 				vals = _mm256_mask_add_epi8(vals, (__mmask32)bits, vals,
@@ -565,11 +565,12 @@ static void q8_unpack_group_row(enum lp_qtype t, const uint8_t *W, size_t nb, si
 			}
 			_mm256_storeu_si256((__m256i *)o, vals);
 		}
-		memcpy(&h, g + (t == LP_Q_Q5_0 ? 320 : 256) + 2 * (r % LP_RG_ROWS), 2);
+		memcpy(&h, g + (t == LP_Q_Q5_0 ? LP_RG_Q5_0_D : LP_RG_Q4_1_D) + 2 * (r % LP_RG_ROWS),
+		       2);
 		d[b] = lp_cpu_fp16_tab[h];
 		m[b] = 0.0f;
 		if (t == LP_Q_Q4_1) {
-			memcpy(&h, g + 288 + 2 * (r % LP_RG_ROWS), 2);
+			memcpy(&h, g + LP_RG_Q4_1_M + 2 * (r % LP_RG_ROWS), 2);
 			m[b] = lp_cpu_fp16_tab[h];
 		}
 	}
